@@ -1,0 +1,5 @@
+//! Run configuration: server specs, hosts, trials and thresholds, layered and resolved once.
+
+mod server;
+
+pub use server::{ProtocolEra, ServerSpec, Transport};

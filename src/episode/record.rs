@@ -1,0 +1,87 @@
+//! The episode record: what one trial did, as stored in `episodes.jsonl` and the tables.
+
+use serde::{Deserialize, Serialize};
+
+use crate::grade::Grade;
+use crate::suite::{TaskKind, TaskSet};
+
+/// Which server version a trial ran against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Baseline,
+    Candidate,
+}
+
+impl Side {
+    pub const BOTH: [Side; 2] = [Side::Baseline, Side::Candidate];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Baseline => "baseline",
+            Side::Candidate => "candidate",
+        }
+    }
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One tool call made during a trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// 0-based position of the call within the trial.
+    pub index: u32,
+    /// The server's tool name (mapped back from what the model called).
+    pub tool: String,
+    /// The arguments as the model sent them (JSON text, possibly invalid).
+    pub arguments: String,
+    pub is_error: bool,
+    /// JSON-RPC error code when the call failed at the protocol level.
+    pub error_code: Option<i64>,
+    /// Who caused the error, when there was one: `model` (unknown tool, bad JSON), `tool`
+    /// (`isError` result), `protocol` (JSON-RPC error), `timeout`.
+    pub error_kind: Option<String>,
+    pub latency_ms: f64,
+    /// The result text sent back to the model (truncated in this record when very long).
+    pub result: String,
+}
+
+/// The record of one trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Episode {
+    pub run_id: String,
+    pub task_id: String,
+    pub kind: TaskKind,
+    pub set: TaskSet,
+    pub side: Side,
+    pub host: String,
+    pub model: String,
+    pub trial: u32,
+    pub seed: u64,
+    pub success: bool,
+    pub infra_error: Option<String>,
+    pub turns: u32,
+    pub tool_calls: u32,
+    pub tool_errors: u32,
+    pub protocol_errors: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_tokens: u64,
+    pub latency_ms: f64,
+    pub first_tool: Option<String>,
+    /// Tools called, in order, joined by `,`.
+    pub tools_called: String,
+    pub final_answer: Option<String>,
+    /// True when the loop stopped at `max_turns` rather than on an answer.
+    pub hit_max_turns: bool,
+    pub calls: Vec<ToolCallRecord>,
+    pub grade: Grade,
+    /// Earlier attempts of this trial that ended in an infrastructure error, oldest first.
+    #[serde(default)]
+    pub attempts: Vec<String>,
+    pub started_at: String,
+}

@@ -1,0 +1,1 @@
+//! Argument matchers: exact, regex and any-value matching of expected call arguments.

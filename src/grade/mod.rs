@@ -1,0 +1,54 @@
+//! Graders: small named checks of an episode against a task's expectations; a grade explains itself.
+
+mod graders;
+mod matchers;
+
+use serde::{Deserialize, Serialize};
+
+pub use graders::grade;
+
+/// The outcome of one grader.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// The grader's name: `expected_calls`, `forbidden_tools`, `no_tool`, `answer_contains`,
+    /// `answer_regex`, `max_tool_calls`.
+    pub grader: String,
+    pub passed: bool,
+    /// In words, what was expected and what happened ("expected `create_issue` with
+    /// project=apollo, got `search_issues`"). Filled for passes too.
+    pub explanation: String,
+}
+
+/// Every grader's outcome; success means every one passed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Grade {
+    pub success: bool,
+    pub checks: Vec<Check>,
+}
+
+impl Grade {
+    /// The explanations of the failed checks, joined: what a report shows for a failed trial.
+    pub fn failure_summary(&self) -> String {
+        self.checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| format!("{}: {}", c.grader, c.explanation))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// What graders see of a trial: the tool calls the model made (by the server's tool names) and
+/// its final answer.
+#[derive(Debug, Clone, Default)]
+pub struct Observed<'a> {
+    pub calls: Vec<ObservedCall<'a>>,
+    pub answer: Option<&'a str>,
+}
+
+/// One call as graders see it. `arguments` is `None` when the model's arguments were not JSON.
+#[derive(Debug, Clone)]
+pub struct ObservedCall<'a> {
+    pub tool: &'a str,
+    pub arguments: Option<&'a serde_json::Value>,
+}

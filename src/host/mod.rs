@@ -1,0 +1,113 @@
+//! Hosts: the `Model` trait that the agent loop drives, the chat types it speaks, and the providers.
+
+pub mod openai;
+pub mod profile;
+pub mod sim;
+pub mod sim_server;
+
+use serde::{Deserialize, Serialize};
+
+pub use profile::HostProfile;
+
+/// A tool as the model is shown it (after the host profile has renamed it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model sees and calls (bare or `mcp__<server>__<tool>`).
+    pub name: String,
+    /// The human-readable title, when the host profile passes titles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: serde_json::Value,
+}
+
+/// A tool call as the model made it. `arguments` is the raw text the model produced: it may not
+/// be valid JSON, and the agent loop records that as the model's error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRequest {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// One message of a chat exchange, in the OpenAI chat-completions shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCallRequest>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+/// What the agent loop asks of a model for one turn.
+#[derive(Debug, Clone)]
+pub struct CompletionRequest {
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    /// The trial's seed: the same on both sides (common random numbers). Providers that accept a
+    /// seed pass it on; the sim host derives all its randomness from it.
+    pub seed: u64,
+}
+
+/// Token usage of one model turn, as the provider reported it (or the sim counted it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// The model's answer for one turn: text, tool calls, or both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallRequest>,
+    pub usage: Usage,
+    /// The model that answered, as the provider named it.
+    pub model: String,
+}
+
+/// A failure to get a completion: always an infrastructure error of the trial, never the model's.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("request to `{endpoint}` failed")]
+    Request {
+        endpoint: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("provider answered with something that is not a chat completion: {0}")]
+    BadResponse(String),
+    #[error("missing environment variable `{0}`")]
+    MissingEnv(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A language model (real or simulated) that answers one chat turn at a time.
+#[async_trait::async_trait]
+pub trait Model: Send + Sync {
+    /// Provider and model, as shown in results: `sim`, `openai:gpt-4.1-mini`.
+    fn id(&self) -> &str;
+    /// True for the embedded simulator, so that output can say so.
+    fn is_simulated(&self) -> bool {
+        false
+    }
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, HostError>;
+}

@@ -1,0 +1,8 @@
+//! mcpeval: runs MCP task suites against a baseline and a candidate server through LLM hosts.
+
+pub mod config;
+pub mod episode;
+pub mod grade;
+pub mod host;
+pub mod mcp;
+pub mod suite;

@@ -1,0 +1,3 @@
+//! The `mcpeval` binary: parse arguments, call the library, map errors to exit codes.
+
+fn main() {}

@@ -1,0 +1,6 @@
+//! MCP client on rmcp (stdio and Streamable HTTP, both protocol eras) and the embedded demo server.
+
+pub mod client;
+pub mod demo;
+
+pub use client::{CallOutcome, McpConnection, McpError, ServerInfo};

@@ -1,0 +1,97 @@
+//! The task model: one test of a suite, with its prompt and its success criteria.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Whether the right behaviour is to use the server's tools or to answer without them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskKind {
+    Tool,
+    NoTool,
+}
+
+impl TaskKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskKind::Tool => "tool",
+            TaskKind::NoTool => "no-tool",
+        }
+    }
+}
+
+/// `regression` tasks are expected to pass (near 100 %); `capability` tasks measure headroom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSet {
+    Regression,
+    Capability,
+}
+
+impl TaskSet {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSet::Regression => "regression",
+            TaskSet::Capability => "capability",
+        }
+    }
+}
+
+/// A matcher for one argument value of an expected tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ArgMatcher {
+    /// `{regex: "..."}`: the value (a string, or the JSON text of any other value) matches.
+    Regex { regex: String },
+    /// `{any: true}`: the argument is present, with any value.
+    Any { any: bool },
+    /// `{exact: <json>}`: equal to this JSON value (use it for objects).
+    Exact { exact: serde_json::Value },
+    /// A plain value: equal to it (numbers compare by value: 3 equals 3.0).
+    Literal(serde_json::Value),
+}
+
+/// One call the model is expected to make: the tool and a subset of its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedCall {
+    pub tool: String,
+    #[serde(default)]
+    pub args: BTreeMap<String, ArgMatcher>,
+}
+
+/// The success criteria of a task. Success = every grader that is set passes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Expectations {
+    /// Calls that must each be matched by a call the model made.
+    pub calls: Vec<ExpectedCall>,
+    /// The expected calls must be matched in this order.
+    pub ordered: bool,
+    /// Tools that must not be called.
+    pub forbidden_tools: Vec<String>,
+    /// No tool may be called at all (implied by `kind: no-tool`).
+    pub no_tool: bool,
+    /// Texts the final answer must contain (case-insensitive).
+    pub answer_contains: Vec<String>,
+    /// A regex the final answer must match.
+    pub answer_regex: Option<String>,
+    /// At most this many tool calls.
+    pub max_tool_calls: Option<u32>,
+}
+
+/// One task of a suite.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    pub prompt: String,
+    pub kind: TaskKind,
+    pub set: TaskSet,
+    /// The tools this task exercises (used to select tasks touched by a contract change).
+    pub tools: Vec<String>,
+    pub max_turns: u32,
+    pub expect: Expectations,
+    /// Where the task was defined, for messages: `tasks/demo/search.yaml:12`.
+    pub source: String,
+}
