@@ -1,8 +1,11 @@
 //! mcpeval: runs MCP task suites against a baseline and a candidate server through LLM hosts.
 
+pub mod cli;
 pub mod config;
 pub mod episode;
 pub mod grade;
 pub mod host;
 pub mod mcp;
+pub mod report;
+pub mod runner;
 pub mod suite;

@@ -1,5 +1,11 @@
 //! Run configuration: server specs, hosts, trials and thresholds, layered and resolved once.
 
+mod file;
+mod resolve;
 mod server;
 
+pub use file::{ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
+pub use resolve::{
+    resolve, ConfigError, HostConfig, Overrides, Provider, RunConfig, DEFAULT_CONFIG, DEMO_CONFIG,
+};
 pub use server::{ProtocolEra, ServerSpec, Transport};

@@ -85,3 +85,17 @@ pub struct Episode {
     pub attempts: Vec<String>,
     pub started_at: String,
 }
+
+/// The full message exchange of one trial, one line of `transcripts.jsonl` (secrets redacted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Transcript {
+    pub run_id: String,
+    pub task_id: String,
+    pub side: Side,
+    pub host: String,
+    pub trial: u32,
+    pub seed: u64,
+    /// The tools as the model was shown them.
+    pub tools: Vec<crate::host::ToolSpec>,
+    pub messages: Vec<crate::host::Message>,
+}

@@ -24,6 +24,9 @@ pub struct HostProfile {
     pub pass_instructions: bool,
     /// The system prompt the host starts every trial with.
     pub system_prompt: String,
+    /// The server's name in `mcp__<server>__<tool>`: the same on both sides, so that the name
+    /// shown to the model does not differ between baseline and candidate.
+    pub server_label: String,
 }
 
 impl Default for HostProfile {
@@ -35,6 +38,7 @@ impl Default for HostProfile {
             system_prompt: "You are a helpful assistant with access to tools. Call a tool only \
                             when it is needed to answer; otherwise answer directly."
                 .to_owned(),
+            server_label: "server".to_owned(),
         }
     }
 }

@@ -3,5 +3,5 @@
 mod load;
 mod task;
 
-pub use load::{load_suite, Diagnostic, Suite, SuiteError};
+pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use task::{ArgMatcher, Expectations, ExpectedCall, Task, TaskKind, TaskSet};

@@ -1,0 +1,47 @@
+//! The command line: clap definitions and the commands, resolved into library calls.
+
+mod args;
+mod exit;
+mod progress;
+mod run_cmd;
+mod suites;
+mod tasks_cmd;
+
+pub use args::{Cli, Command, DemoServerArgs, RunArgs, SimServerArgs, TasksAction};
+pub use exit::{CliError, Exit};
+pub use suites::DEMO_SUITE;
+
+/// Runs a parsed command line; `None` (no subcommand) runs the embedded demo.
+pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
+    match cli.command {
+        None => run_cmd::run_command(&RunArgs::default()).await,
+        Some(Command::Run(args)) => run_cmd::run_command(&args).await,
+        Some(Command::Tasks { action }) => match action {
+            TasksAction::Check { suite } => tasks_cmd::check(&suite),
+            TasksAction::List { suite } => tasks_cmd::list(&suite),
+        },
+        Some(Command::DemoServer(args)) => {
+            if !crate::mcp::demo::RELEASES.contains(&args.release.as_str()) {
+                return Err(CliError::usage(anyhow::anyhow!(
+                    "unknown demo release `{}`: expected one of {}",
+                    args.release,
+                    crate::mcp::demo::RELEASES.join(", ")
+                )));
+            }
+            match args.http {
+                Some(addr) => crate::mcp::demo::serve_http(&args.release, addr).await?,
+                None => crate::mcp::demo::serve_stdio(&args.release).await?,
+            }
+            Ok(Exit::Ok)
+        }
+        Some(Command::SimServer(args)) => {
+            let mut config = crate::host::sim::SimConfig::default();
+            if let Some(t) = args.temperature {
+                config.temperature = t;
+            }
+            let latency = std::time::Duration::from_millis(args.latency_ms);
+            crate::host::sim_server::serve(args.addr, latency, config).await?;
+            Ok(Exit::Ok)
+        }
+    }
+}

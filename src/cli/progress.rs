@@ -1,0 +1,96 @@
+//! The progress bar sink: trials done, per-side successes so far, retries as they happen.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::episode::Side;
+use crate::runner::{EventSink, RunEvent, RunEventKind};
+
+/// Shows progress on stderr when it is a terminal; prints nothing otherwise.
+pub struct Progress {
+    bar: ProgressBar,
+    done: [u32; 2],
+    successes: [u32; 2],
+    infra: u32,
+}
+
+impl Progress {
+    pub fn new() -> Self {
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials  {msg}",
+            )
+            .expect("static template"),
+        );
+        Self {
+            bar,
+            done: [0; 2],
+            successes: [0; 2],
+            infra: 0,
+        }
+    }
+
+    fn message(&self) -> String {
+        let infra = if self.infra > 0 {
+            format!("  infra errors {}", self.infra)
+        } else {
+            String::new()
+        };
+        format!(
+            "baseline {}/{} ok · candidate {}/{} ok{infra}",
+            self.successes[0], self.done[0], self.successes[1], self.done[1]
+        )
+    }
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventSink for Progress {
+    fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()> {
+        match &event.kind {
+            RunEventKind::RunStarted { total, .. } => {
+                self.bar.set_length(*total as u64);
+                self.bar.set_message(self.message());
+            }
+            RunEventKind::TrialRetrying {
+                task_id,
+                side,
+                trial,
+                attempt,
+                error,
+                ..
+            } => {
+                let first_line = error.lines().next().unwrap_or_default();
+                self.bar.suspend(|| {
+                    eprintln!("retry {attempt}: {task_id} {side} trial {trial}: {first_line}")
+                });
+            }
+            RunEventKind::TrialFinished { episode, .. } => {
+                let i = matches!(episode.side, Side::Candidate) as usize;
+                self.done[i] += 1;
+                self.successes[i] += episode.success as u32;
+                self.infra += episode.infra_error.is_some() as u32;
+                self.bar.inc(1);
+                self.bar.set_message(self.message());
+            }
+            RunEventKind::Cancelling => {
+                self.bar.suspend(|| {
+                    eprintln!(
+                        "interrupted: finishing the trials in flight, then writing the files (Ctrl-C again to stop now)"
+                    )
+                });
+            }
+            RunEventKind::TrialStarted { .. } | RunEventKind::RunFinished { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        self.bar.finish_and_clear();
+        Ok(())
+    }
+}

@@ -1,0 +1,311 @@
+//! `mcpeval run`: resolve the config, check the servers, run the trials, write the files.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::args::RunArgs;
+use super::exit::{CliError, Exit};
+use super::progress::Progress;
+use crate::config::{resolve, Provider, RunConfig};
+use crate::episode::{chain, Redactor, Side};
+use crate::host::openai::OpenAiModel;
+use crate::host::sim::SimModel;
+use crate::host::Model;
+use crate::report::{
+    git_commit, read_episodes, summary_table, write_tables, EpisodeWriter, HostRecord, RunInfo,
+    ServerRecord, Tables,
+};
+use crate::runner::{
+    self, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,
+};
+
+/// Runs `mcpeval run` and returns the exit code.
+pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
+    let (config, dir, previous) = match &args.resume {
+        Some(dir) => resume_state(dir, args)?,
+        None => {
+            let config = resolve(&args.to_overrides()).map_err(CliError::usage)?;
+            (config, None, None)
+        }
+    };
+    let suite = super::suites::load(&config.suites, &config.config_source)?;
+    let hosts = build_hosts(&config)?;
+    let (baseline, candidate) = preflight(&config).await?;
+    let started_at = chrono::Utc::now().to_rfc3339();
+    let run_id = match &previous {
+        Some(info) => info.run_id.clone(),
+        None => new_run_id(&config),
+    };
+    let dir = match dir {
+        Some(dir) => dir,
+        None => create_run_dir(args.out.as_deref(), &config, &run_id)?,
+    };
+    let mut info = RunInfo {
+        run_id: run_id.clone(),
+        mcpeval_version: env!("CARGO_PKG_VERSION").to_owned(),
+        status: "running".into(),
+        config: config.clone(),
+        baseline,
+        candidate,
+        hosts: hosts
+            .iter()
+            .map(|h| HostRecord {
+                name: h.config.name.clone(),
+                model: h.model.id().to_owned(),
+                simulated: h.model.is_simulated(),
+            })
+            .collect(),
+        seed: config.seed,
+        trials: config.trials,
+        tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),
+        started_at: previous
+            .as_ref()
+            .map_or(started_at, |p| p.started_at.clone()),
+        finished_at: None,
+        git_commit: git_commit(),
+        episodes: 0,
+        infra_errors: 0,
+    };
+    info.write(&dir)?;
+    let done: HashSet<DoneKey> = read_episodes(&dir)?.iter().map(DoneKey::of).collect();
+    let redactor = Redactor::new(
+        [&config.baseline, &config.candidate]
+            .iter()
+            .flat_map(|s| s.env.values().chain(s.headers.values()))
+            .map(String::as_str),
+    );
+    let cancel = CancellationToken::new();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let sinks: Vec<Box<dyn EventSink>> = vec![
+        Box::new(EpisodeWriter::open(&dir)?),
+        Box::new(Progress::new()),
+    ];
+    let consumer = tokio::spawn(consume(rx, sinks));
+    let ctrl_c = tokio::spawn(watch_ctrl_c(cancel.clone(), tx.clone()));
+    let simulated = hosts
+        .iter()
+        .filter(|h| h.model.is_simulated())
+        .map(|h| h.config.name.clone())
+        .collect::<Vec<_>>();
+    let runner = Runner {
+        run_id,
+        config,
+        suite,
+        hosts,
+        done,
+        redactor,
+        cancel: cancel.clone(),
+    };
+    eprintln!("run directory: {}", dir.display());
+    let (_, cancelled) = runner::run(runner, tx).await;
+    ctrl_c.abort();
+    consumer
+        .await
+        .context("the event consumer stopped")?
+        .context("cannot record episodes")?;
+    let episodes = read_episodes(&dir)?;
+    let mut tables = Tables::from_episodes(&episodes)?;
+    write_tables(&mut tables, &dir)?;
+    info.status = if cancelled {
+        "interrupted"
+    } else {
+        "completed"
+    }
+    .into();
+    info.finished_at = Some(chrono::Utc::now().to_rfc3339());
+    info.episodes = episodes.len();
+    info.infra_errors = episodes.iter().filter(|e| e.infra_error.is_some()).count();
+    info.write(&dir)?;
+    print_summary(&episodes, &info, &dir, &simulated);
+    if cancelled {
+        eprintln!(
+            "interrupted: {} episodes recorded; finish with: mcpeval run --resume {}",
+            episodes.len(),
+            dir.display()
+        );
+        return Ok(Exit::Interrupted);
+    }
+    Ok(Exit::Ok)
+}
+
+/// The config, directory and record of a run to finish (`--resume DIR`).
+fn resume_state(
+    dir: &Path,
+    args: &RunArgs,
+) -> Result<(RunConfig, Option<PathBuf>, Option<RunInfo>), CliError> {
+    let info = RunInfo::read(dir).map_err(CliError::usage)?;
+    let mut config = info.config.clone();
+    // Secrets (server env, headers) are not stored: read them again from the config file.
+    let source = PathBuf::from(&config.config_source);
+    if source.is_file() {
+        let again = resolve(&crate::config::Overrides {
+            config: Some(source),
+            ..Default::default()
+        })
+        .map_err(CliError::usage)?;
+        config.baseline.env = again.baseline.env;
+        config.baseline.headers = again.baseline.headers;
+        config.candidate.env = again.candidate.env;
+        config.candidate.headers = again.candidate.headers;
+    }
+    if let Some(c) = args.concurrency {
+        config.concurrency = c.max(1);
+    }
+    Ok((config, Some(dir.to_path_buf()), Some(info)))
+}
+
+fn build_hosts(config: &RunConfig) -> Result<Vec<HostRuntime>, CliError> {
+    config
+        .hosts
+        .iter()
+        .map(|h| {
+            let model: Arc<dyn Model> = match h.provider {
+                Provider::Sim => Arc::new(SimModel::new(config.sim.clone())),
+                Provider::Openai => {
+                    let name = h.model.as_deref().unwrap_or_default();
+                    Arc::new(OpenAiModel::from_env(name).map_err(CliError::usage)?)
+                }
+                Provider::Anthropic => {
+                    return Err(CliError::usage(anyhow::anyhow!(
+                        "host `{}`: the anthropic provider is not available yet; use openai:MODEL \
+                         (any OpenAI-compatible endpoint) or sim",
+                        h.name
+                    )))
+                }
+            };
+            Ok(HostRuntime {
+                config: h.clone(),
+                model,
+            })
+        })
+        .collect()
+}
+
+/// Starts each server once before the run: a server that cannot start stops the run (exit 3)
+/// with its stderr, rather than failing every trial.
+async fn preflight(config: &RunConfig) -> Result<(ServerRecord, ServerRecord), CliError> {
+    let (b, c) = tokio::join!(
+        Server::connect(&config.baseline),
+        Server::connect(&config.candidate)
+    );
+    let mut records = Vec::new();
+    for (side, result, spec) in [
+        (Side::Baseline, b, &config.baseline),
+        (Side::Candidate, c, &config.candidate),
+    ] {
+        let server = result.map_err(|e| {
+            CliError::infra(anyhow::anyhow!(
+                "{side} server `{}`: {}",
+                spec.display(),
+                chain(&e)
+            ))
+        })?;
+        records.push(ServerRecord {
+            spec: spec.display(),
+            info: Some(server.info.clone()),
+            tools: server.tools.iter().map(|t| t.name.to_string()).collect(),
+        });
+        server.connection.close().await;
+    }
+    let candidate = records.pop().expect("two records");
+    let baseline = records.pop().expect("two records");
+    Ok((baseline, candidate))
+}
+
+/// `20261130T051500Z-3fa2c1`: UTC start time and a short hash of the run's settings and clock.
+fn new_run_id(config: &RunConfig) -> String {
+    let now = chrono::Utc::now();
+    let seed_text = format!(
+        "{}{}{:?}{}",
+        now.timestamp_nanos_opt().unwrap_or_default(),
+        config.seed,
+        config.suites,
+        std::process::id()
+    );
+    let hash = xxhash_rust::xxh3::xxh3_64(seed_text.as_bytes());
+    format!("{}-{:06x}", now.format("%Y%m%dT%H%M%SZ"), hash & 0xff_ffff)
+}
+
+fn create_run_dir(
+    out: Option<&Path>,
+    config: &RunConfig,
+    run_id: &str,
+) -> Result<PathBuf, CliError> {
+    let dir = match out {
+        Some(dir) => dir.to_path_buf(),
+        None => config.out_dir.join(run_id),
+    };
+    if dir.join(crate::report::EPISODES_JSONL).exists() {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "`{}` already holds a run: pass --resume {} to finish it, or another --out",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create run directory `{}`", dir.display()))?;
+    Ok(dir)
+}
+
+async fn consume(
+    mut rx: mpsc::UnboundedReceiver<RunEvent>,
+    mut sinks: Vec<Box<dyn EventSink>>,
+) -> anyhow::Result<()> {
+    let mut first_error = None;
+    while let Some(event) = rx.recv().await {
+        for sink in &mut sinks {
+            if let Err(e) = sink.handle(&event) {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    for sink in &mut sinks {
+        if let Err(e) = sink.finish() {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// First Ctrl-C: stop starting trials, let those in flight finish. Second: stop now.
+async fn watch_ctrl_c(cancel: CancellationToken, tx: mpsc::UnboundedSender<RunEvent>) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    cancel.cancel();
+    let _ = tx.send(RunEvent {
+        elapsed: std::time::Duration::ZERO,
+        kind: RunEventKind::Cancelling,
+    });
+    if tokio::signal::ctrl_c().await.is_ok() {
+        eprintln!("stopped: the episodes finished so far are in episodes.jsonl");
+        std::process::exit(Exit::Interrupted as i32);
+    }
+}
+
+fn print_summary(
+    episodes: &[crate::episode::Episode],
+    info: &RunInfo,
+    dir: &Path,
+    simulated: &[String],
+) {
+    println!("{}", summary_table(episodes));
+    let infra = info.infra_errors;
+    println!(
+        "{} episodes ({} infrastructure errors) in {}",
+        episodes.len(),
+        infra,
+        dir.display()
+    );
+    if !simulated.is_empty() {
+        println!(
+            "note: host {} is the embedded simulated model, not a real LLM",
+            simulated.join(", ")
+        );
+    }
+}

@@ -1,0 +1,68 @@
+//! `mcpeval tasks check|list`: validate task suites, or list their tasks.
+
+use std::path::PathBuf;
+
+use super::exit::{CliError, Exit};
+use crate::suite::{load_suite, SuiteError, TaskKind, TaskSet};
+
+fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {
+    if paths.is_empty() {
+        vec![PathBuf::from("tasks")]
+    } else {
+        paths.to_vec()
+    }
+}
+
+/// Prints every problem (file:line:column: message) and exits 2, or a one-line summary.
+pub fn check(paths: &[PathBuf]) -> Result<Exit, CliError> {
+    match load_suite(&paths_or_default(paths)) {
+        Ok(suite) => {
+            let count = |f: &dyn Fn(&crate::suite::Task) -> bool| {
+                suite.tasks.iter().filter(|t| f(t)).count()
+            };
+            println!(
+                "ok: {} tasks ({} tool, {} no-tool; {} regression, {} capability)",
+                suite.tasks.len(),
+                count(&|t| t.kind == TaskKind::Tool),
+                count(&|t| t.kind == TaskKind::NoTool),
+                count(&|t| t.set == TaskSet::Regression),
+                count(&|t| t.set == TaskSet::Capability),
+            );
+            Ok(Exit::Ok)
+        }
+        Err(SuiteError::Invalid(diagnostics)) => {
+            for d in &diagnostics {
+                eprintln!("{d}");
+            }
+            eprintln!("{} problem(s) found", diagnostics.len());
+            Ok(Exit::Usage)
+        }
+        Err(e) => Err(CliError::usage(e)),
+    }
+}
+
+pub fn list(paths: &[PathBuf]) -> Result<Exit, CliError> {
+    let suite = load_suite(&paths_or_default(paths)).map_err(CliError::usage)?;
+    let w = suite
+        .tasks
+        .iter()
+        .map(|t| t.id.len())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    println!(
+        "{:w$}  {:7}  {:10}  {:24}  source",
+        "id", "kind", "set", "tools"
+    );
+    for t in &suite.tasks {
+        println!(
+            "{:w$}  {:7}  {:10}  {:24}  {}",
+            t.id,
+            t.kind.as_str(),
+            t.set.as_str(),
+            t.tools.join(","),
+            t.source
+        );
+    }
+    Ok(Exit::Ok)
+}

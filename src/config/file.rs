@@ -1,0 +1,160 @@
+//! The config file format (TOML): every key optional, so files can be layered over each other.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::host::sim::SimConfig;
+
+/// A config file as written. `None` means "not set here": the layer below decides.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub seed: Option<u64>,
+    pub trials: Option<u32>,
+    pub concurrency: Option<usize>,
+    pub isolation: Option<Isolation>,
+    pub retries: Option<u32>,
+    pub suites: Option<Vec<PathBuf>>,
+    pub hosts: Option<Vec<String>>,
+    pub out_dir: Option<PathBuf>,
+    /// Server spec or the name of a `[servers.NAME]` table.
+    pub baseline: Option<String>,
+    pub candidate: Option<String>,
+    pub sim: Option<SimConfig>,
+    pub profile: Option<ProfileFile>,
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerFile>,
+    #[serde(rename = "host", default)]
+    pub named_hosts: BTreeMap<String, HostFile>,
+}
+
+/// How far servers are shared between trials (stdio servers; HTTP servers are run by the user).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// A fresh server process per trial.
+    #[default]
+    Trial,
+    /// One server process per task and side, shared by that task's trials.
+    Task,
+    /// One server process per side for the whole run.
+    Run,
+}
+
+impl std::str::FromStr for Isolation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "trial" => Ok(Self::Trial),
+            "task" => Ok(Self::Task),
+            "run" => Ok(Self::Run),
+            other => Err(format!(
+                "unknown isolation `{other}` (expected trial, task or run)"
+            )),
+        }
+    }
+}
+
+/// `[profile]` or a host's `profile = { … }`: each key overrides the layer below.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFile {
+    pub tool_naming: Option<crate::host::profile::ToolNaming>,
+    pub pass_title: Option<bool>,
+    pub pass_instructions: Option<bool>,
+    pub system_prompt: Option<String>,
+    pub server_label: Option<String>,
+}
+
+/// `[servers.NAME]`: one server version.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerFile {
+    /// A command line (split like a shell would, never run by one) …
+    pub command: Option<String>,
+    /// … or a Streamable HTTP URL.
+    pub url: Option<String>,
+    /// Environment for a stdio server. A value `"$VAR"` or `"${VAR}"` is read from mcpeval's own
+    /// environment, so secrets need not be written into the file.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// HTTP headers; values may name environment variables the same way.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+    pub protocol_era: Option<crate::config::ProtocolEra>,
+    pub startup_timeout_ms: Option<u64>,
+    pub call_timeout_ms: Option<u64>,
+}
+
+/// `[host.NAME]`: a named host.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostFile {
+    /// `sim`, `openai` or `anthropic`.
+    pub provider: String,
+    pub model: Option<String>,
+    pub profile: Option<ProfileFile>,
+}
+
+impl ConfigFile {
+    /// Lays `over` on top of `self`: keys `over` sets win.
+    pub fn layer(mut self, over: ConfigFile) -> ConfigFile {
+        macro_rules! take {
+            ($($field:ident),*) => { $( if over.$field.is_some() { self.$field = over.$field; } )* };
+        }
+        take!(
+            seed,
+            trials,
+            concurrency,
+            isolation,
+            retries,
+            suites,
+            hosts,
+            out_dir,
+            baseline,
+            candidate,
+            sim
+        );
+        self.profile = match (self.profile.take(), over.profile) {
+            (Some(below), Some(above)) => Some(below.layer(above)),
+            (below, above) => above.or(below),
+        };
+        self.servers.extend(over.servers);
+        self.named_hosts.extend(over.named_hosts);
+        self
+    }
+}
+
+impl ProfileFile {
+    pub fn layer(self, over: ProfileFile) -> ProfileFile {
+        ProfileFile {
+            tool_naming: over.tool_naming.or(self.tool_naming),
+            pass_title: over.pass_title.or(self.pass_title),
+            pass_instructions: over.pass_instructions.or(self.pass_instructions),
+            system_prompt: over.system_prompt.or(self.system_prompt),
+            server_label: over.server_label.or(self.server_label),
+        }
+    }
+
+    /// Applies the keys set here to a resolved profile.
+    pub fn apply(&self, profile: &mut crate::host::HostProfile) {
+        if let Some(v) = self.tool_naming {
+            profile.tool_naming = v;
+        }
+        if let Some(v) = self.pass_title {
+            profile.pass_title = v;
+        }
+        if let Some(v) = self.pass_instructions {
+            profile.pass_instructions = v;
+        }
+        if let Some(v) = &self.system_prompt {
+            profile.system_prompt = v.clone();
+        }
+        if let Some(v) = &self.server_label {
+            profile.server_label = v.clone();
+        }
+    }
+}

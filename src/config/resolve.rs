@@ -1,0 +1,381 @@
+//! Resolves the config layers (embedded defaults < file < environment < flags) into one `RunConfig`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::file::{ConfigFile, HostFile, Isolation, ServerFile};
+use super::{ServerSpec, Transport};
+use crate::host::sim::SimConfig;
+use crate::host::HostProfile;
+
+/// The embedded defaults every config is laid over.
+pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
+/// The embedded demo config, used by `mcpeval run` with no arguments.
+pub const DEMO_CONFIG: &str = include_str!("../../configs/demo.toml");
+
+/// Why a config could not be resolved: always the user's input (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config `{path}`")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("invalid config `{path}`: {message}")]
+    Parse { path: String, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Values from the command line and environment, the top layers. `None`: not given.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub config: Option<PathBuf>,
+    pub baseline: Option<String>,
+    pub candidate: Option<String>,
+    pub suites: Vec<PathBuf>,
+    pub hosts: Vec<String>,
+    pub trials: Option<u32>,
+    pub concurrency: Option<usize>,
+    pub seed: Option<u64>,
+    pub out_dir: Option<PathBuf>,
+    pub isolation: Option<Isolation>,
+    pub protocol_era: Option<super::ProtocolEra>,
+    pub tags: BTreeMap<String, String>,
+}
+
+/// Which provider drives a host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Sim,
+    Openai,
+    Anthropic,
+}
+
+/// One host of the run, resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostConfig {
+    /// As given: `sim`, `openai:gpt-4.1-mini`, or a `[host.NAME]` name.
+    pub name: String,
+    pub provider: Provider,
+    pub model: Option<String>,
+    pub profile: HostProfile,
+}
+
+/// Everything a run needs, resolved once; written (without secrets) into `run.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// The config file used, if any (`<embedded demo>` for the demo).
+    pub config_source: String,
+    pub seed: u64,
+    pub trials: u32,
+    pub concurrency: usize,
+    pub isolation: Isolation,
+    pub retries: u32,
+    pub suites: Vec<PathBuf>,
+    pub hosts: Vec<HostConfig>,
+    pub baseline: ServerSpec,
+    pub candidate: ServerSpec,
+    pub sim: SimConfig,
+    pub out_dir: PathBuf,
+    pub tags: BTreeMap<String, String>,
+}
+
+fn parse_toml(path: &str, text: &str) -> Result<ConfigFile, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// Resolves the run config. With no config file and no servers given, the embedded demo is used.
+pub fn resolve(over: &Overrides) -> Result<RunConfig, ConfigError> {
+    let mut layered = parse_toml("<embedded defaults>", DEFAULT_CONFIG)?;
+    let (source, base_dir) = match &over.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            layered = layered.layer(parse_toml(&path.display().to_string(), &text)?);
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            (path.display().to_string(), Some(dir))
+        }
+        None if over.baseline.is_none() && over.candidate.is_none() => {
+            layered = layered.layer(parse_toml("<embedded demo>", DEMO_CONFIG)?);
+            ("<embedded demo>".to_owned(), None)
+        }
+        None => ("<flags>".to_owned(), None),
+    };
+    layered = layered.layer(env_layer()?);
+    layered = layered.layer(flag_layer(over));
+    build(layered, source, base_dir.as_deref(), over)
+}
+
+/// `MCPEVAL_TRIALS`, `MCPEVAL_CONCURRENCY`, `MCPEVAL_SEED`.
+fn env_layer() -> Result<ConfigFile, ConfigError> {
+    fn var<T: std::str::FromStr>(name: &str) -> Result<Option<T>, ConfigError> {
+        match std::env::var(name) {
+            Ok(v) => v
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| ConfigError::Invalid(format!("`{name}` is not a number: `{v}`"))),
+            Err(_) => Ok(None),
+        }
+    }
+    Ok(ConfigFile {
+        trials: var("MCPEVAL_TRIALS")?,
+        concurrency: var("MCPEVAL_CONCURRENCY")?,
+        seed: var("MCPEVAL_SEED")?,
+        ..ConfigFile::default()
+    })
+}
+
+fn flag_layer(over: &Overrides) -> ConfigFile {
+    ConfigFile {
+        seed: over.seed,
+        trials: over.trials,
+        concurrency: over.concurrency,
+        isolation: over.isolation,
+        suites: (!over.suites.is_empty()).then(|| over.suites.clone()),
+        hosts: (!over.hosts.is_empty()).then(|| over.hosts.clone()),
+        out_dir: over.out_dir.clone(),
+        baseline: over.baseline.clone(),
+        candidate: over.candidate.clone(),
+        ..ConfigFile::default()
+    }
+}
+
+fn build(
+    file: ConfigFile,
+    source: String,
+    base_dir: Option<&Path>,
+    over: &Overrides,
+) -> Result<RunConfig, ConfigError> {
+    let invalid = |m: String| ConfigError::Invalid(m);
+    let trials = file.trials.unwrap_or(5);
+    if trials == 0 {
+        return Err(invalid("`trials` must be at least 1".into()));
+    }
+    let concurrency = file.concurrency.unwrap_or(8);
+    if concurrency == 0 {
+        return Err(invalid("`concurrency` must be at least 1".into()));
+    }
+    let mut base_profile = HostProfile::default();
+    if let Some(p) = &file.profile {
+        p.apply(&mut base_profile);
+    }
+    let server = |side: &str, given: &Option<String>| -> Result<ServerSpec, ConfigError> {
+        let given = given.as_deref().ok_or_else(|| {
+            invalid(format!(
+                "no {side} server: pass --{side} SPEC (a command line or an http:// URL) or set `{side}` in the config"
+            ))
+        })?;
+        let mut spec = match file.servers.get(given) {
+            Some(entry) => server_from_file(given, entry, base_dir)?,
+            None => ServerSpec::parse(side, given).map_err(|e| invalid(format!("{side}: {e}")))?,
+        };
+        if let Some(era) = over.protocol_era {
+            spec.protocol_era = era;
+        }
+        Ok(spec)
+    };
+    let baseline = server("baseline", &file.baseline)?;
+    let candidate = server("candidate", &file.candidate)?;
+    let hosts = file
+        .hosts
+        .clone()
+        .unwrap_or_else(|| vec!["sim".into()])
+        .iter()
+        .map(|h| resolve_host(h, &file.named_hosts, &base_profile))
+        .collect::<Result<Vec<_>, _>>()?;
+    if hosts.is_empty() {
+        return Err(invalid(
+            "no host: pass --host sim or --host openai:MODEL".into(),
+        ));
+    }
+    let suites = file.suites.clone().unwrap_or_default();
+    if suites.is_empty() {
+        return Err(invalid(
+            "no task suite: pass --suite DIR (a folder of task YAML files)".into(),
+        ));
+    }
+    let suites = suites
+        .into_iter()
+        .map(|s| match base_dir {
+            Some(dir) if s.is_relative() && !s.exists() => dir.join(s),
+            _ => s,
+        })
+        .collect();
+    Ok(RunConfig {
+        config_source: source,
+        seed: file.seed.unwrap_or(42),
+        trials,
+        concurrency,
+        isolation: file.isolation.unwrap_or_default(),
+        retries: file.retries.unwrap_or(2),
+        suites,
+        hosts,
+        baseline,
+        candidate,
+        sim: file.sim.clone().unwrap_or_default(),
+        out_dir: file.out_dir.clone().unwrap_or_else(|| "results".into()),
+        tags: over.tags.clone(),
+    })
+}
+
+fn server_from_file(
+    name: &str,
+    entry: &ServerFile,
+    base_dir: Option<&Path>,
+) -> Result<ServerSpec, ConfigError> {
+    let invalid = |m: String| ConfigError::Invalid(format!("[servers.{name}]: {m}"));
+    let text = match (&entry.command, &entry.url) {
+        (Some(c), None) => c,
+        (None, Some(u)) => u,
+        _ => return Err(invalid("set exactly one of `command` and `url`".into())),
+    };
+    let mut spec = ServerSpec::parse(name, text).map_err(invalid)?;
+    if entry.url.is_some() && spec.is_stdio() {
+        return Err(invalid(format!(
+            "`url` must start with http:// or https://, got `{text}`"
+        )));
+    }
+    spec.env = expand_env(&entry.env).map_err(invalid)?;
+    spec.headers = expand_env(&entry.headers).map_err(invalid)?;
+    spec.cwd = entry.cwd.as_ref().map(|c| match base_dir {
+        Some(dir) if c.is_relative() => dir.join(c),
+        _ => c.clone(),
+    });
+    if let Some(era) = entry.protocol_era {
+        spec.protocol_era = era;
+    }
+    if let Some(ms) = entry.startup_timeout_ms {
+        spec.startup_timeout = Duration::from_millis(ms);
+    }
+    if let Some(ms) = entry.call_timeout_ms {
+        spec.call_timeout = Duration::from_millis(ms);
+    }
+    if let Transport::Stdio { .. } = spec.transport {
+        if !entry.headers.is_empty() {
+            return Err(invalid("`headers` only apply to an HTTP server".into()));
+        }
+    }
+    Ok(spec)
+}
+
+/// Replaces values of the form `$VAR` / `${VAR}` by the variable's value.
+fn expand_env(map: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, String> {
+    map.iter()
+        .map(|(k, v)| {
+            let name = v
+                .strip_prefix("${")
+                .and_then(|r| r.strip_suffix('}'))
+                .or_else(|| v.strip_prefix('$'));
+            match name {
+                Some(var) => std::env::var(var)
+                    .map(|value| (k.clone(), value))
+                    .map_err(|_| {
+                        format!("`{k}` names environment variable `{var}`, which is not set")
+                    }),
+                None => Ok((k.clone(), v.clone())),
+            }
+        })
+        .collect()
+}
+
+fn resolve_host(
+    given: &str,
+    named: &BTreeMap<String, HostFile>,
+    base: &HostProfile,
+) -> Result<HostConfig, ConfigError> {
+    let mut profile = base.clone();
+    let (provider, model) = if let Some(entry) = named.get(given) {
+        if let Some(p) = &entry.profile {
+            p.apply(&mut profile);
+        }
+        (parse_provider(&entry.provider)?, entry.model.clone())
+    } else {
+        match given.split_once(':') {
+            Some((p, m)) if !m.is_empty() => (parse_provider(p)?, Some(m.to_owned())),
+            _ => (parse_provider(given)?, None),
+        }
+    };
+    if provider != Provider::Sim && model.is_none() {
+        return Err(ConfigError::Invalid(format!(
+            "host `{given}` needs a model: write `{given}:MODEL`"
+        )));
+    }
+    Ok(HostConfig {
+        name: given.to_owned(),
+        provider,
+        model,
+        profile,
+    })
+}
+
+fn parse_provider(p: &str) -> Result<Provider, ConfigError> {
+    match p {
+        "sim" => Ok(Provider::Sim),
+        "openai" => Ok(Provider::Openai),
+        "anthropic" => Ok(Provider::Anthropic),
+        other => Err(ConfigError::Invalid(format!(
+            "unknown host `{other}`: expected sim, openai:MODEL, anthropic:MODEL or a [host.NAME] from the config"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_arguments_resolve_to_the_embedded_demo() {
+        let config = resolve(&Overrides::default()).unwrap();
+        assert_eq!(config.config_source, "<embedded demo>");
+        assert_eq!(config.suites, [PathBuf::from("tasks/demo")]);
+        assert_eq!(config.hosts[0].provider, Provider::Sim);
+        assert_eq!(config.hosts[0].profile.server_label, "tracker");
+        assert!(config
+            .baseline
+            .display()
+            .ends_with("demo-server --release 1.4.0"));
+    }
+
+    #[test]
+    fn flags_win_over_files_and_one_server_alone_is_an_error() {
+        let over = Overrides {
+            baseline: Some("node a.js".into()),
+            candidate: Some("http://127.0.0.1:3002/mcp".into()),
+            suites: vec!["tasks/x".into()],
+            trials: Some(3),
+            hosts: vec!["openai:gpt-4.1-mini".into()],
+            ..Overrides::default()
+        };
+        let config = resolve(&over).unwrap();
+        assert_eq!(config.trials, 3);
+        assert_eq!(config.hosts[0].model.as_deref(), Some("gpt-4.1-mini"));
+        let only_one = Overrides {
+            baseline: Some("node a.js".into()),
+            suites: vec!["t".into()],
+            ..Overrides::default()
+        };
+        let err = resolve(&only_one).unwrap_err().to_string();
+        assert!(err.contains("no candidate server"), "{err}");
+    }
+
+    #[test]
+    fn unknown_keys_and_hosts_are_errors() {
+        assert!(parse_toml("x", "trails = 3").is_err());
+        let named = BTreeMap::new();
+        let err = resolve_host("gemini:x", &named, &HostProfile::default()).unwrap_err();
+        assert!(err.to_string().contains("unknown host `gemini`"));
+        assert!(resolve_host("openai", &named, &HostProfile::default()).is_err());
+    }
+}

@@ -1,0 +1,233 @@
+//! The agent loop of one trial: the model and the server's tools take turns until the model answers.
+
+use std::time::{Duration, Instant};
+
+use super::record::ToolCallRecord;
+use super::tools::{system_prompt, ToolView};
+use crate::host::{CompletionRequest, HostProfile, Message, Model, ToolCallRequest, Usage};
+use crate::mcp::{CallOutcome, McpConnection};
+
+/// A tool result longer than this is cut in the stored record (the model still gets all of it).
+const RECORDED_RESULT_CHARS: usize = 4000;
+
+/// What one trial needs besides the server connection.
+pub struct TrialInput<'a> {
+    pub prompt: &'a str,
+    pub max_turns: u32,
+    pub model: &'a dyn Model,
+    pub profile: &'a HostProfile,
+    pub seed: u64,
+    pub tools: &'a ToolView,
+    pub instructions: Option<&'a str>,
+    pub call_timeout: Duration,
+}
+
+/// What one trial did. `infra_error` is set when the model's provider or the server failed: the
+/// trial then says nothing about the model and is left out of the statistics.
+#[derive(Debug, Clone, Default)]
+pub struct TrialOutput {
+    pub turns: u32,
+    pub calls: Vec<ToolCallRecord>,
+    pub usage: Usage,
+    pub model: Option<String>,
+    pub final_answer: Option<String>,
+    pub hit_max_turns: bool,
+    pub messages: Vec<Message>,
+    pub infra_error: Option<String>,
+    pub latency_ms: f64,
+}
+
+/// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without
+/// calling a tool or `max_turns` model turns have been taken.
+pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialOutput {
+    let started = Instant::now();
+    let mut out = TrialOutput {
+        messages: vec![
+            Message::System {
+                content: system_prompt(input.profile, input.instructions),
+            },
+            Message::User {
+                content: input.prompt.to_owned(),
+            },
+        ],
+        ..TrialOutput::default()
+    };
+    let mut request = CompletionRequest {
+        messages: Vec::new(),
+        tools: input.tools.specs.clone(),
+        seed: input.seed,
+    };
+    loop {
+        if out.turns >= input.max_turns {
+            out.hit_max_turns = true;
+            break;
+        }
+        request.messages.clone_from(&out.messages);
+        let completion = match input.model.complete(&request).await {
+            Ok(c) => c,
+            Err(e) => {
+                out.infra_error = Some(format!("model `{}`: {}", input.model.id(), chain(&e)));
+                break;
+            }
+        };
+        out.turns += 1;
+        out.usage.input_tokens += completion.usage.input_tokens;
+        out.usage.output_tokens += completion.usage.output_tokens;
+        out.model.get_or_insert(completion.model.clone());
+        out.messages.push(Message::Assistant {
+            content: completion.content.clone(),
+            tool_calls: completion.tool_calls.clone(),
+        });
+        if completion.tool_calls.is_empty() {
+            out.final_answer = Some(completion.content.unwrap_or_default());
+            break;
+        }
+        for call in &completion.tool_calls {
+            match execute_call(input, server, call, out.calls.len() as u32).await {
+                Ok((record, reply)) => {
+                    out.calls.push(record);
+                    out.messages.push(Message::Tool {
+                        tool_call_id: call.id.clone(),
+                        content: reply,
+                    });
+                }
+                Err(e) => {
+                    out.infra_error = Some(e);
+                    out.latency_ms = ms(started.elapsed());
+                    return out;
+                }
+            }
+        }
+    }
+    out.latency_ms = ms(started.elapsed());
+    out
+}
+
+/// Executes one tool call. A call to an unknown tool or with arguments that are not a JSON object
+/// is the model's error: it is recorded and sent back as an error result, as a real host does.
+/// `Err` only when the server itself failed (an infrastructure error).
+async fn execute_call(
+    input: &TrialInput<'_>,
+    server: &McpConnection,
+    call: &ToolCallRequest,
+    index: u32,
+) -> Result<(ToolCallRecord, String), String> {
+    let mut record = ToolCallRecord {
+        index,
+        tool: call.name.clone(),
+        arguments: call.arguments.clone(),
+        is_error: true,
+        error_code: None,
+        error_kind: Some("model".into()),
+        latency_ms: 0.0,
+        result: String::new(),
+    };
+    let Some(tool) = input.tools.server_name(&call.name) else {
+        let known: Vec<&str> = input.tools.specs.iter().map(|s| s.name.as_str()).collect();
+        let reply = format!(
+            "Error: there is no tool named `{}`. Available tools: {}",
+            call.name,
+            known.join(", ")
+        );
+        record.result = reply.clone();
+        return Ok((record, reply));
+    };
+    record.tool = tool.to_owned();
+    let arguments = match parse_arguments(&call.arguments) {
+        Ok(a) => a,
+        Err(why) => {
+            let reply = format!(
+                "Error: the arguments of `{}` are not valid: {why}",
+                call.name
+            );
+            record.result = reply.clone();
+            return Ok((record, reply));
+        }
+    };
+    let started = Instant::now();
+    let outcome = server
+        .call_tool(tool, arguments, input.call_timeout)
+        .await
+        .map_err(|e| format!("{}", chain(&e)))?;
+    record.latency_ms = ms(started.elapsed());
+    let reply = match outcome {
+        CallOutcome::Result { is_error, text } => {
+            record.is_error = is_error;
+            record.error_kind = is_error.then(|| "tool".to_owned());
+            text
+        }
+        CallOutcome::ProtocolError { code, message } => {
+            record.error_code = Some(code);
+            record.error_kind = Some("protocol".into());
+            format!("Error {code}: {message}")
+        }
+        CallOutcome::Timeout => {
+            record.error_kind = Some("timeout".into());
+            format!(
+                "Error: the tool did not answer within {} ms",
+                input.call_timeout.as_millis()
+            )
+        }
+    };
+    record.result = truncate(&reply, RECORDED_RESULT_CHARS);
+    Ok((record, reply))
+}
+
+/// Arguments must be a JSON object (or empty / `null`, meaning no arguments).
+fn parse_arguments(
+    text: &str,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(Some(map)),
+        Ok(serde_json::Value::Null) => Ok(None),
+        Ok(other) => Err(format!("expected a JSON object, got `{other}`")),
+        Err(e) => Err(format!("not JSON ({e})")),
+    }
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}… [{} more bytes]", &text[..cut], text.len() - cut),
+        None => text.to_owned(),
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// An error with its sources, on one line.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_must_be_an_object() {
+        assert!(parse_arguments("").unwrap().is_none());
+        assert!(parse_arguments("null").unwrap().is_none());
+        assert_eq!(parse_arguments(r#"{"id": 3}"#).unwrap().unwrap()["id"], 3);
+        assert!(parse_arguments("[1]").unwrap_err().contains("JSON object"));
+        assert!(parse_arguments("{id: 3").unwrap_err().contains("not JSON"));
+    }
+
+    #[test]
+    fn long_results_are_cut_on_a_char_boundary() {
+        let cut = truncate(&"é".repeat(10), 4);
+        assert!(cut.starts_with("éééé…"), "{cut}");
+        assert_eq!(truncate("short", 10), "short");
+    }
+}

@@ -1,0 +1,80 @@
+//! `run.json`: what was run, with which config (no secrets), servers, hosts and seed, and when.
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::config::RunConfig;
+use crate::mcp::ServerInfo;
+
+pub const RUN_JSON: &str = "run.json";
+
+/// What a server said about itself, with how it was reached.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerRecord {
+    pub spec: String,
+    pub info: Option<ServerInfo>,
+    pub tools: Vec<String>,
+}
+
+/// A host of the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostRecord {
+    pub name: String,
+    pub model: String,
+    /// True for the embedded simulator: its results say nothing about a real model.
+    pub simulated: bool,
+}
+
+/// The contents of `run.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub run_id: String,
+    pub mcpeval_version: String,
+    /// `running`, `completed` or `interrupted`.
+    pub status: String,
+    pub config: RunConfig,
+    pub baseline: ServerRecord,
+    pub candidate: ServerRecord,
+    pub hosts: Vec<HostRecord>,
+    pub seed: u64,
+    pub trials: u32,
+    pub tasks: Vec<String>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub git_commit: Option<String>,
+    pub episodes: usize,
+    pub infra_errors: usize,
+}
+
+impl RunInfo {
+    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        let path = dir.join(RUN_JSON);
+        let tmp = dir.join("run.json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)
+            .with_context(|| format!("cannot write `{}`", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write `{}`", path.display()))
+    }
+
+    pub fn read(dir: &Path) -> anyhow::Result<Self> {
+        let path = dir.join(RUN_JSON);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read `{}`", path.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("`{}` is not a run record", path.display()))
+    }
+}
+
+/// The commit of the git checkout mcpeval runs in, if any (asked of git directly, no shell).
+pub fn git_commit() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .filter(|s| !s.is_empty())
+}

@@ -1,0 +1,57 @@
+//! Typed run events: the runner emits them, sinks (progress bar, episode writer) consume them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::episode::{Episode, Side, Transcript};
+
+/// Something that happened in a run, `elapsed` after it started.
+#[derive(Debug, Clone)]
+pub struct RunEvent {
+    pub elapsed: Duration,
+    pub kind: RunEventKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum RunEventKind {
+    RunStarted {
+        run_id: String,
+        /// Trials this invocation will run.
+        total: usize,
+        /// Trials already finished by an earlier invocation (`--resume`).
+        already_done: usize,
+    },
+    TrialStarted {
+        task_id: String,
+        side: Side,
+        host: String,
+        trial: u32,
+    },
+    TrialRetrying {
+        task_id: String,
+        side: Side,
+        host: String,
+        trial: u32,
+        attempt: u32,
+        error: String,
+    },
+    TrialFinished {
+        episode: Arc<Episode>,
+        transcript: Arc<Transcript>,
+    },
+    /// The first Ctrl-C: no new trials start; those in flight finish.
+    Cancelling,
+    RunFinished {
+        completed: usize,
+        cancelled: bool,
+    },
+}
+
+/// A consumer of run events. Sinks run on one task, in event order.
+pub trait EventSink: Send {
+    fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()>;
+    /// Called once after the last event.
+    fn finish(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,11 @@
+//! The runner: schedules interleaved paired trials with bounded concurrency and emits events.
+
+mod events;
+mod pool;
+mod run;
+mod schedule;
+
+pub use events::{EventSink, RunEvent, RunEventKind};
+pub use pool::{Server, ServerPool};
+pub use run::{run, DoneKey, HostRuntime, Runner};
+pub use schedule::{schedule, trial_seed, TrialKey};

@@ -1,0 +1,170 @@
+//! Server connections for trials, shared or not as the isolation setting says.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::{Mutex, OnceCell};
+
+use crate::config::{Isolation, ServerSpec};
+use crate::episode::Side;
+use crate::mcp::{McpConnection, McpError, ServerInfo};
+
+/// A live server with what it listed once at connection time.
+pub struct Server {
+    pub connection: McpConnection,
+    pub tools: Vec<rmcp::model::Tool>,
+    pub info: ServerInfo,
+}
+
+impl Server {
+    /// Connects and lists the tools: one process start, one listing, for all the trial's calls.
+    pub async fn connect(spec: &ServerSpec) -> Result<Self, McpError> {
+        let connection = McpConnection::connect(spec).await?;
+        let tools = connection.list_tools().await?;
+        let info = connection.server_info().clone();
+        Ok(Self {
+            connection,
+            tools,
+            info,
+        })
+    }
+}
+
+/// Which trials share a server: none (`trial`), those of one task and side (`task`), or all of one
+/// side (`run`). HTTP servers are run by the user and so are always shared; each connection is its
+/// own session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct PoolKey {
+    side: Side,
+    task: Option<usize>,
+}
+
+type Slot = Arc<OnceCell<Arc<Server>>>;
+
+/// Hands out servers to trials and closes shared ones when their last trial is done.
+pub struct ServerPool {
+    baseline: ServerSpec,
+    candidate: ServerSpec,
+    isolation: Isolation,
+    slots: Mutex<HashMap<PoolKey, (Slot, usize)>>,
+}
+
+/// A server lent to one trial; give it back with [`ServerPool::release`].
+pub struct Lease {
+    pub server: Arc<Server>,
+    key: Option<PoolKey>,
+}
+
+impl ServerPool {
+    /// `uses` lists (side, task) for every trial that will run, to know when a shared server is
+    /// no longer needed.
+    pub fn new(
+        baseline: ServerSpec,
+        candidate: ServerSpec,
+        isolation: Isolation,
+        uses: impl IntoIterator<Item = (Side, usize)>,
+    ) -> Self {
+        let pool = Self {
+            baseline,
+            candidate,
+            isolation,
+            slots: Mutex::new(HashMap::new()),
+        };
+        let mut slots = HashMap::new();
+        for (side, task) in uses {
+            if let Some(key) = pool.key(side, task) {
+                slots.entry(key).or_insert_with(|| (Slot::default(), 0)).1 += 1;
+            }
+        }
+        Self {
+            slots: Mutex::new(slots),
+            ..pool
+        }
+    }
+
+    pub fn spec(&self, side: Side) -> &ServerSpec {
+        match side {
+            Side::Baseline => &self.baseline,
+            Side::Candidate => &self.candidate,
+        }
+    }
+
+    fn key(&self, side: Side, task: usize) -> Option<PoolKey> {
+        match self.isolation {
+            Isolation::Trial => None,
+            Isolation::Task => Some(PoolKey {
+                side,
+                task: Some(task),
+            }),
+            Isolation::Run => Some(PoolKey { side, task: None }),
+        }
+    }
+
+    pub async fn acquire(&self, side: Side, task: usize) -> Result<Lease, McpError> {
+        let spec = self.spec(side);
+        let Some(key) = self.key(side, task) else {
+            return Ok(Lease {
+                server: Arc::new(Server::connect(spec).await?),
+                key: None,
+            });
+        };
+        let slot = {
+            let mut slots = self.slots.lock().await;
+            slots
+                .entry(key)
+                .or_insert_with(|| (Slot::default(), 1))
+                .0
+                .clone()
+        };
+        let server = slot
+            .get_or_try_init(|| async { Server::connect(spec).await.map(Arc::new) })
+            .await?
+            .clone();
+        Ok(Lease {
+            server,
+            key: Some(key),
+        })
+    }
+
+    /// Gives a server back. A trial's own server is closed now; a shared one when its last trial
+    /// is done, or now if it `failed` (so the next trial or retry starts a fresh one).
+    pub async fn release(&self, lease: Lease, failed: bool) {
+        let Lease { server, key } = lease;
+        let Some(key) = key else {
+            close(server).await;
+            return;
+        };
+        let last = {
+            let mut slots = self.slots.lock().await;
+            let entry = slots.get_mut(&key);
+            match entry {
+                Some((slot, remaining)) => {
+                    *remaining = remaining.saturating_sub(1);
+                    if failed {
+                        *slot = Slot::default();
+                    }
+                    *remaining == 0 || failed
+                }
+                None => true,
+            }
+        };
+        if last {
+            close(server).await;
+        }
+    }
+
+    /// A retry will use the key again: count it.
+    pub async fn add_use(&self, side: Side, task: usize) {
+        if let Some(key) = self.key(side, task) {
+            let mut slots = self.slots.lock().await;
+            slots.entry(key).or_insert_with(|| (Slot::default(), 0)).1 += 1;
+        }
+    }
+}
+
+/// Closes a server once no trial holds it any more.
+async fn close(server: Arc<Server>) {
+    if let Ok(server) = Arc::try_unwrap(server) {
+        server.connection.close().await;
+    }
+}

@@ -1,0 +1,338 @@
+//! Runs a schedule of trials with bounded concurrency, retries and cancellation; emits events.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use rand::Rng;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{RunEvent, RunEventKind};
+use super::pool::ServerPool;
+use super::schedule::{schedule, trial_seed, TrialKey};
+use crate::config::{HostConfig, RunConfig};
+use crate::episode::{
+    run_trial, Episode, Redactor, Side, ToolView, Transcript, TrialInput, TrialOutput,
+};
+use crate::grade::{grade, Grade, Observed, ObservedCall};
+use crate::host::Model;
+use crate::suite::{Suite, Task};
+
+/// A host of the run with its model.
+pub struct HostRuntime {
+    pub config: HostConfig,
+    pub model: Arc<dyn Model>,
+}
+
+/// Identifies a finished trial across invocations (for `--resume`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DoneKey {
+    pub host: String,
+    pub task_id: String,
+    pub trial: u32,
+    pub side: Side,
+}
+
+impl DoneKey {
+    pub fn of(e: &Episode) -> Self {
+        Self {
+            host: e.host.clone(),
+            task_id: e.task_id.clone(),
+            trial: e.trial,
+            side: e.side,
+        }
+    }
+}
+
+/// Everything a run needs; `run` consumes it.
+pub struct Runner {
+    pub run_id: String,
+    pub config: RunConfig,
+    pub suite: Suite,
+    pub hosts: Vec<HostRuntime>,
+    /// Trials finished by an earlier invocation: not run again.
+    pub done: HashSet<DoneKey>,
+    pub redactor: Redactor,
+    /// Cancelled by the first Ctrl-C: in-flight trials finish, no new ones start.
+    pub cancel: CancellationToken,
+}
+
+struct Shared {
+    runner: Runner,
+    pool: ServerPool,
+    started: Instant,
+    events: UnboundedSender<RunEvent>,
+}
+
+impl Shared {
+    fn emit(&self, kind: RunEventKind) {
+        let _ = self.events.send(RunEvent {
+            elapsed: self.started.elapsed(),
+            kind,
+        });
+    }
+}
+
+/// Runs every trial not yet done; returns how many finished and whether the run was cut short.
+pub async fn run(runner: Runner, events: UnboundedSender<RunEvent>) -> (usize, bool) {
+    let order: Vec<TrialKey> = schedule(
+        runner.hosts.len(),
+        runner.suite.tasks.len(),
+        runner.config.trials,
+        runner.config.seed,
+    )
+    .into_iter()
+    .filter(|k| !runner.done.contains(&done_key(&runner, k)))
+    .collect();
+    let pool = ServerPool::new(
+        runner.config.baseline.clone(),
+        runner.config.candidate.clone(),
+        runner.config.isolation,
+        order.iter().map(|k| (k.side, k.task)),
+    );
+    let concurrency = runner.config.concurrency;
+    let cancel = runner.cancel.clone();
+    let shared = Arc::new(Shared {
+        pool,
+        started: Instant::now(),
+        events,
+        runner,
+    });
+    shared.emit(RunEventKind::RunStarted {
+        run_id: shared.runner.run_id.clone(),
+        total: order.len(),
+        already_done: shared.runner.done.len(),
+    });
+    let cancel_for_stream = cancel.clone();
+    let mut results = futures::stream::iter(order)
+        .take_while(move |_| std::future::ready(!cancel_for_stream.is_cancelled()))
+        .map(|key| {
+            let shared = shared.clone();
+            async move { execute(&shared, key).await }
+        })
+        .buffer_unordered(concurrency);
+    let mut completed = 0;
+    while results.next().await.is_some() {
+        completed += 1;
+    }
+    drop(results);
+    shared.emit(RunEventKind::RunFinished {
+        completed,
+        cancelled: cancel.is_cancelled(),
+    });
+    (completed, cancel.is_cancelled())
+}
+
+fn done_key(runner: &Runner, key: &TrialKey) -> DoneKey {
+    DoneKey {
+        host: runner.hosts[key.host].config.name.clone(),
+        task_id: runner.suite.tasks[key.task].id.clone(),
+        trial: key.trial,
+        side: key.side,
+    }
+}
+
+/// Runs one trial, retrying after infrastructure errors; every attempt's error is kept.
+async fn execute(shared: &Shared, key: TrialKey) {
+    let runner = &shared.runner;
+    let host = &runner.hosts[key.host];
+    let task = &runner.suite.tasks[key.task];
+    let seed = trial_seed(runner.config.seed, &task.id, key.trial);
+    shared.emit(RunEventKind::TrialStarted {
+        task_id: task.id.clone(),
+        side: key.side,
+        host: host.config.name.clone(),
+        trial: key.trial,
+    });
+    let started_at = chrono::Utc::now().to_rfc3339();
+    let mut attempts = Vec::new();
+    let (output, tools) = loop {
+        let (output, tools) = attempt(shared, key, seed).await;
+        match &output.infra_error {
+            Some(error) if (attempts.len() as u32) < runner.config.retries => {
+                attempts.push(error.clone());
+                shared.emit(RunEventKind::TrialRetrying {
+                    task_id: task.id.clone(),
+                    side: key.side,
+                    host: host.config.name.clone(),
+                    trial: key.trial,
+                    attempt: attempts.len() as u32,
+                    error: error.clone(),
+                });
+                shared.pool.add_use(key.side, key.task).await;
+                tokio::time::sleep(backoff(attempts.len() as u32)).await;
+            }
+            _ => break (output, tools),
+        }
+    };
+    let episode = build_episode(
+        shared,
+        key,
+        task,
+        seed,
+        output.clone(),
+        attempts,
+        started_at,
+    );
+    let transcript = Transcript {
+        run_id: runner.run_id.clone(),
+        task_id: task.id.clone(),
+        side: key.side,
+        host: host.config.name.clone(),
+        trial: key.trial,
+        seed,
+        tools,
+        messages: output.messages,
+    };
+    let transcript = redact_transcript(&runner.redactor, transcript);
+    shared.emit(RunEventKind::TrialFinished {
+        episode: Arc::new(episode),
+        transcript: Arc::new(transcript),
+    });
+}
+
+/// Exponential backoff with jitter: 250 ms, 500 ms, 1 s, … (+ up to 50 %).
+fn backoff(attempt: u32) -> Duration {
+    let base = 250u64 << attempt.saturating_sub(1).min(6);
+    Duration::from_millis(base + rand::rng().random_range(0..=base / 2))
+}
+
+async fn attempt(
+    shared: &Shared,
+    key: TrialKey,
+    seed: u64,
+) -> (TrialOutput, Vec<crate::host::ToolSpec>) {
+    let runner = &shared.runner;
+    let host = &runner.hosts[key.host];
+    let task = &runner.suite.tasks[key.task];
+    let lease = match shared.pool.acquire(key.side, key.task).await {
+        Ok(lease) => lease,
+        Err(e) => {
+            let output = TrialOutput {
+                infra_error: Some(crate::episode::chain(&e)),
+                ..TrialOutput::default()
+            };
+            return (output, Vec::new());
+        }
+    };
+    let view = ToolView::new(&lease.server.tools, &host.config.profile);
+    let input = TrialInput {
+        prompt: &task.prompt,
+        max_turns: task.max_turns,
+        model: host.model.as_ref(),
+        profile: &host.config.profile,
+        seed,
+        tools: &view,
+        instructions: lease.server.info.instructions.as_deref(),
+        call_timeout: shared.pool.spec(key.side).call_timeout,
+    };
+    let mut output = run_trial(&input, &lease.server.connection).await;
+    if let Some(error) = &mut output.infra_error {
+        let tail = lease.server.connection.stderr_tail();
+        if !tail.trim().is_empty() && !error.contains(tail.trim()) {
+            error.push_str(&format!("\n--- server stderr ---\n{}", tail.trim_end()));
+        }
+    }
+    let failed = output.infra_error.is_some();
+    shared.pool.release(lease, failed).await;
+    (output, view.specs)
+}
+
+fn build_episode(
+    shared: &Shared,
+    key: TrialKey,
+    task: &Task,
+    seed: u64,
+    output: TrialOutput,
+    attempts: Vec<String>,
+    started_at: String,
+) -> Episode {
+    let runner = &shared.runner;
+    let host = &runner.hosts[key.host];
+    let grade = if output.infra_error.is_some() {
+        Grade::default()
+    } else {
+        grade_output(task, &output)
+    };
+    let tool_errors = output.calls.iter().filter(|c| c.is_error).count() as u32;
+    let protocol_errors = output
+        .calls
+        .iter()
+        .filter(|c| c.error_code.is_some())
+        .count() as u32;
+    let tools_called: Vec<&str> = output.calls.iter().map(|c| c.tool.as_str()).collect();
+    let redact = |s: String| runner.redactor.redact(&s);
+    Episode {
+        run_id: runner.run_id.clone(),
+        task_id: task.id.clone(),
+        kind: task.kind,
+        set: task.set,
+        side: key.side,
+        host: host.config.name.clone(),
+        model: output
+            .model
+            .clone()
+            .unwrap_or_else(|| host.model.id().to_owned()),
+        trial: key.trial,
+        seed,
+        success: grade.success && output.infra_error.is_none(),
+        infra_error: output.infra_error.map(redact),
+        turns: output.turns,
+        tool_calls: output.calls.len() as u32,
+        tool_errors,
+        protocol_errors,
+        input_tokens: output.usage.input_tokens,
+        output_tokens: output.usage.output_tokens,
+        total_tokens: output.usage.input_tokens + output.usage.output_tokens,
+        latency_ms: output.latency_ms,
+        first_tool: tools_called.first().map(|t| t.to_string()),
+        tools_called: tools_called.join(","),
+        final_answer: output.final_answer.map(redact),
+        hit_max_turns: output.hit_max_turns,
+        calls: output
+            .calls
+            .into_iter()
+            .map(|mut c| {
+                c.arguments = runner.redactor.redact(&c.arguments);
+                c.result = runner.redactor.redact(&c.result);
+                c
+            })
+            .collect(),
+        grade,
+        attempts: attempts.into_iter().map(redact).collect(),
+        started_at,
+    }
+}
+
+fn grade_output(task: &Task, output: &TrialOutput) -> Grade {
+    let parsed: Vec<Option<serde_json::Value>> = output
+        .calls
+        .iter()
+        .map(|c| serde_json::from_str(&c.arguments).ok())
+        .collect();
+    let observed = Observed {
+        calls: output
+            .calls
+            .iter()
+            .zip(&parsed)
+            .map(|(c, args)| ObservedCall {
+                tool: &c.tool,
+                arguments: args.as_ref(),
+            })
+            .collect(),
+        answer: output.final_answer.as_deref(),
+    };
+    grade(task, &observed)
+}
+
+fn redact_transcript(redactor: &Redactor, transcript: Transcript) -> Transcript {
+    // Serialise, redact the text, parse back: one pass covers every string in the exchange.
+    let text = serde_json::to_string(&transcript).unwrap_or_default();
+    let redacted = redactor.redact(&text);
+    if redacted == text {
+        return transcript;
+    }
+    serde_json::from_str(&redacted).unwrap_or(transcript)
+}
