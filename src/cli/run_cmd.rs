@@ -17,7 +17,7 @@ use crate::host::openai::OpenAiModel;
 use crate::host::sim::SimModel;
 use crate::host::Model;
 use crate::report::{
-    git_commit, read_episodes, summary_table, write_tables, EpisodeWriter, HostRecord, RunInfo,
+    git_commit, own_cpu_ms, read_episodes, summary_table, write_tables, EpisodeWriter, HostRecord, RunInfo,
     ServerRecord, Tables,
 };
 use crate::runner::{
@@ -70,6 +70,7 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         git_commit: git_commit(),
         episodes: 0,
         infra_errors: 0,
+        runner_cpu_ms: None,
     };
     info.write(&dir)?;
     let done: HashSet<DoneKey> = read_episodes(&dir)?.iter().map(DoneKey::of).collect();
@@ -120,6 +121,7 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
     info.finished_at = Some(chrono::Utc::now().to_rfc3339());
     info.episodes = episodes.len();
     info.infra_errors = episodes.iter().filter(|e| e.infra_error.is_some()).count();
+    info.runner_cpu_ms = own_cpu_ms();
     info.write(&dir)?;
     print_summary(&episodes, &info, &dir, &simulated);
     if cancelled {

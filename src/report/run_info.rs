@@ -46,6 +46,10 @@ pub struct RunInfo {
     pub git_commit: Option<String>,
     pub episodes: usize,
     pub infra_errors: usize,
+    /// CPU time mcpeval itself used in this invocation (not its servers'), in milliseconds;
+    /// `None` where the platform does not tell.
+    #[serde(default)]
+    pub runner_cpu_ms: Option<f64>,
 }
 
 impl RunInfo {
@@ -77,4 +81,28 @@ pub fn git_commit() -> Option<String> {
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
         .filter(|s| !s.is_empty())
+}
+
+/// CPU time (user + system, all threads) this process has used so far, from `/proc/self/stat`.
+pub fn own_cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    // The kernel reports clock ticks; USER_HZ is 100 on every Linux platform Rust supports.
+    Some((utime + stime) * 10.0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn own_cpu_time_is_read_on_linux() {
+        if cfg!(target_os = "linux") {
+            let spin: u64 = (0..20_000_000u64).fold(0, |a, b| a.wrapping_add(b * b));
+            assert!(spin > 0);
+            assert!(super::own_cpu_ms().expect("linux has /proc") > 0.0);
+        }
+    }
 }

@@ -1,0 +1,78 @@
+//! The `openai` host against `mcpeval sim-server` on 127.0.0.1 grades like the in-process sim.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use common::*;
+use mcpeval::episode::{Episode, Side};
+
+fn grades(eps: &[Episode]) -> BTreeMap<(String, Side, u32), (bool, String, String)> {
+    eps.iter()
+        .map(|e| {
+            let args: Vec<&str> = e.calls.iter().map(|c| c.arguments.as_str()).collect();
+            (
+                (e.task_id.clone(), e.side, e.trial),
+                (e.success, e.tools_called.clone(), args.join("|")),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn openai_host_through_sim_server_grades_like_the_sim_host() {
+    let server = spawn_listening(&["sim-server", "--addr", "127.0.0.1:0"], false);
+    let dir = temp_dir();
+    // OpenAI function tools carry no title, so neither host passes titles here.
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "baseline = \"demo:1.4.0\"\ncandidate = \"demo:1.5.0\"\nsuites = [\"tasks/demo\"]\n\
+         [profile]\npass_title = false\nserver_label = \"tracker\"\n",
+    )
+    .unwrap();
+    let run = |host: &str, out: &str| {
+        let out_dir = dir.path().join(out);
+        let output = Command::new(bin())
+            .args(["run", "--config", config.to_str().unwrap(), "--host", host, "--trials", "2"])
+            .args(["--out", out_dir.to_str().unwrap()])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+            .env("OPENAI_API_KEY", "sk-test-secret-value-123")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+        out_dir
+    };
+    let via_api = run("openai:sim", "api");
+    let in_process = run("sim", "sim");
+    let api_eps = episodes(&via_api);
+    assert!(api_eps.iter().all(|e| e.infra_error.is_none()));
+    assert!(api_eps.iter().all(|e| e.host == "openai:sim"));
+    assert!(api_eps.iter().any(|e| e.input_tokens > 0), "usage not recorded");
+    assert_eq!(grades(&api_eps), grades(&episodes(&in_process)));
+
+    // The API key never reaches the run directory.
+    for entry in std::fs::read_dir(&via_api).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        let content = String::from_utf8_lossy(&bytes);
+        assert!(!content.contains("sk-test-secret-value-123"));
+    }
+}
+
+#[test]
+fn an_unreachable_model_endpoint_is_recorded_as_infra_errors() {
+    let dir = temp_dir();
+    let output = Command::new(bin())
+        .args(["run", "--baseline", "demo:1.4.0", "--candidate", "demo:1.5.0", "--suite", "tasks/demo"])
+        .args(["--host", "openai:gpt-x", "--trials", "1", "--out", dir.path().to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .output()
+        .unwrap();
+    let eps = episodes(dir.path());
+    assert!(!eps.is_empty(), "{}", text(&output));
+    assert!(eps.iter().all(|e| e.infra_error.is_some() && !e.success));
+    assert!(eps.iter().all(|e| e.attempts.len() == 2), "retries not kept");
+}

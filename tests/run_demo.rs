@@ -1,0 +1,101 @@
+//! The embedded demo run end to end through the real binary: files, rows, sides, determinism.
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::File;
+
+use common::*;
+use mcpeval::episode::{Episode, Side};
+use polars::prelude::*;
+
+fn run_demo(dir: &std::path::Path, trials: &str, extra: &[&str]) -> Vec<Episode> {
+    let mut args = vec!["run", "--out", dir.to_str().unwrap(), "--trials", trials];
+    args.extend_from_slice(extra);
+    let out = mcpeval(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    episodes(dir)
+}
+
+/// What must reproduce for a seed: everything but timings and the run id.
+fn fingerprint(eps: &[Episode]) -> BTreeMap<(String, Side, u32), (bool, String, u64, u64, String)> {
+    eps.iter()
+        .map(|e| {
+            let args: Vec<&str> = e.calls.iter().map(|c| c.arguments.as_str()).collect();
+            (
+                (e.task_id.clone(), e.side, e.trial),
+                (e.success, e.tools_called.clone(), e.input_tokens, e.output_tokens, args.join("|")),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn demo_run_writes_every_episode_of_both_sides_and_reproduces_for_a_seed() {
+    let first = temp_dir();
+    let eps = run_demo(first.path(), "3", &[]);
+    for file in ["run.json", "episodes.parquet", "episodes.csv", "tool_calls.parquet", "transcripts.jsonl", "episodes.jsonl"] {
+        assert!(first.path().join(file).is_file(), "missing {file}");
+    }
+    let tasks: HashSet<&str> = eps.iter().map(|e| e.task_id.as_str()).collect();
+    assert!(tasks.len() >= 15, "only {} tasks", tasks.len());
+    assert_eq!(eps.len(), tasks.len() * 3 * 2);
+    assert!(eps.iter().all(|e| e.infra_error.is_none()), "infra errors in the demo");
+    assert!(eps.iter().any(|e| e.kind == mcpeval::suite::TaskKind::NoTool));
+    for side in Side::BOTH {
+        assert_eq!(eps.iter().filter(|e| e.side == side).count(), tasks.len() * 3);
+    }
+
+    // The sides differ on some tasks and agree on others.
+    let mut rate: BTreeMap<(&str, Side), u32> = BTreeMap::new();
+    for e in &eps {
+        *rate.entry((&e.task_id, e.side)).or_default() += e.success as u32;
+    }
+    let differing = tasks
+        .iter()
+        .filter(|t| rate[&(**t, Side::Baseline)] != rate[&(**t, Side::Candidate)])
+        .count();
+    assert!(differing >= 1, "1.5.0 changed nothing");
+    assert!(differing < tasks.len(), "every task moved");
+
+    // The tables hold the same episodes.
+    let df = ParquetReader::new(File::open(first.path().join("episodes.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    assert_eq!(df.height(), eps.len());
+    for column in ["run_id", "task_id", "kind", "set", "side", "host", "model", "trial", "seed", "success", "infra_error", "turns", "tool_calls", "tool_errors", "protocol_errors", "input_tokens", "output_tokens", "total_tokens", "latency_ms", "first_tool", "tools_called"] {
+        assert!(df.column(column).is_ok(), "episodes.parquet lacks {column}");
+    }
+    let calls = ParquetReader::new(File::open(first.path().join("tool_calls.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    let total_calls: u32 = eps.iter().map(|e| e.tool_calls).sum();
+    assert_eq!(calls.height() as u32, total_calls);
+    let csv = std::fs::read_to_string(first.path().join("episodes.csv")).unwrap();
+    assert_eq!(csv.lines().count(), eps.len() + 1);
+
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(first.path().join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["status"], "completed");
+    assert_eq!(run["baseline"]["info"]["version"], "1.4.0");
+    assert_eq!(run["candidate"]["info"]["version"], "1.5.0");
+    assert_eq!(run["hosts"][0]["simulated"], true);
+
+    let second = temp_dir();
+    let again = run_demo(second.path(), "3", &["--concurrency", "3"]);
+    assert_eq!(fingerprint(&eps), fingerprint(&again), "same seed, different episodes");
+    let third = temp_dir();
+    let other_seed = run_demo(third.path(), "3", &["--seed", "7"]);
+    assert_ne!(fingerprint(&eps), fingerprint(&other_seed));
+}
+
+#[test]
+fn shared_servers_run_every_trial_too() {
+    for isolation in ["task", "run"] {
+        let dir = temp_dir();
+        let eps = run_demo(dir.path(), "2", &["--isolation", isolation]);
+        let tasks: HashSet<&str> = eps.iter().map(|e| e.task_id.as_str()).collect();
+        assert_eq!(eps.len(), tasks.len() * 2 * 2, "isolation {isolation}");
+        assert!(eps.iter().all(|e| e.infra_error.is_none()), "isolation {isolation}");
+    }
+}
