@@ -35,7 +35,15 @@ fn openai_host_through_sim_server_grades_like_the_sim_host() {
     let run = |host: &str, out: &str| {
         let out_dir = dir.path().join(out);
         let output = Command::new(bin())
-            .args(["run", "--config", config.to_str().unwrap(), "--host", host, "--trials", "2"])
+            .args([
+                "run",
+                "--config",
+                config.to_str().unwrap(),
+                "--host",
+                host,
+                "--trials",
+                "2",
+            ])
             .args(["--out", out_dir.to_str().unwrap()])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
@@ -50,7 +58,10 @@ fn openai_host_through_sim_server_grades_like_the_sim_host() {
     let api_eps = episodes(&via_api);
     assert!(api_eps.iter().all(|e| e.infra_error.is_none()));
     assert!(api_eps.iter().all(|e| e.host == "openai:sim"));
-    assert!(api_eps.iter().any(|e| e.input_tokens > 0), "usage not recorded");
+    assert!(
+        api_eps.iter().any(|e| e.input_tokens > 0),
+        "usage not recorded"
+    );
     assert_eq!(grades(&api_eps), grades(&episodes(&in_process)));
 
     // The API key never reaches the run directory.
@@ -65,8 +76,23 @@ fn openai_host_through_sim_server_grades_like_the_sim_host() {
 fn an_unreachable_model_endpoint_is_recorded_as_infra_errors() {
     let dir = temp_dir();
     let output = Command::new(bin())
-        .args(["run", "--baseline", "demo:1.4.0", "--candidate", "demo:1.5.0", "--suite", "tasks/demo"])
-        .args(["--host", "openai:gpt-x", "--trials", "1", "--out", dir.path().to_str().unwrap()])
+        .args([
+            "run",
+            "--baseline",
+            "demo:1.4.0",
+            "--candidate",
+            "demo:1.5.0",
+            "--suite",
+            "tasks/demo",
+        ])
+        .args([
+            "--host",
+            "openai:gpt-x",
+            "--trials",
+            "1",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
         .output()
@@ -74,5 +100,8 @@ fn an_unreachable_model_endpoint_is_recorded_as_infra_errors() {
     let eps = episodes(dir.path());
     assert!(!eps.is_empty(), "{}", text(&output));
     assert!(eps.iter().all(|e| e.infra_error.is_some() && !e.success));
-    assert!(eps.iter().all(|e| e.attempts.len() == 2), "retries not kept");
+    assert!(
+        eps.iter().all(|e| e.attempts.len() == 2),
+        "retries not kept"
+    );
 }

@@ -11,13 +11,30 @@ use std::time::Duration;
 use common::*;
 
 fn lines(path: &Path) -> usize {
-    std::fs::read_to_string(path).map(|s| s.lines().count()).unwrap_or(0)
+    std::fs::read_to_string(path)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
 }
 
 fn slow_run(server: &Background, out: &Path) -> std::process::Child {
     Command::new(bin())
-        .args(["run", "--baseline", "demo:1.4.0", "--candidate", "demo:1.5.0", "--suite", "tasks/demo"])
-        .args(["--host", "openai:sim", "--trials", "4", "--concurrency", "2"])
+        .args([
+            "run",
+            "--baseline",
+            "demo:1.4.0",
+            "--candidate",
+            "demo:1.5.0",
+            "--suite",
+            "tasks/demo",
+        ])
+        .args([
+            "--host",
+            "openai:sim",
+            "--trials",
+            "4",
+            "--concurrency",
+            "2",
+        ])
         .args(["--out", out.to_str().unwrap()])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
@@ -29,7 +46,13 @@ fn slow_run(server: &Background, out: &Path) -> std::process::Child {
 
 fn resume(server: &Background, out: &Path) {
     let output = Command::new(bin())
-        .args(["run", "--resume", out.to_str().unwrap(), "--concurrency", "8"])
+        .args([
+            "run",
+            "--resume",
+            out.to_str().unwrap(),
+            "--concurrency",
+            "8",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
         .output()
@@ -40,9 +63,16 @@ fn resume(server: &Background, out: &Path) {
 fn assert_complete(out: &Path) {
     let eps = episodes(out);
     let tasks: HashSet<&str> = eps.iter().map(|e| e.task_id.as_str()).collect();
-    let keys: HashSet<_> = eps.iter().map(|e| (e.task_id.clone(), e.side, e.trial)).collect();
+    let keys: HashSet<_> = eps
+        .iter()
+        .map(|e| (e.task_id.clone(), e.side, e.trial))
+        .collect();
     assert_eq!(keys.len(), tasks.len() * 4 * 2, "missing episodes");
-    assert_eq!(lines(&out.join("episodes.jsonl")), keys.len(), "duplicate episodes");
+    assert_eq!(
+        lines(&out.join("episodes.jsonl")),
+        keys.len(),
+        "duplicate episodes"
+    );
     assert_eq!(lines(&out.join("transcripts.jsonl")), keys.len());
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
@@ -51,12 +81,18 @@ fn assert_complete(out: &Path) {
 
 #[test]
 fn a_killed_run_is_finished_by_resume_without_duplicates() {
-    let server = spawn_listening(&["sim-server", "--addr", "127.0.0.1:0", "--latency-ms", "30"], false);
+    let server = spawn_listening(
+        &["sim-server", "--addr", "127.0.0.1:0", "--latency-ms", "30"],
+        false,
+    );
     let dir = temp_dir();
     let out = dir.path().join("run");
     let mut child = slow_run(&server, &out);
     let episodes_file = out.join("episodes.jsonl");
-    assert!(wait_for(|| lines(&episodes_file) >= 12, Duration::from_secs(60)));
+    assert!(wait_for(
+        || lines(&episodes_file) >= 12,
+        Duration::from_secs(60)
+    ));
     child.kill().unwrap();
     child.wait().unwrap();
     let before = lines(&episodes_file);
@@ -67,12 +103,18 @@ fn a_killed_run_is_finished_by_resume_without_duplicates() {
 
 #[test]
 fn ctrl_c_finishes_in_flight_trials_writes_the_files_and_resume_completes() {
-    let server = spawn_listening(&["sim-server", "--addr", "127.0.0.1:0", "--latency-ms", "30"], false);
+    let server = spawn_listening(
+        &["sim-server", "--addr", "127.0.0.1:0", "--latency-ms", "30"],
+        false,
+    );
     let dir = temp_dir();
     let out = dir.path().join("run");
     let mut child = slow_run(&server, &out);
     let episodes_file = out.join("episodes.jsonl");
-    assert!(wait_for(|| lines(&episodes_file) >= 12, Duration::from_secs(60)));
+    assert!(wait_for(
+        || lines(&episodes_file) >= 12,
+        Duration::from_secs(60)
+    ));
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -80,7 +122,10 @@ fn ctrl_c_finishes_in_flight_trials_writes_the_files_and_resume_completes() {
     assert!(status.success());
     let exit = child.wait().unwrap();
     assert_eq!(exit.code(), Some(130));
-    assert!(out.join("episodes.parquet").is_file(), "tables not written on Ctrl-C");
+    assert!(
+        out.join("episodes.parquet").is_file(),
+        "tables not written on Ctrl-C"
+    );
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["status"], "interrupted");

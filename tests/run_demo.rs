@@ -24,7 +24,13 @@ fn fingerprint(eps: &[Episode]) -> BTreeMap<(String, Side, u32), (bool, String, 
             let args: Vec<&str> = e.calls.iter().map(|c| c.arguments.as_str()).collect();
             (
                 (e.task_id.clone(), e.side, e.trial),
-                (e.success, e.tools_called.clone(), e.input_tokens, e.output_tokens, args.join("|")),
+                (
+                    e.success,
+                    e.tools_called.clone(),
+                    e.input_tokens,
+                    e.output_tokens,
+                    args.join("|"),
+                ),
             )
         })
         .collect()
@@ -34,16 +40,31 @@ fn fingerprint(eps: &[Episode]) -> BTreeMap<(String, Side, u32), (bool, String, 
 fn demo_run_writes_every_episode_of_both_sides_and_reproduces_for_a_seed() {
     let first = temp_dir();
     let eps = run_demo(first.path(), "3", &[]);
-    for file in ["run.json", "episodes.parquet", "episodes.csv", "tool_calls.parquet", "transcripts.jsonl", "episodes.jsonl"] {
+    for file in [
+        "run.json",
+        "episodes.parquet",
+        "episodes.csv",
+        "tool_calls.parquet",
+        "transcripts.jsonl",
+        "episodes.jsonl",
+    ] {
         assert!(first.path().join(file).is_file(), "missing {file}");
     }
     let tasks: HashSet<&str> = eps.iter().map(|e| e.task_id.as_str()).collect();
     assert!(tasks.len() >= 15, "only {} tasks", tasks.len());
     assert_eq!(eps.len(), tasks.len() * 3 * 2);
-    assert!(eps.iter().all(|e| e.infra_error.is_none()), "infra errors in the demo");
-    assert!(eps.iter().any(|e| e.kind == mcpeval::suite::TaskKind::NoTool));
+    assert!(
+        eps.iter().all(|e| e.infra_error.is_none()),
+        "infra errors in the demo"
+    );
+    assert!(eps
+        .iter()
+        .any(|e| e.kind == mcpeval::suite::TaskKind::NoTool));
     for side in Side::BOTH {
-        assert_eq!(eps.iter().filter(|e| e.side == side).count(), tasks.len() * 3);
+        assert_eq!(
+            eps.iter().filter(|e| e.side == side).count(),
+            tasks.len() * 3
+        );
     }
 
     // The sides differ on some tasks and agree on others.
@@ -63,7 +84,29 @@ fn demo_run_writes_every_episode_of_both_sides_and_reproduces_for_a_seed() {
         .finish()
         .unwrap();
     assert_eq!(df.height(), eps.len());
-    for column in ["run_id", "task_id", "kind", "set", "side", "host", "model", "trial", "seed", "success", "infra_error", "turns", "tool_calls", "tool_errors", "protocol_errors", "input_tokens", "output_tokens", "total_tokens", "latency_ms", "first_tool", "tools_called"] {
+    for column in [
+        "run_id",
+        "task_id",
+        "kind",
+        "set",
+        "side",
+        "host",
+        "model",
+        "trial",
+        "seed",
+        "success",
+        "infra_error",
+        "turns",
+        "tool_calls",
+        "tool_errors",
+        "protocol_errors",
+        "input_tokens",
+        "output_tokens",
+        "total_tokens",
+        "latency_ms",
+        "first_tool",
+        "tools_called",
+    ] {
         assert!(df.column(column).is_ok(), "episodes.parquet lacks {column}");
     }
     let calls = ParquetReader::new(File::open(first.path().join("tool_calls.parquet")).unwrap())
@@ -83,7 +126,11 @@ fn demo_run_writes_every_episode_of_both_sides_and_reproduces_for_a_seed() {
 
     let second = temp_dir();
     let again = run_demo(second.path(), "3", &["--concurrency", "3"]);
-    assert_eq!(fingerprint(&eps), fingerprint(&again), "same seed, different episodes");
+    assert_eq!(
+        fingerprint(&eps),
+        fingerprint(&again),
+        "same seed, different episodes"
+    );
     let third = temp_dir();
     let other_seed = run_demo(third.path(), "3", &["--seed", "7"]);
     assert_ne!(fingerprint(&eps), fingerprint(&other_seed));
@@ -96,6 +143,9 @@ fn shared_servers_run_every_trial_too() {
         let eps = run_demo(dir.path(), "2", &["--isolation", isolation]);
         let tasks: HashSet<&str> = eps.iter().map(|e| e.task_id.as_str()).collect();
         assert_eq!(eps.len(), tasks.len() * 2 * 2, "isolation {isolation}");
-        assert!(eps.iter().all(|e| e.infra_error.is_none()), "isolation {isolation}");
+        assert!(
+            eps.iter().all(|e| e.infra_error.is_none()),
+            "isolation {isolation}"
+        );
     }
 }

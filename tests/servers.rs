@@ -10,7 +10,11 @@ use mcpeval::config::{ProtocolEra, ServerSpec};
 use mcpeval::mcp::McpConnection;
 
 fn stdio_spec(release: &str, era: ProtocolEra) -> ServerSpec {
-    let mut spec = ServerSpec::parse("demo", &format!("{} demo-server --release {release}", bin())).unwrap();
+    let mut spec = ServerSpec::parse(
+        "demo",
+        &format!("{} demo-server --release {release}", bin()),
+    )
+    .unwrap();
     spec.protocol_era = era;
     spec
 }
@@ -31,7 +35,11 @@ async fn exercise(spec: &ServerSpec, release: &str, expected_era: &str) {
     assert!(names.contains(&"search_issues"));
     assert_eq!(names.contains(&"find_issues"), release == "1.5.0");
     let args = serde_json::json!({"id": 3}).as_object().cloned();
-    match conn.call_tool("get_issue", args, Duration::from_secs(10)).await.unwrap() {
+    match conn
+        .call_tool("get_issue", args, Duration::from_secs(10))
+        .await
+        .unwrap()
+    {
         mcpeval::mcp::CallOutcome::Result { is_error, text } => {
             assert!(!is_error, "{text}");
             assert!(text.contains("uploading a large photo"), "{text}");
@@ -52,20 +60,58 @@ async fn demo_server_over_stdio_in_both_eras() {
 
 #[tokio::test]
 async fn demo_server_over_http_in_both_eras() {
-    let server = spawn_listening(&["demo-server", "--release", "1.5.0", "--http", "127.0.0.1:0"], true);
-    exercise(&http_spec(&server.addr, ProtocolEra::Legacy), "1.5.0", "legacy").await;
-    exercise(&http_spec(&server.addr, ProtocolEra::Modern), "1.5.0", "modern").await;
-    exercise(&http_spec(&server.addr, ProtocolEra::Auto), "1.5.0", "modern").await;
+    let server = spawn_listening(
+        &["demo-server", "--release", "1.5.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    exercise(
+        &http_spec(&server.addr, ProtocolEra::Legacy),
+        "1.5.0",
+        "legacy",
+    )
+    .await;
+    exercise(
+        &http_spec(&server.addr, ProtocolEra::Modern),
+        "1.5.0",
+        "modern",
+    )
+    .await;
+    exercise(
+        &http_spec(&server.addr, ProtocolEra::Auto),
+        "1.5.0",
+        "modern",
+    )
+    .await;
 }
 
 #[test]
 fn a_run_against_http_servers() {
-    let base = spawn_listening(&["demo-server", "--release", "1.4.0", "--http", "127.0.0.1:0"], true);
-    let cand = spawn_listening(&["demo-server", "--release", "1.5.0", "--http", "127.0.0.1:0"], true);
+    let base = spawn_listening(
+        &["demo-server", "--release", "1.4.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    let cand = spawn_listening(
+        &["demo-server", "--release", "1.5.0", "--http", "127.0.0.1:0"],
+        true,
+    );
     let dir = temp_dir();
     let b = format!("http://{}/mcp", base.addr);
     let c = format!("http://{}/mcp", cand.addr);
-    let out = mcpeval(&["run", "--baseline", &b, "--candidate", &c, "--suite", "tasks/demo", "--host", "sim", "--trials", "2", "--out", dir.path().to_str().unwrap()]);
+    let out = mcpeval(&[
+        "run",
+        "--baseline",
+        &b,
+        "--candidate",
+        &c,
+        "--suite",
+        "tasks/demo",
+        "--host",
+        "sim",
+        "--trials",
+        "2",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let eps = episodes(dir.path());
     assert!(!eps.is_empty());
@@ -75,14 +121,37 @@ fn a_run_against_http_servers() {
 #[test]
 fn a_server_that_cannot_start_stops_the_run_with_exit_3_and_its_stderr() {
     let dir = temp_dir();
-    let out = mcpeval(&["run", "--baseline", "ls /definitely/not/here", "--candidate", "demo:1.5.0", "--suite", "tasks/demo", "--out", dir.path().to_str().unwrap()]);
+    let out = mcpeval(&[
+        "run",
+        "--baseline",
+        "ls /definitely/not/here",
+        "--candidate",
+        "demo:1.5.0",
+        "--suite",
+        "tasks/demo",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("baseline"), "{err}");
     assert!(err.contains("/definitely/not/here"), "{err}");
-    assert!(err.to_lowercase().contains("no such file"), "stderr tail missing: {err}");
+    assert!(
+        err.to_lowercase().contains("no such file"),
+        "stderr tail missing: {err}"
+    );
 
-    let out = mcpeval(&["run", "--baseline", "demo:1.4.0", "--candidate", "/nonexistent/server --flag", "--suite", "tasks/demo", "--out", dir.path().to_str().unwrap()]);
+    let out = mcpeval(&[
+        "run",
+        "--baseline",
+        "demo:1.4.0",
+        "--candidate",
+        "/nonexistent/server --flag",
+        "--suite",
+        "tasks/demo",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("candidate"));
 }
@@ -91,7 +160,17 @@ fn a_server_that_cannot_start_stops_the_run_with_exit_3_and_its_stderr() {
 fn an_unreachable_http_server_is_an_infrastructure_failure() {
     let dir = temp_dir();
     // Port 9 on loopback: nothing listens there.
-    let out = mcpeval(&["run", "--baseline", "http://127.0.0.1:9/mcp", "--candidate", "demo:1.5.0", "--suite", "tasks/demo", "--out", dir.path().to_str().unwrap()]);
+    let out = mcpeval(&[
+        "run",
+        "--baseline",
+        "http://127.0.0.1:9/mcp",
+        "--candidate",
+        "demo:1.5.0",
+        "--suite",
+        "tasks/demo",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("127.0.0.1:9"));
 }

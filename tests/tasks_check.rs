@@ -26,7 +26,10 @@ fn the_embedded_demo_suite_is_the_one_on_disk() {
         .filter(|p| p.ends_with(".yaml"))
         .collect();
     on_disk.sort();
-    let mut embedded: Vec<String> = mcpeval::cli::DEMO_SUITE.iter().map(|(p, _)| p.to_string()).collect();
+    let mut embedded: Vec<String> = mcpeval::cli::DEMO_SUITE
+        .iter()
+        .map(|(p, _)| p.to_string())
+        .collect();
     embedded.sort();
     assert_eq!(on_disk, embedded);
     for (path, text) in mcpeval::cli::DEMO_SUITE {

@@ -17,8 +17,8 @@ use crate::host::openai::OpenAiModel;
 use crate::host::sim::SimModel;
 use crate::host::Model;
 use crate::report::{
-    git_commit, own_cpu_ms, read_episodes, summary_table, write_tables, EpisodeWriter, HostRecord, RunInfo,
-    ServerRecord, Tables,
+    git_commit, own_cpu_ms, read_episodes, summary_table, write_tables, EpisodeWriter, HostRecord,
+    RunInfo, ServerRecord, Tables,
 };
 use crate::runner::{
     self, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,

@@ -42,11 +42,25 @@ struct PoolKey {
 type Slot = Arc<OnceCell<Arc<Server>>>;
 
 /// Hands out servers to trials and closes shared ones when their last trial is done.
+///
+/// With `isolation = "trial"` the pool keeps one server per side started ahead ("warm"): the
+/// next trial's server starts while the models of the running trials think, so a server's
+/// start-up is off the critical path of all but the first trial.
 pub struct ServerPool {
     baseline: ServerSpec,
     candidate: ServerSpec,
     isolation: Isolation,
     slots: Mutex<HashMap<PoolKey, (Slot, usize)>>,
+    warm: Mutex<WarmServers>,
+}
+
+type Starting = tokio::task::JoinHandle<Result<Server, McpError>>;
+
+/// Per side: the server started ahead, and how many trials will still ask for one.
+#[derive(Default)]
+struct WarmServers {
+    starting: [Option<Starting>; 2],
+    remaining: [usize; 2],
 }
 
 /// A server lent to one trial; give it back with [`ServerPool::release`].
@@ -69,15 +83,22 @@ impl ServerPool {
             candidate,
             isolation,
             slots: Mutex::new(HashMap::new()),
+            warm: Mutex::new(WarmServers::default()),
         };
         let mut slots = HashMap::new();
+        let mut remaining = [0; 2];
         for (side, task) in uses {
+            remaining[side as usize] += 1;
             if let Some(key) = pool.key(side, task) {
                 slots.entry(key).or_insert_with(|| (Slot::default(), 0)).1 += 1;
             }
         }
         Self {
             slots: Mutex::new(slots),
+            warm: Mutex::new(WarmServers {
+                starting: [None, None],
+                remaining,
+            }),
             ..pool
         }
     }
@@ -104,7 +125,7 @@ impl ServerPool {
         let spec = self.spec(side);
         let Some(key) = self.key(side, task) else {
             return Ok(Lease {
-                server: Arc::new(Server::connect(spec).await?),
+                server: Arc::new(self.take_warm(side).await?),
                 key: None,
             });
         };
@@ -153,8 +174,45 @@ impl ServerPool {
         }
     }
 
+    /// The server started ahead for this side (or a new one), and starts the next one ahead if
+    /// more trials of the side are to come.
+    async fn take_warm(&self, side: Side) -> Result<Server, McpError> {
+        let ready = {
+            let mut warm = self.warm.lock().await;
+            let i = side as usize;
+            warm.remaining[i] = warm.remaining[i].saturating_sub(1);
+            let ready = warm.starting[i].take();
+            if warm.remaining[i] > 0 {
+                let spec = self.spec(side).clone();
+                warm.starting[i] = Some(tokio::spawn(async move { Server::connect(&spec).await }));
+            }
+            ready
+        };
+        match ready {
+            Some(handle) => match handle.await {
+                Ok(result) => result,
+                Err(_) => Server::connect(self.spec(side)).await,
+            },
+            None => Server::connect(self.spec(side)).await,
+        }
+    }
+
+    /// Closes servers started ahead that no trial will use (a run cut short).
+    pub async fn shutdown(&self) {
+        let mut warm = self.warm.lock().await;
+        for slot in &mut warm.starting {
+            if let Some(handle) = slot.take() {
+                handle.abort();
+                if let Ok(Ok(server)) = handle.await {
+                    server.connection.close().await;
+                }
+            }
+        }
+    }
+
     /// A retry will use the key again: count it.
     pub async fn add_use(&self, side: Side, task: usize) {
+        self.warm.lock().await.remaining[side as usize] += 1;
         if let Some(key) = self.key(side, task) {
             let mut slots = self.slots.lock().await;
             slots.entry(key).or_insert_with(|| (Slot::default(), 0)).1 += 1;

@@ -118,6 +118,7 @@ pub async fn run(runner: Runner, events: UnboundedSender<RunEvent>) -> (usize, b
         completed += 1;
     }
     drop(results);
+    shared.pool.shutdown().await;
     shared.emit(RunEventKind::RunFinished {
         completed,
         cancelled: cancel.is_cancelled(),
