@@ -1,12 +1,159 @@
 //! `mcpeval sim-server`: the sim model behind an OpenAI-compatible `/v1/chat/completions` endpoint.
 
+mod wire;
+
+use std::io::Write;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::sim::SimConfig;
+use anyhow::Context;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use super::sim::{SimConfig, SimModel};
+
+/// Request bodies up to this size are accepted (long transcripts).
+const BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+struct AppState {
+    sim: SimModel,
+    latency: Duration,
+}
 
 /// Serves until Ctrl-C. Prints the bound address on stdout first (`listening on http://…`).
 pub async fn serve(addr: SocketAddr, latency: Duration, config: SimConfig) -> anyhow::Result<()> {
-    let _ = (addr, latency, config);
-    todo!("sim server")
+    let listener = bind(addr).await?;
+    announce(listener.local_addr()?)?;
+    axum::serve(listener, router(latency, config))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("sim-server failed")
+}
+
+/// A running in-process sim-server; stops when `stop` is awaited or when dropped.
+pub struct SimServerHandle {
+    addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl SimServerHandle {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL for OpenAI clients: `http://ADDR/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Stops accepting requests, lets in-flight ones finish, and waits for the server to end.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.context("sim-server task panicked")??;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for SimServerHandle {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Starts a sim-server in this process (for tests and benchmarks); port 0 picks a free port.
+pub async fn spawn(
+    addr: SocketAddr,
+    latency: Duration,
+    config: SimConfig,
+) -> anyhow::Result<(SocketAddr, SimServerHandle)> {
+    let listener = bind(addr).await?;
+    let bound = listener.local_addr()?;
+    let (tx, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router(latency, config))
+            .with_graceful_shutdown(async {
+                let _ = rx.await;
+            })
+            .await
+    });
+    let handle = SimServerHandle {
+        addr: bound,
+        shutdown: Some(tx),
+        task: Some(task),
+    };
+    Ok((bound, handle))
+}
+
+async fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))
+}
+
+fn announce(addr: SocketAddr) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening on http://{addr}")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The routes, with and without the `/v1` prefix (clients differ in where they put it).
+pub fn router(latency: Duration, config: SimConfig) -> Router {
+    let state = Arc::new(AppState {
+        sim: SimModel::new(config),
+        latency,
+    });
+    Router::new()
+        .route("/v1/chat/completions", post(chat_completions))
+        .route("/chat/completions", post(chat_completions))
+        .route("/v1/models", get(models))
+        .route("/models", get(models))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state)
+}
+
+async fn chat_completions(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    if !state.latency.is_zero() {
+        tokio::time::sleep(state.latency).await;
+    }
+    let request = match serde_json::from_slice::<Value>(&body)
+        .map_err(|e| format!("the body is not JSON: {e}"))
+        .and_then(|v| wire::parse_request(&v))
+    {
+        Ok(r) => r,
+        Err(message) => return bad_request(&message),
+    };
+    let completion = state.sim.respond(&request);
+    Json(wire::response_body(&completion)).into_response()
+}
+
+async fn models() -> Json<Value> {
+    Json(json!({
+        "object": "list",
+        "data": [{"id": "sim", "object": "model", "created": 0, "owned_by": "mcpeval"}],
+    }))
+}
+
+fn bad_request(message: &str) -> Response {
+    let body = json!({"error": {
+        "message": message, "type": "invalid_request_error", "param": null, "code": null}});
+    (StatusCode::BAD_REQUEST, Json(body)).into_response()
 }

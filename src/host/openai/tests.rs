@@ -1,0 +1,300 @@
+//! Tests of the openai host: lenient parsing, names, and a round trip through `sim-server`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::wire::{parse_response, request_body, ToolNames};
+use super::OpenAiModel;
+use crate::host::sim::{SimConfig, SimModel};
+use crate::host::{sim_server, CompletionRequest, HostError, Message, Model, ToolSpec};
+
+fn local() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+fn tool(name: &str, description: &str, schema: Value) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        title: None,
+        description: Some(description.into()),
+        input_schema: schema,
+    }
+}
+
+const LONG: &str =
+    "mcp__a_very_long_server_label_for_testing__get_the_current_weather_forecast_for_city";
+
+fn tools() -> Vec<ToolSpec> {
+    let city = json!({"type": "object", "required": ["city"], "properties": {
+        "city": {"type": "string", "description": "City name, e.g. Paris"}}});
+    vec![
+        tool(
+            "notes.search",
+            "Search notes by keywords.",
+            json!({"type": "object",
+            "required": ["query"], "properties": {"query": {"type": "string"}}}),
+        ),
+        tool(LONG, "Get the weather forecast for a city.", city),
+        tool(
+            "notes_search",
+            "Search archived notes by keywords.",
+            json!({"type": "object",
+            "required": ["query"], "properties": {"query": {"type": "string"}}}),
+        ),
+    ]
+}
+
+fn request(prompt: &str, seed: u64) -> CompletionRequest {
+    CompletionRequest {
+        messages: vec![
+            Message::System {
+                content: "You are helpful.".into(),
+            },
+            Message::User {
+                content: prompt.into(),
+            },
+        ],
+        tools: tools(),
+        seed,
+    }
+}
+
+#[test]
+fn names_are_sanitized_unique_and_map_back() {
+    let names = ToolNames::new(tools().iter().map(|t| t.name.as_str()));
+    let wire: Vec<String> = tools().iter().map(|t| names.wire(&t.name)).collect();
+    let ok = regex::Regex::new("^[a-zA-Z0-9_-]{1,64}$").unwrap();
+    assert!(wire.iter().all(|w| ok.is_match(w)), "{wire:?}");
+    assert_eq!(wire[0], "notes_search");
+    assert_ne!(wire[2], wire[0]);
+    assert_eq!(wire[1].len(), 64);
+    for (t, w) in tools().iter().zip(&wire) {
+        assert_eq!(names.original(w), t.name);
+    }
+    let body = request_body("m", &request("hi", u64::MAX), &names);
+    assert_eq!(body["seed"], json!(-1));
+    assert_eq!(body["tools"][1]["function"]["name"], json!(wire[1]));
+    assert!(body["tools"][0]["function"].get("title").is_none());
+}
+
+#[test]
+fn odd_responses_are_read_leniently() {
+    let names = ToolNames::new(["notes.search"]);
+    let odd = json!({"choices": [{"message": {"content": "", "tool_calls": [
+        {"id": "a", "function": {"name": "notes_search", "arguments": {"query": "x"}}},
+        {"function": {"name": "other", "arguments": "{\"k\":1}"}}]},
+        "finish_reason": "eos"}]});
+    let c = parse_response(&odd, &names, "m").unwrap();
+    assert_eq!(c.content, None);
+    assert_eq!(c.tool_calls[0].name, "notes.search");
+    assert_eq!(c.tool_calls[0].arguments, r#"{"query":"x"}"#);
+    assert_eq!(
+        (c.tool_calls[1].id.as_str(), c.tool_calls[1].name.as_str()),
+        ("call_1", "other")
+    );
+    assert_eq!(
+        (
+            c.usage.input_tokens,
+            c.usage.output_tokens,
+            c.model.as_str()
+        ),
+        (0, 0, "m")
+    );
+    let partial = json!({"model": "x", "choices": [{"message": {"role": "assistant",
+        "content": [{"type": "text", "text": "hi"}]}, "finish_reason": ""}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3}});
+    let c = parse_response(&partial, &names, "m").unwrap();
+    assert_eq!(
+        (
+            c.content.as_deref(),
+            c.usage.input_tokens,
+            c.usage.output_tokens
+        ),
+        (Some("hi"), 12, 3)
+    );
+    assert_eq!(c.model, "x");
+    assert!(matches!(
+        parse_response(&json!({"error": "x"}), &names, "m"),
+        Err(HostError::BadResponse(_))
+    ));
+}
+
+#[test]
+fn a_key_is_needed_only_for_the_default_endpoint() {
+    let missing = OpenAiModel::from_settings("gpt", None, None);
+    assert!(matches!(missing, Err(HostError::MissingEnv(v)) if v == "OPENAI_API_KEY"));
+    let local =
+        OpenAiModel::from_settings("m", Some("http://127.0.0.1:1/v1/".into()), None).unwrap();
+    assert_eq!(
+        (local.id(), local.base_url()),
+        ("openai:m", "http://127.0.0.1:1/v1")
+    );
+    let bad = OpenAiModel::with_base_url("m", "http://127.0.0.1:1", Some("k\ney".into()));
+    assert!(matches!(bad, Err(HostError::Other(m)) if !m.contains("k\ney")));
+}
+
+#[tokio::test]
+async fn through_sim_server_equals_the_sim() {
+    let (addr, server) = sim_server::spawn(local(), Duration::ZERO, SimConfig::default())
+        .await
+        .unwrap();
+    let model =
+        OpenAiModel::with_base_url("sim", &format!("http://{addr}/v1"), Some("sk-test".into()))
+            .unwrap()
+            .with_timeout(Duration::from_secs(10))
+            .unwrap();
+    let sim = SimModel::new(SimConfig::default());
+    let prompts = [
+        "Search notes about rust macros",
+        "What is the weather forecast for city Paris?",
+        "Hello there",
+    ];
+    for (k, prompt) in prompts.iter().enumerate() {
+        for seed in [1, 2, u64::MAX - k as u64] {
+            let mut req = request(prompt, seed);
+            let direct = sim.respond(&req);
+            let remote = model.complete(&req).await.unwrap();
+            assert_eq!(remote.content, direct.content, "{prompt}");
+            assert_eq!(remote.tool_calls, direct.tool_calls, "{prompt}");
+            assert_eq!(remote.model, "sim");
+            assert!(remote.usage.input_tokens > 0);
+            // A second turn with the tool result goes through the same way.
+            if let Some(call) = direct.tool_calls.first() {
+                req.messages.push(Message::Assistant {
+                    content: None,
+                    tool_calls: direct.tool_calls.clone(),
+                });
+                req.messages.push(Message::Tool {
+                    tool_call_id: call.id.clone(),
+                    content: "sunny, 21 C".into(),
+                });
+                let (d, r) = (sim.respond(&req), model.complete(&req).await.unwrap());
+                assert_eq!((r.content, r.tool_calls), (d.content, d.tool_calls));
+            }
+        }
+    }
+    let weather = model.complete(&request(prompts[1], 1)).await.unwrap();
+    assert_eq!(weather.tool_calls[0].name, LONG);
+    assert_eq!(weather.tool_calls[0].arguments, r#"{"city":"Paris"}"#);
+    let search = model.complete(&request(prompts[0], 1)).await.unwrap();
+    assert!(search.tool_calls[0].name.starts_with("notes"), "{search:?}");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn sim_server_speaks_openai_and_rejects_garbage() {
+    let (addr, server) = sim_server::spawn(local(), Duration::ZERO, SimConfig::default())
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let models: Value = http
+        .get(format!("http://{addr}/v1/models"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(models["data"][0]["id"], "sim");
+    let url = format!("http://{addr}/v1/chat/completions");
+    let bad = http.post(&url).body("{not json").send().await.unwrap();
+    assert_eq!(bad.status(), 400);
+    let err: Value = bad.json().await.unwrap();
+    assert_eq!(err["error"]["type"], "invalid_request_error");
+    let body = json!({"model": "sim", "seed": 3, "temperature": 0, "messages": [
+        {"role": "user", "content": "Search notes about rust"}],
+        "tools": [{"type": "function", "function": {"name": "notes_search", "description": "Search notes.",
+                   "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}]});
+    let ok: Value = http
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ok["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(
+        ok["choices"][0]["message"]["tool_calls"][0]["type"],
+        "function"
+    );
+    let usage = &ok["usage"];
+    assert_eq!(
+        usage["total_tokens"],
+        json!(
+            usage["prompt_tokens"].as_u64().unwrap() + usage["completion_tokens"].as_u64().unwrap()
+        )
+    );
+    server.stop().await.unwrap();
+}
+
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text = format!("{text}: {s}");
+        source = s.source();
+    }
+    text
+}
+
+#[tokio::test]
+async fn http_errors_become_host_errors_without_the_key() {
+    use axum::http::StatusCode;
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "upstream exploded") }),
+    );
+    let listener = tokio::net::TcpListener::bind(local()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move { axum::serve(listener, app).await });
+    let model = OpenAiModel::with_base_url(
+        "m",
+        &format!("http://{addr}/v1"),
+        Some("sk-secret-key".into()),
+    )
+    .unwrap();
+    let err = model.complete(&request("hi", 1)).await.unwrap_err();
+    let text = chain(&err);
+    assert!(matches!(err, HostError::Request { .. }), "{text}");
+    assert!(
+        text.contains("HTTP 500") && text.contains("upstream exploded"),
+        "{text}"
+    );
+    assert!(!text.contains("sk-secret-key"));
+    task.abort();
+}
+
+#[tokio::test]
+async fn concurrent_requests_overlap_their_latency() {
+    let latency = Duration::from_millis(200);
+    let (addr, server) = sim_server::spawn(local(), latency, SimConfig::default())
+        .await
+        .unwrap();
+    let model = std::sync::Arc::new(
+        OpenAiModel::with_base_url("sim", &format!("http://{addr}/v1"), None).unwrap(),
+    );
+    let started = std::time::Instant::now();
+    let tasks: Vec<_> = (0..200)
+        .map(|seed| {
+            let model = model.clone();
+            tokio::spawn(async move {
+                model
+                    .complete(&request("Search notes about rust", seed))
+                    .await
+            })
+        })
+        .collect();
+    for t in tasks {
+        assert!(t.await.unwrap().is_ok());
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    server.stop().await.unwrap();
+}
