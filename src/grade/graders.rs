@@ -1,10 +1,555 @@
 //! The graders themselves: expected calls, forbidden tools, no-tool, answer checks, call budget.
 
-use super::{Grade, Observed};
-use crate::suite::Task;
+use regex::Regex;
+use serde_json::Value;
+
+use super::matchers::{
+    assignment, describe_call, regex_error, show_value, subsequence, CallMatcher,
+};
+use super::{Check, Grade, Observed, ObservedCall};
+use crate::suite::{Task, TaskKind};
+
+/// How many observed calls a message lists before "and N more".
+const MAX_LISTED_CALLS: usize = 5;
 
 /// Grades one trial against its task. Every grader the task sets runs; success = all pass.
 pub fn grade(task: &Task, observed: &Observed<'_>) -> Grade {
-    let _ = (task, observed);
-    todo!("graders")
+    let expect = &task.expect;
+    let calls = &observed.calls;
+    let mut checks = Vec::new();
+    if !expect.calls.is_empty() {
+        let matchers: Vec<CallMatcher<'_>> = expect.calls.iter().map(CallMatcher::new).collect();
+        checks.push(expected_calls(&matchers, expect.ordered, calls));
+    }
+    if !expect.forbidden_tools.is_empty() {
+        checks.push(forbidden_tools(&expect.forbidden_tools, calls));
+    }
+    if expect.no_tool || task.kind == TaskKind::NoTool {
+        checks.push(no_tool(calls));
+    }
+    if !expect.answer_contains.is_empty() {
+        checks.push(answer_contains(&expect.answer_contains, observed.answer));
+    }
+    if let Some(pattern) = &expect.answer_regex {
+        checks.push(answer_regex(pattern, observed.answer));
+    }
+    if let Some(max) = expect.max_tool_calls {
+        checks.push(max_tool_calls(max, calls.len()));
+    }
+    let success = !checks.is_empty() && checks.iter().all(|c| c.passed);
+    Grade { success, checks }
+}
+
+fn check(grader: &str, passed: bool, explanation: String) -> Check {
+    Check {
+        grader: grader.to_owned(),
+        passed,
+        explanation,
+    }
+}
+
+/// `expected_calls`: each expected call is matched by a distinct observed call; when `ordered`,
+/// the matches must come in order (a greedy subsequence of the observed calls).
+fn expected_calls(
+    expected: &[CallMatcher<'_>],
+    ordered: bool,
+    calls: &[ObservedCall<'_>],
+) -> Check {
+    let fits: Vec<Vec<bool>> = expected
+        .iter()
+        .map(|e| {
+            calls
+                .iter()
+                .map(|c| e.matches(c.tool, c.arguments))
+                .collect()
+        })
+        .collect();
+    let assigned = if ordered {
+        subsequence(&fits)
+    } else {
+        assignment(&fits, calls.len())
+    };
+    let mut problems = Vec::new();
+    for (index, e) in expected.iter().enumerate() {
+        if assigned[index].is_none() {
+            let previous = assigned[..index].iter().rev().flatten().next().copied();
+            let context = Unmatched {
+                ordered,
+                previous,
+                fits: &fits[index],
+            };
+            problems.push(explain_unmatched(e, &context, calls));
+        }
+    }
+    if problems.is_empty() {
+        let matched: Vec<String> = expected
+            .iter()
+            .zip(&assigned)
+            .map(|(e, at)| format!("`{}` (call {})", e.tool, at.map_or(0, |i| i + 1)))
+            .collect();
+        let order = if ordered { " in order" } else { "" };
+        let n = expected.len();
+        let noun = if n == 1 { "call was" } else { "calls were" };
+        let explanation = format!("{n} expected {noun} made{order}: {}", matched.join(", "));
+        return check("expected_calls", true, explanation);
+    }
+    check("expected_calls", false, problems.join("; "))
+}
+
+/// What is known about an expected call that found no observed call.
+struct Unmatched<'f> {
+    ordered: bool,
+    /// The observed call matched to the closest earlier expected call (ordered matching).
+    previous: Option<usize>,
+    /// Which observed calls would satisfy this expectation on their own.
+    fits: &'f [bool],
+}
+
+/// Why an expected call was not matched: against the closest call of the same tool (which
+/// arguments differed), or naming the tools that were called.
+fn explain_unmatched(
+    e: &CallMatcher<'_>,
+    context: &Unmatched<'_>,
+    calls: &[ObservedCall<'_>],
+) -> String {
+    let wanted = format!("expected {}", e.describe());
+    if calls.is_empty() {
+        return format!("{wanted}, got no tool call");
+    }
+    // A call that satisfies this expectation exists, but it went to another expected call, or
+    // (ordered) came too early: say so rather than compare arguments that did match.
+    if let Some(call) = context.fits.iter().rposition(|&fit| fit) {
+        let n = call + 1;
+        return match context.previous {
+            Some(previous) if context.ordered && call != previous => format!(
+                "{wanted} after call {} ({}), but the matching call {n} came before it",
+                previous + 1,
+                describe_call(calls[previous].tool, calls[previous].arguments)
+            ),
+            _ => format!(
+                "{wanted} once more: the matching call {n} already counts for another expected call"
+            ),
+        };
+    }
+    let closest = calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.tool == e.tool)
+        .map(|(i, c)| (i, e.mismatches(c.arguments)))
+        .min_by_key(|(_, mismatches)| mismatches.len());
+    if let Some((i, mismatches)) = closest {
+        let got = describe_call(calls[i].tool, calls[i].arguments);
+        return format!(
+            "{wanted}, got {got} (call {}): {}",
+            i + 1,
+            mismatches.join(", ")
+        );
+    }
+    format!("{wanted}, got {}", list_calls(calls))
+}
+
+/// The observed calls in words, the first few of them.
+fn list_calls(calls: &[ObservedCall<'_>]) -> String {
+    let mut listed: Vec<String> = calls
+        .iter()
+        .take(MAX_LISTED_CALLS)
+        .map(|c| describe_call(c.tool, c.arguments))
+        .collect();
+    if calls.len() > MAX_LISTED_CALLS {
+        listed.push(format!("and {} more", calls.len() - MAX_LISTED_CALLS));
+    }
+    listed.join(", ")
+}
+
+/// `forbidden_tools`: none of these tools was called.
+fn forbidden_tools(forbidden: &[String], calls: &[ObservedCall<'_>]) -> Check {
+    let mut hits: Vec<String> = Vec::new();
+    for tool in forbidden {
+        let at: Vec<String> = calls
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.tool == tool)
+            .map(|(i, _)| (i + 1).to_string())
+            .collect();
+        if !at.is_empty() {
+            let plural = if at.len() == 1 { "" } else { "s" };
+            hits.push(format!("`{tool}` (call{plural} {})", at.join(", ")));
+        }
+    }
+    if hits.is_empty() {
+        let names: Vec<String> = forbidden.iter().map(|t| format!("`{t}`")).collect();
+        let explanation = format!("none of {} was called", names.join(", "));
+        return check("forbidden_tools", true, explanation);
+    }
+    let explanation = format!("called forbidden tool {}", hits.join(", "));
+    check("forbidden_tools", false, explanation)
+}
+
+/// `no_tool`: the model answered without calling any tool.
+fn no_tool(calls: &[ObservedCall<'_>]) -> Check {
+    if calls.is_empty() {
+        return check("no_tool", true, "no tool was called".to_owned());
+    }
+    let mut names: Vec<String> = calls
+        .iter()
+        .take(MAX_LISTED_CALLS)
+        .map(|c| format!("`{}`", c.tool))
+        .collect();
+    if calls.len() > MAX_LISTED_CALLS {
+        names.push(format!("and {} more", calls.len() - MAX_LISTED_CALLS));
+    }
+    let explanation = format!(
+        "expected no tool call, got {}: {}",
+        calls.len(),
+        names.join(", ")
+    );
+    check("no_tool", false, explanation)
+}
+
+/// `answer_contains`: the final answer contains each text, ignoring case.
+fn answer_contains(needles: &[String], answer: Option<&str>) -> Check {
+    let quoted = |texts: &[&String]| {
+        let quoted: Vec<String> = texts
+            .iter()
+            .map(|t| Value::from(t.as_str()).to_string())
+            .collect();
+        quoted.join(", ")
+    };
+    let all: Vec<&String> = needles.iter().collect();
+    let Some(answer) = answer else {
+        let explanation = format!(
+            "there is no final answer (expected it to contain {})",
+            quoted(&all)
+        );
+        return check("answer_contains", false, explanation);
+    };
+    let haystack = answer.to_lowercase();
+    let missing: Vec<&String> = needles
+        .iter()
+        .filter(|n| !haystack.contains(&n.to_lowercase()))
+        .collect();
+    if missing.is_empty() {
+        return check(
+            "answer_contains",
+            true,
+            format!("the answer contains {}", quoted(&all)),
+        );
+    }
+    let explanation = format!("the answer does not contain {}", quoted(&missing));
+    check("answer_contains", false, explanation)
+}
+
+/// `answer_regex`: the final answer matches the regex.
+fn answer_regex(pattern: &str, answer: Option<&str>) -> Check {
+    let regex = match Regex::new(pattern) {
+        Ok(regex) => regex,
+        Err(err) => {
+            let explanation = format!("invalid regex /{pattern}/: {}", regex_error(&err));
+            return check("answer_regex", false, explanation);
+        }
+    };
+    let Some(answer) = answer else {
+        let explanation = format!("there is no final answer to match /{pattern}/");
+        return check("answer_regex", false, explanation);
+    };
+    match regex.find(answer) {
+        Some(found) => {
+            let at = show_value(&Value::from(found.as_str()));
+            check(
+                "answer_regex",
+                true,
+                format!("the answer matches /{pattern}/ at {at}"),
+            )
+        }
+        None => {
+            let explanation = format!("the answer does not match /{pattern}/");
+            check("answer_regex", false, explanation)
+        }
+    }
+}
+
+/// `max_tool_calls`: the model made at most this many tool calls.
+fn max_tool_calls(max: u32, made: usize) -> Check {
+    let noun = if made == 1 { "tool call" } else { "tool calls" };
+    let passed = made <= max as usize;
+    check(
+        "max_tool_calls",
+        passed,
+        format!("{made} {noun}, at most {max} allowed"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::TaskSet;
+    use serde_json::json;
+
+    fn task(expect: Value) -> Task {
+        Task {
+            id: "t".into(),
+            prompt: "p".into(),
+            kind: TaskKind::Tool,
+            set: TaskSet::Regression,
+            tools: Vec::new(),
+            max_turns: 8,
+            expect: serde_json::from_value(expect).unwrap(),
+            source: "t.yaml:1".into(),
+        }
+    }
+
+    /// Observed calls from (tool, arguments) pairs.
+    fn observed<'a>(
+        calls: &'a [(&'a str, Option<Value>)],
+        answer: Option<&'a str>,
+    ) -> Observed<'a> {
+        let calls = calls
+            .iter()
+            .map(|(tool, arguments)| ObservedCall {
+                tool,
+                arguments: arguments.as_ref(),
+            })
+            .collect();
+        Observed { calls, answer }
+    }
+
+    fn only_check(grade: &Grade) -> &Check {
+        assert_eq!(grade.checks.len(), 1, "{grade:?}");
+        &grade.checks[0]
+    }
+
+    #[test]
+    fn expected_calls_pass_with_extra_arguments_and_calls() {
+        let t = task(json!({"calls": [{"tool": "search_issues", "args": {"project": "apollo"}}]}));
+        let calls = [
+            ("list_projects", Some(json!({}))),
+            (
+                "search_issues",
+                Some(json!({"project": "apollo", "query": "login"})),
+            ),
+        ];
+        let g = grade(&t, &observed(&calls, None));
+        assert!(g.success);
+        let c = only_check(&g);
+        assert_eq!(c.grader, "expected_calls");
+        assert_eq!(
+            c.explanation,
+            "1 expected call was made: `search_issues` (call 2)"
+        );
+    }
+
+    #[test]
+    fn wrong_tool_names_the_calls_made() {
+        let t = task(json!({"calls": [{"tool": "create_issue", "args": {"project": "apollo"}}]}));
+        let calls = [("search_issues", Some(json!({"query": "login"})))];
+        let g = grade(&t, &observed(&calls, None));
+        assert!(!g.success);
+        assert_eq!(
+            only_check(&g).explanation,
+            r#"expected `create_issue` with project=apollo, got `search_issues`(query="login")"#
+        );
+    }
+
+    #[test]
+    fn wrong_argument_is_explained_against_the_closest_call_of_the_tool() {
+        let t = task(json!({"calls": [{"tool": "update_issue",
+            "args": {"id": 7, "status": "open"}}]}));
+        let calls = [
+            ("update_issue", Some(json!({"id": 8, "status": "closed"}))),
+            ("update_issue", Some(json!({"id": 7.0, "status": "closed"}))),
+        ];
+        let g = grade(&t, &observed(&calls, None));
+        assert_eq!(
+            only_check(&g).explanation,
+            "expected `update_issue` with id=7, status=open, got `update_issue`(id=7.0, \
+             status=\"closed\") (call 2): argument `status` was \"closed\", expected \"open\""
+        );
+    }
+
+    #[test]
+    fn no_calls_at_all() {
+        let t = task(json!({"calls": [{"tool": "get_issue"}]}));
+        let g = grade(&t, &observed(&[], Some("I don't know")));
+        assert_eq!(
+            only_check(&g).explanation,
+            "expected `get_issue`, got no tool call"
+        );
+    }
+
+    #[test]
+    fn invalid_json_arguments_never_match_an_args_check() {
+        let t = task(json!({"calls": [{"tool": "get_issue", "args": {"id": {"any": true}}}]}));
+        let g = grade(&t, &observed(&[("get_issue", None)], None));
+        assert!(!g.success);
+        assert_eq!(
+            only_check(&g).explanation,
+            "expected `get_issue` with id (any value), got `get_issue`(<invalid JSON>) (call 1): \
+             the arguments were not valid JSON"
+        );
+    }
+
+    #[test]
+    fn unordered_matching_ignores_order_ordered_does_not() {
+        let expect = json!({"calls": [{"tool": "search_issues"}, {"tool": "get_issue"}]});
+        let calls = [
+            ("get_issue", Some(json!({}))),
+            ("search_issues", Some(json!({}))),
+        ];
+        assert!(grade(&task(expect.clone()), &observed(&calls, None)).success);
+
+        let mut ordered = expect;
+        ordered["ordered"] = json!(true);
+        let g = grade(&task(ordered), &observed(&calls, None));
+        assert!(!g.success);
+        assert_eq!(
+            only_check(&g).explanation,
+            "expected `get_issue` after call 2 (`search_issues`()), but the matching call 1 \
+             came before it"
+        );
+    }
+
+    #[test]
+    fn ordered_matching_is_a_subsequence() {
+        let t = task(json!({"ordered": true, "calls": [
+            {"tool": "search_issues"}, {"tool": "get_issue", "args": {"id": 3}}]}));
+        let calls = [
+            ("search_issues", Some(json!({}))),
+            ("get_issue", Some(json!({"id": 1}))),
+            ("get_issue", Some(json!({"id": 3}))),
+        ];
+        let g = grade(&t, &observed(&calls, None));
+        assert!(g.success, "{g:?}");
+        assert_eq!(
+            only_check(&g).explanation,
+            "2 expected calls were made in order: `search_issues` (call 1), `get_issue` (call 3)"
+        );
+    }
+
+    #[test]
+    fn each_expected_call_needs_its_own_observed_call() {
+        let t = task(json!({"calls": [{"tool": "search_issues"}, {"tool": "search_issues"}]}));
+        let g = grade(&t, &observed(&[("search_issues", Some(json!({})))], None));
+        assert_eq!(
+            only_check(&g).explanation,
+            "expected `search_issues` once more: the matching call 1 already counts for another \
+             expected call"
+        );
+    }
+
+    #[test]
+    fn a_loose_expectation_does_not_steal_the_call_a_strict_one_needs() {
+        let t = task(json!({"calls": [
+            {"tool": "search_issues", "args": {"query": {"regex": "."}}},
+            {"tool": "search_issues", "args": {"query": "login"}}]}));
+        let calls = [
+            ("search_issues", Some(json!({"query": "login"}))),
+            ("search_issues", Some(json!({"query": "logout"}))),
+        ];
+        assert!(grade(&t, &observed(&calls, None)).success);
+    }
+
+    #[test]
+    fn forbidden_tools_name_the_offending_calls() {
+        let t = task(json!({"forbidden_tools": ["create_issue", "delete_issue"]}));
+        let ok = grade(&t, &observed(&[("get_issue", None)], None));
+        assert!(ok.success);
+        assert_eq!(
+            only_check(&ok).explanation,
+            "none of `create_issue`, `delete_issue` was called"
+        );
+        let calls = [
+            ("create_issue", None),
+            ("get_issue", None),
+            ("create_issue", None),
+        ];
+        let g = grade(&t, &observed(&calls, None));
+        assert_eq!(
+            only_check(&g).explanation,
+            "called forbidden tool `create_issue` (calls 1, 3)"
+        );
+    }
+
+    #[test]
+    fn no_tool_runs_for_no_tool_tasks() {
+        let mut t = task(json!({}));
+        t.kind = TaskKind::NoTool;
+        let calls = [("update_issue", None), ("get_issue", None)];
+        let g = grade(&t, &observed(&calls, Some("done")));
+        let c = only_check(&g);
+        assert_eq!(c.grader, "no_tool");
+        assert_eq!(
+            c.explanation,
+            "expected no tool call, got 2: `update_issue`, `get_issue`"
+        );
+        assert!(grade(&t, &observed(&[], Some("hello"))).success);
+    }
+
+    #[test]
+    fn answer_contains_ignores_case() {
+        let t = task(json!({"answer_contains": ["Login page", "apollo"]}));
+        let g = grade(
+            &t,
+            &observed(&[], Some("The LOGIN PAGE of Apollo is broken")),
+        );
+        assert!(g.success);
+        let g = grade(&t, &observed(&[], Some("Apollo is fine")));
+        assert_eq!(
+            only_check(&g).explanation,
+            r#"the answer does not contain "Login page""#
+        );
+        let g = grade(&t, &observed(&[], None));
+        assert!(only_check(&g)
+            .explanation
+            .starts_with("there is no final answer"));
+    }
+
+    #[test]
+    fn answer_regex_explains_and_survives_a_bad_pattern() {
+        let t = task(json!({"answer_regex": "(?i)timed? ?out"}));
+        let g = grade(&t, &observed(&[], Some("The request Timed out.")));
+        assert!(g.success);
+        assert_eq!(
+            only_check(&g).explanation,
+            r#"the answer matches /(?i)timed? ?out/ at "Timed out""#
+        );
+        let g = grade(&t, &observed(&[], Some("it worked")));
+        assert_eq!(
+            only_check(&g).explanation,
+            "the answer does not match /(?i)timed? ?out/"
+        );
+        let bad = task(json!({"answer_regex": "("}));
+        let g = grade(&bad, &observed(&[], Some("x")));
+        assert!(!g.success);
+        assert_eq!(
+            only_check(&g).explanation,
+            "invalid regex /(/: unclosed group"
+        );
+    }
+
+    #[test]
+    fn max_tool_calls_counts_every_call() {
+        let t = task(json!({"max_tool_calls": 2}));
+        let calls = [("a", None), ("b", None), ("c", None)];
+        let g = grade(&t, &observed(&calls, None));
+        assert_eq!(
+            only_check(&g).explanation,
+            "3 tool calls, at most 2 allowed"
+        );
+        assert!(grade(&t, &observed(&calls[..1], None)).success);
+    }
+
+    #[test]
+    fn only_set_graders_run_and_success_needs_one() {
+        let t = task(json!({"calls": [{"tool": "a"}], "max_tool_calls": 1}));
+        let calls = [("a", None), ("a", None)];
+        let g = grade(&t, &observed(&calls, None));
+        let names: Vec<&str> = g.checks.iter().map(|c| c.grader.as_str()).collect();
+        assert_eq!(names, ["expected_calls", "max_tool_calls"]);
+        assert!(!g.success);
+        assert_eq!(
+            g.failure_summary(),
+            "max_tool_calls: 2 tool calls, at most 1 allowed"
+        );
+        assert!(!grade(&task(json!({})), &observed(&[], Some("x"))).success);
+    }
 }

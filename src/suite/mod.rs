@@ -1,7 +1,13 @@
 //! Task suites: the task model and the loading and validation of task YAML files.
 
+mod check;
 mod load;
+mod raw;
 mod task;
+mod validate;
+
+#[cfg(test)]
+mod tests;
 
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use task::{ArgMatcher, Expectations, ExpectedCall, Task, TaskKind, TaskSet};

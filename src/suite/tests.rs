@@ -1,0 +1,427 @@
+//! Loader tests: the fixture suites under `tests/fixtures/tasks/` and validation of inline YAML.
+
+use std::path::{Path, PathBuf};
+
+use super::load::check_bytes;
+use super::{load_suite, ArgMatcher, Diagnostic, SuiteError, Task, TaskKind, TaskSet};
+
+fn fixture(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/tasks")
+        .join(relative)
+}
+
+fn diagnostics(result: Result<super::Suite, SuiteError>) -> Vec<Diagnostic> {
+    match result {
+        Err(SuiteError::Invalid(diagnostics)) => diagnostics,
+        Err(other) => panic!("unexpected error: {other}"),
+        Ok(suite) => panic!("loaded {} task(s), expected problems", suite.tasks.len()),
+    }
+}
+
+/// The problems in an inline task file (named `t.yaml`).
+fn problems(yaml: &str) -> Vec<String> {
+    let (_, found) = check_bytes(Path::new("t.yaml"), yaml.as_bytes());
+    found.iter().map(ToString::to_string).collect()
+}
+
+fn tasks(yaml: &str) -> Vec<Task> {
+    let (checked, found) = check_bytes(Path::new("t.yaml"), yaml.as_bytes());
+    assert!(found.is_empty(), "{found:?}");
+    checked.into_iter().map(|c| c.task.unwrap()).collect()
+}
+
+#[test]
+fn good_suite_loads_three_tasks_from_two_files() {
+    let suite = load_suite(&[fixture("good")]).unwrap();
+    let ids: Vec<&str> = suite.tasks.iter().map(|t| t.id.as_str()).collect();
+    // Files in sorted order: greeting.yml, then issues.yaml.
+    assert_eq!(ids, ["greeting", "search-open-login", "close-then-comment"]);
+    let greeting = &suite.tasks[0];
+    assert_eq!(greeting.kind, TaskKind::NoTool);
+    assert!(greeting.expect.no_tool, "no-tool implies no_tool");
+    assert!(
+        greeting.source.ends_with("good/greeting.yml:2"),
+        "{}",
+        greeting.source
+    );
+    let search = &suite.tasks[1];
+    assert_eq!(search.max_turns, 6);
+    assert_eq!(search.tools, ["search_issues"]);
+    assert_eq!(
+        search.expect.calls[0].args["query"],
+        ArgMatcher::Regex {
+            regex: "(?i)login".into()
+        }
+    );
+    assert_eq!(
+        search.expect.calls[0].args["status"],
+        ArgMatcher::Any { any: true }
+    );
+    let close = &suite.tasks[2];
+    assert_eq!(close.set, TaskSet::Capability);
+    assert_eq!(close.max_turns, 8);
+    assert_eq!(
+        close.tools,
+        ["update_issue", "add_comment"],
+        "default: the called tools"
+    );
+    assert!(close.expect.ordered);
+    assert!(
+        close.source.ends_with("good/issues.yaml:16"),
+        "{}",
+        close.source
+    );
+}
+
+#[test]
+fn single_task_file_and_defaults() {
+    let t =
+        tasks("id: a\nprompt: hi\nexpect:\n  calls:\n    - tool: get_issue\n      args: {id: 3}\n");
+    assert_eq!(t.len(), 1);
+    assert_eq!(
+        (t[0].kind, t[0].set, t[0].max_turns),
+        (TaskKind::Tool, TaskSet::Regression, 8)
+    );
+    assert_eq!(t[0].source, "t.yaml:1");
+    assert_eq!(
+        t[0].expect.calls[0].args["id"],
+        ArgMatcher::Literal(serde_json::json!(3))
+    );
+}
+
+#[test]
+fn multi_task_file() {
+    let t = tasks(
+        "- id: a\n  prompt: one\n  kind: no-tool\n\
+         - id: b\n  prompt: two\n  expect: {max_tool_calls: 0, answer_contains: [x]}\n",
+    );
+    let ids: Vec<&str> = t.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b"]);
+    assert_eq!(t[1].source, "t.yaml:4");
+    assert_eq!(t[1].expect.max_tool_calls, Some(0));
+}
+
+#[test]
+fn exact_matchers_keep_objects() {
+    let t = tasks(
+        "id: a\nprompt: p\nexpect:\n  calls:\n    - tool: t\n      args:\n        \
+         filter: {exact: {a: 1, b: [x]}}\n        tags: [x, 2]\n",
+    );
+    let args = &t[0].expect.calls[0].args;
+    let exact = serde_json::json!({"a": 1, "b": ["x"]});
+    assert_eq!(args["filter"], ArgMatcher::Exact { exact });
+    assert_eq!(
+        args["tags"],
+        ArgMatcher::Literal(serde_json::json!(["x", 2]))
+    );
+}
+
+/// Each bad fixture holds one problem: (file, line, column, message fragment).
+const BAD: &[(&str, usize, usize, &str)] = &[
+    (
+        "unknown-key-task.yaml",
+        4,
+        1,
+        "unknown key `max_turn` in task (did you mean `max_turns`?)",
+    ),
+    (
+        "unknown-key-expect.yaml",
+        7,
+        3,
+        "unknown key `answer_contain` in `expect` (did you mean `answer_contains`?)",
+    ),
+    (
+        "unknown-key-call.yaml",
+        7,
+        7,
+        "unknown key `arg` in expected call (did you mean `args`?)",
+    ),
+    (
+        "unknown-matcher.yaml",
+        8,
+        17,
+        "unknown matcher `regx` for argument `query` (did you mean `regex`?)",
+    ),
+    (
+        "bad-regex.yaml",
+        5,
+        17,
+        "invalid regex in `answer_regex`: unclosed group",
+    ),
+    (
+        "bad-arg-regex.yaml",
+        8,
+        24,
+        "invalid regex in `args.query.regex`: unclosed character class",
+    ),
+    (
+        "wrong-type.yaml",
+        4,
+        12,
+        "`max_turns` must be an integer, got a string",
+    ),
+    (
+        "bad-kind.yaml",
+        4,
+        7,
+        "invalid kind `chat` (expected one of `tool`, `no-tool`)",
+    ),
+    (
+        "missing-prompt.yaml",
+        2,
+        1,
+        "missing required key `prompt` in task",
+    ),
+    ("empty-prompt.yaml", 3, 9, "`prompt` is empty"),
+    ("bad-id.yaml", 2, 5, "invalid id `Search Login`"),
+    (
+        "syntax-error.yaml",
+        3,
+        20,
+        "invalid YAML: mapping values are not allowed",
+    ),
+    (
+        "no-tool-with-calls.yaml",
+        6,
+        3,
+        "a `kind: no-tool` task cannot expect calls",
+    ),
+    ("no-grader.yaml", 4, 1, "`expect` sets no grader"),
+    (
+        "duplicate-key.yaml",
+        4,
+        1,
+        "duplicate key `prompt` in task (first at line 3)",
+    ),
+    (
+        "max-turns-range.yaml",
+        4,
+        12,
+        "`max_turns` must be between 1 and 100, got 0",
+    ),
+    (
+        "not-a-task.yaml",
+        6,
+        3,
+        "task must be a mapping, got a string",
+    ),
+    ("empty.yaml", 1, 1, "empty task file"),
+];
+
+#[test]
+fn each_bad_fixture_reports_its_one_problem_where_it_is() {
+    for (file, line, column, fragment) in BAD {
+        let path = fixture("bad").join(file);
+        let found = diagnostics(load_suite(std::slice::from_ref(&path)));
+        assert_eq!(found.len(), 1, "{file}: {found:#?}");
+        let d = &found[0];
+        assert_eq!(d.file, path, "{file}");
+        assert_eq!((d.line, d.column), (*line, *column), "{file}: {d}");
+        assert!(d.message.contains(fragment), "{file}: {d}");
+        let shown = d.to_string();
+        let prefix = format!("{}:{line}:{column}: ", path.display());
+        assert!(shown.starts_with(&prefix), "{shown}");
+    }
+}
+
+#[test]
+fn a_bad_directory_reports_every_file() {
+    let found = diagnostics(load_suite(&[fixture("bad")]));
+    assert_eq!(found.len(), BAD.len(), "{found:#?}");
+    let dir = std::fs::read_dir(fixture("bad")).unwrap().count();
+    assert_eq!(dir, BAD.len(), "every bad fixture is listed in BAD");
+}
+
+#[test]
+fn duplicate_ids_across_files_point_at_the_second() {
+    let found = diagnostics(load_suite(&[fixture("dup")]));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let d = &found[0];
+    assert_eq!(d.file, fixture("dup/b.yaml"));
+    assert_eq!((d.line, d.column), (2, 5));
+    let first = format!("{}:1", fixture("dup/a.yaml").display());
+    assert_eq!(
+        d.message,
+        format!("duplicate id `search-login` (first defined at {first})")
+    );
+}
+
+#[test]
+fn every_problem_in_a_file_is_reported() {
+    let found = problems(
+        "id: Bad\nprompt: 3\nkind: tools\nset: smoke\nmax_turns: 101\ntools: x\n\
+         expect:\n  calls:\n    - tool: t\n      args: {q: {regex: '('}}\n      extra: 1\n  nope: 1\n",
+    );
+    let expected = [
+        "t.yaml:1:5: invalid id `Bad`",
+        "t.yaml:2:9: `prompt` must be a string, got an integer (quote it)",
+        "t.yaml:3:7: invalid kind `tools` (expected one of `tool`, `no-tool`)",
+        "t.yaml:4:6: invalid set `smoke` (expected one of `regression`, `capability`)",
+        "t.yaml:5:12: `max_turns` must be between 1 and 100, got 101",
+        "t.yaml:6:8: `tools` must be a list of strings, got a string",
+        "t.yaml:10:25: invalid regex in `args.q.regex`",
+        "t.yaml:11:7: unknown key `extra` in expected call",
+        "t.yaml:12:3: unknown key `nope` in `expect`",
+    ];
+    assert_eq!(found.len(), expected.len(), "{found:#?}");
+    for (found, want) in found.iter().zip(expected) {
+        assert!(
+            found.starts_with(want),
+            "{found:?} does not start with {want:?}"
+        );
+    }
+}
+
+#[test]
+fn top_level_shapes() {
+    assert_eq!(problems("[]\n"), ["t.yaml:1:1: empty list of tasks"]);
+    assert_eq!(
+        problems("just text\n"),
+        ["t.yaml:1:1: a task file holds a task or a list of tasks, got a string"]
+    );
+    assert!(problems("a: 1\n---\nb: 2\n")[0].contains("more than one YAML document"));
+    assert_eq!(
+        problems("- 3\n"),
+        ["t.yaml:1:3: task must be a mapping, got an integer"]
+    );
+}
+
+#[test]
+fn non_utf8_files_are_reported_at_the_bad_byte() {
+    let (_, found) = check_bytes(Path::new("t.yaml"), b"id: a\nprompt: \xff\n");
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].line, found[0].column), (2, 9));
+}
+
+#[test]
+fn matcher_mappings_are_checked() {
+    let base = "id: a\nprompt: p\nexpect:\n  calls:\n    - tool: t\n      args:\n        x: ";
+    let cases = [
+        ("{any: false}", "`args.x.any` must be `true`"),
+        (
+            "{a: 1, b: 2}",
+            "argument `x` must be a plain value or one matcher",
+        ),
+        ("{}", "argument `x` must be a plain value or one matcher"),
+        (
+            "{regex: 3}",
+            "`args.x.regex` must be a string, got an integer",
+        ),
+        (".nan", "invalid YAML"),
+    ];
+    for (value, fragment) in cases {
+        let found = problems(&format!("{base}{value}\n"));
+        assert_eq!(found.len(), 1, "{value}: {found:?}");
+        assert!(found[0].contains(fragment), "{value}: {found:?}");
+    }
+}
+
+#[test]
+fn no_tool_contradicting_calls_is_an_error() {
+    let found = problems("id: a\nprompt: p\nexpect:\n  calls: [{tool: t}]\n  no_tool: true\n");
+    assert_eq!(
+        found,
+        ["t.yaml:5:3: `no_tool: true` contradicts the expected `calls`"]
+    );
+}
+
+#[test]
+fn missing_expect_on_a_tool_task() {
+    assert_eq!(
+        problems("id: a\nprompt: p\n"),
+        ["t.yaml:1:1: missing required key `expect` in task"]
+    );
+}
+
+#[test]
+fn empty_directory_and_missing_path() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a task").unwrap();
+    let found = diagnostics(load_suite(&[dir.path().to_path_buf()]));
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        found[0].to_string(),
+        format!(
+            "{}: no task files (*.yaml, *.yml) in this directory",
+            dir.path().display()
+        )
+    );
+    let missing = dir.path().join("nope");
+    assert!(matches!(load_suite(&[missing]), Err(SuiteError::Io { .. })));
+    assert!(matches!(load_suite(&[]), Err(SuiteError::Invalid(_))));
+}
+
+#[test]
+fn mangled_files_never_panic() {
+    let good = std::fs::read_to_string(fixture("good/issues.yaml")).unwrap();
+    let chars: Vec<char> = good.chars().collect();
+    let inserts = [
+        "", ":", "- ", "{", "]", "\"", "'", "\t", "\n", "&a ", "*a", "!!int ", "? ", "#",
+    ];
+    for i in 0..chars.len() {
+        for insert in inserts {
+            let mut text: String = chars[..i].iter().collect();
+            text.push_str(insert);
+            // An empty insert deletes the character at `i` instead.
+            let skip = usize::from(insert.is_empty());
+            text.extend(&chars[(i + skip).min(chars.len())..]);
+            let _ = check_bytes(Path::new("m.yaml"), text.as_bytes());
+        }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_text_never_panics(text in "[-a-z:{}\\[\\], \"'\n#&*!?|>0-9.]{0,80}") {
+        let _ = check_bytes(Path::new("p.yaml"), text.as_bytes());
+    }
+}
+
+#[test]
+fn deep_nesting_is_refused_without_overflowing_the_stack() {
+    for depth in [20, 23, 24, 25, 64, 1000] {
+        let value = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let yaml = format!(
+            "id: a\nprompt: p\nexpect:\n  calls:\n    - tool: t\n      args: {{x: {value}}}\n"
+        );
+        let _ = check_bytes(Path::new("deep.yaml"), yaml.as_bytes());
+        let blocks: String = (0..depth)
+            .map(|i| format!("{}k:\n", "  ".repeat(i)))
+            .collect();
+        let _ = check_bytes(Path::new("deep.yaml"), blocks.as_bytes());
+    }
+    // The deepest file the limit lets through fits in half of a default 2 MiB thread stack.
+    let deepest: String = (0..24).map(|i| format!("{}k:\n", "  ".repeat(i))).collect();
+    let small_stack = std::thread::Builder::new().stack_size(1 << 20);
+    let handle = small_stack
+        .spawn(move || check_bytes(Path::new("deep.yaml"), deepest.as_bytes()).1)
+        .unwrap();
+    let found = handle.join().unwrap();
+    assert!(
+        found.iter().all(|d| !d.message.contains("invalid YAML")),
+        "{found:?}"
+    );
+    let found = problems(&format!("{}{}\n", "[".repeat(30), "]".repeat(30)));
+    assert_eq!(
+        found,
+        ["t.yaml:1:25: invalid YAML: nested more than 24 levels deep"]
+    );
+}
+
+#[test]
+fn anchors_and_merge_keys_work() {
+    let t = tasks(
+        "- &base\n  id: a\n  prompt: p\n  expect: {max_tool_calls: 1}\n\
+         - <<: *base\n  id: b\n",
+    );
+    assert_eq!(t[1].id, "b");
+    assert_eq!(t[1].prompt, "p");
+}
+
+#[test]
+fn a_tool_cannot_be_both_expected_and_forbidden() {
+    let found =
+        problems("id: a\nprompt: p\nexpect:\n  calls: [{tool: t}]\n  forbidden_tools: [u, t]\n");
+    assert_eq!(found, ["t.yaml:5:20: `t` is both expected and forbidden"]);
+}

@@ -1,0 +1,347 @@
+//! Turns the YAML tree of one task file into tasks, recording every problem with its position.
+
+use std::collections::BTreeMap;
+
+use super::check::{suggestion, Checker, Fields};
+use super::raw::{Node, Value};
+use super::task::{ArgMatcher, Expectations, ExpectedCall, Task, TaskKind, TaskSet};
+
+const TASK_KEYS: &[&str] = &[
+    "id",
+    "prompt",
+    "kind",
+    "set",
+    "tools",
+    "max_turns",
+    "expect",
+];
+const EXPECT_KEYS: &[&str] = &[
+    "calls",
+    "ordered",
+    "forbidden_tools",
+    "no_tool",
+    "answer_contains",
+    "answer_regex",
+    "max_tool_calls",
+];
+const CALL_KEYS: &[&str] = &["tool", "args"];
+const MATCHER_KEYS: &[&str] = &["regex", "any", "exact"];
+const KINDS: &[(&str, TaskKind)] = &[("tool", TaskKind::Tool), ("no-tool", TaskKind::NoTool)];
+const SETS: &[(&str, TaskSet)] = &[
+    ("regression", TaskSet::Regression),
+    ("capability", TaskSet::Capability),
+];
+/// `max_turns` when a task does not set it.
+pub(crate) const DEFAULT_MAX_TURNS: u32 = 8;
+
+/// What validation made of one task: its id and where it is written (for the duplicate check,
+/// even when the task has other problems), and the task itself when it had none.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    pub id: Option<(String, usize, usize)>,
+    pub task: Option<Task>,
+}
+
+/// Validates the root of a task file: one task (a mapping) or a list of them.
+pub(crate) fn tasks_in(checker: &mut Checker<'_>, root: &Node) -> Vec<Checked> {
+    match &root.value {
+        Value::Null => {
+            // A comment-only file's null sits after the comments; the file starts at 1:1.
+            checker.error_at(1, 1, "empty task file (expected a task or a list of tasks)");
+            Vec::new()
+        }
+        Value::Map(_) => vec![task(checker, root)],
+        Value::Seq(items) if items.is_empty() => {
+            checker.error(root, "empty list of tasks");
+            Vec::new()
+        }
+        Value::Seq(items) => items.iter().map(|item| task(checker, item)).collect(),
+        other => {
+            let got = other.kind();
+            let message = format!("a task file holds a task or a list of tasks, got {got}");
+            checker.error(root, message);
+            Vec::new()
+        }
+    }
+}
+
+/// Validates one task mapping.
+fn task(checker: &mut Checker<'_>, node: &Node) -> Checked {
+    let before = checker.count();
+    let Some(fields) = checker.fields(node, "task", Some(TASK_KEYS)) else {
+        return Checked {
+            id: None,
+            task: None,
+        };
+    };
+    let id_node = required(checker, &fields, "id", "task");
+    let id = id_node.and_then(|v| id(checker, v).map(|id| (id, v.line, v.column)));
+    let prompt = required(checker, &fields, "prompt", "task")
+        .and_then(|v| checker.non_empty_string(v, "prompt"));
+    let kind = optional(&fields, "kind", TaskKind::Tool, |v| {
+        checker.choice(v, "kind", KINDS)
+    });
+    let set = optional(&fields, "set", TaskSet::Regression, |v| {
+        checker.choice(v, "set", SETS)
+    });
+    let tools = fields
+        .get("tools")
+        .map(|(_, v)| checker.string_list(v, "tools"));
+    let max_turns = optional(&fields, "max_turns", DEFAULT_MAX_TURNS, |v| {
+        checker.integer(v, "max_turns", 1..=100)
+    });
+    let expect = match (fields.get("expect"), kind) {
+        (Some((key, value)), kind) => expectations(checker, key, value, kind),
+        (None, Some(TaskKind::Tool)) => {
+            checker.missing(&fields, "expect", "task");
+            None
+        }
+        // `no-tool` implies `no_tool`; with an invalid kind the kind's error says enough.
+        (None, _) => Some(Expectations::default()),
+    };
+    let mut task = None;
+    if checker.count() == before {
+        if let (
+            Some((id, ..)),
+            Some(prompt),
+            Some(kind),
+            Some(set),
+            Some(max_turns),
+            Some(mut expect),
+        ) = (&id, prompt, kind, set, max_turns, expect)
+        {
+            expect.no_tool |= kind == TaskKind::NoTool;
+            let tools = match tools {
+                Some(Some(tools)) => tools,
+                _ => called_tools(&expect.calls),
+            };
+            let source = format!("{}:{}", checker.file().display(), node.line);
+            task = Some(Task {
+                id: id.clone(),
+                prompt,
+                kind,
+                set,
+                tools,
+                max_turns,
+                expect,
+                source,
+            });
+        }
+    }
+    Checked { id, task }
+}
+
+/// The value of a required key, or a "missing" diagnostic.
+fn required<'n>(
+    checker: &mut Checker<'_>,
+    fields: &Fields<'n>,
+    name: &str,
+    place: &str,
+) -> Option<&'n Node> {
+    let value = fields.get(name).map(|(_, value)| value);
+    if value.is_none() {
+        checker.missing(fields, name, place);
+    }
+    value
+}
+
+/// `Some(default)` when the key is absent, the checked value when present (`None` if invalid).
+fn optional<T>(
+    fields: &Fields<'_>,
+    name: &str,
+    default: T,
+    check: impl FnOnce(&Node) -> Option<T>,
+) -> Option<T> {
+    match fields.get(name) {
+        Some((_, value)) => check(value),
+        None => Some(default),
+    }
+}
+
+fn id(checker: &mut Checker<'_>, value: &Node) -> Option<String> {
+    let id = checker.string(value, "id")?;
+    let mut chars = id.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let rest_ok =
+        chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'));
+    if first_ok && rest_ok {
+        return Some(id);
+    }
+    checker.error(
+        value,
+        format!(
+            "invalid id `{id}`: use lower-case letters, digits, `.`, `_` and `-`, \
+             starting with a letter or digit"
+        ),
+    );
+    None
+}
+
+/// The tools named in the expected calls, each once, in order: the default of `tools`.
+fn called_tools(calls: &[ExpectedCall]) -> Vec<String> {
+    let mut tools: Vec<String> = Vec::new();
+    for call in calls {
+        if !tools.contains(&call.tool) {
+            tools.push(call.tool.clone());
+        }
+    }
+    tools
+}
+
+/// Validates `expect`; `kind` is `None` when the task's kind was itself invalid.
+fn expectations(
+    checker: &mut Checker<'_>,
+    key: &Node,
+    node: &Node,
+    kind: Option<TaskKind>,
+) -> Option<Expectations> {
+    let before = checker.count();
+    let fields = checker.fields(node, "`expect`", Some(EXPECT_KEYS))?;
+    let mut expect = Expectations::default();
+    if let Some((calls_key, value)) = fields.get("calls") {
+        expect.calls = expected_calls(checker, value).unwrap_or_default();
+        if kind == Some(TaskKind::NoTool) && !expect.calls.is_empty() {
+            checker.error(calls_key, "a `kind: no-tool` task cannot expect calls");
+        }
+    }
+    if let Some((_, value)) = fields.get("ordered") {
+        expect.ordered = checker.boolean(value, "ordered").unwrap_or_default();
+    }
+    if let Some((_, value)) = fields.get("forbidden_tools") {
+        expect.forbidden_tools = checker
+            .string_list(value, "forbidden_tools")
+            .unwrap_or_default();
+        let both = expect
+            .forbidden_tools
+            .iter()
+            .find(|t| called_tools(&expect.calls).contains(t));
+        if let Some(tool) = both {
+            checker.error(value, format!("`{tool}` is both expected and forbidden"));
+        }
+    }
+    if let Some((no_tool_key, value)) = fields.get("no_tool") {
+        expect.no_tool = checker.boolean(value, "no_tool").unwrap_or_default();
+        if expect.no_tool && !expect.calls.is_empty() {
+            checker.error(
+                no_tool_key,
+                "`no_tool: true` contradicts the expected `calls`",
+            );
+        }
+    }
+    if let Some((_, value)) = fields.get("answer_contains") {
+        expect.answer_contains = checker
+            .string_list(value, "answer_contains")
+            .unwrap_or_default();
+    }
+    if let Some((_, value)) = fields.get("answer_regex") {
+        expect.answer_regex = checker.regex(value, "answer_regex");
+    }
+    if let Some((_, value)) = fields.get("max_tool_calls") {
+        expect.max_tool_calls = checker.integer(value, "max_tool_calls", 0..=u32::MAX);
+    }
+    if checker.count() > before {
+        return None;
+    }
+    let has_grader = !expect.calls.is_empty()
+        || !expect.forbidden_tools.is_empty()
+        || expect.no_tool
+        || !expect.answer_contains.is_empty()
+        || expect.answer_regex.is_some()
+        || expect.max_tool_calls.is_some()
+        || kind == Some(TaskKind::NoTool);
+    if !has_grader {
+        let keys = EXPECT_KEYS.iter().filter(|k| **k != "ordered");
+        let keys: Vec<String> = keys.map(|k| format!("`{k}`")).collect();
+        let message = format!("`expect` sets no grader: set one of {}", keys.join(", "));
+        checker.error(key, message);
+        return None;
+    }
+    Some(expect)
+}
+
+fn expected_calls(checker: &mut Checker<'_>, node: &Node) -> Option<Vec<ExpectedCall>> {
+    let Value::Seq(items) = &node.value else {
+        checker.wrong_type(node, "calls", "a list of expected calls");
+        return None;
+    };
+    let calls: Vec<_> = items
+        .iter()
+        .map(|item| expected_call(checker, item))
+        .collect();
+    calls.into_iter().collect()
+}
+
+fn expected_call(checker: &mut Checker<'_>, node: &Node) -> Option<ExpectedCall> {
+    let fields = checker.fields(node, "expected call", Some(CALL_KEYS))?;
+    let tool = required(checker, &fields, "tool", "expected call")
+        .and_then(|v| checker.non_empty_string(v, "tool"));
+    let args = match fields.get("args") {
+        Some((_, value)) => arguments(checker, value),
+        None => Some(BTreeMap::new()),
+    };
+    Some(ExpectedCall {
+        tool: tool?,
+        args: args?,
+    })
+}
+
+fn arguments(checker: &mut Checker<'_>, node: &Node) -> Option<BTreeMap<String, ArgMatcher>> {
+    let fields = checker.fields(node, "`args`", None)?;
+    let mut args = BTreeMap::new();
+    let mut ok = true;
+    for (name, _, value) in &fields.entries {
+        match matcher(checker, name, value) {
+            Some(m) => drop(args.insert((*name).to_owned(), m)),
+            None => ok = false,
+        }
+    }
+    ok.then_some(args)
+}
+
+/// A plain value is a literal; a mapping must be one of `{regex: …}`, `{any: true}`, `{exact: …}`.
+fn matcher(checker: &mut Checker<'_>, arg: &str, node: &Node) -> Option<ArgMatcher> {
+    let Value::Map(entries) = &node.value else {
+        return checker.json(node).map(ArgMatcher::Literal);
+    };
+    let [(key, value)] = entries.as_slice() else {
+        let message = format!(
+            "argument `{arg}` must be a plain value or one matcher: {{regex: …}}, {{any: true}} \
+             or {{exact: …}} (wrap objects in `exact`)"
+        );
+        checker.error(node, message);
+        return None;
+    };
+    match &key.value {
+        Value::Str(k) if k == "regex" => {
+            let name = format!("args.{arg}.regex");
+            checker
+                .regex(value, &name)
+                .map(|regex| ArgMatcher::Regex { regex })
+        }
+        Value::Str(k) if k == "any" => match value.value {
+            Value::Bool(true) => Some(ArgMatcher::Any { any: true }),
+            _ => {
+                checker.error(value, format!("`args.{arg}.any` must be `true`"));
+                None
+            }
+        },
+        Value::Str(k) if k == "exact" => {
+            checker.json(value).map(|exact| ArgMatcher::Exact { exact })
+        }
+        other => {
+            let shown = match other {
+                Value::Str(s) => s.clone(),
+                _ => other.kind().to_owned(),
+            };
+            let hint = suggestion(&shown, MATCHER_KEYS);
+            let message = format!(
+                "unknown matcher `{shown}` for argument `{arg}`{hint}: use `regex`, `any` or \
+                 `exact` (wrap objects in `exact`)"
+            );
+            checker.error(key, message);
+            None
+        }
+    }
+}
