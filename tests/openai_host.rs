@@ -62,7 +62,14 @@ fn openai_host_through_sim_server_grades_like_the_sim_host() {
         api_eps.iter().any(|e| e.input_tokens > 0),
         "usage not recorded"
     );
-    assert_eq!(grades(&api_eps), grades(&episodes(&in_process)));
+    let (api, sim) = (grades(&api_eps), grades(&episodes(&in_process)));
+    assert_eq!(api.len(), sim.len());
+    let differing: Vec<_> = api
+        .iter()
+        .filter(|(k, v)| sim.get(*k) != Some(*v))
+        .map(|(k, v)| format!("{k:?}: api {v:?} vs sim {:?}", sim.get(k)))
+        .collect();
+    assert!(differing.is_empty(), "{}", differing.join("\n"));
 
     // The API key never reaches the run directory.
     for entry in std::fs::read_dir(&via_api).unwrap() {

@@ -40,33 +40,61 @@ fn the_embedded_demo_suite_is_the_one_on_disk() {
 #[test]
 fn each_bad_task_file_gives_its_message_with_file_line_and_column() {
     let cases = [
-        ("unknown-key-task.yaml", "4:1: unknown key `max_turn` in task (did you mean `max_turns`?)"),
-        ("unknown-key-call.yaml", "7:7: unknown key `arg` in expected call"),
+        (
+            "unknown-key-task.yaml",
+            "4:1: unknown key `max_turn` in task (did you mean `max_turns`?)",
+        ),
+        (
+            "unknown-key-call.yaml",
+            "7:7: unknown key `arg` in expected call",
+        ),
         ("bad-regex.yaml", "5:17: invalid regex in `answer_regex`"),
         ("wrong-type.yaml", "4:12: `max_turns` must be an integer"),
         ("bad-kind.yaml", "4:7: invalid kind `chat`"),
         ("missing-prompt.yaml", "2:1: missing required key `prompt`"),
         ("syntax-error.yaml", "3:20: invalid YAML"),
-        ("no-tool-with-calls.yaml", "6:3: a `kind: no-tool` task cannot expect calls"),
+        (
+            "no-tool-with-calls.yaml",
+            "6:3: a `kind: no-tool` task cannot expect calls",
+        ),
     ];
     for (file, expected) in cases {
         let path = format!("tests/fixtures/tasks/bad/{file}");
         let out = mcpeval(&["tasks", "check", "--suite", &path]);
         assert_eq!(out.status.code(), Some(2), "{file}: {}", text(&out));
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(&format!("{path}:{expected}")), "{file}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{path}:{expected}")),
+            "{file}: {stderr}"
+        );
     }
     let out = mcpeval(&["tasks", "check", "--suite", "tests/fixtures/tasks/dup"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("tests/fixtures/tasks/dup/b.yaml:"), "{stderr}");
-    assert!(stderr.contains("first defined at tests/fixtures/tasks/dup/a.yaml:"), "{stderr}");
+    assert!(
+        stderr.contains("tests/fixtures/tasks/dup/b.yaml:"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("first defined at tests/fixtures/tasks/dup/a.yaml:"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn a_run_with_a_bad_suite_is_a_usage_error_naming_the_file() {
     let dir = temp_dir();
-    let out = mcpeval(&["run", "--baseline", "demo:1.4.0", "--candidate", "demo:1.5.0", "--suite", "tests/fixtures/tasks/bad/bad-kind.yaml", "--out", dir.path().to_str().unwrap()]);
+    let out = mcpeval(&[
+        "run",
+        "--baseline",
+        "demo:1.4.0",
+        "--candidate",
+        "demo:1.5.0",
+        "--suite",
+        "tests/fixtures/tasks/bad/bad-kind.yaml",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad-kind.yaml:4:7"));
 }

@@ -1,18 +1,13 @@
 //! The demo MCP server pair (releases 1.4.0 and 1.5.0 of a small issue tracker).
 
-use std::net::SocketAddr;
+mod args;
+mod catalogue;
+mod data;
+mod handler;
+mod serve;
+#[cfg(test)]
+mod tests;
 
-/// The releases the demo server can play.
-pub const RELEASES: [&str; 2] = ["1.4.0", "1.5.0"];
-
-/// Serves the demo server over stdio until stdin closes.
-pub async fn serve_stdio(release: &str) -> anyhow::Result<()> {
-    let _ = release;
-    todo!("demo server")
-}
-
-/// Serves the demo server over Streamable HTTP at `addr` (path `/mcp`) until Ctrl-C.
-pub async fn serve_http(release: &str, addr: SocketAddr) -> anyhow::Result<()> {
-    let _ = (release, addr);
-    todo!("demo server")
-}
+pub use catalogue::{instructions, tool, tools, Release, UnknownRelease, RELEASES, SERVER_NAME};
+pub use handler::DemoServer;
+pub use serve::{serve_http, serve_stdio, spawn_http, DemoHttpServer};

@@ -1,0 +1,235 @@
+//! The demo server's MCP handler: `tools/list`, `tools/call` and server info, per release.
+//!
+//! Written by hand rather than with rmcp's tool macros because the two releases expose different
+//! tool sets and texts from one catalogue. rmcp answers both lifecycles (`initialize` and
+//! `server/discover`) from [`ServerHandler::get_info`] and the default supported versions.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::Value;
+
+use super::args::Args;
+use super::catalogue::{instructions, tool, tools, Release, SERVER_NAME};
+use super::data::{Changes, ToolError, Tracker};
+
+/// One demo server: a release and the tracker state it serves.
+///
+/// Clones share the state. Over stdio there is one server per process, so the state is fresh per
+/// process. Over HTTP every session (and, for the stateless 2026-07-28 era, every request) gets a
+/// clone, so all clients of one HTTP server process share one tracker.
+#[derive(Debug, Clone)]
+pub struct DemoServer {
+    release: Release,
+    tracker: Arc<Mutex<Tracker>>,
+}
+
+impl DemoServer {
+    /// A server for `release` with the seed data.
+    pub fn new(release: Release) -> Self {
+        Self {
+            release,
+            tracker: Arc::new(Mutex::new(Tracker::seeded())),
+        }
+    }
+
+    /// The release this server plays.
+    pub fn release(&self) -> Release {
+        self.release
+    }
+
+    fn tracker(&self) -> MutexGuard<'_, Tracker> {
+        // A panic while holding the lock cannot leave the tracker half-updated in a way that
+        // matters for a demo, so keep serving.
+        self.tracker.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs one known tool on checked arguments.
+    fn run(&self, name: &str, args: &Args<'_>) -> Result<Value, ToolError> {
+        match name {
+            "list_projects" => Ok(self.tracker().list_projects()),
+            "search_issues" => self.tracker().search(
+                args.required_str("query")?,
+                args.str("project"),
+                args.str("status"),
+            ),
+            "find_issues" => self
+                .tracker()
+                .find(args.required_str("text")?, args.int("limit")),
+            "get_issue" => self.tracker().get(args.required_int("id")?),
+            "create_issue" => self.tracker().create(
+                args.required_str("project")?,
+                args.required_str("title")?,
+                args.str("description"),
+                args.str("priority"),
+            ),
+            "update_issue" => {
+                let changes = Changes {
+                    status: args.str("status").map(str::to_owned),
+                    priority: args.str("priority").map(str::to_owned),
+                    assignee: args.str("assignee").map(str::to_owned),
+                    title: args.str("title").map(str::to_owned),
+                };
+                self.tracker().update(args.required_int("id")?, changes)
+            }
+            "add_comment" => self
+                .tracker()
+                .comment(args.required_int("id")?, args.required_str("body")?),
+            other => Err(ToolError(format!("tool `{other}` is not implemented"))),
+        }
+    }
+
+    /// The result of calling `name`: structured content plus the same JSON as text, or an error
+    /// result that tells the caller what to fix.
+    pub fn call(&self, name: &str, arguments: Option<&rmcp::model::JsonObject>) -> CallToolResult {
+        let Some(tool) = tool(self.release, name) else {
+            return error_result(format!(
+                "unknown tool `{name}`; available tools: {}",
+                tool_names(self.release)
+            ));
+        };
+        match Args::check(tool, arguments).and_then(|args| self.run(name, &args)) {
+            Ok(value) => CallToolResult::structured(value),
+            Err(ToolError(message)) => error_result(message),
+        }
+    }
+}
+
+fn error_result(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+fn tool_names(release: Release) -> String {
+    let names: Vec<String> = tools(release).iter().map(|t| t.name.to_string()).collect();
+    names.join(", ")
+}
+
+impl ServerHandler for DemoServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(SERVER_NAME, self.release.as_str()))
+            .with_instructions(instructions(self.release))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools(self.release)))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tool(self.release, name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        #[cfg(test)]
+        if let Some(result) = test_only::call(&request).await {
+            return Ok(result.into());
+        }
+        if tool(self.release, &request.name).is_none() {
+            // An unknown tool is a protocol error (-32602), as the MCP spec shows.
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; available tools: {}",
+                    request.name,
+                    tool_names(self.release)
+                ),
+                None,
+            ));
+        }
+        Ok(self.call(&request.name, request.arguments.as_ref()).into())
+    }
+}
+
+/// Hidden tools for the tests: never listed, compiled only into the test build.
+#[cfg(test)]
+mod test_only {
+    use super::*;
+
+    /// `__sleep {ms}` answers after a delay; `__crash` writes to stderr and exits the process.
+    pub async fn call(request: &CallToolRequestParams) -> Option<CallToolResult> {
+        let args = request.arguments.as_ref();
+        match request.name.as_ref() {
+            "__sleep" => {
+                let ms = args.and_then(|a| a.get("ms")).and_then(Value::as_u64);
+                tokio::time::sleep(std::time::Duration::from_millis(ms.unwrap_or(1000))).await;
+                Some(CallToolResult::structured(
+                    serde_json::json!({ "slept": true }),
+                ))
+            }
+            "__crash" => {
+                eprintln!("demo server: crashing on purpose");
+                std::process::exit(3)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(server: &DemoServer, name: &str, args: Value) -> (bool, Value) {
+        let result = server.call(name, args.as_object());
+        let text = result.content[0].as_text().unwrap().text.clone();
+        if result.is_error == Some(true) {
+            return (true, Value::String(text));
+        }
+        let structured = result.structured_content.clone().unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+        (false, structured)
+    }
+
+    #[test]
+    fn results_carry_structured_content_and_the_same_json_as_text() {
+        let server = DemoServer::new(Release::V1_4_0);
+        let (is_error, value) = call(&server, "get_issue", json!({ "id": 5 }));
+        assert!(!is_error);
+        assert_eq!(value["title"], "Invoice PDF shows wrong VAT rate");
+    }
+
+    #[test]
+    fn release_decides_which_tools_exist() {
+        let old = DemoServer::new(Release::V1_4_0);
+        let (is_error, text) = call(&old, "find_issues", json!({ "text": "login" }));
+        assert!(is_error);
+        assert!(text
+            .as_str()
+            .unwrap()
+            .starts_with("unknown tool `find_issues`"));
+        let new = DemoServer::new(Release::V1_5_0);
+        let (is_error, value) = call(&new, "find_issues", json!({ "text": "login" }));
+        assert!(!is_error);
+        assert_eq!(
+            value["issues"][0],
+            json!({ "id": 1, "title": "Login page times out on slow networks", "project": "apollo" })
+        );
+    }
+
+    #[test]
+    fn clones_share_state_and_new_servers_start_fresh() {
+        let server = DemoServer::new(Release::V1_5_0);
+        let clone = server.clone();
+        let args = json!({ "project": "zephyr", "title": "Widget is blank" });
+        let (_, created) = call(&server, "create_issue", args);
+        let (is_error, got) = call(&clone, "get_issue", json!({ "id": created["id"] }));
+        assert!(!is_error);
+        assert_eq!(got["title"], "Widget is blank");
+        let fresh = DemoServer::new(Release::V1_5_0);
+        assert!(call(&fresh, "get_issue", json!({ "id": 13 })).0);
+    }
+}

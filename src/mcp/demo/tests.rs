@@ -1,0 +1,329 @@
+//! End-to-end tests: the real client against the demo server, over HTTP, in-process pipes and a
+//! real stdio child process, in the legacy, modern and auto eras.
+
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use super::*;
+use crate::config::{ProtocolEra, ServerSpec};
+use crate::mcp::{CallOutcome, McpConnection, McpError};
+
+const ERAS: [ProtocolEra; 3] = [ProtocolEra::Legacy, ProtocolEra::Modern, ProtocolEra::Auto];
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+fn spec(text: &str, era: ProtocolEra) -> ServerSpec {
+    let mut spec = ServerSpec::parse("demo", text).unwrap();
+    spec.protocol_era = era;
+    spec.startup_timeout = TIMEOUT;
+    spec
+}
+
+fn args(value: Value) -> Option<Map<String, Value>> {
+    value.as_object().cloned()
+}
+
+/// Calls a tool and returns (is_error, text), failing the test on anything but a result.
+async fn call(conn: &McpConnection, tool: &str, arguments: Value) -> (bool, String) {
+    match conn.call_tool(tool, args(arguments), TIMEOUT).await {
+        Ok(CallOutcome::Result { is_error, text }) => (is_error, text),
+        other => panic!("{tool}: expected a result, got {other:?}"),
+    }
+}
+
+async fn call_json(conn: &McpConnection, tool: &str, arguments: Value) -> Value {
+    let (is_error, text) = call(conn, tool, arguments).await;
+    assert!(!is_error, "{tool} failed: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn expected_era(era: ProtocolEra) -> (&'static str, &'static str) {
+    match era {
+        ProtocolEra::Legacy => ("legacy", "2025-11-25"),
+        ProtocolEra::Modern | ProtocolEra::Auto => ("modern", "2026-07-28"),
+    }
+}
+
+/// What every connection to a fresh-or-shared demo server must show, whatever the transport.
+async fn check_contract(conn: &McpConnection, release: Release, era: ProtocolEra) {
+    let info = conn.server_info();
+    assert_eq!(info.name, "mcpeval-demo-tracker");
+    assert_eq!(info.version, release.as_str());
+    assert_eq!(
+        (info.era.as_str(), info.protocol_version.as_str()),
+        expected_era(era)
+    );
+    assert_eq!(info.instructions.as_deref(), Some(instructions(release)));
+
+    let listed = conn.list_tools().await.unwrap();
+    assert_eq!(listed, tools(release));
+    let expected = if release == Release::V1_4_0 { 6 } else { 7 };
+    assert_eq!(listed.len(), expected);
+    let search = listed.iter().find(|t| t.name == "search_issues").unwrap();
+    let vague = release == Release::V1_5_0;
+    assert_eq!(
+        search.description.as_deref() == Some("Looks up issues."),
+        vague
+    );
+}
+
+/// State persists within a connection; errors are results with `isError`.
+async fn check_calls(conn: &McpConnection, release: Release) {
+    let created = call_json(
+        conn,
+        "create_issue",
+        json!({ "project": "hermes", "title": "Refund emails are sent twice", "priority": "high" }),
+    )
+    .await;
+    let id = created["id"].as_u64().unwrap();
+    assert!(id >= 13);
+    let got = call_json(conn, "get_issue", json!({ "id": id })).await;
+    assert_eq!(got["title"], "Refund emails are sent twice");
+    assert_eq!(got["status"], "open");
+    let closed = call_json(
+        conn,
+        "update_issue",
+        json!({ "id": id, "status": "closed" }),
+    )
+    .await;
+    assert_eq!(closed["status"], "closed");
+
+    let (is_error, text) = call(
+        conn,
+        "search_issues",
+        json!({ "query": "x", "project": "foo" }),
+    )
+    .await;
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "unknown project `foo`; known projects: apollo, hermes, zephyr"
+    );
+    let (is_error, text) = call(conn, "get_issue", json!({ "id": "three" })).await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("`id` must be an integer"), "{text}");
+
+    let outcome = conn.call_tool("delete_issue", None, TIMEOUT).await.unwrap();
+    let CallOutcome::ProtocolError { code, message } = outcome else {
+        panic!("unknown tool should be a protocol error, got {outcome:?}")
+    };
+    assert_eq!(code, -32602);
+    assert!(message.contains("unknown tool `delete_issue`"), "{message}");
+    if release == Release::V1_5_0 {
+        let found = call_json(conn, "find_issues", json!({ "text": "refund emails" })).await;
+        let ids: Vec<&Value> = found["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| &i["id"])
+            .collect();
+        assert!(ids.contains(&&json!(id)), "{found}");
+    }
+}
+
+#[tokio::test]
+async fn http_serves_both_releases_in_every_era() {
+    for release in [Release::V1_4_0, Release::V1_5_0] {
+        let server = spawn_http(release.as_str(), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        for era in ERAS {
+            let conn = McpConnection::connect(&spec(&server.url(), era))
+                .await
+                .unwrap();
+            check_contract(&conn, release, era).await;
+            check_calls(&conn, release).await;
+            conn.close().await;
+        }
+        server.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn http_sessions_share_one_state_per_server_process() {
+    let server = spawn_http("1.4.0", "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let writer = McpConnection::connect(&spec(&server.url(), ProtocolEra::Legacy))
+        .await
+        .unwrap();
+    let created = call_json(
+        &writer,
+        "create_issue",
+        json!({ "project": "apollo", "title": "Shared" }),
+    )
+    .await;
+    let reader = McpConnection::connect(&spec(&server.url(), ProtocolEra::Modern))
+        .await
+        .unwrap();
+    let got = call_json(&reader, "get_issue", json!({ "id": created["id"] })).await;
+    assert_eq!(got["title"], "Shared");
+}
+
+#[tokio::test]
+async fn pipes_serve_both_eras_with_fresh_state_per_server() {
+    for era in ERAS {
+        let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+        let server = tokio::spawn(async move {
+            let running =
+                rmcp::ServiceExt::serve(DemoServer::new(Release::V1_5_0), server_io).await;
+            running.unwrap().waiting().await.unwrap();
+        });
+        let conn = McpConnection::connect_with(&spec("unused", era), client_io)
+            .await
+            .unwrap();
+        check_contract(&conn, Release::V1_5_0, era).await;
+        let created = call_json(
+            &conn,
+            "create_issue",
+            json!({ "project": "zephyr", "title": "t" }),
+        )
+        .await;
+        assert_eq!(created["id"], 13, "each server starts from the seed data");
+        conn.close().await;
+        tokio::time::timeout(TIMEOUT, server)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_slow_call_times_out_and_the_connection_stays_usable() {
+    let server = spawn_http("1.4.0", "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    for era in [ProtocolEra::Legacy, ProtocolEra::Modern] {
+        let conn = McpConnection::connect(&spec(&server.url(), era))
+            .await
+            .unwrap();
+        let slow = args(json!({ "ms": 5_000 }));
+        let started = std::time::Instant::now();
+        let outcome = conn
+            .call_tool("__sleep", slow, Duration::from_millis(200))
+            .await;
+        assert_eq!(outcome.unwrap(), CallOutcome::Timeout);
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let fast = conn
+            .call_tool("__sleep", args(json!({ "ms": 1 })), TIMEOUT)
+            .await;
+        assert!(matches!(
+            fast.unwrap(),
+            CallOutcome::Result {
+                is_error: false,
+                ..
+            }
+        ));
+    }
+}
+
+#[tokio::test]
+async fn a_stopped_http_server_is_a_connection_error() {
+    let server = spawn_http("1.4.0", "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let url = server.url();
+    let conn = McpConnection::connect(&spec(&url, ProtocolEra::Modern))
+        .await
+        .unwrap();
+    server.shutdown().await.unwrap();
+    let err = conn
+        .call_tool("list_projects", None, TIMEOUT)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Connection { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("server `demo` connection failed"),
+        "{err}"
+    );
+
+    let err = McpConnection::connect(&spec(&url, ProtocolEra::Auto))
+        .await
+        .err()
+        .unwrap();
+    assert!(matches!(err, McpError::Start { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("cannot connect to {url}")),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_releases_are_refused_with_the_valid_ones() {
+    let addr = "127.0.0.1:0".parse().unwrap();
+    let err = spawn_http("2.0.0", addr).await.unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "unknown demo release `2.0.0` (valid releases: 1.4.0, 1.5.0)"
+    );
+    let err = serve_stdio("1.4").await.unwrap_err().to_string();
+    assert!(err.contains("valid releases: 1.4.0, 1.5.0"), "{err}");
+}
+
+/// Environment variable that turns this test binary into a demo stdio server (see below).
+const CHILD_RELEASE: &str = "MCPEVAL_TEST_DEMO_STDIO_RELEASE";
+const CHILD_TEST: &str = "mcp::demo::tests::stdio_child_process";
+
+/// Not a test: the entry point of the stdio server child that the tests below start by running
+/// this test binary again with only this test selected and `CHILD_RELEASE` set. It serves the
+/// demo (with the test-only `__sleep` and `__crash` tools) on the real stdin and stdout; the
+/// harness's own few stdout lines are not JSON, and rmcp skips them.
+#[test]
+#[ignore = "entry point of the stdio child process started by the stdio tests"]
+fn stdio_child_process() {
+    let Ok(release) = std::env::var(CHILD_RELEASE) else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let result = runtime.block_on(serve_stdio(&release));
+    std::process::exit(i32::from(result.is_err()));
+}
+
+fn child_spec(release: &str, era: ProtocolEra) -> ServerSpec {
+    let exe = std::env::current_exe().unwrap();
+    let command = format!(
+        "{} {CHILD_TEST} --exact --include-ignored --nocapture --quiet --test-threads=1",
+        exe.display()
+    );
+    let mut spec = spec(&command, era);
+    spec.env
+        .insert(CHILD_RELEASE.to_owned(), release.to_owned());
+    spec
+}
+
+#[tokio::test]
+async fn stdio_child_serves_every_era_and_is_gone_after_close() {
+    for era in ERAS {
+        let conn = McpConnection::connect(&child_spec("1.4.0", era))
+            .await
+            .unwrap();
+        check_contract(&conn, Release::V1_4_0, era).await;
+        check_calls(&conn, Release::V1_4_0).await;
+        let pid = conn.process_id().unwrap();
+        conn.close().await;
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "server process {pid} still exists after close"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_crashed_stdio_server_is_a_connection_error_with_its_stderr() {
+    let conn = McpConnection::connect(&child_spec("1.5.0", ProtocolEra::Auto))
+        .await
+        .unwrap();
+    let err = conn.call_tool("__crash", None, TIMEOUT).await.unwrap_err();
+    let McpError::Connection { server, stderr, .. } = &err else {
+        panic!("expected a connection error, got {err}")
+    };
+    assert_eq!(server, "demo");
+    assert!(stderr.contains("crashing on purpose"), "{err}");
+    assert!(
+        err.to_string().contains("--- last lines of its stderr ---"),
+        "{err}"
+    );
+    assert!(conn.stderr_tail().contains("crashing on purpose"));
+}
