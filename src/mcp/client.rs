@@ -21,7 +21,7 @@ use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, RoleClient,
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio_util::task::AbortOnDropHandle;
 
 use crate::config::{ProtocolEra, ServerSpec, Transport};
 
@@ -86,11 +86,12 @@ const STDERR_GRACE: Duration = Duration::from_millis(100);
 /// How long `close` waits for a graceful shutdown before leaving the rest to the kill-on-drop.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(8);
 
-/// The last lines a stdio server wrote to stderr, filled by a background task.
-#[derive(Clone)]
+/// The last lines a stdio server wrote to stderr, filled by a background task that ends with
+/// the stream (or when this is dropped).
 struct StderrTail {
     ring: Arc<Mutex<Ring>>,
     eof: watch::Receiver<bool>,
+    _task: AbortOnDropHandle<()>,
 }
 
 #[derive(Default)]
@@ -137,9 +138,7 @@ impl Ring {
 
 impl StderrTail {
     /// Starts draining `stderr` in the background.
-    fn drain(
-        mut stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static,
-    ) -> (Self, AbortOnDrop) {
+    fn drain(mut stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static) -> Self {
         let ring = Arc::new(Mutex::new(Ring::default()));
         let (done, eof) = watch::channel(false);
         let sink = ring.clone();
@@ -152,28 +151,26 @@ impl StderrTail {
             }
             let _ = done.send(true);
         });
-        (Self { ring, eof }, AbortOnDrop(task))
+        Self {
+            ring,
+            eof,
+            _task: AbortOnDropHandle::new(task),
+        }
     }
 
     fn text(&self) -> String {
         self.ring.lock().unwrap_or_else(|e| e.into_inner()).text()
     }
-
-    /// The tail once the server closed stderr, or after a short grace period if it has not.
-    async fn settled(&self) -> String {
-        let mut eof = self.eof.clone();
-        let _ = tokio::time::timeout(STDERR_GRACE, eof.wait_for(|done| *done)).await;
-        self.text()
-    }
 }
 
-/// Aborts a background task when dropped.
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+/// The tail once the server closed stderr, or after a short grace period if it has not.
+async fn settled(tail: Option<&StderrTail>) -> String {
+    let Some(tail) = tail else {
+        return String::new();
+    };
+    let mut eof = tail.eof.clone();
+    let _ = tokio::time::timeout(STDERR_GRACE, eof.wait_for(|done| *done)).await;
+    tail.text()
 }
 
 type Service = RunningService<RoleClient, ClientConfig>;
@@ -187,7 +184,6 @@ pub struct McpConnection {
     info: ServerInfo,
     service: Service,
     stderr: Option<StderrTail>,
-    _drain: Option<AbortOnDrop>,
     pid: Option<u32>,
 }
 
@@ -205,16 +201,11 @@ impl McpConnection {
         program: &str,
         args: &[String],
     ) -> Result<Self, McpError> {
-        let start_error = |reason: String| McpError::Start {
-            server: spec.name.clone(),
-            reason,
-            stderr: String::new(),
-        };
         if let Some(cwd) = spec.cwd.as_ref().filter(|cwd| !cwd.is_dir()) {
-            return Err(start_error(format!(
-                "working directory `{}` does not exist",
-                cwd.display()
-            )));
+            return Err(start_error(
+                spec,
+                format!("working directory `{}` does not exist", cwd.display()),
+            ));
         }
         let mut command = tokio::process::Command::new(program);
         command.args(args).envs(&spec.env).kill_on_drop(true);
@@ -224,51 +215,35 @@ impl McpConnection {
         let (transport, stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| start_error(spawn_failure(program, &e)))?;
+            .map_err(|e| start_error(spec, spawn_failure(program, &e)))?;
         let pid = transport.id();
-        let (tail, drain) = match stderr {
-            Some(stderr) => {
-                let (tail, drain) = StderrTail::drain(stderr);
-                (Some(tail), Some(drain))
-            }
-            None => (None, None),
-        };
+        let tail = stderr.map(StderrTail::drain);
         match handshake(spec, transport).await {
-            Ok(service) => Ok(Self {
-                pid,
-                ..Self::new(spec, service, tail, drain)
-            }),
+            Ok(service) => Ok(Self::new(spec, service, tail, pid)),
             Err(reason) => Err(McpError::Start {
                 server: spec.name.clone(),
                 reason,
-                stderr: match &tail {
-                    Some(tail) => tail.settled().await,
-                    None => String::new(),
-                },
+                stderr: settled(tail.as_ref()).await,
             }),
         }
     }
 
     async fn connect_http(spec: &ServerSpec, url: &str) -> Result<Self, McpError> {
-        let start_error = |reason: String| McpError::Start {
-            server: spec.name.clone(),
-            reason,
-            stderr: String::new(),
-        };
         let mut headers = HashMap::new();
         for (name, value) in &spec.headers {
             let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| start_error(format!("invalid http header name `{name}`")))?;
+                .map_err(|_| start_error(spec, format!("invalid http header name `{name}`")))?;
             // The value may be a secret: never put it in a message.
-            let value = reqwest::header::HeaderValue::from_str(value)
-                .map_err(|_| start_error(format!("invalid value for http header `{name}`")))?;
+            let value = reqwest::header::HeaderValue::from_str(value).map_err(|_| {
+                start_error(spec, format!("invalid value for http header `{name}`"))
+            })?;
             headers.insert(header, value);
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
         let transport = StreamableHttpClientTransport::from_config(config);
         let service = handshake(spec, transport)
             .await
-            .map_err(|reason| start_error(format!("cannot connect to {url}: {reason}")))?;
+            .map_err(|reason| start_error(spec, format!("cannot connect to {url}: {reason}")))?;
         Ok(Self::new(spec, service, None, None))
     }
 
@@ -281,11 +256,7 @@ impl McpConnection {
     {
         let service = handshake(spec, transport)
             .await
-            .map_err(|reason| McpError::Start {
-                server: spec.name.clone(),
-                reason,
-                stderr: String::new(),
-            })?;
+            .map_err(|reason| start_error(spec, reason))?;
         Ok(Self::new(spec, service, None, None))
     }
 
@@ -293,15 +264,14 @@ impl McpConnection {
         spec: &ServerSpec,
         service: Service,
         stderr: Option<StderrTail>,
-        drain: Option<AbortOnDrop>,
+        pid: Option<u32>,
     ) -> Self {
         Self {
             server: spec.name.clone(),
             info: server_info(&service),
             service,
             stderr,
-            _drain: drain,
-            pid: None,
+            pid,
         }
     }
 
@@ -359,10 +329,7 @@ impl McpConnection {
         McpError::Connection {
             server: self.server.clone(),
             reason,
-            stderr: match &self.stderr {
-                Some(tail) => tail.settled().await,
-                None => String::new(),
-            },
+            stderr: settled(self.stderr.as_ref()).await,
         }
     }
 
@@ -379,15 +346,18 @@ impl McpConnection {
         self.pid
     }
 
-    /// True once the connection is over: closed by us, or the server went away.
-    pub fn is_closed(&self) -> bool {
-        self.service.is_closed() || self.service.is_transport_closed()
-    }
-
     /// Closes the connection and, for stdio, ends the process: stdin is closed, then SIGTERM,
     /// then SIGKILL (rmcp's shutdown sequence), bounded in time.
     pub async fn close(mut self) {
         let _ = self.service.close_with_timeout(CLOSE_TIMEOUT).await;
+    }
+}
+
+fn start_error(spec: &ServerSpec, reason: String) -> McpError {
+    McpError::Start {
+        server: spec.name.clone(),
+        reason,
+        stderr: String::new(),
     }
 }
 
@@ -435,7 +405,7 @@ where
         Err(_) => {
             return Err(format!(
                 "no answer to the {} handshake within {:?}",
-                era_name(spec.protocol_era),
+                format!("{:?}", spec.protocol_era).to_lowercase(),
                 spec.startup_timeout
             ))
         }
@@ -448,14 +418,6 @@ where
         .set_response_cache_config(ClientCacheConfig::disabled())
         .await;
     Ok(service)
-}
-
-fn era_name(era: ProtocolEra) -> &'static str {
-    match era {
-        ProtocolEra::Legacy => "legacy (initialize)",
-        ProtocolEra::Modern => "modern (server/discover)",
-        ProtocolEra::Auto => "auto (server/discover, then initialize)",
-    }
 }
 
 const CLOSED_IN_HANDSHAKE: &str =
@@ -545,103 +507,57 @@ pub fn result_text(result: &CallToolResult) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use rmcp::model::{CallToolResult, ContentBlock};
-    use serde_json::json;
 
     use super::*;
 
-    fn spec(command: &str) -> ServerSpec {
+    /// Connects to `command` and returns the start error's reason and stderr.
+    async fn start_error(command: &str, tweak: impl FnOnce(&mut ServerSpec)) -> (String, String) {
         let mut spec = ServerSpec::parse("flaky", command).unwrap();
-        spec.startup_timeout = Duration::from_secs(10);
-        spec
-    }
-
-    async fn start_error(spec: &ServerSpec) -> (String, String) {
-        match McpConnection::connect(spec).await {
+        tweak(&mut spec);
+        match McpConnection::connect(&spec).await {
             Err(McpError::Start {
                 server,
                 reason,
                 stderr,
-            }) => {
-                assert_eq!(server, "flaky");
-                (reason, stderr)
-            }
-            Err(other) => panic!("expected a start error, got {other}"),
-            Ok(_) => panic!("expected a start error, got a connection"),
+            }) if server == "flaky" => (reason, stderr),
+            other => panic!("expected a start error of `flaky`, got {:?}", other.err()),
         }
     }
 
     #[tokio::test]
-    async fn a_missing_program_is_a_start_error_saying_so() {
-        let (reason, _) = start_error(&spec("/nonexistent/x --flag")).await;
-        assert_eq!(
-            reason,
-            "program `/nonexistent/x` not found (is it installed and on PATH?)"
+    async fn servers_that_cannot_start_are_start_errors_that_say_why() {
+        let not_found = "program `/nonexistent/x` not found (is it installed and on PATH?)";
+        for (command, expected) in [
+            ("/nonexistent/x -v", not_found),
+            ("false", CLOSED_IN_HANDSHAKE),
+        ] {
+            assert_eq!(
+                start_error(command, |_| {}).await,
+                (expected.to_owned(), String::new())
+            );
+        }
+        let (reason, stderr) = start_error("ls /definitely/not/here", |_| {}).await;
+        assert_eq!(reason, CLOSED_IN_HANDSHAKE);
+        assert!(
+            stderr.starts_with("ls: ") && stderr.contains("/definitely/not/here"),
+            "{stderr}"
         );
-        let mut in_missing_dir = spec("ls");
-        in_missing_dir.cwd = Some(PathBuf::from("/nonexistent/dir"));
-        let (reason, _) = start_error(&in_missing_dir).await;
+        let (reason, _) = start_error("ls", |s| s.cwd = Some("/nonexistent/dir".into())).await;
         assert_eq!(
             reason,
             "working directory `/nonexistent/dir` does not exist"
         );
-    }
-
-    #[tokio::test]
-    async fn a_server_that_exits_is_a_start_error_with_its_stderr() {
-        let spec = spec("ls /definitely/not/here");
-        let err = McpConnection::connect(&spec).await.err().unwrap();
-        let message = err.to_string();
-        assert!(
-            message.starts_with("failed to start server `flaky`: "),
-            "{message}"
-        );
-        assert!(
-            message.contains("closed the connection during the handshake"),
-            "{message}"
-        );
-        assert!(
-            message.contains("--- last lines of its stderr ---"),
-            "{message}"
-        );
-        let McpError::Start { stderr, .. } = err else {
-            unreachable!()
-        };
-        assert!(stderr.contains("/definitely/not/here"), "{stderr}");
-
-        let (reason, stderr) = start_error(&self::spec("false")).await;
-        assert!(reason.contains("closed the connection"), "{reason}");
-        assert_eq!(stderr, "");
-    }
-
-    #[tokio::test]
-    async fn a_silent_server_is_a_start_error_after_the_startup_timeout() {
-        // `sleep` reads nothing and writes nothing: the handshake never completes.
-        let mut silent = spec("sleep 30");
-        silent.protocol_era = ProtocolEra::Legacy;
-        silent.startup_timeout = Duration::from_millis(300);
-        let started = std::time::Instant::now();
-        let (reason, _) = start_error(&silent).await;
-        assert_eq!(
-            reason,
-            "no answer to the legacy (initialize) handshake within 300ms"
-        );
-        assert!(started.elapsed() < Duration::from_secs(3));
-    }
-
-    #[tokio::test]
-    async fn bad_http_headers_are_start_errors_that_hide_the_value() {
-        let mut http = spec("http://127.0.0.1:9/mcp");
-        http.headers
-            .insert("x-token".into(), "secret\nvalue".into());
-        let (reason, _) = start_error(&http).await;
+        // `sleep` reads and writes nothing: the handshake never completes.
+        let (reason, _) = start_error("sleep 30", |s| {
+            s.protocol_era = ProtocolEra::Legacy;
+            s.startup_timeout = Duration::from_millis(300);
+        })
+        .await;
+        assert_eq!(reason, "no answer to the legacy handshake within 300ms");
+        let secret = |s: &mut ServerSpec| drop(s.headers.insert("x-token".into(), "a\nb".into()));
+        let (reason, _) = start_error("http://127.0.0.1:9/mcp", secret).await;
         assert_eq!(reason, "invalid value for http header `x-token`");
-        http.headers.clear();
-        http.headers.insert("bad header".into(), "v".into());
-        let (reason, _) = start_error(&http).await;
-        assert_eq!(reason, "invalid http header name `bad header`");
     }
 
     #[test]
@@ -656,8 +572,6 @@ mod tests {
             text.starts_with("line 60\n") && text.ends_with("line 99"),
             "{text}"
         );
-
-        let mut ring = Ring::default();
         ring.push_bytes(&vec![b'x'; 3 * STDERR_BYTES]);
         ring.push_bytes(b"\nsplit ");
         ring.push_bytes(b"line\nunfinished");
@@ -675,15 +589,10 @@ mod tests {
         ]);
         let text = result_text(&result);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "first");
-        assert_eq!(
-            serde_json::from_str::<serde_json::Value>(lines[1]).unwrap()["type"],
-            "image"
-        );
-        assert_eq!(lines[2], "second");
-
+        assert_eq!((lines[0], lines[2]), ("first", "second"));
+        assert!(lines[1].starts_with('{') && lines[1].contains(r#""type":"image""#));
         result.content.clear();
-        result.structured_content = Some(json!({ "a": 1 }));
+        result.structured_content = Some(serde_json::json!({ "a": 1 }));
         assert_eq!(result_text(&result), r#"{"a":1}"#);
     }
 }

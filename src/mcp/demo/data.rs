@@ -75,8 +75,8 @@ const SEED: [SeedIssue; 12] = [
      &[("sam", "Monthly reports are fine.")]),
 ];
 
-#[rustfmt::skip]
 /// Words too common to say anything about an issue.
+#[rustfmt::skip]
 const STOPWORDS: [&str; 24] = [
     "a", "an", "the", "and", "or", "of", "in", "on", "to", "for", "with", "is", "are", "be", "it",
     "that", "this", "when", "from", "by", "at", "as", "issue", "issues",

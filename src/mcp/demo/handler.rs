@@ -137,6 +137,7 @@ impl ServerHandler for DemoServer {
         if let Some(result) = test_only::call(&request).await {
             return Ok(result.into());
         }
+        crash_if_asked();
         if tool(self.release, &request.name).is_none() {
             // An unknown tool is a protocol error (-32602), as the MCP spec shows.
             return Err(ErrorData::invalid_params(
@@ -149,6 +150,26 @@ impl ServerHandler for DemoServer {
             ));
         }
         Ok(self.call(&request.name, request.arguments.as_ref()).into())
+    }
+}
+
+/// Fault injection for testing hosts and runners against a server that dies mid-trial: with
+/// `MCPEVAL_DEMO_CRASH_AFTER=N` in its environment the demo server answers N tool calls, then
+/// exits with status 1 (and a line on stderr) when the next one arrives.
+fn crash_if_asked() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let Some(limit) = std::env::var("MCPEVAL_DEMO_CRASH_AFTER")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    else {
+        return;
+    };
+    if CALLS.fetch_add(1, Ordering::SeqCst) >= limit {
+        eprintln!(
+            "demo server: crashing on purpose after {limit} tool calls (MCPEVAL_DEMO_CRASH_AFTER)"
+        );
+        std::process::exit(1);
     }
 }
 

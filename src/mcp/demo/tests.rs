@@ -278,6 +278,9 @@ fn stdio_child_process() {
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let result = runtime.block_on(serve_stdio(&release));
+    if let Err(error) = &result {
+        eprintln!("Error: {error:#}");
+    }
     std::process::exit(i32::from(result.is_err()));
 }
 
@@ -326,4 +329,35 @@ async fn a_crashed_stdio_server_is_a_connection_error_with_its_stderr() {
         "{err}"
     );
     assert!(conn.stderr_tail().contains("crashing on purpose"));
+}
+
+#[tokio::test]
+async fn a_stdio_server_that_refuses_to_start_is_a_start_error_with_its_stderr() {
+    let err = McpConnection::connect(&child_spec("9.9", ProtocolEra::Auto))
+        .await
+        .err()
+        .unwrap();
+    let message = err.to_string();
+    let expected = "failed to start server `demo`: the server closed the connection during the \
+                    handshake (did it exit?)\n--- last lines of its stderr ---\n";
+    assert!(message.starts_with(expected), "{message}");
+    let tail = "Error: unknown demo release `9.9` (valid releases: 1.4.0, 1.5.0)";
+    assert!(message.ends_with(tail), "{message}");
+}
+
+#[tokio::test]
+async fn dropping_a_stdio_connection_ends_the_server_process() {
+    let conn = McpConnection::connect(&child_spec("1.4.0", ProtocolEra::Legacy))
+        .await
+        .unwrap();
+    let proc_dir = format!("/proc/{}", conn.process_id().unwrap());
+    drop(conn);
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while std::path::Path::new(&proc_dir).exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{proc_dir} survived the drop"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
