@@ -17,8 +17,11 @@ fn run_demo(dir: &std::path::Path, trials: &str, extra: &[&str]) -> Vec<Episode>
     episodes(dir)
 }
 
+/// (task, side, trial) → (success, tools called, input tokens, output tokens, arguments).
+type Fingerprint = BTreeMap<(String, Side, u32), (bool, String, u64, u64, String)>;
+
 /// What must reproduce for a seed: everything but timings and the run id.
-fn fingerprint(eps: &[Episode]) -> BTreeMap<(String, Side, u32), (bool, String, u64, u64, String)> {
+fn fingerprint(eps: &[Episode]) -> Fingerprint {
     eps.iter()
         .map(|e| {
             let args: Vec<&str> = e.calls.iter().map(|c| c.arguments.as_str()).collect();

@@ -148,7 +148,7 @@ async fn execute_call(
     let outcome = server
         .call_tool(tool, arguments, input.call_timeout)
         .await
-        .map_err(|e| format!("{}", chain(&e)))?;
+        .map_err(|e| chain(&e))?;
     record.latency_ms = ms(started.elapsed());
     let reply = match outcome {
         CallOutcome::Result { is_error, text } => {

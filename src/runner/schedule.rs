@@ -31,7 +31,7 @@ pub fn trial_seed(run_seed: u64, task_id: &str, trial: u32) -> u64 {
 /// with the run seed, and each pair's two sides run next to each other in a random order, so
 /// that drift of a provider over the run hits both sides alike.
 pub fn schedule(hosts: usize, tasks: usize, trials: u32, seed: u64) -> Vec<TrialKey> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_0f_5c4e_d01e);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x005e_ed0f_5c4e_d01e);
     let mut pairs: Vec<(usize, usize, u32)> = (0..hosts)
         .flat_map(|h| (0..tasks).flat_map(move |t| (0..trials).map(move |i| (h, t, i))))
         .collect();
