@@ -8,4 +8,5 @@ pub mod host;
 pub mod mcp;
 pub mod report;
 pub mod runner;
+pub mod stats;
 pub mod suite;
