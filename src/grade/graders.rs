@@ -3,11 +3,9 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::matchers::{
-    assignment, describe_call, regex_error, show_value, subsequence, CallMatcher,
-};
+use super::matchers::{assignment, describe_call, show_value, subsequence, CallMatcher};
 use super::{Check, Grade, Observed, ObservedCall};
-use crate::suite::{Task, TaskKind};
+use crate::suite::{regex_error_summary, Task, TaskKind};
 
 /// How many observed calls a message lists before "and N more".
 const MAX_LISTED_CALLS: usize = 5;
@@ -244,7 +242,7 @@ fn answer_regex(pattern: &str, answer: Option<&str>) -> Check {
     let regex = match Regex::new(pattern) {
         Ok(regex) => regex,
         Err(err) => {
-            let explanation = format!("invalid regex /{pattern}/: {}", regex_error(&err));
+            let explanation = format!("invalid regex /{pattern}/: {}", regex_error_summary(&err));
             return check("answer_regex", false, explanation);
         }
     };

@@ -4,6 +4,7 @@
 //! whether an observed call matches, and if not, which arguments differed and how;
 //! [`assignment`] and [`subsequence`] pair expected calls with observed ones.
 
+use crate::suite::regex_error_summary;
 use std::borrow::Cow;
 
 use regex::Regex;
@@ -58,17 +59,6 @@ pub(crate) fn show_value(value: &Value) -> String {
     format!("{cut}…")
 }
 
-/// A regex compile error on one line: the regex crate's last line, without the pattern echo.
-pub(crate) fn regex_error(err: &regex::Error) -> String {
-    let text = err.to_string();
-    let last = text
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
-    last.trim().trim_start_matches("error: ").to_owned()
-}
-
 /// One argument matcher, ready to use.
 #[derive(Debug)]
 pub(crate) enum Matcher<'a> {
@@ -93,7 +83,7 @@ impl<'a> Matcher<'a> {
             }
             ArgMatcher::Regex { regex } => Matcher::Regex {
                 pattern: regex,
-                regex: Regex::new(regex).map_err(|e| regex_error(&e)),
+                regex: Regex::new(regex).map_err(|e| regex_error_summary(&e)),
             },
             ArgMatcher::Any { any: true } => Matcher::Any,
             ArgMatcher::Any { any: false } => Matcher::Absent,

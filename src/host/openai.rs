@@ -3,7 +3,7 @@
 //! Requests go through async-openai's `byot` path and the response is read as plain JSON: the
 //! crate's typed responses reject what many compatible servers send (see DEPENDENCIES.md).
 
-mod wire;
+pub(crate) mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -9,5 +9,6 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use check::regex_error_summary;
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use task::{ArgMatcher, Expectations, ExpectedCall, Task, TaskKind, TaskSet};

@@ -214,7 +214,7 @@ fn tool_call(i: usize, call: &Value, names: &ToolNames) -> Result<ToolCallReques
 }
 
 /// A content string, or the text parts of a content array.
-fn text_content(v: Option<&Value>) -> Option<String> {
+pub(crate) fn text_content(v: Option<&Value>) -> Option<String> {
     match v? {
         Value::String(s) => Some(s.clone()),
         Value::Array(parts) => Some(

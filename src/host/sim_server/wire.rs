@@ -1,5 +1,6 @@
 //! The chat-completions wire format on the server side: reading requests, writing responses.
 
+use crate::host::openai::wire::text_content;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
@@ -47,7 +48,7 @@ fn message(m: &Value) -> Result<Message, String> {
         .get("role")
         .and_then(Value::as_str)
         .ok_or("missing `role`")?;
-    let content = text(m.get("content"));
+    let content = text_content(m.get("content"));
     Ok(match role {
         "system" | "developer" => Message::System {
             content: content.unwrap_or_default(),
@@ -119,21 +120,6 @@ fn tool(t: &Value) -> Result<ToolSpec, String> {
             .cloned()
             .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
     })
-}
-
-/// A content string, or the text parts of a content array.
-fn text(v: Option<&Value>) -> Option<String> {
-    match v? {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => Some(
-            parts
-                .iter()
-                .filter_map(|p| p.as_str().or_else(|| p.get("text")?.as_str()))
-                .collect::<Vec<_>>()
-                .join(""),
-        ),
-        _ => None,
-    }
 }
 
 /// An OpenAI chat-completion object for a sim completion.
