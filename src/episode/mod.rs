@@ -9,3 +9,6 @@ pub use agent::{chain, run_trial, TrialInput, TrialOutput};
 pub use record::{Episode, Side, ToolCallRecord, Transcript};
 pub use redact::Redactor;
 pub use tools::{system_prompt, ToolView};
+
+#[cfg(test)]
+mod agent_tests;
