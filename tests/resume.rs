@@ -79,42 +79,47 @@ fn assert_complete(out: &Path) {
     assert_eq!(run["status"], "completed");
 }
 
-#[test]
-fn a_killed_run_is_finished_by_resume_without_duplicates() {
+/// A sim-server with latency, and a slow run against it that has recorded some episodes.
+fn run_under_way() -> (
+    Background,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::process::Child,
+) {
     let server = spawn_listening(
         &["sim-server", "--addr", "127.0.0.1:0", "--latency-ms", "30"],
         false,
     );
     let dir = temp_dir();
     let out = dir.path().join("run");
-    let mut child = slow_run(&server, &out);
+    let child = slow_run(&server, &out);
     let episodes_file = out.join("episodes.jsonl");
     assert!(wait_for(
         || lines(&episodes_file) >= 12,
         Duration::from_secs(60)
     ));
+    (server, dir, out, child)
+}
+
+#[test]
+fn a_killed_run_is_finished_by_resume_without_duplicates() {
+    let (server, _dir, out, mut child) = run_under_way();
     child.kill().unwrap();
     child.wait().unwrap();
-    let before = lines(&episodes_file);
-    assert!(before < 128, "the run finished before it was killed");
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let total = run["tasks"].as_array().unwrap().len() * 4 * 2;
+    assert!(
+        lines(&out.join("episodes.jsonl")) < total,
+        "the run finished before it was killed"
+    );
     resume(&server, &out);
     assert_complete(&out);
 }
 
 #[test]
 fn ctrl_c_finishes_in_flight_trials_writes_the_files_and_resume_completes() {
-    let server = spawn_listening(
-        &["sim-server", "--addr", "127.0.0.1:0", "--latency-ms", "30"],
-        false,
-    );
-    let dir = temp_dir();
-    let out = dir.path().join("run");
-    let mut child = slow_run(&server, &out);
-    let episodes_file = out.join("episodes.jsonl");
-    assert!(wait_for(
-        || lines(&episodes_file) >= 12,
-        Duration::from_secs(60)
-    ));
+    let (server, _dir, out, mut child) = run_under_way();
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

@@ -97,21 +97,7 @@ fn a_run_against_http_servers() {
     let dir = temp_dir();
     let b = format!("http://{}/mcp", base.addr);
     let c = format!("http://{}/mcp", cand.addr);
-    let out = mcpeval(&[
-        "run",
-        "--baseline",
-        &b,
-        "--candidate",
-        &c,
-        "--suite",
-        "tasks/demo",
-        "--host",
-        "sim",
-        "--trials",
-        "2",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
+    let out = run_pair(&b, &c, dir.path(), &["--host", "sim", "--trials", "2"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let eps = episodes(dir.path());
     assert!(!eps.is_empty());
@@ -121,17 +107,7 @@ fn a_run_against_http_servers() {
 #[test]
 fn a_server_that_cannot_start_stops_the_run_with_exit_3_and_its_stderr() {
     let dir = temp_dir();
-    let out = mcpeval(&[
-        "run",
-        "--baseline",
-        "ls /definitely/not/here",
-        "--candidate",
-        "demo:1.5.0",
-        "--suite",
-        "tasks/demo",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
+    let out = run_pair("ls /definitely/not/here", "demo:1.5.0", dir.path(), &[]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("baseline"), "{err}");
@@ -141,17 +117,7 @@ fn a_server_that_cannot_start_stops_the_run_with_exit_3_and_its_stderr() {
         "stderr tail missing: {err}"
     );
 
-    let out = mcpeval(&[
-        "run",
-        "--baseline",
-        "demo:1.4.0",
-        "--candidate",
-        "/nonexistent/server --flag",
-        "--suite",
-        "tasks/demo",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
+    let out = run_pair("demo:1.4.0", "/nonexistent/server --flag", dir.path(), &[]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("candidate"));
 }
@@ -160,17 +126,7 @@ fn a_server_that_cannot_start_stops_the_run_with_exit_3_and_its_stderr() {
 fn an_unreachable_http_server_is_an_infrastructure_failure() {
     let dir = temp_dir();
     // Port 9 on loopback: nothing listens there.
-    let out = mcpeval(&[
-        "run",
-        "--baseline",
-        "http://127.0.0.1:9/mcp",
-        "--candidate",
-        "demo:1.5.0",
-        "--suite",
-        "tasks/demo",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
+    let out = run_pair("http://127.0.0.1:9/mcp", "demo:1.5.0", dir.path(), &[]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("127.0.0.1:9"));
 }

@@ -101,3 +101,11 @@ pub fn wait_for(mut cond: impl FnMut() -> bool, limit: Duration) -> bool {
 pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
+
+/// `mcpeval run --baseline B --candidate C --suite tasks/demo --out OUT EXTRA…`.
+pub fn run_pair(baseline: &str, candidate: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["run", "--baseline", baseline, "--candidate", candidate];
+    args.extend(["--suite", "tasks/demo", "--out", out.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    mcpeval(&args)
+}
