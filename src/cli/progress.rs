@@ -1,16 +1,21 @@
 //! The progress bar sink: trials done, per-side successes so far, retries as they happen.
 
+use std::io::IsTerminal;
+
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::episode::Side;
 use crate::runner::{EventSink, RunEvent, RunEventKind};
 
-/// Shows progress on stderr when it is a terminal; prints nothing otherwise.
+/// Shows a progress bar on stderr when it is a terminal; otherwise (CI logs) a line at every
+/// tenth of the run.
 pub struct Progress {
     bar: ProgressBar,
     done: [u32; 2],
     successes: [u32; 2],
     infra: u32,
+    /// For plain output: the next tenth of the run to report, and the total.
+    plain: Option<(u64, u64)>,
 }
 
 impl Progress {
@@ -22,11 +27,25 @@ impl Progress {
             )
             .expect("static template"),
         );
+        let plain = (!std::io::stderr().is_terminal()).then_some((1, 0));
         Self {
             bar,
             done: [0; 2],
             successes: [0; 2],
             infra: 0,
+            plain,
+        }
+    }
+
+    /// Without a terminal: one line each time another tenth of the trials is done.
+    fn plain_line(&mut self) {
+        let Some((next, total)) = self.plain else {
+            return;
+        };
+        let done = (self.done[0] + self.done[1]) as u64;
+        if total > 0 && done * 10 >= next * total {
+            self.plain = Some((done * 10 / total + 1, total));
+            eprintln!("progress: {done}/{total} trials, {}", self.message());
         }
     }
 
@@ -53,6 +72,9 @@ impl EventSink for Progress {
     fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()> {
         match &event.kind {
             RunEventKind::RunStarted { total, .. } => {
+                if let Some(plain) = self.plain.as_mut() {
+                    plain.1 = *total as u64;
+                }
                 self.bar.set_length(*total as u64);
                 self.bar.set_message(self.message());
             }
@@ -76,6 +98,7 @@ impl EventSink for Progress {
                 self.infra += episode.infra_error.is_some() as u32;
                 self.bar.inc(1);
                 self.bar.set_message(self.message());
+                self.plain_line();
             }
             RunEventKind::Cancelling => {
                 self.bar.suspend(|| {
