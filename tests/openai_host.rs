@@ -82,25 +82,8 @@ fn openai_host_through_sim_server_grades_like_the_sim_host() {
 #[test]
 fn an_unreachable_model_endpoint_is_recorded_as_infra_errors() {
     let dir = temp_dir();
-    let output = Command::new(bin())
-        .args([
-            "run",
-            "--baseline",
-            "demo:1.4.0",
-            "--candidate",
-            "demo:1.5.0",
-            "--suite",
-            "tasks/demo",
-        ])
-        .args([
-            "--host",
-            "openai:gpt-x",
-            "--trials",
-            "1",
-            "--out",
-            dir.path().to_str().unwrap(),
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let output = pair_command("demo:1.4.0", "demo:1.5.0", dir.path())
+        .args(["--host", "openai:gpt-x", "--trials", "1"])
         .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
         .output()
         .unwrap();

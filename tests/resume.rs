@@ -17,16 +17,7 @@ fn lines(path: &Path) -> usize {
 }
 
 fn slow_run(server: &Background, out: &Path) -> std::process::Child {
-    Command::new(bin())
-        .args([
-            "run",
-            "--baseline",
-            "demo:1.4.0",
-            "--candidate",
-            "demo:1.5.0",
-            "--suite",
-            "tasks/demo",
-        ])
+    pair_command("demo:1.4.0", "demo:1.5.0", out)
         .args([
             "--host",
             "openai:sim",
@@ -35,8 +26,6 @@ fn slow_run(server: &Background, out: &Path) -> std::process::Child {
             "--concurrency",
             "2",
         ])
-        .args(["--out", out.to_str().unwrap()])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -156,24 +156,12 @@ fn shared_servers_run_every_trial_too() {
 #[test]
 fn host_profile_prefixes_tool_names_for_the_model_and_maps_them_back() {
     let dir = temp_dir();
-    let config = dir.path().join("prefixed.toml");
-    std::fs::write(
-        &config,
+    let out_dir = run_config(
+        dir.path(),
         "baseline = \"demo:1.4.0\"\ncandidate = \"demo:1.5.0\"\nsuites = [\"tasks/demo\"]\n\
          [profile]\ntool_naming = \"prefixed\"\nserver_label = \"tracker\"\npass_instructions = false\n",
-    )
-    .unwrap();
-    let out_dir = dir.path().join("run");
-    let out = mcpeval(&[
-        "run",
-        "--config",
-        config.to_str().unwrap(),
-        "--trials",
         "1",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    );
     let transcripts = std::fs::read_to_string(out_dir.join("transcripts.jsonl")).unwrap();
     let first: serde_json::Value =
         serde_json::from_str(transcripts.lines().next().unwrap()).unwrap();

@@ -135,28 +135,16 @@ fn an_unreachable_http_server_is_an_infrastructure_failure() {
 fn a_server_that_crashes_mid_trial_gives_recorded_infra_errors_and_the_run_completes() {
     let dir = temp_dir();
     // The candidate dies on its second tool call; tasks that need two calls hit it every attempt.
-    let config = dir.path().join("crash.toml");
-    std::fs::write(
-        &config,
-        format!(
+    let out_dir = run_config(
+        dir.path(),
+        &format!(
             "baseline = \"demo:1.4.0\"\ncandidate = \"crashing\"\nsuites = [\"tasks/demo\"]\nretries = 1\n\
              [servers.crashing]\ncommand = \"{} demo-server --release 1.5.0\"\n\
              env = {{ MCPEVAL_DEMO_CRASH_AFTER = \"1\" }}\n",
             bin()
         ),
-    )
-    .unwrap();
-    let out_dir = dir.path().join("run");
-    let out = mcpeval(&[
-        "run",
-        "--config",
-        config.to_str().unwrap(),
-        "--trials",
         "2",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    );
     let eps = episodes(&out_dir);
     let tasks: std::collections::HashSet<&str> = eps.iter().map(|e| e.task_id.as_str()).collect();
     assert_eq!(eps.len(), tasks.len() * 2 * 2, "episodes lost");

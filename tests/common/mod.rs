@@ -102,10 +102,40 @@ pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-/// `mcpeval run --baseline B --candidate C --suite tasks/demo --out OUT EXTRA…`.
+/// `mcpeval run --baseline B --candidate C --suite tasks/demo --out OUT`, from the repository
+/// root, ready for more arguments and environment.
+pub fn pair_command(baseline: &str, candidate: &str, out: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--baseline", baseline, "--candidate", candidate])
+        .args(["--suite", "tasks/demo", "--out", out.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("OPENAI_API_KEY");
+    cmd
+}
+
+/// Runs `pair_command` with `extra` arguments and waits.
 pub fn run_pair(baseline: &str, candidate: &str, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["run", "--baseline", baseline, "--candidate", candidate];
-    args.extend(["--suite", "tasks/demo", "--out", out.to_str().unwrap()]);
-    args.extend_from_slice(extra);
-    mcpeval(&args)
+    pair_command(baseline, candidate, out)
+        .args(extra)
+        .output()
+        .expect("mcpeval runs")
+}
+
+/// Writes `config` into `dir` and runs `mcpeval run --config … --trials N --out dir/run`;
+/// returns the run directory after checking the run exited 0.
+pub fn run_config(dir: &Path, config: &str, trials: &str) -> PathBuf {
+    let path = dir.join("config.toml");
+    std::fs::write(&path, config).unwrap();
+    let out_dir = dir.join("run");
+    let out = mcpeval(&[
+        "run",
+        "--config",
+        path.to_str().unwrap(),
+        "--trials",
+        trials,
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    out_dir
 }
