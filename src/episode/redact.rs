@@ -26,6 +26,11 @@ impl Redactor {
         Self { secrets }
     }
 
+    /// True when there is no secret to redact.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_owned();
         for s in &self.secrets {

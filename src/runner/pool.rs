@@ -41,6 +41,18 @@ struct PoolKey {
 
 type Slot = Arc<OnceCell<Arc<Server>>>;
 
+/// The key trials share a server under, or `None` when each trial has its own.
+fn pool_key(isolation: Isolation, side: Side, task: usize) -> Option<PoolKey> {
+    match isolation {
+        Isolation::Trial => None,
+        Isolation::Task => Some(PoolKey {
+            side,
+            task: Some(task),
+        }),
+        Isolation::Run => Some(PoolKey { side, task: None }),
+    }
+}
+
 /// Hands out servers to trials and closes shared ones when their last trial is done.
 ///
 /// With `isolation = "trial"` the pool keeps one server per side started ahead ("warm"): the
@@ -78,28 +90,23 @@ impl ServerPool {
         isolation: Isolation,
         uses: impl IntoIterator<Item = (Side, usize)>,
     ) -> Self {
-        let pool = Self {
-            baseline,
-            candidate,
-            isolation,
-            slots: Mutex::new(HashMap::new()),
-            warm: Mutex::new(WarmServers::default()),
-        };
         let mut slots = HashMap::new();
         let mut remaining = [0; 2];
         for (side, task) in uses {
             remaining[side as usize] += 1;
-            if let Some(key) = pool.key(side, task) {
+            if let Some(key) = pool_key(isolation, side, task) {
                 slots.entry(key).or_insert_with(|| (Slot::default(), 0)).1 += 1;
             }
         }
         Self {
+            baseline,
+            candidate,
+            isolation,
             slots: Mutex::new(slots),
             warm: Mutex::new(WarmServers {
                 starting: [None, None],
                 remaining,
             }),
-            ..pool
         }
     }
 
@@ -110,20 +117,9 @@ impl ServerPool {
         }
     }
 
-    fn key(&self, side: Side, task: usize) -> Option<PoolKey> {
-        match self.isolation {
-            Isolation::Trial => None,
-            Isolation::Task => Some(PoolKey {
-                side,
-                task: Some(task),
-            }),
-            Isolation::Run => Some(PoolKey { side, task: None }),
-        }
-    }
-
     pub async fn acquire(&self, side: Side, task: usize) -> Result<Lease, McpError> {
         let spec = self.spec(side);
-        let Some(key) = self.key(side, task) else {
+        let Some(key) = pool_key(self.isolation, side, task) else {
             return Ok(Lease {
                 server: Arc::new(self.take_warm(side).await?),
                 key: None,
@@ -213,7 +209,7 @@ impl ServerPool {
     /// A retry will use the key again: count it.
     pub async fn add_use(&self, side: Side, task: usize) {
         self.warm.lock().await.remaining[side as usize] += 1;
-        if let Some(key) = self.key(side, task) {
+        if let Some(key) = pool_key(self.isolation, side, task) {
             let mut slots = self.slots.lock().await;
             slots.entry(key).or_insert_with(|| (Slot::default(), 0)).1 += 1;
         }

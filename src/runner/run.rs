@@ -168,15 +168,9 @@ async fn execute(shared: &Shared, key: TrialKey) {
             _ => break (output, tools),
         }
     };
-    let episode = build_episode(
-        shared,
-        key,
-        task,
-        seed,
-        output.clone(),
-        attempts,
-        started_at,
-    );
+    let mut output = output;
+    let messages = std::mem::take(&mut output.messages);
+    let episode = build_episode(shared, key, task, seed, output, attempts, started_at);
     let transcript = Transcript {
         run_id: runner.run_id.clone(),
         task_id: task.id.clone(),
@@ -185,7 +179,7 @@ async fn execute(shared: &Shared, key: TrialKey) {
         trial: key.trial,
         seed,
         tools,
-        messages: output.messages,
+        messages,
     };
     let transcript = redact_transcript(&runner.redactor, transcript);
     shared.emit(RunEventKind::TrialFinished {
@@ -329,6 +323,9 @@ fn grade_output(task: &Task, output: &TrialOutput) -> Grade {
 }
 
 fn redact_transcript(redactor: &Redactor, transcript: Transcript) -> Transcript {
+    if redactor.is_empty() {
+        return transcript;
+    }
     // Serialise, redact the text, parse back: one pass covers every string in the exchange.
     let text = serde_json::to_string(&transcript).unwrap_or_default();
     let redacted = redactor.redact(&text);
