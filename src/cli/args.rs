@@ -7,13 +7,16 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{Isolation, Overrides, ProtocolEra};
+use crate::stats::Adjustment;
 
 const EXIT_CODES: &str = "\
 Exit codes:
-  0  no regression (for now: the run completed)
-  1  regression found
-  2  usage or input error (bad flags, config or task file)
-  3  infrastructure failure (a server would not start, too many infrastructure errors)
+  0  no regression on a gated metric
+  1  regression: a gated metric (default: success, tool_calls, tool_errors, total_tokens)
+     regressed, significant after correction and beyond the margin
+  2  usage or input error (bad flags, config, task file or run directory)
+  3  infrastructure failure (a server would not start, or more infrastructure errors than
+     [stats] max_infra_share, default 10 %, of the episodes)
   130  interrupted by Ctrl-C (the run directory can be finished with --resume)";
 
 /// mcpeval: did the new version of my MCP server change how models use it?
@@ -33,6 +36,10 @@ pub enum Command {
         #[command(subcommand)]
         action: TasksAction,
     },
+    /// Recompute the comparison, verdicts and reports of a run from its stored episodes.
+    Compare(CompareArgs),
+    /// Trials per side that Fisher's exact test needs to detect a drop in success rate.
+    Plan(PlanArgs),
     /// Serve the embedded demo MCP server (an issue tracker) over stdio or Streamable HTTP.
     DemoServer(DemoServerArgs),
     /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint.
@@ -83,7 +90,64 @@ pub struct RunArgs {
     /// A label stored in run.json (repeatable): --tag branch=main.
     #[arg(long, value_name = "K=V", value_parser = parse_tag)]
     pub tag: Vec<(String, String)>,
+    /// Multiple-comparison correction across the tasks of each metric: holm (family-wise
+    /// error, the default) or bh (Benjamini–Hochberg false discovery rate).
+    #[arg(long, value_name = "METHOD")]
+    pub correction: Option<Adjustment>,
 }
+
+#[derive(Debug, Args)]
+#[command(after_help = COMPARE_HELP)]
+pub struct CompareArgs {
+    /// A run directory (holding run.json and episodes.jsonl).
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+    /// Take the baseline episodes from this other run instead: RUN_DIR's candidate against a
+    /// stored baseline.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub against: Option<PathBuf>,
+    /// Where to write the reports (default: RUN_DIR; with --against, RUN_DIR/against-<run id>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Multiple-comparison correction: holm or bh (default: the run's [stats] correction).
+    #[arg(long, value_name = "METHOD")]
+    pub correction: Option<Adjustment>,
+    /// Run-level significance level (default: the run's [stats] alpha, 0.05).
+    #[arg(long, value_name = "A")]
+    pub alpha: Option<f64>,
+}
+
+const COMPARE_HELP: &str = "\
+Writes comparison.parquet, comparison.csv, summary.md and junit.xml, prints the verdict table,
+and exits like `mcpeval run`:
+  0  no regression on a gated metric     1  a gated metric regressed
+  2  unreadable run directory            3  more infrastructure errors than the limit";
+
+#[derive(Debug, Args)]
+#[command(after_help = PLAN_HELP)]
+pub struct PlanArgs {
+    /// Success rate of the baseline, in [0, 1].
+    #[arg(long, value_name = "P")]
+    pub baseline_rate: f64,
+    /// Drop in success rate to detect (absolute: 0.10 = ten points).
+    #[arg(long, value_name = "D")]
+    pub drop: f64,
+    /// Two-sided significance level of the test (for one task among many, divide by their
+    /// number and by the gated families: see summary.md).
+    #[arg(long, value_name = "A", default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Chance of detecting the drop when it is real.
+    #[arg(long, value_name = "W", default_value_t = 0.8)]
+    pub power: f64,
+    /// Look no further than this many trials per side.
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    pub max_trials: u64,
+}
+
+const PLAN_HELP: &str = "\
+Power is exact: the two-sided Fisher test's rejection region is enumerated for every table
+and weighted by binomial probabilities (no normal formula). Exact power saw-tooths in n, so
+both the first n reaching the power and the n from which it never falls below it are shown.";
 
 fn parse_tag(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
@@ -107,6 +171,7 @@ impl RunArgs {
             isolation: self.isolation,
             protocol_era: self.protocol_era,
             tags: self.tag.iter().cloned().collect::<BTreeMap<_, _>>(),
+            correction: self.correction,
         }
     }
 }

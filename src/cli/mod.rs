@@ -1,13 +1,17 @@
 //! The command line: clap definitions and the commands, resolved into library calls.
 
 mod args;
+mod compare_cmd;
 mod exit;
+mod plan_cmd;
 mod progress;
 mod run_cmd;
 mod suites;
 mod tasks_cmd;
 
-pub use args::{Cli, Command, DemoServerArgs, RunArgs, SimServerArgs, TasksAction};
+pub use args::{
+    Cli, Command, CompareArgs, DemoServerArgs, PlanArgs, RunArgs, SimServerArgs, TasksAction,
+};
 pub use exit::{CliError, Exit};
 pub use suites::DEMO_SUITE;
 
@@ -16,6 +20,8 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
         None => run_cmd::run_command(&RunArgs::default()).await,
         Some(Command::Run(args)) => run_cmd::run_command(&args).await,
+        Some(Command::Compare(args)) => compare_cmd::compare(&args),
+        Some(Command::Plan(args)) => plan_cmd::plan(&args),
         Some(Command::Tasks { action }) => match action {
             TasksAction::Check { suite } => tasks_cmd::check(&suite),
             TasksAction::List { suite } => tasks_cmd::list(&suite),

@@ -12,13 +12,13 @@ use super::args::RunArgs;
 use super::exit::{CliError, Exit};
 use super::progress::Progress;
 use crate::config::{resolve, Provider, RunConfig};
-use crate::episode::{chain, Redactor, Side};
+use crate::episode::{chain, Episode, Redactor, Side};
 use crate::host::openai::OpenAiModel;
 use crate::host::sim::SimModel;
 use crate::host::Model;
 use crate::report::{
-    git_commit, own_cpu_ms, read_episodes, summary_table, write_tables, EpisodeWriter, HostRecord,
-    RunInfo, ServerRecord, Tables,
+    compare, git_commit, own_cpu_ms, read_episodes, write_tables, EpisodeWriter, HostRecord,
+    Report, RunInfo, ServerRecord, Tables,
 };
 use crate::runner::{
     self, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,
@@ -63,6 +63,7 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         seed: config.seed,
         trials: config.trials,
         tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),
+        trigger: previous.as_ref().and_then(|p| p.trigger.clone()),
         started_at: previous
             .as_ref()
             .map_or(started_at, |p| p.started_at.clone()),
@@ -123,7 +124,17 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
     info.infra_errors = episodes.iter().filter(|e| e.infra_error.is_some()).count();
     info.runner_cpu_ms = own_cpu_ms();
     info.write(&dir)?;
-    print_summary(&episodes, &info, &dir, &simulated);
+    let (baseline, candidate): (Vec<&Episode>, Vec<&Episode>) =
+        episodes.iter().partition(|e| e.side == Side::Baseline);
+    let comparison = compare(baseline, candidate, &info.config.stats, info.seed)
+        .context("cannot compare the sides")?;
+    let report = Report {
+        info: &info,
+        baseline_run: None,
+        comparison: &comparison,
+    };
+    let exit = super::compare_cmd::publish(&report, &dir)?;
+    print_notes(&info, &dir, &simulated);
     if cancelled {
         eprintln!(
             "interrupted: {} episodes recorded; finish with: mcpeval run --resume {}",
@@ -132,7 +143,7 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         );
         return Ok(Exit::Interrupted);
     }
-    Ok(Exit::Ok)
+    Ok(exit)
 }
 
 /// The config, directory and record of a run to finish (`--resume DIR`).
@@ -290,18 +301,11 @@ async fn watch_ctrl_c(cancel: CancellationToken, tx: mpsc::UnboundedSender<RunEv
     }
 }
 
-fn print_summary(
-    episodes: &[crate::episode::Episode],
-    info: &RunInfo,
-    dir: &Path,
-    simulated: &[String],
-) {
-    println!("{}", summary_table(episodes));
-    let infra = info.infra_errors;
+fn print_notes(info: &RunInfo, dir: &Path, simulated: &[String]) {
     println!(
         "{} episodes ({} infrastructure errors) in {}",
-        episodes.len(),
-        infra,
+        info.episodes,
+        info.infra_errors,
         dir.display()
     );
     if !simulated.is_empty() {

@@ -24,6 +24,7 @@ pub struct ConfigFile {
     pub candidate: Option<String>,
     pub sim: Option<SimConfig>,
     pub profile: Option<ProfileFile>,
+    pub stats: Option<super::stats::StatsFile>,
     #[serde(default)]
     pub servers: BTreeMap<String, ServerFile>,
     #[serde(rename = "host", default)]
@@ -119,6 +120,10 @@ impl ConfigFile {
             sim
         );
         self.profile = match (self.profile.take(), over.profile) {
+            (Some(below), Some(above)) => Some(below.layer(above)),
+            (below, above) => above.or(below),
+        };
+        self.stats = match (self.stats.take(), over.stats) {
             (Some(below), Some(above)) => Some(below.layer(above)),
             (below, above) => above.or(below),
         };

@@ -46,6 +46,7 @@ pub struct Overrides {
     pub isolation: Option<Isolation>,
     pub protocol_era: Option<super::ProtocolEra>,
     pub tags: BTreeMap<String, String>,
+    pub correction: Option<crate::stats::Adjustment>,
 }
 
 /// Which provider drives a host.
@@ -84,6 +85,9 @@ pub struct RunConfig {
     pub sim: SimConfig,
     pub out_dir: PathBuf,
     pub tags: BTreeMap<String, String>,
+    /// How episodes become verdicts (`[stats]`).
+    #[serde(default)]
+    pub stats: super::StatsConfig,
 }
 
 fn parse_toml(path: &str, text: &str) -> Result<ConfigFile, ConfigError> {
@@ -200,6 +204,11 @@ fn build(
             "no host: pass --host sim or --host openai:MODEL".into(),
         ));
     }
+    let mut stats = file.stats.clone().unwrap_or_default().resolve();
+    if let Some(correction) = over.correction {
+        stats.correction = correction;
+    }
+    stats.validate().map_err(invalid)?;
     let suites = file.suites.clone().unwrap_or_default();
     if suites.is_empty() {
         return Err(invalid(
@@ -227,6 +236,7 @@ fn build(
         sim: file.sim.clone().unwrap_or_default(),
         out_dir: file.out_dir.clone().unwrap_or_else(|| "results".into()),
         tags: over.tags.clone(),
+        stats,
     })
 }
 

@@ -1,80 +1,92 @@
-//! The console's closing table: per task and host, baseline against candidate.
+//! The console's closing verdict table: per task and host, baseline against candidate, the
+//! gated verdict coloured when stdout is a terminal, then the suite rows and the outcome.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::episode::{Episode, Side};
+use console::Style;
 
-#[derive(Default)]
-struct SideStats {
-    n: u32,
-    successes: u32,
-    infra: u32,
-    tool_calls: u64,
-    tokens: u64,
-}
+use super::comparison::{Comparison, Outcome, Row, SUITE};
+use super::format;
+use super::verdict::Verdict;
+use crate::config::Metric;
 
-impl SideStats {
-    fn add(&mut self, e: &Episode) {
-        if e.infra_error.is_some() {
-            self.infra += 1;
-            return;
-        }
-        self.n += 1;
-        self.successes += e.success as u32;
-        self.tool_calls += e.tool_calls as u64;
-        self.tokens += e.total_tokens;
-    }
-
-    fn success(&self) -> String {
-        let infra = if self.infra > 0 {
-            format!(" (+{} infra)", self.infra)
-        } else {
-            String::new()
+/// The table as text; `color` adds ANSI colours (the caller decides from the terminal).
+pub fn verdict_table(c: &Comparison, color: bool) -> String {
+    let paint = |v: Verdict, text: &str| -> String {
+        let style = match v {
+            Verdict::Regression => Style::new().red().bold(),
+            Verdict::Improvement => Style::new().green(),
+            Verdict::Inconclusive => Style::new().yellow(),
+            Verdict::NoChange => Style::new().dim(),
         };
-        format!("{}/{}{infra}", self.successes, self.n)
-    }
-
-    fn mean(&self, total: u64) -> String {
-        if self.n == 0 {
-            "-".into()
-        } else {
-            format!("{:.1}", total as f64 / self.n as f64)
-        }
-    }
-}
-
-/// A plain-text table: task, host, success (b → c), mean tool calls (b → c), mean tokens (b → c).
-/// Rows whose success differs between the sides are marked with `*`.
-pub fn summary_table(episodes: &[Episode]) -> String {
-    let mut rows: BTreeMap<(&str, &str), [SideStats; 2]> = BTreeMap::new();
-    for e in episodes {
-        let stats = rows.entry((&e.task_id, &e.host)).or_default();
-        stats[matches!(e.side, Side::Candidate) as usize].add(e);
-    }
-    let task_w = rows.keys().map(|(t, _)| t.len()).max().unwrap_or(4).max(4);
-    let host_w = rows.keys().map(|(_, h)| h.len()).max().unwrap_or(4).max(4);
+        style.force_styling(color).apply_to(text).to_string()
+    };
+    let task_w = c.tasks.iter().map(|t| t.task_id.len()).max().unwrap_or(4).max(5);
+    let host_w = c.tasks.iter().map(|t| t.host.len()).max().unwrap_or(4).max(4);
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "  {:task_w$}  {:host_w$}  {:>21}  {:>13}  {:>17}",
+        "{:task_w$}  {:host_w$}  {:>21}  {:>13}  {:>17}  verdict (gated metrics)",
         "task", "host", "success  base → cand", "calls  b → c", "tokens  b → c"
     );
-    for ((task, host), [b, c]) in &rows {
-        let moved = b.n > 0 && c.n > 0 && b.successes * c.n != c.successes * b.n;
+    for t in &c.tasks {
+        let verdict = c.task_verdict(t);
+        let means = |m: Metric, w: usize| {
+            c.task_rows(&t.task_id, &t.host)
+                .find(|r| r.metric == m)
+                .map_or("–".into(), |r| {
+                    format!(
+                        "{:>w$} → {:<w$}",
+                        format::value(m, r.baseline_mean),
+                        format::value(m, r.candidate_mean)
+                    )
+                })
+        };
         let _ = writeln!(
             out,
-            "{} {:task_w$}  {:host_w$}  {:>10} → {:<8}  {:>5} → {:<5}  {:>7} → {:<7}",
-            if moved { '*' } else { ' ' },
-            task,
-            host,
-            b.success(),
-            c.success(),
-            b.mean(b.tool_calls),
-            c.mean(c.tool_calls),
-            b.mean(b.tokens),
-            c.mean(c.tokens),
+            "{:task_w$}  {:host_w$}  {:>10} → {:<8}  {:>13}  {:>17}  {}",
+            t.task_id,
+            t.host,
+            format::successes(&t.baseline),
+            format::successes(&t.candidate),
+            means(Metric::ToolCalls, 5),
+            means(Metric::TotalTokens, 7),
+            paint(verdict.verdict, &verdict.to_string())
         );
     }
+    for r in c.rows.iter().filter(|r| r.task_id == SUITE && r.gated && r.tested()) {
+        let _ = writeln!(
+            out,
+            "suite {:<13} {:>8} → {:<8} Δ {:<9} {:<18} p_adj {:<8} {}",
+            r.metric.as_str(),
+            format::value(r.metric, r.baseline_mean),
+            format::value(r.metric, r.candidate_mean),
+            format::delta(r.metric, r.delta),
+            format::interval(r),
+            format::p(r.p_adjusted),
+            paint(r.verdict, r.verdict.as_str())
+        );
+    }
+    let regressions: Vec<&Row> = c.gated_regressions().collect();
+    let line = match c.outcome() {
+        Outcome::InfraFailure => Style::new().red().bold().force_styling(color).apply_to(format!(
+            "INFRASTRUCTURE FAILURE: {} of {} episodes ({}) had infrastructure errors (limit {})",
+            c.infra_errors,
+            c.episodes,
+            format::percent(c.infra_share()),
+            format::percent(c.stats.max_infra_share)
+        )),
+        Outcome::Regression => Style::new().red().bold().force_styling(color).apply_to(format!(
+            "REGRESSION: {} gated {} regressed",
+            regressions.len(),
+            if regressions.len() == 1 { "row" } else { "rows" }
+        )),
+        Outcome::Pass => Style::new()
+            .green()
+            .bold()
+            .force_styling(color)
+            .apply_to("NO REGRESSION on the gated metrics".to_owned()),
+    };
+    let _ = writeln!(out, "{line}");
     out
 }

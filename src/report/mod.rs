@@ -1,11 +1,27 @@
-//! Reports of a run: the JSONL episode log, the tables (Parquet/CSV), `run.json`, the console table.
+//! Reports of a run: the JSONL episode log, the tables (Parquet/CSV), `run.json`, the comparison
+//! and its verdicts, the console table.
 
+mod comparison;
 mod console;
+mod export;
+mod format;
+mod junit;
 mod jsonl;
+mod markdown;
 mod run_info;
 mod tables;
+mod verdict;
 
-pub use console::summary_table;
+pub use comparison::{
+    compare, Comparison, Detectable, Outcome, Row, SideOutcome, TaskOutcome, TaskVerdict,
+    MAX_PLANNED_TRIALS, SUITE,
+};
+pub use console::verdict_table;
+pub use export::{exporters, write_reports, Exporter, Report, JUNIT_XML, SUMMARY_MD};
 pub use jsonl::{read_episodes, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL};
 pub use run_info::{git_commit, own_cpu_ms, HostRecord, RunInfo, ServerRecord, RUN_JSON};
-pub use tables::{write_csv, write_parquet, write_tables, Tables};
+pub use tables::{
+    comparison_frame, write_csv, write_parquet, write_tables, Tables, COMPARISON_CSV,
+    COMPARISON_PARQUET,
+};
+pub use verdict::{decide, margin, Level, TestName, Verdict};

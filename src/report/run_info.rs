@@ -41,6 +41,9 @@ pub struct RunInfo {
     pub seed: u64,
     pub trials: u32,
     pub tasks: Vec<String>,
+    /// What triggered the run, in words (`None`: it ran the whole suite unprompted).
+    #[serde(default)]
+    pub trigger: Option<String>,
     pub started_at: String,
     pub finished_at: Option<String>,
     pub git_commit: Option<String>,

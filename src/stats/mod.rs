@@ -27,6 +27,8 @@ pub use mann_whitney::mann_whitney_u;
 pub use multiplicity::{p_adjusted, Adjustment};
 pub use newcombe::{newcombe_interval, wilson_interval};
 pub use pass_at_k::{pass_at_k, pass_hat_k};
-pub use power::{fisher_power, min_detectable_drop, trials_needed, trials_needed_stable};
+pub use power::{
+    fisher_power, min_detectable_drop, trials_needed, trials_needed_shift, trials_needed_stable,
+};
 pub use types::{Interval, Proportion, StatsError, TestResult};
 pub use wilcoxon::wilcoxon_signed_rank;

@@ -13,8 +13,29 @@ pub enum Adjustment {
     Holm,
     /// Benjamini–Hochberg step-up method: controls the false discovery rate for independent or
     /// positively dependent tests (Benjamini & Hochberg 1995, *JRSS B* 57:289–300).
-    /// statsmodels `multipletests(method='fdr_bh')`.
+    /// statsmodels `multipletests(method='fdr_bh')`. Written `bh` in configs and flags.
+    #[serde(alias = "bh")]
     BenjaminiHochberg,
+}
+
+impl std::str::FromStr for Adjustment {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "holm" => Ok(Self::Holm),
+            "bh" | "benjamini_hochberg" => Ok(Self::BenjaminiHochberg),
+            other => Err(format!("unknown correction `{other}` (expected holm or bh)")),
+        }
+    }
+}
+
+impl Adjustment {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Holm => "holm",
+            Self::BenjaminiHochberg => "bh",
+        }
+    }
 }
 
 /// Adjusts the p-values `p` for multiple comparisons by `method`, preserving their order.

@@ -1,0 +1,56 @@
+//! `mcpeval plan`: trials per side for Fisher's exact test to detect a drop in success rate.
+
+use super::args::PlanArgs;
+use super::exit::{CliError, Exit};
+use crate::stats::{fisher_power, trials_needed, trials_needed_stable};
+
+/// Prints the first n whose exact power reaches the target, the n from which it stays there,
+/// and the power at a few round numbers of trials for a sense of scale.
+pub fn plan(args: &PlanArgs) -> Result<Exit, CliError> {
+    let (p0, drop, alpha, power) = (args.baseline_rate, args.drop, args.alpha, args.power);
+    let usage = |e: crate::stats::StatsError| CliError::usage(anyhow::anyhow!("{e}"));
+    if !(drop > 0.0) {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--drop must be above 0 (an absolute drop: 0.10 = ten points), got {drop}"
+        )));
+    }
+    let max = args.max_trials.max(1);
+    let first = trials_needed(p0, drop, alpha, power, max).map_err(usage)?;
+    println!(
+        "Fisher's exact test, two-sided, alpha {alpha}: baseline {:.1} % → candidate {:.1} % \
+         (a drop of {:.1} points), power {:.0} %",
+        p0 * 100.0,
+        (p0 - drop) * 100.0,
+        drop * 100.0,
+        power * 100.0
+    );
+    match first {
+        None => println!("trials per side: more than {max} (raise --max-trials)"),
+        Some(n) => {
+            println!("trials per side: {n}");
+            let stable = trials_needed_stable(p0, drop, alpha, power, max).map_err(usage)?;
+            if let Some(s) = stable.filter(|&s| s != n) {
+                println!(
+                    "  exact power saw-tooths: it dips below {:.0} % again between {n} and {s}; \
+                     from {s} trials on it stays above",
+                    power * 100.0
+                );
+            }
+        }
+    }
+    let mut scale: Vec<u64> = [5, 10, 20, 50, 100, 200]
+        .into_iter()
+        .filter(|&n| n <= max)
+        .collect();
+    if let Some(n) = first {
+        scale.push(n);
+    }
+    scale.sort_unstable();
+    scale.dedup();
+    println!("  trials  power");
+    for n in scale {
+        let p = fisher_power(p0, drop, n, alpha).map_err(usage)?;
+        println!("  {n:>6}  {:>5.1} %", p * 100.0);
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,78 @@
+//! Number formatting shared by the written reports and the console: rates, means, p-values.
+
+use super::comparison::{Row, SideOutcome};
+use crate::config::Metric;
+
+/// A mean in the metric's own terms: rates to 3 decimals, counts to 1, tokens and latency whole.
+pub fn value(metric: Metric, v: Option<f64>) -> String {
+    let Some(v) = v else { return "–".into() };
+    match metric {
+        Metric::InputTokens | Metric::OutputTokens | Metric::TotalTokens | Metric::LatencyMs => {
+            format!("{v:.0}")
+        }
+        m if m.is_rate() => format!("{v:.3}"),
+        _ => format!("{v:.2}"),
+    }
+}
+
+/// A delta with its sign.
+pub fn delta(metric: Metric, v: Option<f64>) -> String {
+    match v {
+        None => "–".into(),
+        Some(v) if v >= 0.0 => format!("+{}", value(metric, Some(v))),
+        Some(v) => value(metric, Some(v)),
+    }
+}
+
+/// `[low, high]`, or `–`.
+pub fn interval(row: &Row) -> String {
+    match (row.ci_low, row.ci_high) {
+        (Some(l), Some(h)) => format!(
+            "[{}, {}]",
+            value(row.metric, Some(l)),
+            value(row.metric, Some(h))
+        ),
+        _ => "–".into(),
+    }
+}
+
+/// A p-value: three decimals, or scientific notation below 0.001.
+pub fn p(v: Option<f64>) -> String {
+    match v {
+        None => "–".into(),
+        Some(v) if v != 0.0 && v < 1e-3 => format!("{v:.1e}"),
+        Some(v) => format!("{v:.3}"),
+    }
+}
+
+/// `7/10`, with the infrastructure errors left out said as such.
+pub fn successes(side: &SideOutcome) -> String {
+    if side.infra_errors > 0 {
+        format!("{}/{} (+{} infra)", side.successes, side.n, side.infra_errors)
+    } else {
+        format!("{}/{}", side.successes, side.n)
+    }
+}
+
+/// A share as a percentage with up to one decimal.
+pub fn percent(v: f64) -> String {
+    let s = format!("{:.1}", v * 100.0);
+    format!("{} %", s.strip_suffix(".0").unwrap_or(&s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_metric() {
+        assert_eq!(value(Metric::Success, Some(0.5)), "0.500");
+        assert_eq!(value(Metric::TotalTokens, Some(812.4)), "812");
+        assert_eq!(delta(Metric::ToolCalls, Some(1.0)), "+1.00");
+        assert_eq!(delta(Metric::Success, Some(-0.25)), "-0.250");
+        assert_eq!(p(Some(0.0000123)), "1.2e-5");
+        assert_eq!(p(Some(0.5)), "0.500");
+        assert_eq!(percent(0.1), "10 %");
+        assert_eq!(percent(0.125), "12.5 %");
+    }
+}

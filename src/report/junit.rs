@@ -1,0 +1,170 @@
+//! `junit.xml`: one testcase per task × host; a gated regression is a failure carrying why.
+
+use std::fmt::Write;
+
+use super::comparison::{Comparison, Row, TaskOutcome, SUITE};
+use super::export::Report;
+use super::format;
+use super::verdict::Verdict;
+
+/// Renders the JUnit XML report (the common Jenkins/GitLab/GitHub schema).
+pub fn junit(report: &Report) -> String {
+    let c = report.comparison;
+    let failed = |t: &TaskOutcome| regressions(c, t).next().is_some();
+    let total_failures = c.tasks.iter().filter(|t| failed(t)).count();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"mcpeval\" tests=\"{}\" failures=\"{}\" errors=\"0\">",
+        c.tasks.len(),
+        total_failures
+    );
+    let mut hosts: Vec<&str> = c.tasks.iter().map(|t| t.host.as_str()).collect();
+    hosts.dedup();
+    for host in hosts {
+        let tasks: Vec<&TaskOutcome> = c.tasks.iter().filter(|t| t.host == host).collect();
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">",
+            escape(&format!("mcpeval.{host}")),
+            tasks.len(),
+            tasks.iter().filter(|t| failed(t)).count()
+        );
+        properties(&mut out, report, host);
+        for t in tasks {
+            testcase(&mut out, c, t);
+        }
+        let _ = writeln!(out, "  </testsuite>");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+fn regressions<'a>(c: &'a Comparison, t: &'a TaskOutcome) -> impl Iterator<Item = &'a Row> {
+    c.task_rows(&t.task_id, &t.host)
+        .filter(|r| r.gated && r.verdict == Verdict::Regression)
+}
+
+fn properties(out: &mut String, report: &Report, host: &str) {
+    let c = report.comparison;
+    let mut props = vec![
+        ("run_id", report.info.run_id.clone()),
+        ("baseline", report.baseline_info().baseline.spec.clone()),
+        ("candidate", report.info.candidate.spec.clone()),
+        ("trials", report.info.trials.to_string()),
+        ("outcome", format!("{:?}", c.outcome()).to_lowercase()),
+    ];
+    for r in c.rows.iter().filter(|r| r.host == host && r.task_id == SUITE && r.tested()) {
+        props.push((
+            r.metric.as_str(),
+            format!(
+                "{} → {} ({}, p_adj {})",
+                format::value(r.metric, r.baseline_mean),
+                format::value(r.metric, r.candidate_mean),
+                r.verdict,
+                format::p(r.p_adjusted)
+            ),
+        ));
+    }
+    let _ = writeln!(out, "    <properties>");
+    for (name, value) in props {
+        let _ = writeln!(
+            out,
+            "      <property name=\"{}\" value=\"{}\"/>",
+            escape(name),
+            escape(&value)
+        );
+    }
+    let _ = writeln!(out, "    </properties>");
+}
+
+fn testcase(out: &mut String, c: &Comparison, t: &TaskOutcome) {
+    let _ = write!(
+        out,
+        "    <testcase classname=\"{}\" name=\"{}\"",
+        escape(&format!("mcpeval.{}", t.host)),
+        escape(&t.task_id)
+    );
+    let rows: Vec<&Row> = c.task_rows(&t.task_id, &t.host).filter(|r| r.tested()).collect();
+    let regressed: Vec<&Row> = regressions(c, t).collect();
+    let _ = writeln!(out, ">");
+    if !regressed.is_empty() {
+        let message = regressed
+            .iter()
+            .map(|r| describe(r))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let mut body = format!(
+            "success {} → {}\n",
+            format::successes(&t.baseline),
+            format::successes(&t.candidate)
+        );
+        for (why, n) in &t.candidate.failures {
+            let _ = writeln!(body, "candidate, {n} trial(s): {why}");
+        }
+        let _ = writeln!(
+            out,
+            "      <failure type=\"regression\" message=\"{}\">{}</failure>",
+            attr(&format!("regression: {message}")),
+            escape(body.trim_end())
+        );
+    }
+    let mut details = String::new();
+    for r in &rows {
+        let _ = writeln!(details, "{}: {}", r.verdict, describe(r));
+    }
+    let _ = writeln!(
+        out,
+        "      <system-out>{}</system-out>",
+        escape(details.trim_end())
+    );
+    let _ = writeln!(out, "    </testcase>");
+}
+
+fn describe(r: &Row) -> String {
+    format!(
+        "{} {} → {} (delta {}, 95 % CI {}, {} p_adj {})",
+        r.metric,
+        format::value(r.metric, r.baseline_mean),
+        format::value(r.metric, r.candidate_mean),
+        format::delta(r.metric, r.delta),
+        format::interval(r),
+        r.test.as_str(),
+        format::p(r.p_adjusted)
+    )
+}
+
+/// Escapes text for an XML element or attribute, dropping characters XML 1.0 cannot hold.
+/// Attribute values are written on one line (see [`attr`]).
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' | '\t' => out.push(ch),
+            '\r' => {}
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes an attribute value, its line breaks turned into spaces.
+fn attr(s: &str) -> String {
+    escape(&s.replace(['\n', '\t'], " "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn escapes_markup_and_drops_control_characters() {
+        assert_eq!(escape("a<b & \"c\"\u{1}"), "a&lt;b &amp; &quot;c&quot;");
+    }
+}

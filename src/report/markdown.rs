@@ -1,0 +1,416 @@
+//! `summary.md`: the verdict, the suite rows, the tasks that regressed with their grades'
+//! explanations, then the rest, and what the run could detect; readable on a GitHub PR.
+
+use std::fmt::Write;
+
+use super::comparison::{Comparison, Outcome, Row, TaskOutcome, MAX_PLANNED_TRIALS, SUITE};
+use super::export::Report;
+use super::format;
+use super::run_info::{RunInfo, ServerRecord};
+use super::verdict::Verdict;
+use crate::config::Metric;
+
+/// Renders the summary. Deterministic: the same report gives the same text.
+pub fn summary(report: &Report) -> String {
+    let c = report.comparison;
+    let mut out = String::new();
+    headline(&mut out, c);
+    facts(&mut out, report);
+    suite(&mut out, c);
+    broken(&mut out, c);
+    regressed(&mut out, c);
+    others(&mut out, c);
+    detectable(&mut out, c);
+    out
+}
+
+fn headline(out: &mut String, c: &Comparison) {
+    let regressions: Vec<&Row> = c.gated_regressions().collect();
+    match c.outcome() {
+        Outcome::InfraFailure => {
+            let _ = writeln!(out, "# mcpeval: infrastructure failure\n");
+            let _ = writeln!(
+                out,
+                "{} of {} episodes ({}) ended in an infrastructure error, more than the limit of \
+                 {}: the statistics below leave them out and cannot be trusted. Exit code 3.\n",
+                c.infra_errors,
+                c.episodes,
+                format::percent(c.infra_share()),
+                format::percent(c.stats.max_infra_share)
+            );
+        }
+        Outcome::Regression => {
+            let _ = writeln!(out, "# mcpeval: regression\n");
+            let _ = writeln!(
+                out,
+                "{} gated {} regressed: {}. Exit code 1.\n",
+                regressions.len(),
+                if regressions.len() == 1 { "row" } else { "rows" },
+                regressions
+                    .iter()
+                    .map(|r| format!("`{}` {} ({})", task_name(r), r.metric, r.host))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        Outcome::Pass => {
+            let _ = writeln!(out, "# mcpeval: no regression\n");
+            let inconclusive = c
+                .rows
+                .iter()
+                .filter(|r| r.gated && r.tested() && r.verdict == Verdict::Inconclusive)
+                .count();
+            let _ = writeln!(
+                out,
+                "No gated metric regressed. {} gated {} inconclusive: not enough trials to rule \
+                 out a change as large as the margin (see the last section). Exit code 0.\n",
+                inconclusive,
+                if inconclusive == 1 { "row is" } else { "rows are" }
+            );
+        }
+    }
+}
+
+fn task_name(r: &Row) -> &str {
+    if r.task_id == SUITE {
+        "suite"
+    } else {
+        &r.task_id
+    }
+}
+
+fn server(record: &ServerRecord) -> String {
+    match &record.info {
+        Some(i) => format!(
+            "`{}`: {} {} (protocol {}, {})",
+            record.spec, i.name, i.version, i.protocol_version, i.era
+        ),
+        None => format!("`{}`", record.spec),
+    }
+}
+
+fn facts(out: &mut String, report: &Report) {
+    let (info, c) = (report.info, report.comparison);
+    let base = report.baseline_info();
+    let _ = writeln!(out, "| | |\n| --- | --- |");
+    let _ = writeln!(out, "| run | `{}` |", info.run_id);
+    if let Some(b) = report.baseline_run {
+        let _ = writeln!(out, "| baseline run | `{}` (compare --against) |", b.run_id);
+    }
+    let _ = writeln!(out, "| baseline | {} |", server(&base.baseline));
+    let _ = writeln!(out, "| candidate | {} |", server(&info.candidate));
+    let hosts: Vec<String> = info
+        .hosts
+        .iter()
+        .map(|h| {
+            if h.simulated {
+                format!("`{}` (the embedded simulated model, not a real LLM)", h.name)
+            } else {
+                format!("`{}` ({})", h.name, h.model)
+            }
+        })
+        .collect();
+    let _ = writeln!(out, "| hosts | {} |", hosts.join(", "));
+    let _ = writeln!(
+        out,
+        "| trials | {} per task and side, seed {} |",
+        info.trials, info.seed
+    );
+    let _ = writeln!(
+        out,
+        "| episodes | {} ({} infrastructure errors, left out of the statistics; limit {}) |",
+        c.episodes,
+        c.infra_errors,
+        format::percent(c.stats.max_infra_share)
+    );
+    let _ = writeln!(out, "| trigger | {} |", trigger(info));
+    let gated: Vec<&str> = c.stats.gated.iter().map(|m| m.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "| verdict rule | α = {} for the whole run, split over {} gated families (α = {} each; \
+         {} within each); margins: success {} points, counts {}; gated: {} |\n",
+        c.stats.alpha,
+        c.level.families,
+        trim(c.level.family_alpha),
+        c.stats.correction.as_str(),
+        trim(c.stats.success_margin * 100.0),
+        format::percent(c.stats.relative_margin),
+        gated.join(", ")
+    );
+}
+
+fn trigger(info: &RunInfo) -> String {
+    match &info.trigger {
+        Some(t) => t.clone(),
+        None => format!(
+            "none: every task of the suite ran ({} tasks)",
+            info.tasks.len()
+        ),
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+const ROW_HEADER: &str = "| metric | baseline | candidate | delta | 95 % CI | test | p | p adj. | verdict |\n\
+                          | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | --- |";
+
+fn row_line(r: &Row) -> String {
+    let gate = if r.gated { "" } else { " (not gated)" };
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {}{} |",
+        metric_name(r),
+        format::value(r.metric, r.baseline_mean),
+        format::value(r.metric, r.candidate_mean),
+        format::delta(r.metric, r.delta),
+        format::interval(r),
+        r.test.as_str(),
+        format::p(r.p_value),
+        format::p(r.p_adjusted),
+        verdict_mark(r.verdict),
+        if r.tested() { gate } else { "" }
+    )
+}
+
+fn metric_name(r: &Row) -> String {
+    match r.k {
+        Some(k) => format!("{} (k = {k})", r.metric),
+        None => r.metric.to_string(),
+    }
+}
+
+fn verdict_mark(v: Verdict) -> String {
+    match v {
+        Verdict::Regression => "**regression**".into(),
+        other => other.as_str().to_owned(),
+    }
+}
+
+fn suite(out: &mut String, c: &Comparison) {
+    for host in hosts(c) {
+        let _ = writeln!(
+            out,
+            "## Suite · `{host}`\n\nPer-task deltas, Wilcoxon signed-rank test; means pooled over \
+             the tasks run on both sides; task-level bootstrap interval. `false_call_rate`: \
+             no-tool episodes that called a tool; `missed_call_rate`: tool episodes that called \
+             none.\n"
+        );
+        let _ = writeln!(out, "{ROW_HEADER}");
+        for r in c.rows.iter().filter(|r| r.host == host && r.task_id == SUITE) {
+            let _ = writeln!(out, "{}", row_line(r));
+        }
+        let _ = writeln!(out);
+    }
+}
+
+fn hosts(c: &Comparison) -> Vec<&str> {
+    let mut hosts: Vec<&str> = c.rows.iter().map(|r| r.host.as_str()).collect();
+    hosts.dedup();
+    hosts
+}
+
+fn broken(out: &mut String, c: &Comparison) {
+    let broke: Vec<&TaskOutcome> = c.tasks.iter().filter(|t| t.broke()).collect();
+    if broke.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Regression-set tasks that broke\n\nThe baseline passed every trial, the candidate \
+         failed at least one (listed whatever the verdict):\n"
+    );
+    for t in broke {
+        let _ = writeln!(
+            out,
+            "- `{}` · `{}`: {} → {} (success verdict: {})",
+            t.task_id,
+            t.host,
+            format::successes(&t.baseline),
+            format::successes(&t.candidate),
+            success_verdict(c, t)
+        );
+    }
+    let _ = writeln!(out);
+}
+
+fn success_verdict(c: &Comparison, t: &TaskOutcome) -> &'static str {
+    c.task_rows(&t.task_id, &t.host)
+        .find(|r| r.metric == Metric::Success)
+        .map_or("inconclusive", |r| r.verdict.as_str())
+}
+
+/// Whether any gated row of the task regressed.
+fn regressed_task(c: &Comparison, t: &TaskOutcome) -> bool {
+    c.task_rows(&t.task_id, &t.host)
+        .any(|r| r.gated && r.verdict == Verdict::Regression)
+}
+
+fn regressed(out: &mut String, c: &Comparison) {
+    let tasks: Vec<&TaskOutcome> = c.tasks.iter().filter(|t| regressed_task(c, t)).collect();
+    if tasks.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Regressed tasks\n");
+    for t in tasks {
+        let _ = writeln!(
+            out,
+            "### `{}` · `{}`\n\n{} task, {} set; success {} → {}\n",
+            t.task_id,
+            t.host,
+            t.kind.as_str(),
+            t.set.as_str(),
+            format::successes(&t.baseline),
+            format::successes(&t.candidate)
+        );
+        let _ = writeln!(out, "{ROW_HEADER}");
+        for r in c.task_rows(&t.task_id, &t.host).filter(|r| r.tested()) {
+            let _ = writeln!(out, "{}", row_line(r));
+        }
+        let _ = writeln!(out);
+        failures(out, "candidate", &t.candidate.failures);
+        failures(out, "baseline", &t.baseline.failures);
+    }
+}
+
+fn failures(out: &mut String, side: &str, failures: &[(String, u32)]) {
+    if failures.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "Why the {side} failed:\n");
+    for (why, n) in failures {
+        let trials = if *n == 1 { "trial" } else { "trials" };
+        let why = if why.is_empty() {
+            "(no failed check recorded)"
+        } else {
+            why
+        };
+        let _ = writeln!(out, "- {n} {trials}: {}", why.replace('\n', " "));
+    }
+    let _ = writeln!(out);
+}
+
+fn others(out: &mut String, c: &Comparison) {
+    let tasks: Vec<&TaskOutcome> = c.tasks.iter().filter(|t| !regressed_task(c, t)).collect();
+    if tasks.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Other tasks\n\n| task | host | success | tool calls | total tokens | verdict (gated \
+         metrics) | trials to tell |\n| --- | --- | ---: | ---: | ---: | --- | ---: |"
+    );
+    for t in tasks {
+        let row = |m: Metric| c.task_rows(&t.task_id, &t.host).find(|r| r.metric == m);
+        let means = |m: Metric| {
+            row(m).map_or("–".into(), |r| {
+                format!(
+                    "{} → {}",
+                    format::value(m, r.baseline_mean),
+                    format::value(m, r.candidate_mean)
+                )
+            })
+        };
+        let needed = c
+            .task_rows(&t.task_id, &t.host)
+            .filter(|r| r.gated && r.verdict == Verdict::Inconclusive && r.tested())
+            .map(|r| r.trials_needed)
+            .fold(Some(0), |acc: Option<u64>, n| Some(acc?.max(n?)));
+        let needed = match needed {
+            Some(0) => "–".to_owned(),
+            Some(n) => n.to_string(),
+            None => format!("> {MAX_PLANNED_TRIALS}"),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {} → {} | {} | {} | {} | {} |",
+            t.task_id,
+            t.host,
+            format::successes(&t.baseline),
+            format::successes(&t.candidate),
+            means(Metric::ToolCalls),
+            means(Metric::TotalTokens),
+            c.task_verdict(t),
+            needed
+        );
+    }
+    let _ = writeln!(out);
+    let failing: Vec<&TaskOutcome> = c
+        .tasks
+        .iter()
+        .filter(|t| !regressed_task(c, t) && !t.candidate.failures.is_empty())
+        .collect();
+    if failing.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<details><summary>Why candidate trials of these tasks failed</summary>\n"
+    );
+    for t in failing {
+        let _ = writeln!(out, "**`{}` · `{}`**\n", t.task_id, t.host);
+        failures(out, "candidate", &t.candidate.failures);
+    }
+    let _ = writeln!(out, "</details>\n");
+}
+
+fn detectable(out: &mut String, c: &Comparison) {
+    let _ = writeln!(out, "## What this run could detect\n");
+    for (host, d) in &c.detectable {
+        let drop = match d.drop {
+            Some(drop) => format!(
+                "only when its candidate drops by at least {} points (to {})",
+                trim(drop * 100.0),
+                format::percent(d.baseline_rate - drop)
+            ),
+            None => "not even when its candidate drops to 0 %".into(),
+        };
+        let _ = writeln!(
+            out,
+            "- `{host}`: with {} trials per side, a task that passes {} on the baseline is \
+             flagged with {} power {drop}, at the per-task level α = {} (the family's level \
+             over its tasks, the worst case of the correction). Smaller drops can go unnoticed.",
+            d.trials,
+            format::percent(d.baseline_rate),
+            format::percent(d.power),
+            format!("{:.2e}", d.alpha)
+        );
+    }
+    let inconclusive: Vec<&Row> = c
+        .rows
+        .iter()
+        .filter(|r| r.gated && r.task_id != SUITE && r.verdict == Verdict::Inconclusive)
+        .filter(|r| r.tested())
+        .collect();
+    if inconclusive.is_empty() {
+        let _ = writeln!(out, "- Every gated task row reached a verdict.");
+        return;
+    }
+    let needed: Vec<u64> = inconclusive.iter().filter_map(|r| r.trials_needed).collect();
+    let unknown = inconclusive.len() - needed.len();
+    let most = needed.iter().max();
+    let _ = write!(
+        out,
+        "- {} gated task {} inconclusive: the interval still allows a change as large as the \
+         margin.",
+        inconclusive.len(),
+        if inconclusive.len() == 1 { "row is" } else { "rows are" }
+    );
+    if let Some(most) = most {
+        let _ = write!(
+            out,
+            " Telling them apart needs up to {most} trials per side ({} power against a change \
+             of the margin; `mcpeval plan` for success rates).",
+            format::percent(c.stats.power)
+        );
+    }
+    if unknown > 0 {
+        let _ = write!(
+            out,
+            " For {unknown} of them no estimate within {MAX_PLANNED_TRIALS} trials per side \
+             exists."
+        );
+    }
+    let _ = writeln!(out);
+}
