@@ -21,7 +21,9 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
     if let Some(a) = args.alpha {
         stats.alpha = a;
     }
-    stats.validate().map_err(|e| CliError::usage(anyhow::anyhow!(e.replace("[stats] ", "--"))))?;
+    stats
+        .validate()
+        .map_err(|e| CliError::usage(anyhow::anyhow!(e.replace("[stats] ", "--"))))?;
     let candidate: Vec<&Episode> = on_side(&episodes, Side::Candidate);
     let against = match &args.against {
         Some(dir) => Some(load_run(dir)?),
@@ -38,7 +40,11 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
         return Err(CliError::usage(anyhow::anyhow!(
             "`{}` has no {} episodes to compare",
             args.run.display(),
-            if baseline.is_empty() { "baseline" } else { "candidate" }
+            if baseline.is_empty() {
+                "baseline"
+            } else {
+                "candidate"
+            }
         )));
     }
     let comparison = compare_episodes(baseline, candidate, &stats, info.seed)
@@ -48,8 +54,7 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
         (None, Some((other, _))) => args.run.join(format!("against-{}", other.run_id)),
         (None, None) => args.run.clone(),
     };
-    std::fs::create_dir_all(&out)
-        .with_context(|| format!("cannot create `{}`", out.display()))?;
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create `{}`", out.display()))?;
     let report = Report {
         info: &info,
         baseline_run: against.as_ref().map(|(i, _)| i),
@@ -98,12 +103,23 @@ fn warn_unmatched(candidate: &[&Episode], other: &[Episode], other_id: &str) {
 pub(super) fn publish(report: &Report, dir: &Path) -> anyhow::Result<Exit> {
     write_reports(report, dir)?;
     let c: &Comparison = report.comparison;
-    print!("{}", verdict_table(c, std::io::stdout().is_terminal() && console::colors_enabled()));
+    print!(
+        "{}",
+        verdict_table(
+            c,
+            std::io::stdout().is_terminal() && console::colors_enabled()
+        )
+    );
     println!(
         "reports: {}",
-        ["summary.md", "comparison.csv", "comparison.parquet", "junit.xml"]
-            .map(|f| dir.join(f).display().to_string())
-            .join(", ")
+        [
+            "summary.md",
+            "comparison.csv",
+            "comparison.parquet",
+            "junit.xml"
+        ]
+        .map(|f| dir.join(f).display().to_string())
+        .join(", ")
     );
     Ok(exit_code(c.outcome()))
 }

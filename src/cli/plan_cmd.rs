@@ -9,7 +9,7 @@ use crate::stats::{fisher_power, trials_needed, trials_needed_stable};
 pub fn plan(args: &PlanArgs) -> Result<Exit, CliError> {
     let (p0, drop, alpha, power) = (args.baseline_rate, args.drop, args.alpha, args.power);
     let usage = |e: crate::stats::StatsError| CliError::usage(anyhow::anyhow!("{e}"));
-    if !(drop > 0.0) {
+    if drop.is_nan() || drop <= 0.0 {
         return Err(CliError::usage(anyhow::anyhow!(
             "--drop must be above 0 (an absolute drop: 0.10 = ten points), got {drop}"
         )));
@@ -28,13 +28,21 @@ pub fn plan(args: &PlanArgs) -> Result<Exit, CliError> {
         None => println!("trials per side: more than {max} (raise --max-trials)"),
         Some(n) => {
             println!("trials per side: {n}");
-            let stable = trials_needed_stable(p0, drop, alpha, power, max).map_err(usage)?;
-            if let Some(s) = stable.filter(|&s| s != n) {
-                println!(
+            // Dips below the target happen just above the first n; looking a quarter beyond
+            // it keeps this O(n³) search short (the full range would take minutes at 2000).
+            let window = (n + n / 4 + 10).min(max);
+            let stable = trials_needed_stable(p0, drop, alpha, power, window).map_err(usage)?;
+            match stable {
+                Some(s) if s != n => println!(
                     "  exact power saw-tooths: it dips below {:.0} % again between {n} and {s}; \
-                     from {s} trials on it stays above",
+                     from {s} trials on it stays above (checked up to {window})",
                     power * 100.0
-                );
+                ),
+                Some(_) => println!("  (power stays above the target from {n} up to {window})"),
+                None => println!(
+                    "  exact power saw-tooths: it is below the target again at {window}; \
+                     plan for more than {window} trials"
+                ),
             }
         }
     }
@@ -50,7 +58,9 @@ pub fn plan(args: &PlanArgs) -> Result<Exit, CliError> {
     println!("  trials  power");
     for n in scale {
         let p = fisher_power(p0, drop, n, alpha).map_err(usage)?;
-        println!("  {n:>6}  {:>5.1} %", p * 100.0);
+        // Rounding can leave -0.0 for a power of nothing.
+        let percent = if p > 0.0 { p * 100.0 } else { 0.0 };
+        println!("  {n:>6}  {percent:>5.1} %");
     }
     Ok(Exit::Ok)
 }

@@ -103,7 +103,10 @@ impl std::str::FromStr for Metric {
             .find(|m| m.as_str() == s)
             .ok_or_else(|| {
                 let names: Vec<&str> = Metric::ALL.iter().map(|m| m.as_str()).collect();
-                format!("unknown metric `{s}` (expected one of {})", names.join(", "))
+                format!(
+                    "unknown metric `{s}` (expected one of {})",
+                    names.join(", ")
+                )
             })
     }
 }

@@ -159,7 +159,11 @@ impl Comparison {
             .task_rows(&t.task_id, &t.host)
             .filter(|r| r.gated && r.tested())
             .collect();
-        for verdict in [Verdict::Regression, Verdict::Inconclusive, Verdict::Improvement] {
+        for verdict in [
+            Verdict::Regression,
+            Verdict::Inconclusive,
+            Verdict::Improvement,
+        ] {
             let metrics: Vec<Metric> = rows
                 .iter()
                 .filter(|r| r.verdict == verdict)
@@ -219,7 +223,10 @@ pub fn compare<'a>(
 ) -> Result<Comparison, StatsError> {
     let mut hosts: BTreeMap<&str, BTreeMap<&str, Cell>> = BTreeMap::new();
     let (mut episodes, mut infra_errors) = (0, 0);
-    for (side, list) in [(0, baseline.into_iter().collect::<Vec<_>>()), (1, candidate.into_iter().collect())] {
+    for (side, list) in [
+        (0, baseline.into_iter().collect::<Vec<_>>()),
+        (1, candidate.into_iter().collect()),
+    ] {
         for e in list {
             episodes += 1;
             let cell = hosts
@@ -313,7 +320,7 @@ impl<'a> Cell<'a> {
                     None => failures.push((why, 1)),
                 }
             }
-            failures.sort_by(|a, b| b.1.cmp(&a.1));
+            failures.sort_by_key(|f| std::cmp::Reverse(f.1));
             SideOutcome {
                 n: self.sides[i].len() as u32,
                 successes: self.successes(i) as u32,
@@ -344,7 +351,9 @@ fn value(e: &Episode, metric: Metric) -> f64 {
         Metric::Turns => f64::from(e.turns),
         Metric::LatencyMs => e.latency_ms,
         Metric::FalseCallRate | Metric::MissedCallRate => f64::from(u8::from(e.tool_calls > 0)),
-        Metric::PassAtK | Metric::PassHatK => unreachable!("pass rows are per task, not per episode"),
+        Metric::PassAtK | Metric::PassHatK => {
+            unreachable!("pass rows are per task, not per episode")
+        }
     }
 }
 
@@ -371,7 +380,13 @@ impl Context<'_> {
         }
     }
 
-    fn row(&self, task: &str, metric: Metric, n: (usize, usize), means: (Option<f64>, Option<f64>)) -> Row {
+    fn row(
+        &self,
+        task: &str,
+        metric: Metric,
+        n: (usize, usize),
+        means: (Option<f64>, Option<f64>),
+    ) -> Row {
         Row {
             task_id: task.to_owned(),
             host: self.host.to_owned(),
@@ -422,7 +437,11 @@ fn task_rows(
                     Proportion::new(cell.successes(0), n.0 as u64),
                     Proportion::new(cell.successes(1), n.1 as u64),
                 );
-                with_delta(row, compare_success(pb, pc, ctx.stats.alpha)?, TestName::FisherExact)
+                with_delta(
+                    row,
+                    compare_success(pb, pc, ctx.stats.alpha)?,
+                    TestName::FisherExact,
+                )
             }
             (true, _) => {
                 let d = compare_counts(&b, &c, &ctx.bootstrap(task, metric))?;
@@ -517,9 +536,18 @@ fn suite_rows(ctx: &Context, cells: &BTreeMap<&str, Cell>) -> Result<Vec<Row>, S
         };
         let ((hb, nb), (hc, nc)) = (hits(0), hits(1));
         let rate = |h: u64, n: u64| (n > 0).then(|| h as f64 / n as f64);
-        let row = ctx.row(SUITE, metric, (nb as usize, nc as usize), (rate(hb, nb), rate(hc, nc)));
+        let row = ctx.row(
+            SUITE,
+            metric,
+            (nb as usize, nc as usize),
+            (rate(hb, nb), rate(hc, nc)),
+        );
         rows.push(if nb > 0 && nc > 0 {
-            let d = compare_success(Proportion::new(hb, nb), Proportion::new(hc, nc), ctx.stats.alpha)?;
+            let d = compare_success(
+                Proportion::new(hb, nb),
+                Proportion::new(hc, nc),
+                ctx.stats.alpha,
+            )?;
             with_delta(row, d, TestName::FisherExact)
         } else {
             row
@@ -646,4 +674,225 @@ fn detectable_drop(rows: &[Row], ctx: &Context) -> Result<Option<Detectable>, St
         baseline_rate: 1.0,
         drop,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::episode::Side;
+    use crate::grade::{Check, Grade};
+    use crate::stats::Adjustment;
+
+    /// An episode of `task` on `side` with the given outcome; tokens follow the tool calls.
+    fn ep(
+        task: &str,
+        kind: TaskKind,
+        side: Side,
+        trial: u32,
+        success: bool,
+        calls: u32,
+    ) -> Episode {
+        Episode {
+            run_id: "r".into(),
+            task_id: task.into(),
+            kind,
+            set: TaskSet::Regression,
+            side,
+            host: "sim".into(),
+            model: "sim".into(),
+            trial,
+            seed: u64::from(trial),
+            success,
+            infra_error: None,
+            turns: calls + 1,
+            tool_calls: calls,
+            tool_errors: 0,
+            protocol_errors: 0,
+            input_tokens: 1000 + 500 * u64::from(calls),
+            output_tokens: 50,
+            total_tokens: 1050 + 500 * u64::from(calls),
+            latency_ms: 10.0,
+            first_tool: None,
+            tools_called: String::new(),
+            final_answer: None,
+            hit_max_turns: false,
+            calls: Vec::new(),
+            grade: Grade {
+                success,
+                checks: vec![Check {
+                    grader: "expected_calls".into(),
+                    passed: success,
+                    explanation: if success { "ok" } else { "got `find_issues`" }.into(),
+                }],
+            },
+            attempts: Vec::new(),
+            started_at: String::new(),
+        }
+    }
+
+    /// `n` trials per side: `task` with `b` and `c` successes, plus a steady task and a no-tool one.
+    fn run(b: u32, c: u32, n: u32) -> (Vec<Episode>, Vec<Episode>) {
+        let side = |s: Side, wins: u32| -> Vec<Episode> {
+            (0..n)
+                .flat_map(|t| {
+                    [
+                        ep("moving", TaskKind::Tool, s, t, t < wins, 1),
+                        ep("steady", TaskKind::Tool, s, t, true, 1),
+                        ep("chat", TaskKind::NoTool, s, t, true, 0),
+                    ]
+                })
+                .collect()
+        };
+        (side(Side::Baseline, b), side(Side::Candidate, c))
+    }
+
+    fn row<'a>(c: &'a Comparison, task: &str, metric: Metric) -> &'a Row {
+        c.rows
+            .iter()
+            .find(|r| r.task_id == task && r.metric == metric)
+            .unwrap_or_else(|| panic!("no row {task} {metric}"))
+    }
+
+    #[test]
+    fn a_collapse_is_a_gated_regression_and_the_rest_is_not() {
+        let (b, c) = run(10, 0, 10);
+        let cmp = compare(&b, &c, &StatsConfig::default(), 1).unwrap();
+        // 12 suite rows, then 10 per task.
+        assert_eq!(cmp.rows.len(), 12 + 3 * 10);
+        let moving = row(&cmp, "moving", Metric::Success);
+        assert_eq!(moving.test, TestName::FisherExact);
+        assert_eq!(moving.verdict, Verdict::Regression);
+        assert_eq!(moving.delta, Some(-1.0));
+        let expected =
+            compare_success(Proportion::new(10, 10), Proportion::new(0, 10), 0.05).unwrap();
+        assert_eq!(moving.p_value, Some(expected.test.p_value));
+        assert_eq!(
+            row(&cmp, "steady", Metric::Success).verdict,
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            row(&cmp, "steady", Metric::ToolCalls).verdict,
+            Verdict::NoChange
+        );
+        assert_eq!(cmp.outcome(), Outcome::Regression);
+        assert!(cmp
+            .tasks
+            .iter()
+            .find(|t| t.task_id == "moving")
+            .unwrap()
+            .broke());
+        let failures = &cmp
+            .tasks
+            .iter()
+            .find(|t| t.task_id == "moving")
+            .unwrap()
+            .candidate
+            .failures;
+        assert_eq!(
+            failures,
+            &vec![("expected_calls: got `find_issues`".to_owned(), 10)]
+        );
+    }
+
+    #[test]
+    fn swapping_the_sides_turns_a_regression_into_an_improvement() {
+        let (b, c) = run(10, 0, 10);
+        let cmp = compare(&c, &b, &StatsConfig::default(), 1).unwrap();
+        assert_eq!(
+            row(&cmp, "moving", Metric::Success).verdict,
+            Verdict::Improvement
+        );
+        assert_eq!(cmp.outcome(), Outcome::Pass);
+    }
+
+    #[test]
+    fn p_adjusted_is_holm_or_bh_over_the_task_rows_of_a_metric() {
+        let (b, c) = run(10, 3, 10);
+        for method in [Adjustment::Holm, Adjustment::BenjaminiHochberg] {
+            let stats = StatsConfig {
+                correction: method,
+                ..StatsConfig::default()
+            };
+            let cmp = compare(&b, &c, &stats, 1).unwrap();
+            let family: Vec<&Row> = cmp
+                .rows
+                .iter()
+                .filter(|r| r.task_id != SUITE && r.metric == Metric::Success)
+                .collect();
+            let raw: Vec<Option<f64>> = family.iter().map(|r| r.p_value).collect();
+            let adjusted = p_adjusted(&raw, method).unwrap();
+            let got: Vec<Option<f64>> = family.iter().map(|r| r.p_adjusted).collect();
+            assert_eq!(got, adjusted);
+        }
+    }
+
+    #[test]
+    fn infra_errors_are_counted_and_left_out() {
+        let (b, mut c) = run(10, 10, 10);
+        for e in c.iter_mut().filter(|e| e.task_id == "moving").take(4) {
+            e.infra_error = Some("server crashed".into());
+            e.success = false;
+        }
+        let cmp = compare(&b, &c, &StatsConfig::default(), 1).unwrap();
+        assert_eq!((cmp.episodes, cmp.infra_errors), (60, 4));
+        let moving = row(&cmp, "moving", Metric::Success);
+        assert_eq!((moving.n_baseline, moving.n_candidate), (10, 6));
+        assert_eq!(moving.candidate_mean, Some(1.0));
+        assert_eq!(cmp.outcome(), Outcome::Pass, "4/60 is under the 10 % limit");
+        let strict = StatsConfig {
+            max_infra_share: 0.05,
+            ..StatsConfig::default()
+        };
+        let cmp = compare(&b, &c, &strict, 1).unwrap();
+        assert_eq!(cmp.outcome(), Outcome::InfraFailure);
+    }
+
+    #[test]
+    fn a_side_without_episodes_gets_untested_rows() {
+        let (b, c) = run(10, 10, 10);
+        let c: Vec<Episode> = c.into_iter().filter(|e| e.task_id != "moving").collect();
+        let cmp = compare(&b, &c, &StatsConfig::default(), 1).unwrap();
+        let moving = row(&cmp, "moving", Metric::Success);
+        assert_eq!((moving.test, moving.p_value), (TestName::None, None));
+        assert_eq!(moving.verdict, Verdict::Inconclusive);
+        assert_eq!(
+            cmp.task_verdict(&cmp.tasks[1]).to_string(),
+            "inconclusive (a side has no episodes)"
+        );
+    }
+
+    #[test]
+    fn pass_rows_use_k_at_most_n_and_call_rates_count_episodes() {
+        let (b, mut c) = run(2, 0, 2);
+        for e in c.iter_mut().filter(|e| e.task_id == "chat") {
+            e.tool_calls = 1;
+        }
+        let cmp = compare(&b, &c, &StatsConfig::default(), 1).unwrap();
+        let at = row(&cmp, "moving", Metric::PassAtK);
+        assert_eq!(at.k, Some(2), "k = min(3, n = 2)");
+        assert_eq!(
+            (at.test, at.verdict, at.gated),
+            (TestName::None, Verdict::Inconclusive, false)
+        );
+        assert_eq!(at.candidate_mean, pass_at_k(2, 0, 2));
+        let false_calls = row(&cmp, SUITE, Metric::FalseCallRate);
+        assert_eq!(
+            (false_calls.baseline_mean, false_calls.candidate_mean),
+            (Some(0.0), Some(1.0))
+        );
+        assert_eq!(false_calls.test, TestName::FisherExact);
+        let missed = row(&cmp, SUITE, Metric::MissedCallRate);
+        assert_eq!((missed.n_baseline, missed.candidate_mean), (4, Some(0.0)));
+    }
+
+    #[test]
+    fn the_same_episodes_give_the_same_rows() {
+        let (b, c) = run(9, 4, 10);
+        let one = compare(&b, &c, &StatsConfig::default(), 7).unwrap();
+        let two = compare(&b, &c, &StatsConfig::default(), 7).unwrap();
+        assert_eq!(one, two);
+        let suite = row(&one, SUITE, Metric::Success);
+        assert_eq!(suite.test, TestName::WilcoxonSignedRank);
+        assert!((suite.delta.unwrap() - (-0.5 / 3.0)).abs() < 1e-12);
+    }
 }

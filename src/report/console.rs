@@ -21,8 +21,20 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
         };
         style.force_styling(color).apply_to(text).to_string()
     };
-    let task_w = c.tasks.iter().map(|t| t.task_id.len()).max().unwrap_or(4).max(5);
-    let host_w = c.tasks.iter().map(|t| t.host.len()).max().unwrap_or(4).max(4);
+    let task_w = c
+        .tasks
+        .iter()
+        .map(|t| t.task_id.len())
+        .max()
+        .unwrap_or(4)
+        .max(5);
+    let host_w = c
+        .tasks
+        .iter()
+        .map(|t| t.host.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -54,7 +66,11 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
             paint(verdict.verdict, &verdict.to_string())
         );
     }
-    for r in c.rows.iter().filter(|r| r.task_id == SUITE && r.gated && r.tested()) {
+    for r in c
+        .rows
+        .iter()
+        .filter(|r| r.task_id == SUITE && r.gated && r.tested())
+    {
         let _ = writeln!(
             out,
             "suite {:<13} {:>8} → {:<8} Δ {:<9} {:<18} p_adj {:<8} {}",
@@ -69,18 +85,30 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
     }
     let regressions: Vec<&Row> = c.gated_regressions().collect();
     let line = match c.outcome() {
-        Outcome::InfraFailure => Style::new().red().bold().force_styling(color).apply_to(format!(
+        Outcome::InfraFailure => Style::new()
+            .red()
+            .bold()
+            .force_styling(color)
+            .apply_to(format!(
             "INFRASTRUCTURE FAILURE: {} of {} episodes ({}) had infrastructure errors (limit {})",
             c.infra_errors,
             c.episodes,
             format::percent(c.infra_share()),
             format::percent(c.stats.max_infra_share)
         )),
-        Outcome::Regression => Style::new().red().bold().force_styling(color).apply_to(format!(
-            "REGRESSION: {} gated {} regressed",
-            regressions.len(),
-            if regressions.len() == 1 { "row" } else { "rows" }
-        )),
+        Outcome::Regression => Style::new()
+            .red()
+            .bold()
+            .force_styling(color)
+            .apply_to(format!(
+                "REGRESSION: {} gated {} regressed",
+                regressions.len(),
+                if regressions.len() == 1 {
+                    "row"
+                } else {
+                    "rows"
+                }
+            )),
         Outcome::Pass => Style::new()
             .green()
             .bold()

@@ -60,7 +60,9 @@ impl Exporter for ComparisonCsv {
     fn render(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
         let mut df = comparison_frame(&report.comparison.rows)?;
         let mut out = Vec::new();
-        CsvWriter::new(&mut out).include_header(true).finish(&mut df)?;
+        CsvWriter::new(&mut out)
+            .include_header(true)
+            .finish(&mut df)?;
         Ok(out)
     }
 }
@@ -120,7 +122,12 @@ fn append_step_summary(summary: &[u8]) -> anyhow::Result<()> {
         .create(true)
         .append(true)
         .open(&path)
-        .with_context(|| format!("cannot open GITHUB_STEP_SUMMARY `{}`", path.to_string_lossy()))?;
+        .with_context(|| {
+            format!(
+                "cannot open GITHUB_STEP_SUMMARY `{}`",
+                path.to_string_lossy()
+            )
+        })?;
     file.write_all(summary)
         .and_then(|_| file.write_all(b"\n"))
         .with_context(|| format!("cannot append to `{}`", path.to_string_lossy()))

@@ -48,7 +48,10 @@ pub fn p(v: Option<f64>) -> String {
 /// `7/10`, with the infrastructure errors left out said as such.
 pub fn successes(side: &SideOutcome) -> String {
     if side.infra_errors > 0 {
-        format!("{}/{} (+{} infra)", side.successes, side.n, side.infra_errors)
+        format!(
+            "{}/{} (+{} infra)",
+            side.successes, side.n, side.infra_errors
+        )
     } else {
         format!("{}/{}", side.successes, side.n)
     }

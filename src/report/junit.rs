@@ -54,7 +54,11 @@ fn properties(out: &mut String, report: &Report, host: &str) {
         ("trials", report.info.trials.to_string()),
         ("outcome", format!("{:?}", c.outcome()).to_lowercase()),
     ];
-    for r in c.rows.iter().filter(|r| r.host == host && r.task_id == SUITE && r.tested()) {
+    for r in c
+        .rows
+        .iter()
+        .filter(|r| r.host == host && r.task_id == SUITE && r.tested())
+    {
         props.push((
             r.metric.as_str(),
             format!(
@@ -85,7 +89,10 @@ fn testcase(out: &mut String, c: &Comparison, t: &TaskOutcome) {
         escape(&format!("mcpeval.{}", t.host)),
         escape(&t.task_id)
     );
-    let rows: Vec<&Row> = c.task_rows(&t.task_id, &t.host).filter(|r| r.tested()).collect();
+    let rows: Vec<&Row> = c
+        .task_rows(&t.task_id, &t.host)
+        .filter(|r| r.tested())
+        .collect();
     let regressed: Vec<&Row> = regressions(c, t).collect();
     let _ = writeln!(out, ">");
     if !regressed.is_empty() {

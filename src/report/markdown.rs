@@ -45,7 +45,11 @@ fn headline(out: &mut String, c: &Comparison) {
                 out,
                 "{} gated {} regressed: {}. Exit code 1.\n",
                 regressions.len(),
-                if regressions.len() == 1 { "row" } else { "rows" },
+                if regressions.len() == 1 {
+                    "row"
+                } else {
+                    "rows"
+                },
                 regressions
                     .iter()
                     .map(|r| format!("`{}` {} ({})", task_name(r), r.metric, r.host))
@@ -60,7 +64,8 @@ fn headline(out: &mut String, c: &Comparison) {
                 .iter()
                 .filter(|r| r.gated && r.tested() && r.verdict == Verdict::Inconclusive)
                 .count();
-            let _ = writeln!(
+            let _ =
+                writeln!(
                 out,
                 "No gated metric regressed. {} gated {} inconclusive: not enough trials to rule \
                  out a change as large as the margin (see the last section). Exit code 0.\n",
@@ -104,7 +109,10 @@ fn facts(out: &mut String, report: &Report) {
         .iter()
         .map(|h| {
             if h.simulated {
-                format!("`{}` (the embedded simulated model, not a real LLM)", h.name)
+                format!(
+                    "`{}` (the embedded simulated model, not a real LLM)",
+                    h.name
+                )
             } else {
                 format!("`{}` ({})", h.name, h.model)
             }
@@ -154,7 +162,8 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
-const ROW_HEADER: &str = "| metric | baseline | candidate | delta | 95 % CI | test | p | p adj. | verdict |\n\
+const ROW_HEADER: &str =
+    "| metric | baseline | candidate | delta | 95 % CI | test | p | p adj. | verdict |\n\
                           | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | --- |";
 
 fn row_line(r: &Row) -> String {
@@ -198,7 +207,11 @@ fn suite(out: &mut String, c: &Comparison) {
              none.\n"
         );
         let _ = writeln!(out, "{ROW_HEADER}");
-        for r in c.rows.iter().filter(|r| r.host == host && r.task_id == SUITE) {
+        for r in c
+            .rows
+            .iter()
+            .filter(|r| r.host == host && r.task_id == SUITE)
+        {
             let _ = writeln!(out, "{}", row_line(r));
         }
         let _ = writeln!(out);
@@ -316,7 +329,7 @@ fn others(out: &mut String, c: &Comparison) {
             .task_rows(&t.task_id, &t.host)
             .filter(|r| r.gated && r.verdict == Verdict::Inconclusive && r.tested())
             .map(|r| r.trials_needed)
-            .fold(Some(0), |acc: Option<u64>, n| Some(acc?.max(n?)));
+            .try_fold(0, |acc: u64, n| n.map(|n| acc.max(n)));
         let needed = match needed {
             Some(0) => "–".to_owned(),
             Some(n) => n.to_string(),
@@ -369,12 +382,12 @@ fn detectable(out: &mut String, c: &Comparison) {
         let _ = writeln!(
             out,
             "- `{host}`: with {} trials per side, a task that passes {} on the baseline is \
-             flagged with {} power {drop}, at the per-task level α = {} (the family's level \
+             flagged with {} power {drop}, at the per-task level α = {:.2e} (the family's level \
              over its tasks, the worst case of the correction). Smaller drops can go unnoticed.",
             d.trials,
             format::percent(d.baseline_rate),
             format::percent(d.power),
-            format!("{:.2e}", d.alpha)
+            d.alpha
         );
     }
     let inconclusive: Vec<&Row> = c
@@ -387,7 +400,10 @@ fn detectable(out: &mut String, c: &Comparison) {
         let _ = writeln!(out, "- Every gated task row reached a verdict.");
         return;
     }
-    let needed: Vec<u64> = inconclusive.iter().filter_map(|r| r.trials_needed).collect();
+    let needed: Vec<u64> = inconclusive
+        .iter()
+        .filter_map(|r| r.trials_needed)
+        .collect();
     let unknown = inconclusive.len() - needed.len();
     let most = needed.iter().max();
     let _ = write!(
@@ -395,7 +411,11 @@ fn detectable(out: &mut String, c: &Comparison) {
         "- {} gated task {} inconclusive: the interval still allows a change as large as the \
          margin.",
         inconclusive.len(),
-        if inconclusive.len() == 1 { "row is" } else { "rows are" }
+        if inconclusive.len() == 1 {
+            "row is"
+        } else {
+            "rows are"
+        }
     );
     if let Some(most) = most {
         let _ = write!(

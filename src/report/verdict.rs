@@ -158,10 +158,24 @@ mod tests {
     fn counts_go_bad_upwards() {
         let v = decide(Metric::ToolCalls, 1.0, (0.5, 1.5), Some(0.001), 0.25, LEVEL);
         assert_eq!(v, Verdict::Regression);
-        let v = decide(Metric::ToolCalls, -1.0, (-1.5, -0.5), Some(0.001), 0.25, LEVEL);
+        let v = decide(
+            Metric::ToolCalls,
+            -1.0,
+            (-1.5, -0.5),
+            Some(0.001),
+            0.25,
+            LEVEL,
+        );
         assert_eq!(v, Verdict::Improvement);
         // Significant but inside the margin, with the interval inside too: no change that counts.
-        let v = decide(Metric::TotalTokens, 10.0, (8.0, 12.0), Some(0.001), 50.0, LEVEL);
+        let v = decide(
+            Metric::TotalTokens,
+            10.0,
+            (8.0, 12.0),
+            Some(0.001),
+            50.0,
+            LEVEL,
+        );
         assert_eq!(v, Verdict::NoChange);
     }
 

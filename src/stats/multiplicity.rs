@@ -24,7 +24,9 @@ impl std::str::FromStr for Adjustment {
         match s {
             "holm" => Ok(Self::Holm),
             "bh" | "benjamini_hochberg" => Ok(Self::BenjaminiHochberg),
-            other => Err(format!("unknown correction `{other}` (expected holm or bh)")),
+            other => Err(format!(
+                "unknown correction `{other}` (expected holm or bh)"
+            )),
         }
     }
 }

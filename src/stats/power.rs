@@ -207,7 +207,7 @@ pub fn trials_needed_shift(
         }
     }
     let spread = sd_baseline.powi(2) + sd_candidate.powi(2);
-    if spread == 0.0 || !(shift > 0.0) {
+    if spread == 0.0 || shift.is_nan() || shift <= 0.0 {
         return Ok(None);
     }
     let z = critical_value(alpha) + critical_value(2.0 * (1.0 - power));
@@ -362,9 +362,15 @@ mod tests {
     #[test]
     fn shift_planner_follows_the_normal_formula() {
         // (1.959964 + 0.841621)^2 * (1 + 1) / 1 * pi / 3 = 16.44 → 17 (scipy norm.isf values).
-        assert_eq!(trials_needed_shift(1.0, 1.0, 1.0, 0.05, 0.8).unwrap(), Some(17));
+        assert_eq!(
+            trials_needed_shift(1.0, 1.0, 1.0, 0.05, 0.8).unwrap(),
+            Some(17)
+        );
         // Halving the shift quadruples n: 65.76 → 66.
-        assert_eq!(trials_needed_shift(1.0, 1.0, 0.5, 0.05, 0.8).unwrap(), Some(66));
+        assert_eq!(
+            trials_needed_shift(1.0, 1.0, 0.5, 0.05, 0.8).unwrap(),
+            Some(66)
+        );
         assert_eq!(trials_needed_shift(0.0, 0.0, 1.0, 0.05, 0.8).unwrap(), None);
         assert_eq!(trials_needed_shift(1.0, 1.0, 0.0, 0.05, 0.8).unwrap(), None);
         assert!(trials_needed_shift(-1.0, 1.0, 1.0, 0.05, 0.8).is_err());

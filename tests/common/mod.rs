@@ -16,6 +16,7 @@ pub fn mcpeval(args: &[&str]) -> Output {
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("OPENAI_API_KEY")
+        .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .expect("mcpeval runs")
 }
@@ -109,7 +110,8 @@ pub fn pair_command(baseline: &str, candidate: &str, out: &Path) -> Command {
     cmd.args(["run", "--baseline", baseline, "--candidate", candidate])
         .args(["--suite", "tasks/demo", "--out", out.to_str().unwrap()])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("OPENAI_API_KEY");
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("GITHUB_STEP_SUMMARY");
     cmd
 }
 
