@@ -18,7 +18,7 @@ use crate::host::sim::SimModel;
 use crate::host::Model;
 use crate::report::{
     compare, git_commit, own_cpu_ms, read_episodes, write_tables, EpisodeWriter, HostRecord,
-    Report, RunInfo, ServerRecord, Tables,
+    LiveReports, Report, RunInfo, ServerRecord, Tables, REFRESH_EVERY,
 };
 use crate::runner::{
     self, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,
@@ -74,7 +74,8 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         runner_cpu_ms: None,
     };
     info.write(&dir)?;
-    let done: HashSet<DoneKey> = read_episodes(&dir)?.iter().map(DoneKey::of).collect();
+    let earlier = read_episodes(&dir)?;
+    let done: HashSet<DoneKey> = earlier.iter().map(DoneKey::of).collect();
     let redactor = Redactor::new(
         [&config.baseline, &config.candidate]
             .iter()
@@ -86,6 +87,12 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
     let sinks: Vec<Box<dyn EventSink>> = vec![
         Box::new(EpisodeWriter::open(&dir)?),
         Box::new(Progress::new()),
+        Box::new(LiveReports::new(
+            dir.clone(),
+            info.clone(),
+            earlier,
+            REFRESH_EVERY,
+        )),
     ];
     let consumer = tokio::spawn(consume(rx, sinks));
     let ctrl_c = tokio::spawn(watch_ctrl_c(cancel.clone(), tx.clone()));

@@ -677,7 +677,7 @@ fn detectable_drop(rows: &[Row], ctx: &Context) -> Result<Option<Detectable>, St
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::episode::Side;
     use crate::grade::{Check, Grade};
@@ -728,6 +728,11 @@ mod tests {
             attempts: Vec::new(),
             started_at: String::new(),
         }
+    }
+
+    /// A one-call tool episode of `task`, for other modules' tests.
+    pub(crate) fn sample_episode(task: &str, side: Side, success: bool) -> Episode {
+        ep(task, TaskKind::Tool, side, 0, success, 1)
     }
 
     /// `n` trials per side: `task` with `b` and `c` successes, plus a steady task and a no-tool one.

@@ -98,6 +98,12 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
 /// Writes every report into `dir`, each through a temporary file and a rename so that a reader
 /// never sees half a file. When `GITHUB_STEP_SUMMARY` names a file, the summary is appended to it.
 pub fn write_reports(report: &Report, dir: &Path) -> anyhow::Result<()> {
+    write_reports_with(report, dir, true)
+}
+
+/// [`write_reports`], appending to `$GITHUB_STEP_SUMMARY` only when `step_summary` is set (the
+/// reports rewritten during a run are not).
+pub fn write_reports_with(report: &Report, dir: &Path, step_summary: bool) -> anyhow::Result<()> {
     for exporter in exporters() {
         let bytes = exporter.render(report)?;
         let path = dir.join(exporter.file_name());
@@ -106,7 +112,7 @@ pub fn write_reports(report: &Report, dir: &Path) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write `{}`", tmp.display()))?;
         std::fs::rename(&tmp, &path)
             .with_context(|| format!("cannot write `{}`", path.display()))?;
-        if exporter.file_name() == SUMMARY_MD {
+        if step_summary && exporter.file_name() == SUMMARY_MD {
             append_step_summary(&bytes)?;
         }
     }

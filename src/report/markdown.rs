@@ -99,6 +99,21 @@ fn facts(out: &mut String, report: &Report) {
     let base = report.baseline_info();
     let _ = writeln!(out, "| | |\n| --- | --- |");
     let _ = writeln!(out, "| run | `{}` |", info.run_id);
+    match info.status.as_str() {
+        "completed" => {}
+        "running" => {
+            let _ = writeln!(
+                out,
+                "| status | **running**: partial results of the trials finished so far |"
+            );
+        }
+        other => {
+            let _ = writeln!(
+                out,
+                "| status | **{other}**: partial results; finish with `mcpeval run --resume DIR` |"
+            );
+        }
+    }
     if let Some(b) = report.baseline_run {
         let _ = writeln!(out, "| baseline run | `{}` (compare --against) |", b.run_id);
     }

@@ -7,6 +7,7 @@ mod export;
 mod format;
 mod jsonl;
 mod junit;
+mod live;
 mod markdown;
 mod run_info;
 mod tables;
@@ -19,6 +20,7 @@ pub use comparison::{
 pub use console::verdict_table;
 pub use export::{exporters, write_reports, Exporter, Report, JUNIT_XML, SUMMARY_MD};
 pub use jsonl::{read_episodes, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL};
+pub use live::{LiveReports, REFRESH_EVERY};
 pub use run_info::{git_commit, own_cpu_ms, HostRecord, RunInfo, ServerRecord, RUN_JSON};
 pub use tables::{
     comparison_frame, write_csv, write_parquet, write_tables, Tables, COMPARISON_CSV,

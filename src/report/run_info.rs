@@ -99,7 +99,42 @@ pub fn own_cpu_ms() -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use super::*;
+
+    /// A run record of the embedded demo config, for other modules' tests.
+    pub(crate) fn sample_info() -> RunInfo {
+        let server = |spec: &str| ServerRecord {
+            spec: spec.into(),
+            info: None,
+            tools: Vec::new(),
+        };
+        RunInfo {
+            run_id: "20261130T000000Z-test00".into(),
+            mcpeval_version: "0.0.0".into(),
+            status: "running".into(),
+            config: crate::config::resolve(&crate::config::Overrides::default())
+                .expect("the demo config resolves"),
+            baseline: server("demo:1.4.0"),
+            candidate: server("demo:1.5.0"),
+            hosts: vec![HostRecord {
+                name: "sim".into(),
+                model: "sim".into(),
+                simulated: true,
+            }],
+            seed: 42,
+            trials: 1,
+            tasks: vec!["t".into()],
+            trigger: None,
+            started_at: "2026-11-30T00:00:00Z".into(),
+            finished_at: None,
+            git_commit: None,
+            episodes: 0,
+            infra_errors: 0,
+            runner_cpu_ms: None,
+        }
+    }
+
     #[test]
     fn own_cpu_time_is_read_on_linux() {
         if cfg!(target_os = "linux") {
