@@ -25,7 +25,12 @@ fn gated_regressions(df: &DataFrame) -> Vec<(String, String)> {
     let gated = df.column("gated").unwrap().bool().unwrap();
     (0..df.height())
         .filter(|&i| verdict.get(i) == Some("regression") && gated.get(i) == Some(true))
-        .map(|i| (task.get(i).unwrap().to_owned(), metric.get(i).unwrap().to_owned()))
+        .map(|i| {
+            (
+                task.get(i).unwrap().to_owned(),
+                metric.get(i).unwrap().to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -36,7 +41,10 @@ fn the_demo_changes_regress_and_compare_recomputes_the_same_verdicts() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("REGRESSION"), "{stdout}");
-    assert!(!stdout.contains("\u{1b}["), "no colour codes when stdout is a pipe");
+    assert!(
+        !stdout.contains("\u{1b}["),
+        "no colour codes when stdout is a pipe"
+    );
 
     let df = comparison(dir.path());
     let expected = [
@@ -81,10 +89,17 @@ fn the_demo_changes_regress_and_compare_recomputes_the_same_verdicts() {
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.starts_with("# mcpeval: regression"), "{summary}");
     assert!(summary.contains("## Regressed tasks"));
-    assert!(summary.contains("got `find_issues`"), "grade explanations are shown");
+    assert!(
+        summary.contains("got `find_issues`"),
+        "grade explanations are shown"
+    );
     assert!(summary.contains("## What this run could detect"));
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
-    assert_eq!(junit.matches("<testcase ").count(), 18, "one per task × host");
+    assert_eq!(
+        junit.matches("<testcase ").count(),
+        18,
+        "one per task × host"
+    );
     assert!(junit.matches("<failure ").count() >= 2);
 
     // The same episodes, compared again, give the same file and the same exit code.
@@ -95,11 +110,22 @@ fn the_demo_changes_regress_and_compare_recomputes_the_same_verdicts() {
     assert_eq!(before, after);
 
     // BH instead of Holm changes p_adjusted but keeps p_value.
-    let bh = mcpeval(&["compare", dir.path().to_str().unwrap(), "--correction", "bh"]);
+    let bh = mcpeval(&[
+        "compare",
+        dir.path().to_str().unwrap(),
+        "--correction",
+        "bh",
+    ]);
     assert!(matches!(bh.status.code(), Some(0 | 1)), "{}", text(&bh));
     let df_bh = comparison(dir.path());
-    assert_eq!(df.column("p_value").unwrap(), df_bh.column("p_value").unwrap());
-    assert_ne!(df.column("p_adjusted").unwrap(), df_bh.column("p_adjusted").unwrap());
+    assert_eq!(
+        df.column("p_value").unwrap(),
+        df_bh.column("p_value").unwrap()
+    );
+    assert_ne!(
+        df.column("p_adjusted").unwrap(),
+        df_bh.column("p_adjusted").unwrap()
+    );
 }
 
 #[test]

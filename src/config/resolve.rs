@@ -163,7 +163,7 @@ fn build(
     over: &Overrides,
 ) -> Result<RunConfig, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(m);
-    let trials = file.trials.unwrap_or(5);
+    let trials = file.trials.unwrap_or(10);
     if trials == 0 {
         return Err(invalid("`trials` must be at least 1".into()));
     }

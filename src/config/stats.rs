@@ -169,7 +169,12 @@ impl StatsConfig {
         };
         open01("alpha", self.alpha)?;
         open01("success_margin", self.success_margin)?;
-        open01("power", self.power)?;
+        if !(0.5..1.0).contains(&self.power) {
+            return Err(format!(
+                "[stats] `power` must lie in [0.5, 1), got {}",
+                self.power
+            ));
+        }
         if !(self.relative_margin > 0.0 && self.relative_margin.is_finite()) {
             return Err(format!(
                 "[stats] `relative_margin` must be above 0, got {}",

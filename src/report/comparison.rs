@@ -10,7 +10,7 @@ use crate::config::{Metric, StatsConfig};
 use crate::episode::Episode;
 use crate::stats::{
     compare_counts, compare_success, compare_suite, min_detectable_drop, p_adjusted, pass_at_k,
-    pass_hat_k, trials_needed, trials_needed_shift, BootstrapConfig, Comparison as Delta,
+    pass_hat_k, trials_needed_bisect, trials_needed_shift, BootstrapConfig, Comparison as Delta,
     Proportion, StatsError,
 };
 use crate::suite::{TaskKind, TaskSet};
@@ -632,7 +632,13 @@ impl<'a> Planner<'a> {
             match self.fisher.get(&key) {
                 Some(n) => *n,
                 None => {
-                    let n = trials_needed(base, drop, alpha, self.stats.power, MAX_PLANNED_TRIALS)?;
+                    let n = trials_needed_bisect(
+                        base,
+                        drop,
+                        alpha,
+                        self.stats.power,
+                        MAX_PLANNED_TRIALS,
+                    )?;
                     self.fisher.insert(key, n);
                     n
                 }

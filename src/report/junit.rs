@@ -6,6 +6,7 @@ use super::comparison::{Comparison, Row, TaskOutcome, SUITE};
 use super::export::Report;
 use super::format;
 use super::verdict::Verdict;
+use crate::config::Metric;
 
 /// Renders the JUnit XML report (the common Jenkins/GitLab/GitHub schema).
 pub fn junit(report: &Report) -> String {
@@ -106,8 +107,14 @@ fn testcase(out: &mut String, c: &Comparison, t: &TaskOutcome) {
             format::successes(&t.baseline),
             format::successes(&t.candidate)
         );
-        for (why, n) in &t.candidate.failures {
-            let _ = writeln!(body, "candidate, {n} trial(s): {why}");
+        for r in &regressed {
+            let _ = writeln!(body, "regression: {}", describe(r));
+        }
+        // The failed trials explain a success regression; for a count metric they would not.
+        if regressed.iter().any(|r| r.metric == Metric::Success) {
+            for (why, n) in &t.candidate.failures {
+                let _ = writeln!(body, "candidate, {n} trial(s): {why}");
+            }
         }
         let _ = writeln!(
             out,
@@ -130,7 +137,7 @@ fn testcase(out: &mut String, c: &Comparison, t: &TaskOutcome) {
 
 fn describe(r: &Row) -> String {
     format!(
-        "{} {} → {} (delta {}, 95 % CI {}, {} p_adj {})",
+        "{} {} → {} (delta {}, CI {}, {} p_adj {})",
         r.metric,
         format::value(r.metric, r.baseline_mean),
         format::value(r.metric, r.candidate_mean),

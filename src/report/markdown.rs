@@ -177,14 +177,23 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
-const ROW_HEADER: &str =
-    "| metric | baseline | candidate | delta | 95 % CI | test | p | p adj. | verdict |\n\
-                          | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | --- |";
+/// The header of a table of rows; the interval's level follows `alpha`.
+fn row_header(c: &Comparison) -> String {
+    format!(
+        "| metric | baseline | candidate | delta | {} % CI | test | p | p adj. | verdict |\n\
+         | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | --- |",
+        trim((1.0 - c.stats.alpha) * 100.0)
+    )
+}
 
 fn row_line(r: &Row) -> String {
-    let gate = if r.gated { "" } else { " (not gated)" };
+    let verdict = match (r.tested(), r.gated) {
+        (false, _) => "– (no test)".to_owned(),
+        (true, true) => verdict_mark(r.verdict),
+        (true, false) => format!("{} (not gated)", verdict_mark(r.verdict)),
+    };
     format!(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {}{} |",
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         metric_name(r),
         format::value(r.metric, r.baseline_mean),
         format::value(r.metric, r.candidate_mean),
@@ -193,8 +202,7 @@ fn row_line(r: &Row) -> String {
         r.test.as_str(),
         format::p(r.p_value),
         format::p(r.p_adjusted),
-        verdict_mark(r.verdict),
-        if r.tested() { gate } else { "" }
+        verdict
     )
 }
 
@@ -221,7 +229,7 @@ fn suite(out: &mut String, c: &Comparison) {
              no-tool episodes that called a tool; `missed_call_rate`: tool episodes that called \
              none.\n"
         );
-        let _ = writeln!(out, "{ROW_HEADER}");
+        let _ = writeln!(out, "{}", row_header(c));
         for r in c
             .rows
             .iter()
@@ -292,7 +300,7 @@ fn regressed(out: &mut String, c: &Comparison) {
             format::successes(&t.baseline),
             format::successes(&t.candidate)
         );
-        let _ = writeln!(out, "{ROW_HEADER}");
+        let _ = writeln!(out, "{}", row_header(c));
         for r in c.task_rows(&t.task_id, &t.host).filter(|r| r.tested()) {
             let _ = writeln!(out, "{}", row_line(r));
         }

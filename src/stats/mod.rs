@@ -28,7 +28,8 @@ pub use multiplicity::{p_adjusted, Adjustment};
 pub use newcombe::{newcombe_interval, wilson_interval};
 pub use pass_at_k::{pass_at_k, pass_hat_k};
 pub use power::{
-    fisher_power, min_detectable_drop, trials_needed, trials_needed_shift, trials_needed_stable,
+    fisher_power, min_detectable_drop, trials_needed, trials_needed_bisect, trials_needed_shift,
+    trials_needed_stable,
 };
 pub use types::{Interval, Proportion, StatsError, TestResult};
 pub use wilcoxon::wilcoxon_signed_rank;

@@ -127,6 +127,40 @@ pub fn trials_needed(
     Ok((1..=max_n).find(|&n| RejectionRegion::new(n, alpha).power(p0, p1) >= power))
 }
 
+/// A number of trials per side, at most `max_n`, at which [`fisher_power`] crosses `power`: the
+/// power there reaches the target and one trial fewer does not. Found by bisection, so about
+/// log2(`max_n`) power evaluations (O(n²) each) instead of the O(n³) scan of [`trials_needed`];
+/// as exact power saw-tooths, the crossing found can lie above the first one that
+/// [`trials_needed`] returns, never below it. For advice on many rows at once; `None` if the
+/// power at `max_n` is below the target.
+///
+/// Errors: as [`trials_needed`].
+pub fn trials_needed_bisect(
+    p0: f64,
+    drop: f64,
+    alpha: f64,
+    power: f64,
+    max_n: u64,
+) -> Result<Option<u64>, StatsError> {
+    let p1 = candidate_rate(p0, drop, alpha)?;
+    check_target(power)?;
+    let reaches = |n: u64| RejectionRegion::new(n, alpha).power(p0, p1) >= power;
+    if max_n == 0 || !reaches(max_n) {
+        return Ok(None);
+    }
+    // Invariant: the power at `hi` reaches the target; at `lo` it does not (n = 0: no trials).
+    let (mut lo, mut hi) = (0, max_n);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if reaches(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(Some(hi))
+}
+
 /// The smallest n such that [`fisher_power`] is at least `power` for every n from it up to
 /// `max_n`; `None` if the power at `max_n` is below the target.
 ///
@@ -375,6 +409,23 @@ mod tests {
         assert_eq!(trials_needed_shift(1.0, 1.0, 0.0, 0.05, 0.8).unwrap(), None);
         assert!(trials_needed_shift(-1.0, 1.0, 1.0, 0.05, 0.8).is_err());
         assert!(trials_needed_shift(1.0, 1.0, 1.0, 0.0, 0.8).is_err());
+    }
+
+    #[test]
+    fn bisection_finds_a_crossing_at_or_above_the_first() {
+        for (p0, drop, alpha) in [(0.95, 0.10, 0.05), (1.0, 0.10, 5.6e-4), (0.7, 0.3, 0.01)] {
+            let first = trials_needed(p0, drop, alpha, 0.8, 400).unwrap().unwrap();
+            let found = trials_needed_bisect(p0, drop, alpha, 0.8, 400)
+                .unwrap()
+                .unwrap();
+            assert!(found >= first, "{p0} {drop}: {found} < {first}");
+            assert!(fisher_power(p0, drop, found, alpha).unwrap() >= 0.8);
+            assert!(fisher_power(p0, drop, found - 1, alpha).unwrap() < 0.8);
+        }
+        assert_eq!(
+            trials_needed_bisect(0.95, 0.10, 0.05, 0.8, 50).unwrap(),
+            None
+        );
     }
 
     proptest! {
