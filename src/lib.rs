@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod contract;
 pub mod episode;
 pub mod grade;
 pub mod host;

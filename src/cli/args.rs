@@ -40,6 +40,11 @@ pub enum Command {
     Compare(CompareArgs),
     /// Trials per side that Fisher's exact test needs to detect a drop in success rate.
     Plan(PlanArgs),
+    /// Snapshot a server's contract: its tools, resources, templates, prompts, handshake facts
+    /// and error semantics, normalized into a directory.
+    Snapshot(SnapshotArgs),
+    /// Diff two contract snapshots and classify each change (exit 1 if any breaks clients).
+    Diff(DiffArgs),
     /// Serve the embedded demo MCP server (an issue tracker) over stdio or Streamable HTTP.
     DemoServer(DemoServerArgs),
     /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint.
@@ -95,6 +100,62 @@ pub struct RunArgs {
     #[arg(long, value_name = "METHOD")]
     pub correction: Option<Adjustment>,
 }
+
+#[derive(Debug, Args)]
+#[command(after_help = SNAPSHOT_HELP)]
+pub struct SnapshotArgs {
+    /// The server: a command line (split like a shell would, never run by one), an http(s)://
+    /// Streamable HTTP URL, `demo:1.4.0`, or a [servers.NAME] of --config.
+    #[arg(long, value_name = "SPEC")]
+    pub server: String,
+    /// The snapshot directory (created; its files are replaced).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// MCP lifecycle: legacy (initialize), modern (server/discover) or auto.
+    #[arg(long, value_name = "ERA")]
+    pub protocol_era: Option<ProtocolEra>,
+    /// Also snapshot with the credentials of [auth.NAME] (repeatable), each into DIR/NAME/:
+    /// tool lists may depend on who asks.
+    #[arg(long, value_name = "NAME")]
+    pub auth_profile: Vec<String>,
+    /// Config file holding [servers.NAME] and [auth.NAME] tables.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+const SNAPSHOT_HELP: &str = "\
+Files: tools.json, resources.json, resource-templates.json, prompts.json (the MCP Inspector CLI's
+--format json output normalized with jq -S '.result.tools | sort_by(.name)' and the like),
+server.json (era, supportedVersions, capabilities, instructions, serverInfo, the client
+capabilities declared) and errors.json (how the server answers an unknown tool, a missing or
+mistyped argument, an unknown resource, an unsupported protocol version; no probe calls a tool
+with valid arguments).
+Exit codes: 0 written, 2 bad flags or config, 3 the server could not be reached.";
+
+#[derive(Debug, Args)]
+#[command(after_help = DIFF_HELP)]
+pub struct DiffArgs {
+    /// The baseline snapshot directory.
+    #[arg(value_name = "BASELINE_DIR")]
+    pub baseline: PathBuf,
+    /// The candidate snapshot directory.
+    #[arg(value_name = "CANDIDATE_DIR")]
+    pub candidate: PathBuf,
+    /// Write the diff's JSON here (the table goes to stdout either way).
+    #[arg(long, value_name = "DIFF.json")]
+    pub out: Option<PathBuf>,
+    /// A label for the baseline (default: its server's version).
+    #[arg(long, value_name = "LABEL")]
+    pub baseline_label: Option<String>,
+    /// A label for the candidate (default: its server's version).
+    #[arg(long, value_name = "LABEL")]
+    pub candidate_label: Option<String>,
+}
+
+const DIFF_HELP: &str = "\
+Exit codes: 0 no change breaks clients, 1 some change breaks clients (breaksClients: true),
+2 a snapshot directory cannot be read. `mcpeval run --trigger DIFF.json` runs the tasks the
+changes that affect models touch.";
 
 #[derive(Debug, Args)]
 #[command(after_help = COMPARE_HELP)]

@@ -5,12 +5,14 @@ mod compare_cmd;
 mod exit;
 mod plan_cmd;
 mod progress;
+mod snapshot_cmd;
 mod run_cmd;
 mod suites;
 mod tasks_cmd;
 
 pub use args::{
-    Cli, Command, CompareArgs, DemoServerArgs, PlanArgs, RunArgs, SimServerArgs, TasksAction,
+    Cli, Command, CompareArgs, DemoServerArgs, DiffArgs, PlanArgs, RunArgs, SimServerArgs,
+    SnapshotArgs, TasksAction,
 };
 pub use exit::{CliError, Exit};
 pub use suites::DEMO_SUITE;
@@ -22,6 +24,8 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Run(args)) => run_cmd::run_command(&args).await,
         Some(Command::Compare(args)) => compare_cmd::compare(&args),
         Some(Command::Plan(args)) => plan_cmd::plan(&args),
+        Some(Command::Snapshot(args)) => snapshot_cmd::snapshot(&args).await,
+        Some(Command::Diff(_args)) => Err(CliError::usage(anyhow::anyhow!("diff: not yet"))),
         Some(Command::Tasks { action }) => match action {
             TasksAction::Check { suite } => tasks_cmd::check(&suite),
             TasksAction::List { suite } => tasks_cmd::list(&suite),

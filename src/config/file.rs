@@ -29,6 +29,20 @@ pub struct ConfigFile {
     pub servers: BTreeMap<String, ServerFile>,
     #[serde(rename = "host", default)]
     pub named_hosts: BTreeMap<String, HostFile>,
+    /// `[auth.NAME]`: credentials a snapshot can be taken with (`--auth-profile NAME`).
+    #[serde(default)]
+    pub auth: BTreeMap<String, AuthFile>,
+}
+
+/// `[auth.NAME]`: headers (HTTP) or environment (stdio) added to a server for one snapshot;
+/// values `"$VAR"` / `"${VAR}"` are read from the environment.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthFile {
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 /// How far servers are shared between trials (stdio servers; HTTP servers are run by the user).
@@ -129,6 +143,7 @@ impl ConfigFile {
         };
         self.servers.extend(over.servers);
         self.named_hosts.extend(over.named_hosts);
+        self.auth.extend(over.auth);
         self
     }
 }

@@ -5,9 +5,9 @@ mod resolve;
 mod server;
 mod stats;
 
-pub use file::{ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
+pub use file::{AuthFile, ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
 pub use resolve::{
-    resolve, ConfigError, HostConfig, Overrides, Provider, RunConfig, DEFAULT_CONFIG, DEMO_CONFIG,
+    resolve, resolve_server, ConfigError, HostConfig, Overrides, Provider, RunConfig, DEFAULT_CONFIG, DEMO_CONFIG,
 };
 pub use server::{ProtocolEra, ServerSpec, Transport};
 pub use stats::{Metric, StatsConfig, StatsFile};

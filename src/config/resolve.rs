@@ -121,6 +121,48 @@ pub fn resolve(over: &Overrides) -> Result<RunConfig, ConfigError> {
     build(layered, source, base_dir.as_deref(), over)
 }
 
+/// One server for a command that needs no run (`snapshot`): `given` names a `[servers.NAME]` of
+/// the config file, or is a spec as on the command line; `auth` profiles (`[auth.NAME]`) add
+/// their headers and environment, in order.
+pub fn resolve_server(
+    config: Option<&Path>,
+    given: &str,
+    auth: &[String],
+) -> Result<ServerSpec, ConfigError> {
+    let mut file = ConfigFile::default();
+    let mut base_dir = None;
+    if let Some(path) = config {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        file = parse_toml(&path.display().to_string(), &text)?;
+        base_dir = path.parent().map(Path::to_path_buf);
+    }
+    let mut spec = match file.servers.get(given) {
+        Some(entry) => server_from_file(given, entry, base_dir.as_deref())?,
+        None => ServerSpec::parse("server", given)
+            .map_err(|e| ConfigError::Invalid(format!("--server: {e}")))?,
+    };
+    for name in auth {
+        let profile = file.auth.get(name).ok_or_else(|| {
+            let known: Vec<&str> = file.auth.keys().map(String::as_str).collect();
+            ConfigError::Invalid(format!(
+                "no [auth.{name}] in the config{}",
+                if known.is_empty() {
+                    " (pass --config FILE with [auth.NAME] tables)".to_owned()
+                } else {
+                    format!(" (it has: {})", known.join(", "))
+                }
+            ))
+        })?;
+        let invalid = |m: String| ConfigError::Invalid(format!("[auth.{name}]: {m}"));
+        spec.headers.extend(expand_env(&profile.headers).map_err(invalid)?);
+        spec.env.extend(expand_env(&profile.env).map_err(invalid)?);
+    }
+    Ok(spec)
+}
+
 /// `MCPEVAL_TRIALS`, `MCPEVAL_CONCURRENCY`, `MCPEVAL_SEED`.
 fn env_layer() -> Result<ConfigFile, ConfigError> {
     fn var<T: std::str::FromStr>(name: &str) -> Result<Option<T>, ConfigError> {

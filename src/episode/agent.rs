@@ -156,7 +156,7 @@ async fn execute_call(
             record.error_kind = is_error.then(|| "tool".to_owned());
             text
         }
-        CallOutcome::ProtocolError { code, message } => {
+        CallOutcome::ProtocolError { code, message, .. } => {
             record.error_code = Some(code);
             record.error_kind = Some("protocol".into());
             format!("Error {code}: {message}")

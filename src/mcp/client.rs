@@ -37,6 +37,14 @@ pub struct ServerInfo {
     pub instructions: Option<String>,
 }
 
+/// The handshake's facts as JSON, for a contract snapshot.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HandshakeFacts {
+    pub capabilities: serde_json::Value,
+    pub server_info: serde_json::Value,
+    pub client_capabilities: serde_json::Value,
+}
+
 /// The outcome of one `tools/call`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallOutcome {
@@ -48,7 +56,11 @@ pub enum CallOutcome {
         text: String,
     },
     /// The server answered with a JSON-RPC error.
-    ProtocolError { code: i64, message: String },
+    ProtocolError {
+        code: i64,
+        message: String,
+        data: Option<serde_json::Value>,
+    },
     /// No answer within the call timeout.
     Timeout,
 }
@@ -85,6 +97,8 @@ const STDERR_BYTES: usize = 8 * 1024;
 const STDERR_GRACE: Duration = Duration::from_millis(100);
 /// How long `close` waits for a graceful shutdown before leaving the rest to the kill-on-drop.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(8);
+/// How long a `resources/read` may take.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The last lines a stdio server wrote to stderr, filled by a background task that ends with
 /// the stream (or when this is dropped).
@@ -289,6 +303,118 @@ impl McpConnection {
         }
     }
 
+    /// All resources, every page; a server without the capability has none.
+    pub async fn list_resources(&self) -> Result<Vec<rmcp::model::Resource>, McpError> {
+        if !self.has_capability(|c| c.resources.is_some()) {
+            return Ok(Vec::new());
+        }
+        let answer = self.service.list_all_resources().await;
+        self.listed("resources/list", answer).await
+    }
+
+    /// All resource templates, every page; a server without resources has none.
+    pub async fn list_resource_templates(
+        &self,
+    ) -> Result<Vec<rmcp::model::ResourceTemplate>, McpError> {
+        if !self.has_capability(|c| c.resources.is_some()) {
+            return Ok(Vec::new());
+        }
+        let answer = self.service.list_all_resource_templates().await;
+        self.listed("resources/templates/list", answer).await
+    }
+
+    /// All prompts, every page; a server without the capability has none.
+    pub async fn list_prompts(&self) -> Result<Vec<rmcp::model::Prompt>, McpError> {
+        if !self.has_capability(|c| c.prompts.is_some()) {
+            return Ok(Vec::new());
+        }
+        let answer = self.service.list_all_prompts().await;
+        self.listed("prompts/list", answer).await
+    }
+
+    /// A list request's answer: "method not found" means an empty list (a server may declare a
+    /// capability without every list of it); any other failure is a connection error.
+    async fn listed<T>(
+        &self,
+        method: &str,
+        answer: Result<Vec<T>, ServiceError>,
+    ) -> Result<Vec<T>, McpError> {
+        match answer {
+            Ok(items) => Ok(items),
+            Err(ServiceError::McpError(e)) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => {
+                Ok(Vec::new())
+            }
+            Err(e) => Err(self.failure(format!("{method} failed: {}", chain(&e))).await),
+        }
+    }
+
+    fn has_capability(&self, test: impl Fn(&rmcp::model::ServerCapabilities) -> bool) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|info| test(&info.capabilities))
+    }
+
+    /// What the handshake said, as JSON: capabilities, server info, and the capabilities this
+    /// client declared.
+    pub fn handshake_facts(&self) -> HandshakeFacts {
+        let info = self.service.peer_info();
+        let to_json = |v: Option<serde_json::Value>| v.unwrap_or(serde_json::Value::Null);
+        HandshakeFacts {
+            capabilities: to_json(
+                info.as_ref()
+                    .and_then(|i| serde_json::to_value(&i.capabilities).ok()),
+            ),
+            server_info: to_json(
+                info.as_ref()
+                    .and_then(|i| i.server_info.as_ref())
+                    .and_then(|s| serde_json::to_value(s).ok()),
+            ),
+            client_capabilities: serde_json::to_value(ClientCapabilities::default())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The versions a modern server supports, from `server/discover` (asked again now); `None`
+    /// for a legacy session or when the server does not answer it.
+    pub async fn supported_versions(&self) -> Option<Vec<String>> {
+        if self.info.era != "modern" {
+            return None;
+        }
+        let result = self
+            .service
+            .discover(rmcp::model::RequestMetaObject::default())
+            .await
+            .ok()?;
+        Some(
+            result
+                .supported_versions
+                .iter()
+                .map(|v| v.to_string())
+                .collect(),
+        )
+    }
+
+    /// Reads a resource: the JSON-RPC error, if any, is an outcome (the error probes need it).
+    pub async fn read_resource(&self, uri: &str) -> Result<CallOutcome, McpError> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri.to_owned());
+        let answer = tokio::time::timeout(READ_TIMEOUT, self.service.read_resource(params));
+        match answer.await {
+            Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Ok(CallOutcome::Timeout),
+            Ok(Ok(result)) => Ok(CallOutcome::Result {
+                is_error: false,
+                text: serde_json::to_string(&result).unwrap_or_default(),
+            }),
+            Ok(Err(ServiceError::McpError(error))) => Ok(CallOutcome::ProtocolError {
+                code: i64::from(error.code.0),
+                message: error.message.into_owned(),
+                data: error.data,
+            }),
+            Ok(Err(e)) => Err(self
+                .failure(format!("resources/read `{uri}` failed: {}", chain(&e)))
+                .await),
+        }
+    }
+
     /// Calls a tool; a JSON-RPC error or timeout is an outcome, a dead connection an error.
     pub async fn call_tool(
         &self,
@@ -311,6 +437,7 @@ impl McpConnection {
             Ok(Err(ServiceError::McpError(error))) => Ok(CallOutcome::ProtocolError {
                 code: i64::from(error.code.0),
                 message: error.message.into_owned(),
+                data: error.data,
             }),
             Ok(Err(ServiceError::UnexpectedResponse)) => Err(self
                 .failure(format!(

@@ -3,4 +3,4 @@
 pub mod client;
 pub mod demo;
 
-pub use client::{CallOutcome, McpConnection, McpError, ServerInfo};
+pub use client::{CallOutcome, HandshakeFacts, McpConnection, McpError, ServerInfo};

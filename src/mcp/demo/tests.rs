@@ -104,7 +104,7 @@ async fn check_calls(conn: &McpConnection, release: Release) {
     assert!(text.contains("`id` must be an integer"), "{text}");
 
     let outcome = conn.call_tool("delete_issue", None, TIMEOUT).await.unwrap();
-    let CallOutcome::ProtocolError { code, message } = outcome else {
+    let CallOutcome::ProtocolError { code, message, .. } = outcome else {
         panic!("unknown tool should be a protocol error, got {outcome:?}")
     };
     assert_eq!(code, -32602);

@@ -1,0 +1,306 @@
+//! The contract's data: a snapshot (four normalized lists, server facts, error probes) as stored in
+//! a snapshot directory, and the classified changes of a diff.
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const TOOLS_JSON: &str = "tools.json";
+pub const RESOURCES_JSON: &str = "resources.json";
+pub const RESOURCE_TEMPLATES_JSON: &str = "resource-templates.json";
+pub const PROMPTS_JSON: &str = "prompts.json";
+pub const SERVER_JSON: &str = "server.json";
+pub const ERRORS_JSON: &str = "errors.json";
+
+/// A server's contract at one moment. The four lists have the shape of the MCP Inspector CLI's
+/// `--format json` output normalized with `jq -S '.result.tools | sort_by(.name)'` (and the like):
+/// arrays of the spec's objects, sorted by `name` / `uri` / `uriTemplate`, keys sorted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub tools: Vec<Value>,
+    pub resources: Vec<Value>,
+    pub resource_templates: Vec<Value>,
+    pub prompts: Vec<Value>,
+    /// `server.json`: [`ServerFacts`] as JSON (kept as a value so a hand-written or other
+    /// tool's file with extra keys still reads).
+    pub server: Value,
+    /// `errors.json`: [`ErrorProbes`] as JSON; `None` when the directory has no such file (a
+    /// snapshot taken by another tool).
+    pub errors: Option<Value>,
+}
+
+/// What `server.json` holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerFacts {
+    /// `legacy` (initialize) or `modern` (server/discover).
+    pub protocol_era: String,
+    /// The version agreed on.
+    pub protocol_version: String,
+    /// From `server/discover`; for a legacy server, the one version it answered.
+    pub supported_versions: Vec<String>,
+    pub capabilities: Value,
+    pub instructions: Option<String>,
+    pub server_info: Value,
+    /// What this client declared: a server may show a client with `roots` other tools.
+    pub client_capabilities: Value,
+}
+
+/// One probe of error semantics and how the server answered it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeOutcome {
+    /// `unknown_tool`, `missing_argument`, `wrong_type`, `unknown_resource`,
+    /// `unsupported_protocol_version`.
+    pub probe: String,
+    /// What was sent, in words (`tools/call` of `x` without `y`).
+    pub request: String,
+    /// `jsonrpc_error`, `is_error` (a result with `isError: true`), `result` (a success),
+    /// `skipped` (nothing to probe with, e.g. no tool has a required argument), `no_answer`.
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// What `errors.json` holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorProbes {
+    pub probes: Vec<ProbeOutcome>,
+}
+
+impl Snapshot {
+    /// Reads a snapshot directory; `errors.json` is optional, every other file must be there.
+    pub fn read(dir: &Path) -> anyhow::Result<Self> {
+        let read = |name: &str| -> anyhow::Result<Value> {
+            let path = dir.join(name);
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read `{}`", path.display()))?;
+            serde_json::from_str(&text)
+                .with_context(|| format!("`{}` is not valid JSON", path.display()))
+        };
+        let list = |name: &str| -> anyhow::Result<Vec<Value>> {
+            match read(name)? {
+                Value::Array(items) => Ok(items),
+                other => anyhow::bail!(
+                    "`{}` must hold a JSON array, found {}",
+                    dir.join(name).display(),
+                    kind_of(&other)
+                ),
+            }
+        };
+        let errors = if dir.join(ERRORS_JSON).exists() {
+            Some(read(ERRORS_JSON)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            tools: list(TOOLS_JSON)?,
+            resources: list(RESOURCES_JSON)?,
+            resource_templates: list(RESOURCE_TEMPLATES_JSON)?,
+            prompts: list(PROMPTS_JSON)?,
+            server: read(SERVER_JSON)?,
+            errors,
+        })
+    }
+
+    /// Writes every file, pretty-printed with sorted keys (serde_json's maps are ordered).
+    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create `{}`", dir.display()))?;
+        let write = |name: &str, value: &Value| -> anyhow::Result<()> {
+            let path = dir.join(name);
+            let mut text = serde_json::to_string_pretty(value)?;
+            text.push('\n');
+            std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))
+        };
+        write(TOOLS_JSON, &Value::Array(self.tools.clone()))?;
+        write(RESOURCES_JSON, &Value::Array(self.resources.clone()))?;
+        write(RESOURCE_TEMPLATES_JSON, &Value::Array(self.resource_templates.clone()))?;
+        write(PROMPTS_JSON, &Value::Array(self.prompts.clone()))?;
+        write(SERVER_JSON, &self.server)?;
+        if let Some(errors) = &self.errors {
+            write(ERRORS_JSON, errors)?;
+        }
+        Ok(())
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// What kind of change a diff found; each kind has one classification (see [`ChangeKind::flags`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    ToolRemoved,
+    PromptRemoved,
+    ResourceRemoved,
+    ResourceTemplateRemoved,
+    /// Removed + added with the same schemas: one change, still breaking.
+    ToolRenamed,
+    ToolAdded,
+    PromptAdded,
+    ResourceAdded,
+    ResourceTemplateAdded,
+    /// A new parameter (or prompt argument) that is required.
+    RequiredParameterAdded,
+    /// An optional parameter (or prompt argument) became required.
+    ParameterMadeRequired,
+    ParameterRemoved,
+    /// Type changed, `enum` added or values removed, a maximum lowered, a minimum raised,
+    /// `pattern` added or changed, `additionalProperties: false` added, `const` added.
+    TypeNarrowed,
+    /// The reverse of each of those.
+    TypeWidened,
+    OptionalParameterAdded,
+    /// A parameter that was required became optional.
+    ParameterMadeOptional,
+    OutputSchemaRemoved,
+    /// A property removed or renamed, its type changed, or dropped from `required`.
+    OutputSchemaNarrowed,
+    OutputSchemaAdded,
+    OutputSchemaWidened,
+    DescriptionChanged,
+    TitleChanged,
+    AnnotationsChanged,
+    InstructionsChanged,
+    ResourceUriChanged,
+    ResourceTemplateChanged,
+    MimeTypeChanged,
+    ErrorSemanticsChanged,
+    CapabilityRemoved,
+    CapabilityAdded,
+    ProtocolVersionDropped,
+    ProtocolVersionAdded,
+    /// A parameter's `x-mcp-header` annotation became invalid: HTTP clients must drop the tool.
+    McpHeaderInvalid,
+    /// A schema change no rule can decide (an `anyOf` rewritten…): treated as breaking.
+    SchemaChanged,
+}
+
+impl ChangeKind {
+    /// (breaks clients, affects models) for every list except where [`Change::new`] refines it
+    /// (an addition or removal of a resource affects no model).
+    pub fn flags(self) -> (bool, bool) {
+        use ChangeKind::*;
+        match self {
+            ToolRemoved | PromptRemoved | ToolRenamed => (true, true),
+            ResourceRemoved | ResourceTemplateRemoved => (true, false),
+            ToolAdded | PromptAdded => (false, true),
+            ResourceAdded | ResourceTemplateAdded => (false, false),
+            RequiredParameterAdded | ParameterMadeRequired | ParameterRemoved | TypeNarrowed => {
+                (true, true)
+            }
+            TypeWidened | OptionalParameterAdded | ParameterMadeOptional => (false, true),
+            OutputSchemaRemoved | OutputSchemaNarrowed => (true, false),
+            OutputSchemaAdded | OutputSchemaWidened => (false, false),
+            DescriptionChanged | TitleChanged | AnnotationsChanged | InstructionsChanged => {
+                (false, true)
+            }
+            ResourceUriChanged | ResourceTemplateChanged | MimeTypeChanged => (true, false),
+            ErrorSemanticsChanged | CapabilityRemoved | ProtocolVersionDropped => (true, false),
+            CapabilityAdded | ProtocolVersionAdded => (false, false),
+            McpHeaderInvalid => (true, true),
+            SchemaChanged => (true, true),
+        }
+    }
+}
+
+/// One classified change, as written in the diff's `changes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    /// `tools`, `resources`, `resourceTemplates`, `prompts`, `server` or `errors`.
+    pub list: String,
+    /// The tool / prompt name, resource URI, template, server field or probe.
+    pub name: String,
+    /// Where inside the object, dotted (`inputSchema.properties.filter.properties.state.enum`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub kind: ChangeKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+    pub breaks_clients: bool,
+    pub affects_models: bool,
+    /// Why, in words, where the kind alone does not say (`enum value "closed" removed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Change {
+    /// A change classified by its kind.
+    pub fn new(list: &str, name: &str, kind: ChangeKind) -> Self {
+        let (breaks_clients, affects_models) = kind.flags();
+        Self {
+            list: list.to_owned(),
+            name: name.to_owned(),
+            path: None,
+            kind,
+            before: None,
+            after: None,
+            breaks_clients,
+            affects_models,
+            note: None,
+        }
+    }
+
+    pub fn at(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    pub fn values(mut self, before: Option<Value>, after: Option<Value>) -> Self {
+        self.before = before;
+        self.after = after;
+        self
+    }
+
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
+    }
+}
+
+/// The diff file: `{"baseline": …, "candidate": …, "changes": [ … ]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diff {
+    pub baseline: Side,
+    pub candidate: Side,
+    pub changes: Vec<Change>,
+}
+
+/// Which snapshot a side of the diff is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Side {
+    /// `--baseline-label` / `--candidate-label`, else the server's version.
+    pub label: String,
+    pub snapshot: String,
+    pub server_info: Value,
+}
+
+impl Diff {
+    pub fn breaks_clients(&self) -> bool {
+        self.changes.iter().any(|c| c.breaks_clients)
+    }
+
+    pub fn affects_models(&self) -> bool {
+        self.changes.iter().any(|c| c.affects_models)
+    }
+}

@@ -1,0 +1,372 @@
+//! Error probes: how the server answers an unknown tool, a missing or mistyped argument, an unknown
+//! resource and an unsupported protocol version. No probe calls a tool with valid arguments.
+
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use super::model::ProbeOutcome;
+use crate::config::{ServerSpec, Transport};
+use crate::mcp::{CallOutcome, McpConnection, McpError};
+
+/// How long one probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
+/// A tool name no server has.
+pub const NO_SUCH_TOOL: &str = "mcpeval_probe_no_such_tool";
+/// A resource URI no server has.
+pub const NO_SUCH_RESOURCE: &str = "mcpeval-probe://no-such-resource";
+/// A protocol version no server supports.
+pub const NO_SUCH_VERSION: &str = "1900-01-01";
+
+/// Runs every probe; `tools` is the snapshot's normalized tool list.
+pub async fn probe_errors(
+    conn: &McpConnection,
+    spec: &ServerSpec,
+    tools: &[Value],
+) -> Result<Vec<ProbeOutcome>, McpError> {
+    let mut out = Vec::new();
+    let outcome = conn
+        .call_tool(NO_SUCH_TOOL, Some(Map::new()), PROBE_TIMEOUT)
+        .await?;
+    out.push(recorded(
+        "unknown_tool",
+        format!("tools/call of `{NO_SUCH_TOOL}`"),
+        outcome,
+    ));
+    out.push(match tool_with_required(tools) {
+        Some((tool, arg)) => {
+            let outcome = conn.call_tool(tool, Some(Map::new()), PROBE_TIMEOUT).await?;
+            recorded(
+                "missing_argument",
+                format!("tools/call of `{tool}` without `{arg}`"),
+                outcome,
+            )
+        }
+        None => skipped("missing_argument", "no tool has a required argument"),
+    });
+    out.push(match mistyped_call(tools) {
+        Some((tool, arg, arguments)) => {
+            let outcome = conn.call_tool(tool, Some(arguments), PROBE_TIMEOUT).await?;
+            recorded(
+                "wrong_type",
+                format!("tools/call of `{tool}` with `{arg}` of the wrong type"),
+                outcome,
+            )
+        }
+        None => skipped("wrong_type", "no tool has a required argument of a declared type"),
+    });
+    let outcome = conn.read_resource(NO_SUCH_RESOURCE).await?;
+    out.push(recorded(
+        "unknown_resource",
+        format!("resources/read of `{NO_SUCH_RESOURCE}`"),
+        outcome,
+    ));
+    out.push(version_probe(spec, conn.server_info().era == "modern").await);
+    Ok(out)
+}
+
+fn recorded(probe: &str, request: String, outcome: CallOutcome) -> ProbeOutcome {
+    let (kind, code, message, data) = match outcome {
+        CallOutcome::Result { is_error: true, text } => ("is_error", None, Some(text), None),
+        CallOutcome::Result { is_error: false, text } => ("result", None, Some(text), None),
+        CallOutcome::ProtocolError {
+            code,
+            message,
+            data,
+        } => ("jsonrpc_error", Some(code), Some(message), data),
+        CallOutcome::Timeout => ("no_answer", None, None, None),
+    };
+    ProbeOutcome {
+        probe: probe.to_owned(),
+        request,
+        outcome: kind.to_owned(),
+        code,
+        message: message.map(|m| shorten(&m)),
+        data,
+    }
+}
+
+fn skipped(probe: &str, why: &str) -> ProbeOutcome {
+    ProbeOutcome {
+        probe: probe.to_owned(),
+        request: why.to_owned(),
+        outcome: "skipped".to_owned(),
+        code: None,
+        message: None,
+        data: None,
+    }
+}
+
+/// Messages can be long (a stack trace); the first 300 characters say what kind of error it is.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// The first tool (by name) with a required argument, and that argument.
+fn tool_with_required(tools: &[Value]) -> Option<(&str, &str)> {
+    tools.iter().find_map(|tool| {
+        let required = tool.pointer("/inputSchema/required")?.as_array()?;
+        let first = required.first()?.as_str()?;
+        Some((tool.get("name")?.as_str()?, first))
+    })
+}
+
+/// A call of the first tool with a required argument of a declared simple type: that argument
+/// gets a value of another type, the other required ones a placeholder of their own type (the
+/// call stays invalid, so a correct server acts on nothing).
+fn mistyped_call(tools: &[Value]) -> Option<(&str, String, Map<String, Value>)> {
+    tools.iter().find_map(|tool| {
+        let name = tool.get("name")?.as_str()?;
+        let schema = tool.get("inputSchema")?;
+        let props = schema.get("properties")?.as_object()?;
+        let required: Vec<&str> = schema
+            .get("required")?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let target = required.iter().find(|r| {
+            props
+                .get(**r)
+                .and_then(|p| p.get("type"))
+                .and_then(Value::as_str)
+                .is_some()
+        })?;
+        let mut arguments = Map::new();
+        for r in &required {
+            let declared = props.get(*r).cloned().unwrap_or(Value::Null);
+            let value = if r == target {
+                wrong_value(declared.get("type").and_then(Value::as_str).unwrap_or(""))
+            } else {
+                placeholder(&declared)
+            };
+            arguments.insert((*r).to_owned(), value);
+        }
+        Some((name, (*target).to_owned(), arguments))
+    })
+}
+
+fn wrong_value(declared: &str) -> Value {
+    match declared {
+        "string" => json!(12345),
+        "object" | "array" | "boolean" => json!("mcpeval-probe"),
+        _ => json!("not-a-number"),
+    }
+}
+
+fn placeholder(schema: &Value) -> Value {
+    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+        return first.clone();
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("integer" | "number") => json!(0),
+        Some("boolean") => json!(false),
+        Some("array") => json!([]),
+        Some("object") => json!({}),
+        _ => json!("mcpeval-probe"),
+    }
+}
+
+/// Sends one request naming protocol version `1900-01-01` over a fresh connection: `initialize`
+/// for a legacy server, `tools/list` with the version in `_meta` for a modern one.
+async fn version_probe(spec: &ServerSpec, modern: bool) -> ProbeOutcome {
+    let request = if modern {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": NO_SUCH_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    } else {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": NO_SUCH_VERSION, "capabilities": {},
+            "clientInfo": {"name": "mcpeval-probe", "version": env!("CARGO_PKG_VERSION")}}})
+    };
+    let words = if modern {
+        format!("tools/list with protocol version {NO_SUCH_VERSION} in _meta")
+    } else {
+        format!("initialize with protocol version {NO_SUCH_VERSION}")
+    };
+    let answer = match &spec.transport {
+        Transport::Stdio { program, args } => {
+            tokio::time::timeout(PROBE_TIMEOUT, over_stdio(spec, program, args, &request)).await
+        }
+        Transport::Http { url } => {
+            tokio::time::timeout(PROBE_TIMEOUT, over_http(spec, url, &request)).await
+        }
+    };
+    let mut outcome = match answer {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(reason)) => Answer::none(reason),
+        Err(_) => Answer::none("no answer within the probe timeout".into()),
+    }
+    .into_outcome();
+    outcome.probe = "unsupported_protocol_version".into();
+    outcome.request = words;
+    outcome
+}
+
+/// A raw answer to one request.
+struct Answer {
+    outcome: &'static str,
+    code: Option<i64>,
+    message: Option<String>,
+    data: Option<Value>,
+}
+
+impl Answer {
+    fn none(reason: String) -> Self {
+        Self {
+            outcome: "no_answer",
+            code: None,
+            message: Some(reason),
+            data: None,
+        }
+    }
+
+    /// A JSON-RPC response: its error, or the version a result answered with.
+    fn from_response(response: &Value) -> Self {
+        if let Some(error) = response.get("error") {
+            return Self {
+                outcome: "jsonrpc_error",
+                code: error.get("code").and_then(Value::as_i64),
+                message: error.get("message").and_then(Value::as_str).map(str::to_owned),
+                data: error.get("data").cloned(),
+            };
+        }
+        let version = response
+            .pointer("/result/protocolVersion")
+            .and_then(Value::as_str)
+            .map(|v| format!("answered with protocol version {v}"));
+        Self {
+            outcome: "result",
+            code: None,
+            message: version,
+            data: None,
+        }
+    }
+
+    fn into_outcome(self) -> ProbeOutcome {
+        ProbeOutcome {
+            probe: String::new(),
+            request: String::new(),
+            outcome: self.outcome.to_owned(),
+            code: self.code,
+            message: self.message.map(|m| shorten(&m)),
+            data: self.data,
+        }
+    }
+}
+
+/// Starts the server again (never through a shell), writes the request, reads the response.
+async fn over_stdio(
+    spec: &ServerSpec,
+    program: &str,
+    args: &[String],
+    request: &Value,
+) -> Result<Answer, String> {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .envs(&spec.env)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command.spawn().map_err(|e| format!("cannot start: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let line = format!("{request}\n");
+    stdin
+        .write_all(line.as_bytes())
+        .await
+        .map_err(|e| format!("cannot write: {e}"))?;
+    let mut lines = BufReader::new(stdout).lines();
+    let answer = loop {
+        match lines.next_line().await {
+            Ok(Some(line)) => {
+                let Ok(value) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                if value.get("id") == Some(&json!(1)) {
+                    break Ok(Answer::from_response(&value));
+                }
+            }
+            Ok(None) => break Ok(Answer::none("the server closed stdout without answering".into())),
+            Err(e) => break Err(format!("cannot read: {e}")),
+        }
+    };
+    drop(stdin);
+    let _ = child.kill().await;
+    answer
+}
+
+/// POSTs the request with `MCP-Protocol-Version: 1900-01-01`; a JSON or event-stream body with
+/// a JSON-RPC response is read as such, any other refusal is recorded as its HTTP status.
+async fn over_http(spec: &ServerSpec, url: &str, request: &Value) -> Result<Answer, String> {
+    let client = reqwest::Client::new();
+    let mut call = client
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", NO_SUCH_VERSION)
+        .body(request.to_string());
+    for (name, value) in &spec.headers {
+        call = call.header(name, value);
+    }
+    let response = call.send().await.map_err(|e| format!("request failed: {e}"))?;
+    let status = response.status();
+    let body = response.text().await.unwrap_or_default();
+    let json = serde_json::from_str::<Value>(&body).ok().or_else(|| {
+        body.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+    });
+    Ok(match json {
+        Some(value) if value.get("error").is_some() || value.get("result").is_some() => {
+            Answer::from_response(&value)
+        }
+        _ if !status.is_success() => Answer {
+            outcome: "http_error",
+            code: Some(i64::from(status.as_u16())),
+            message: Some(shorten(body.trim())),
+            data: None,
+        },
+        _ => Answer::none(format!("HTTP {status} without a JSON-RPC response")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mistyped_call_breaks_one_argument_and_fills_the_rest() {
+        let tools = vec![json!({"name": "update", "inputSchema": {"type": "object",
+            "properties": {"id": {"type": "integer"}, "status": {"type": "string",
+            "enum": ["open", "closed"]}}, "required": ["id", "status"]}})];
+        let (tool, arg, args) = mistyped_call(&tools).unwrap();
+        assert_eq!((tool, arg.as_str()), ("update", "id"));
+        assert_eq!(args["id"], json!("not-a-number"));
+        assert_eq!(args["status"], json!("open"));
+        assert_eq!(tool_with_required(&tools).unwrap().1, "id");
+        assert!(mistyped_call(&[json!({"name": "x", "inputSchema": {}})]).is_none());
+    }
+
+    #[test]
+    fn a_response_becomes_an_outcome() {
+        let err = json!({"id": 1, "error": {"code": -32022, "message": "unsupported",
+            "data": {"supported": ["2026-07-28"]}}});
+        let a = Answer::from_response(&err).into_outcome();
+        assert_eq!((a.outcome.as_str(), a.code), ("jsonrpc_error", Some(-32022)));
+        assert!(a.data.is_some());
+        let ok = json!({"id": 1, "result": {"protocolVersion": "2025-06-18"}});
+        let b = Answer::from_response(&ok).into_outcome();
+        assert_eq!(b.outcome, "result");
+        assert!(b.message.unwrap().contains("2025-06-18"));
+    }
+}

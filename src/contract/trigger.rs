@@ -1,0 +1,223 @@
+//! The trigger: from a diff's changes to the tasks worth running, each with why it was picked.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::model::{Change, ChangeKind, Diff};
+use crate::suite::{Task, TaskKind, TaskSet};
+
+/// What to run and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Selection {
+    /// The changes that affect models (those that can trigger a run).
+    pub triggering: Vec<Change>,
+    /// Task id → why it was picked, in suite order.
+    pub tasks: Vec<(String, Vec<String>)>,
+}
+
+impl Selection {
+    /// Nothing to run: no change affects models.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// One line per triggering change, for the summary and the console.
+    pub fn describe_changes(&self) -> Vec<String> {
+        self.triggering
+            .iter()
+            .map(|c| {
+                let at = c.path.as_deref().map(|p| format!(" at `{p}`")).unwrap_or_default();
+                let breaks = if c.breaks_clients { " (breaks clients)" } else { "" };
+                format!("{} `{}`{at}: {}{breaks}", c.list, c.name, kind_name(c.kind))
+            })
+            .collect()
+    }
+}
+
+fn kind_name(kind: ChangeKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Picks the tasks a diff calls for. Only changes with `affectsModels` count; with none, the
+/// selection is empty. Then: the tasks whose `tools`, expected calls or forbidden tools name a
+/// changed, renamed or removed tool; every task when the `instructions` changed or a tool was
+/// added (a new tool can draw calls from any task); every no-tool task; the whole regression set.
+pub fn select(diff: &Diff, tasks: &[Task]) -> Selection {
+    let triggering: Vec<Change> = diff
+        .changes
+        .iter()
+        .filter(|c| c.affects_models)
+        .cloned()
+        .collect();
+    if triggering.is_empty() {
+        return Selection {
+            triggering,
+            tasks: Vec::new(),
+        };
+    }
+    let mut touched: BTreeSet<String> = BTreeSet::new();
+    let mut everything: Vec<String> = Vec::new();
+    for c in &triggering {
+        match (c.list.as_str(), c.kind) {
+            ("tools", ChangeKind::ToolAdded) => {
+                everything.push(format!("tool `{}` was added", c.name));
+            }
+            ("server", ChangeKind::InstructionsChanged) => {
+                everything.push("the server instructions changed".into());
+            }
+            ("tools", ChangeKind::ToolRenamed) => {
+                touched.insert(c.name.clone());
+                for v in [&c.before, &c.after].into_iter().flatten() {
+                    if let Some(name) = v.as_str() {
+                        touched.insert(name.to_owned());
+                    }
+                }
+            }
+            ("tools", _) => {
+                touched.insert(c.name.clone());
+            }
+            _ => {}
+        }
+    }
+    let mut picked: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (i, task) in tasks.iter().enumerate() {
+        let mut why = Vec::new();
+        let names: BTreeSet<&str> = task
+            .tools
+            .iter()
+            .chain(task.expect.calls.iter().map(|c| &c.tool))
+            .chain(&task.expect.forbidden_tools)
+            .map(String::as_str)
+            .collect();
+        let hit: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| touched.contains(*n))
+            .collect();
+        if !hit.is_empty() {
+            why.push(format!("uses changed tool {}", quoted(&hit)));
+        }
+        why.extend(everything.iter().cloned());
+        if task.kind == TaskKind::NoTool {
+            why.push("no-tool task".into());
+        }
+        if task.set == TaskSet::Regression {
+            why.push("regression set".into());
+        }
+        if !why.is_empty() {
+            picked.insert(i, why);
+        }
+    }
+    Selection {
+        triggering,
+        tasks: picked
+            .into_iter()
+            .map(|(i, why)| (tasks[i].id.clone(), why))
+            .collect(),
+    }
+}
+
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::model::Side;
+    use crate::suite::{ExpectedCall, Expectations};
+
+    fn task(id: &str, kind: TaskKind, set: TaskSet, tools: &[&str]) -> Task {
+        Task {
+            id: id.into(),
+            prompt: "p".into(),
+            kind,
+            set,
+            tools: tools.iter().map(|t| t.to_string()).collect(),
+            max_turns: 4,
+            expect: Expectations {
+                calls: tools
+                    .iter()
+                    .map(|t| ExpectedCall {
+                        tool: t.to_string(),
+                        args: Default::default(),
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+            source: "t.yaml:1".into(),
+        }
+    }
+
+    fn diff(changes: Vec<Change>) -> Diff {
+        let side = || Side {
+            label: "x".into(),
+            snapshot: "dir".into(),
+            server_info: serde_json::Value::Null,
+        };
+        Diff {
+            baseline: side(),
+            candidate: side(),
+            changes,
+        }
+    }
+
+    fn suite() -> Vec<Task> {
+        vec![
+            task("search", TaskKind::Tool, TaskSet::Capability, &["search_issues"]),
+            task("create", TaskKind::Tool, TaskSet::Capability, &["create_issue"]),
+            task("chat", TaskKind::NoTool, TaskSet::Capability, &[]),
+            task("close", TaskKind::Tool, TaskSet::Regression, &["update_issue"]),
+        ]
+    }
+
+    fn ids(s: &Selection) -> Vec<&str> {
+        s.tasks.iter().map(|(id, _)| id.as_str()).collect()
+    }
+
+    #[test]
+    fn a_changed_description_picks_its_tasks_no_tool_tasks_and_the_regression_set() {
+        let d = diff(vec![Change::new("tools", "search_issues", ChangeKind::DescriptionChanged)
+            .at("description")]);
+        let s = select(&d, &suite());
+        assert_eq!(ids(&s), ["search", "chat", "close"]);
+        assert_eq!(s.tasks[0].1, ["uses changed tool `search_issues`"]);
+    }
+
+    #[test]
+    fn an_added_tool_or_new_instructions_pick_everything() {
+        let d = diff(vec![Change::new("tools", "find_issues", ChangeKind::ToolAdded)]);
+        assert_eq!(ids(&select(&d, &suite())).len(), 4);
+        let d = diff(vec![Change::new("server", "instructions", ChangeKind::InstructionsChanged)]);
+        let s = select(&d, &suite());
+        assert_eq!(ids(&s).len(), 4);
+        assert!(s.tasks[1].1[0].contains("instructions"));
+    }
+
+    #[test]
+    fn changes_that_affect_no_model_trigger_nothing() {
+        let d = diff(vec![
+            Change::new("tools", "get_issue", ChangeKind::OutputSchemaNarrowed),
+            Change::new("errors", "unknown_tool", ChangeKind::ErrorSemanticsChanged),
+        ]);
+        let s = select(&d, &suite());
+        assert!(s.is_empty() && s.triggering.is_empty());
+    }
+
+    #[test]
+    fn a_rename_touches_both_names() {
+        let d = diff(vec![Change::new("tools", "create_ticket", ChangeKind::ToolRenamed)
+            .values(Some("create_issue".into()), Some("create_ticket".into()))]);
+        let s = select(&d, &suite());
+        assert!(ids(&s).contains(&"create"));
+        assert_eq!(s.describe_changes(), ["tools `create_ticket`: tool_renamed (breaks clients)"]);
+    }
+}
