@@ -90,7 +90,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "ERA")]
     pub protocol_era: Option<ProtocolEra>,
     /// Finish a cut-short run in DIR without repeating its finished trials.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger"])]
     pub resume: Option<PathBuf>,
     /// A label stored in run.json (repeatable): --tag branch=main.
     #[arg(long, value_name = "K=V", value_parser = parse_tag)]
@@ -99,6 +99,17 @@ pub struct RunArgs {
     /// error, the default) or bh (Benjamini–Hochberg false discovery rate).
     #[arg(long, value_name = "METHOD")]
     pub correction: Option<Adjustment>,
+    /// Run only if a change in this diff (from `mcpeval diff --out`) affects models, and only
+    /// the tasks it touches, every no-tool task and the regression set; nothing to run: exit 0.
+    #[arg(long, value_name = "DIFF.json", conflicts_with = "auto_trigger")]
+    pub trigger: Option<PathBuf>,
+    /// Snapshot and diff both servers first (kept in RUN_DIR/contract/), stop with exit 1 on a
+    /// change that breaks clients (unless --allow-breaking), then run as with --trigger.
+    #[arg(long)]
+    pub auto_trigger: bool,
+    /// With --auto-trigger: go on even when a change breaks clients.
+    #[arg(long, requires = "auto_trigger")]
+    pub allow_breaking: bool,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ mod snapshot_cmd;
 mod run_cmd;
 mod suites;
 mod tasks_cmd;
+mod trigger;
 
 pub use args::{
     Cli, Command, CompareArgs, DemoServerArgs, DiffArgs, PlanArgs, RunArgs, SimServerArgs,

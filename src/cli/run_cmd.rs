@@ -33,7 +33,22 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
             (config, None, None)
         }
     };
-    let suite = super::suites::load(&config.suites, &config.config_source)?;
+    let mut suite = super::suites::load(&config.suites, &config.config_source)?;
+    let trigger = match (&args.trigger, &previous) {
+        (Some(path), _) => {
+            let diff = super::trigger::read_diff(path)?;
+            match super::trigger::apply(&diff, &path.display().to_string(), &mut suite) {
+                Some(trigger) => Some(trigger),
+                None => return Ok(Exit::Ok),
+            }
+        }
+        (None, Some(info)) => {
+            // A resumed run keeps the tasks its trigger picked.
+            suite.tasks.retain(|t| info.tasks.contains(&t.id));
+            None
+        }
+        (None, None) => None,
+    };
     let hosts = build_hosts(&config)?;
     let (baseline, candidate) = preflight(&config).await?;
     let started_at = chrono::Utc::now().to_rfc3339();
@@ -63,7 +78,16 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         seed: config.seed,
         trials: config.trials,
         tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),
-        trigger: previous.as_ref().and_then(|p| p.trigger.clone()),
+        trigger: match (&trigger, &previous) {
+            (Some(t), _) => Some(t.summary.clone()),
+            (None, Some(p)) => p.trigger.clone(),
+            (None, None) => None,
+        },
+        trigger_changes: match (&trigger, &previous) {
+            (Some(t), _) => t.changes.clone(),
+            (None, Some(p)) => p.trigger_changes.clone(),
+            (None, None) => Vec::new(),
+        },
         started_at: previous
             .as_ref()
             .map_or(started_at, |p| p.started_at.clone()),

@@ -44,6 +44,9 @@ pub struct RunInfo {
     /// What triggered the run, in words (`None`: it ran the whole suite unprompted).
     #[serde(default)]
     pub trigger: Option<String>,
+    /// The contract changes that triggered it, one line each.
+    #[serde(default)]
+    pub trigger_changes: Vec<String>,
     pub started_at: String,
     pub finished_at: Option<String>,
     pub git_commit: Option<String>,
@@ -126,6 +129,7 @@ pub(crate) mod tests {
             trials: 1,
             tasks: vec!["t".into()],
             trigger: None,
+            trigger_changes: Vec::new(),
             started_at: "2026-11-30T00:00:00Z".into(),
             finished_at: None,
             git_commit: None,
