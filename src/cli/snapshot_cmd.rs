@@ -14,8 +14,8 @@ pub async fn snapshot(args: &SnapshotArgs) -> Result<Exit, CliError> {
     profiles.extend(args.auth_profile.iter().map(Some));
     for profile in profiles {
         let auth: Vec<String> = profile.into_iter().cloned().collect();
-        let mut spec = resolve_server(args.config.as_deref(), &args.server, &auth)
-            .map_err(CliError::usage)?;
+        let mut spec =
+            resolve_server(args.config.as_deref(), &args.server, &auth).map_err(CliError::usage)?;
         if let Some(era) = args.protocol_era {
             spec.protocol_era = era;
         }

@@ -17,7 +17,10 @@ pub struct Triggered {
 /// Reads a diff written by `mcpeval diff --out`.
 pub fn read_diff(path: &Path) -> Result<Diff, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::usage(anyhow::anyhow!("cannot read trigger `{}`: {e}", path.display()))
+        CliError::usage(anyhow::anyhow!(
+            "cannot read trigger `{}`: {e}",
+            path.display()
+        ))
     })?;
     serde_json::from_str(&text).map_err(|e| {
         CliError::usage(anyhow::anyhow!(

@@ -36,7 +36,9 @@ pub async fn probe_errors(
     ));
     out.push(match tool_with_required(tools) {
         Some((tool, arg)) => {
-            let outcome = conn.call_tool(tool, Some(Map::new()), PROBE_TIMEOUT).await?;
+            let outcome = conn
+                .call_tool(tool, Some(Map::new()), PROBE_TIMEOUT)
+                .await?;
             recorded(
                 "missing_argument",
                 format!("tools/call of `{tool}` without `{arg}`"),
@@ -54,7 +56,10 @@ pub async fn probe_errors(
                 outcome,
             )
         }
-        None => skipped("wrong_type", "no tool has a required argument of a declared type"),
+        None => skipped(
+            "wrong_type",
+            "no tool has a required argument of a declared type",
+        ),
     });
     let outcome = conn.read_resource(NO_SUCH_RESOURCE).await?;
     out.push(recorded(
@@ -68,8 +73,14 @@ pub async fn probe_errors(
 
 fn recorded(probe: &str, request: String, outcome: CallOutcome) -> ProbeOutcome {
     let (kind, code, message, data) = match outcome {
-        CallOutcome::Result { is_error: true, text } => ("is_error", None, Some(text), None),
-        CallOutcome::Result { is_error: false, text } => ("result", None, Some(text), None),
+        CallOutcome::Result {
+            is_error: true,
+            text,
+        } => ("is_error", None, Some(text), None),
+        CallOutcome::Result {
+            is_error: false,
+            text,
+        } => ("result", None, Some(text), None),
         CallOutcome::ProtocolError {
             code,
             message,
@@ -159,7 +170,11 @@ fn wrong_value(declared: &str) -> Value {
 }
 
 fn placeholder(schema: &Value) -> Value {
-    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
         return first.clone();
     }
     match schema.get("type").and_then(Value::as_str) {
@@ -171,6 +186,49 @@ fn placeholder(schema: &Value) -> Value {
     }
 }
 
+/// The protocol versions that have `initialize`, oldest first.
+pub const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The versions a legacy server supports: `initialize` cannot list them, so each known legacy
+/// version is offered over a fresh connection and kept when the server answers with it.
+pub async fn legacy_supported_versions(spec: &ServerSpec) -> Vec<String> {
+    let mut supported = Vec::new();
+    for version in LEGACY_VERSIONS {
+        let request = initialize(version);
+        let answer = raw_request(spec, &request).await;
+        if let Ok(Answer {
+            outcome: "result",
+            message: Some(message),
+            ..
+        }) = answer
+        {
+            if message.ends_with(version) {
+                supported.push(version.to_owned());
+            }
+        }
+    }
+    supported
+}
+
+fn initialize(version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {},
+        "clientInfo": {"name": "mcpeval-probe", "version": env!("CARGO_PKG_VERSION")}}})
+}
+
+/// One raw request over a fresh connection, bounded by the probe timeout.
+async fn raw_request(spec: &ServerSpec, request: &Value) -> Result<Answer, String> {
+    let answer = match &spec.transport {
+        Transport::Stdio { program, args } => {
+            tokio::time::timeout(PROBE_TIMEOUT, over_stdio(spec, program, args, request)).await
+        }
+        Transport::Http { url } => {
+            tokio::time::timeout(PROBE_TIMEOUT, over_http(spec, url, request)).await
+        }
+    };
+    answer.unwrap_or_else(|_| Err("no answer within the probe timeout".into()))
+}
+
 /// Sends one request naming protocol version `1900-01-01` over a fresh connection: `initialize`
 /// for a legacy server, `tools/list` with the version in `_meta` for a modern one.
 async fn version_probe(spec: &ServerSpec, modern: bool) -> ProbeOutcome {
@@ -179,27 +237,16 @@ async fn version_probe(spec: &ServerSpec, modern: bool) -> ProbeOutcome {
             "io.modelcontextprotocol/protocolVersion": NO_SUCH_VERSION,
             "io.modelcontextprotocol/clientCapabilities": {}}}})
     } else {
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": NO_SUCH_VERSION, "capabilities": {},
-            "clientInfo": {"name": "mcpeval-probe", "version": env!("CARGO_PKG_VERSION")}}})
+        initialize(NO_SUCH_VERSION)
     };
     let words = if modern {
         format!("tools/list with protocol version {NO_SUCH_VERSION} in _meta")
     } else {
         format!("initialize with protocol version {NO_SUCH_VERSION}")
     };
-    let answer = match &spec.transport {
-        Transport::Stdio { program, args } => {
-            tokio::time::timeout(PROBE_TIMEOUT, over_stdio(spec, program, args, &request)).await
-        }
-        Transport::Http { url } => {
-            tokio::time::timeout(PROBE_TIMEOUT, over_http(spec, url, &request)).await
-        }
-    };
-    let mut outcome = match answer {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(reason)) => Answer::none(reason),
-        Err(_) => Answer::none("no answer within the probe timeout".into()),
+    let mut outcome = match raw_request(spec, &request).await {
+        Ok(answer) => answer,
+        Err(reason) => Answer::none(reason),
     }
     .into_outcome();
     outcome.probe = "unsupported_protocol_version".into();
@@ -231,7 +278,10 @@ impl Answer {
             return Self {
                 outcome: "jsonrpc_error",
                 code: error.get("code").and_then(Value::as_i64),
-                message: error.get("message").and_then(Value::as_str).map(str::to_owned),
+                message: error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 data: error.get("data").cloned(),
             };
         }
@@ -296,7 +346,11 @@ async fn over_stdio(
                     break Ok(Answer::from_response(&value));
                 }
             }
-            Ok(None) => break Ok(Answer::none("the server closed stdout without answering".into())),
+            Ok(None) => {
+                break Ok(Answer::none(
+                    "the server closed stdout without answering".into(),
+                ))
+            }
             Err(e) => break Err(format!("cannot read: {e}")),
         }
     };
@@ -318,7 +372,10 @@ async fn over_http(spec: &ServerSpec, url: &str, request: &Value) -> Result<Answ
     for (name, value) in &spec.headers {
         call = call.header(name, value);
     }
-    let response = call.send().await.map_err(|e| format!("request failed: {e}"))?;
+    let response = call
+        .send()
+        .await
+        .map_err(|e| format!("request failed: {e}"))?;
     let status = response.status();
     let body = response.text().await.unwrap_or_default();
     let json = serde_json::from_str::<Value>(&body).ok().or_else(|| {
@@ -362,7 +419,10 @@ mod tests {
         let err = json!({"id": 1, "error": {"code": -32022, "message": "unsupported",
             "data": {"supported": ["2026-07-28"]}}});
         let a = Answer::from_response(&err).into_outcome();
-        assert_eq!((a.outcome.as_str(), a.code), ("jsonrpc_error", Some(-32022)));
+        assert_eq!(
+            (a.outcome.as_str(), a.code),
+            ("jsonrpc_error", Some(-32022))
+        );
         assert!(a.data.is_some());
         let ok = json!({"id": 1, "result": {"protocolVersion": "2025-06-18"}});
         let b = Answer::from_response(&ok).into_outcome();

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::model::{ErrorProbes, ServerFacts, Snapshot};
-use super::probe::probe_errors;
+use super::probe::{legacy_supported_versions, probe_errors};
 use crate::config::ServerSpec;
 use crate::mcp::{McpConnection, McpError};
 
@@ -21,7 +21,9 @@ const DELIVERY_FIELDS: [&str; 3] = ["nextCursor", "ttlMs", "cacheScope"];
 pub enum SnapshotError {
     #[error(transparent)]
     Server(#[from] McpError),
-    #[error("{list} kept changing: {MAX_FETCHES} fetches from the start never agreed twice in a row")]
+    #[error(
+        "{list} kept changing: {MAX_FETCHES} fetches from the start never agreed twice in a row"
+    )]
     Unstable { list: &'static str },
 }
 
@@ -47,7 +49,14 @@ async fn snapshot_of(conn: &McpConnection, spec: &ServerSpec) -> Result<Snapshot
     let facts = conn.handshake_facts();
     let supported_versions = match conn.supported_versions().await {
         Some(versions) => versions,
-        None => vec![info.protocol_version.clone()],
+        None => {
+            let versions = legacy_supported_versions(spec).await;
+            if versions.is_empty() {
+                vec![info.protocol_version.clone()]
+            } else {
+                versions
+            }
+        }
     };
     let server = ServerFacts {
         protocol_era: info.era.clone(),
@@ -162,6 +171,12 @@ mod tests {
         let err = consistent("tools/list", fetch, "name").await.unwrap_err();
         assert!(err.to_string().contains("kept changing"), "{err}");
         let steady = || async { Ok::<_, McpError>(vec![json!({"name": "t"})]) };
-        assert_eq!(consistent("tools/list", steady, "name").await.unwrap().len(), 1);
+        assert_eq!(
+            consistent("tools/list", steady, "name")
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }

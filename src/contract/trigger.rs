@@ -27,8 +27,16 @@ impl Selection {
         self.triggering
             .iter()
             .map(|c| {
-                let at = c.path.as_deref().map(|p| format!(" at `{p}`")).unwrap_or_default();
-                let breaks = if c.breaks_clients { " (breaks clients)" } else { "" };
+                let at = c
+                    .path
+                    .as_deref()
+                    .map(|p| format!(" at `{p}`"))
+                    .unwrap_or_default();
+                let breaks = if c.breaks_clients {
+                    " (breaks clients)"
+                } else {
+                    ""
+                };
                 format!("{} `{}`{at}: {}{breaks}", c.list, c.name, kind_name(c.kind))
             })
             .collect()
@@ -133,7 +141,7 @@ fn quoted(names: &[&str]) -> String {
 mod tests {
     use super::*;
     use crate::contract::model::Side;
-    use crate::suite::{ExpectedCall, Expectations};
+    use crate::suite::{Expectations, ExpectedCall};
 
     fn task(id: &str, kind: TaskKind, set: TaskSet, tools: &[&str]) -> Task {
         Task {
@@ -172,10 +180,25 @@ mod tests {
 
     fn suite() -> Vec<Task> {
         vec![
-            task("search", TaskKind::Tool, TaskSet::Capability, &["search_issues"]),
-            task("create", TaskKind::Tool, TaskSet::Capability, &["create_issue"]),
+            task(
+                "search",
+                TaskKind::Tool,
+                TaskSet::Capability,
+                &["search_issues"],
+            ),
+            task(
+                "create",
+                TaskKind::Tool,
+                TaskSet::Capability,
+                &["create_issue"],
+            ),
             task("chat", TaskKind::NoTool, TaskSet::Capability, &[]),
-            task("close", TaskKind::Tool, TaskSet::Regression, &["update_issue"]),
+            task(
+                "close",
+                TaskKind::Tool,
+                TaskSet::Regression,
+                &["update_issue"],
+            ),
         ]
     }
 
@@ -185,8 +208,12 @@ mod tests {
 
     #[test]
     fn a_changed_description_picks_its_tasks_no_tool_tasks_and_the_regression_set() {
-        let d = diff(vec![Change::new("tools", "search_issues", ChangeKind::DescriptionChanged)
-            .at("description")]);
+        let d = diff(vec![Change::new(
+            "tools",
+            "search_issues",
+            ChangeKind::DescriptionChanged,
+        )
+        .at("description")]);
         let s = select(&d, &suite());
         assert_eq!(ids(&s), ["search", "chat", "close"]);
         assert_eq!(s.tasks[0].1, ["uses changed tool `search_issues`"]);
@@ -194,9 +221,17 @@ mod tests {
 
     #[test]
     fn an_added_tool_or_new_instructions_pick_everything() {
-        let d = diff(vec![Change::new("tools", "find_issues", ChangeKind::ToolAdded)]);
+        let d = diff(vec![Change::new(
+            "tools",
+            "find_issues",
+            ChangeKind::ToolAdded,
+        )]);
         assert_eq!(ids(&select(&d, &suite())).len(), 4);
-        let d = diff(vec![Change::new("server", "instructions", ChangeKind::InstructionsChanged)]);
+        let d = diff(vec![Change::new(
+            "server",
+            "instructions",
+            ChangeKind::InstructionsChanged,
+        )]);
         let s = select(&d, &suite());
         assert_eq!(ids(&s).len(), 4);
         assert!(s.tasks[1].1[0].contains("instructions"));
@@ -214,10 +249,17 @@ mod tests {
 
     #[test]
     fn a_rename_touches_both_names() {
-        let d = diff(vec![Change::new("tools", "create_ticket", ChangeKind::ToolRenamed)
-            .values(Some("create_issue".into()), Some("create_ticket".into()))]);
+        let d = diff(vec![Change::new(
+            "tools",
+            "create_ticket",
+            ChangeKind::ToolRenamed,
+        )
+        .values(Some("create_issue".into()), Some("create_ticket".into()))]);
         let s = select(&d, &suite());
         assert!(ids(&s).contains(&"create"));
-        assert_eq!(s.describe_changes(), ["tools `create_ticket`: tool_renamed (breaks clients)"]);
+        assert_eq!(
+            s.describe_changes(),
+            ["tools `create_ticket`: tool_renamed (breaks clients)"]
+        );
     }
 }
