@@ -265,7 +265,8 @@ pub enum TasksAction {
 
 #[derive(Debug, Args)]
 pub struct DemoServerArgs {
-    /// Which release to play: 1.4.0 (baseline) or 1.5.0 (candidate).
+    /// Which release to play: 1.4.0 (baseline), 1.5.0 (candidate) or 2.0.0 (1.5.0 with breaking
+    /// contract changes).
     #[arg(long, default_value = "1.4.0")]
     pub release: String,
     /// Serve Streamable HTTP at this address (path /mcp) instead of stdio, e.g. 127.0.0.1:3001.

@@ -2,11 +2,12 @@
 
 mod args;
 mod compare_cmd;
+mod diff_cmd;
 mod exit;
 mod plan_cmd;
 mod progress;
-mod snapshot_cmd;
 mod run_cmd;
+mod snapshot_cmd;
 mod suites;
 mod tasks_cmd;
 mod trigger;
@@ -26,7 +27,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Compare(args)) => compare_cmd::compare(&args),
         Some(Command::Plan(args)) => plan_cmd::plan(&args),
         Some(Command::Snapshot(args)) => snapshot_cmd::snapshot(&args).await,
-        Some(Command::Diff(_args)) => Err(CliError::usage(anyhow::anyhow!("diff: not yet"))),
+        Some(Command::Diff(args)) => diff_cmd::diff(&args),
         Some(Command::Tasks { action }) => match action {
             TasksAction::Check { suite } => tasks_cmd::check(&suite),
             TasksAction::List { suite } => tasks_cmd::list(&suite),

@@ -34,7 +34,7 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         }
     };
     let mut suite = super::suites::load(&config.suites, &config.config_source)?;
-    let trigger = match (&args.trigger, &previous) {
+    let mut trigger = match (&args.trigger, &previous) {
         (Some(path), _) => {
             let diff = super::trigger::read_diff(path)?;
             match super::trigger::apply(&diff, &path.display().to_string(), &mut suite) {
@@ -60,6 +60,17 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         Some(dir) => dir,
         None => create_run_dir(args.out.as_deref(), &config, &run_id)?,
     };
+    if args.auto_trigger {
+        let diff = match super::trigger::auto(&config, &dir, args.allow_breaking).await? {
+            Ok(diff) => diff,
+            Err(exit) => return Ok(exit),
+        };
+        let source = dir.join("contract").join("diff.json");
+        match super::trigger::apply(&diff, &source.display().to_string(), &mut suite) {
+            Some(t) => trigger = Some(t),
+            None => return Ok(Exit::Ok),
+        }
+    }
     let mut info = RunInfo {
         run_id: run_id.clone(),
         mcpeval_version: env!("CARGO_PKG_VERSION").to_owned(),

@@ -1,9 +1,13 @@
-//! `mcpeval run --trigger DIFF.json`: read a diff, pick the tasks it calls for, say what and why.
+//! `mcpeval run --trigger DIFF.json | --auto-trigger`: a diff (read, or made from both servers'
+//! snapshots), the tasks it calls for, and what and why.
 
 use std::path::Path;
 
-use super::exit::CliError;
-use crate::contract::{select, Diff};
+use anyhow::Context;
+
+use super::exit::{CliError, Exit};
+use crate::config::RunConfig;
+use crate::contract::{diff_snapshots, diff_table, select, take, Diff};
 use crate::suite::Suite;
 
 /// What the run records about its trigger.
@@ -66,4 +70,43 @@ pub fn apply(diff: &Diff, source: &str, suite: &mut Suite) -> Option<Triggered> 
         ),
         changes,
     })
+}
+
+/// `--auto-trigger`: snapshots both servers, diffs them, keeps both snapshots and the diff in
+/// `RUN_DIR/contract/`, and prints the table. Breaking changes stop the run (exit 1) unless
+/// `allow_breaking`.
+pub async fn auto(
+    config: &RunConfig,
+    dir: &Path,
+    allow_breaking: bool,
+) -> Result<Result<Diff, Exit>, CliError> {
+    let contract_dir = dir.join("contract");
+    let mut snapshots = Vec::new();
+    for (side, spec) in [
+        ("baseline", &config.baseline),
+        ("candidate", &config.candidate),
+    ] {
+        let snapshot = take(spec).await.map_err(|e| {
+            CliError::infra(anyhow::anyhow!("{side} server `{}`: {e}", spec.display()))
+        })?;
+        let side_dir = contract_dir.join(side);
+        snapshot.write(&side_dir)?;
+        snapshots.push((snapshot, side_dir));
+    }
+    let (cand, cand_dir) = snapshots.pop().expect("two snapshots");
+    let (base, base_dir) = snapshots.pop().expect("two snapshots");
+    let diff = diff_snapshots(&base, &cand, (&base_dir, None), (&cand_dir, None));
+    let path = contract_dir.join("diff.json");
+    let mut text = serde_json::to_string_pretty(&diff).context("cannot encode the diff")?;
+    text.push('\n');
+    std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))?;
+    print!("{}", diff_table(&diff));
+    if diff.breaks_clients() && !allow_breaking {
+        eprintln!(
+            "stopping: the candidate breaks clients (see {}); pass --allow-breaking to run anyway",
+            path.display()
+        );
+        return Ok(Err(Exit::Regression));
+    }
+    Ok(Ok(diff))
 }

@@ -7,7 +7,8 @@ mod stats;
 
 pub use file::{AuthFile, ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
 pub use resolve::{
-    resolve, resolve_server, ConfigError, HostConfig, Overrides, Provider, RunConfig, DEFAULT_CONFIG, DEMO_CONFIG,
+    resolve, resolve_server, ConfigError, HostConfig, Overrides, Provider, RunConfig,
+    DEFAULT_CONFIG, DEMO_CONFIG,
 };
 pub use server::{ProtocolEra, ServerSpec, Transport};
 pub use stats::{Metric, StatsConfig, StatsFile};

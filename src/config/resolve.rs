@@ -157,7 +157,8 @@ pub fn resolve_server(
             ))
         })?;
         let invalid = |m: String| ConfigError::Invalid(format!("[auth.{name}]: {m}"));
-        spec.headers.extend(expand_env(&profile.headers).map_err(invalid)?);
+        spec.headers
+            .extend(expand_env(&profile.headers).map_err(invalid)?);
         spec.env.extend(expand_env(&profile.env).map_err(invalid)?);
     }
     Ok(spec)

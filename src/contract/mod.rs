@@ -1,14 +1,19 @@
 //! The contract of an MCP server: snapshot, normalize, diff, classify, and the trigger that turns a
 //! diff into the tasks worth running.
 
+mod diff;
 mod model;
 mod probe;
+mod report;
+mod schema;
 mod snapshot;
 mod trigger;
 
-pub use snapshot::{normalize, take, SnapshotError};
-pub use trigger::{select, Selection};
+pub use diff::diff;
 pub use model::{
     Change, ChangeKind, Diff, ErrorProbes, ProbeOutcome, ServerFacts, Side, Snapshot, ERRORS_JSON,
     PROMPTS_JSON, RESOURCES_JSON, RESOURCE_TEMPLATES_JSON, SERVER_JSON, TOOLS_JSON,
 };
+pub use report::{diff_snapshots, diff_table};
+pub use snapshot::{normalize, take, SnapshotError};
+pub use trigger::{select, Selection};

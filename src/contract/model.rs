@@ -117,11 +117,15 @@ impl Snapshot {
             let path = dir.join(name);
             let mut text = serde_json::to_string_pretty(value)?;
             text.push('\n');
-            std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))
+            std::fs::write(&path, text)
+                .with_context(|| format!("cannot write `{}`", path.display()))
         };
         write(TOOLS_JSON, &Value::Array(self.tools.clone()))?;
         write(RESOURCES_JSON, &Value::Array(self.resources.clone()))?;
-        write(RESOURCE_TEMPLATES_JSON, &Value::Array(self.resource_templates.clone()))?;
+        write(
+            RESOURCE_TEMPLATES_JSON,
+            &Value::Array(self.resource_templates.clone()),
+        )?;
         write(PROMPTS_JSON, &Value::Array(self.prompts.clone()))?;
         write(SERVER_JSON, &self.server)?;
         if let Some(errors) = &self.errors {
@@ -193,8 +197,9 @@ pub enum ChangeKind {
 }
 
 impl ChangeKind {
-    /// (breaks clients, affects models) for every list except where [`Change::new`] refines it
-    /// (an addition or removal of a resource affects no model).
+    /// (breaks clients, affects models). One refinement is made by the diff: a description,
+    /// title or undecidable change inside an `outputSchema` affects no model (models never see
+    /// output schemas), so it carries `affects_models = false`.
     pub fn flags(self) -> (bool, bool) {
         use ChangeKind::*;
         match self {

@@ -341,10 +341,14 @@ impl McpConnection {
     ) -> Result<Vec<T>, McpError> {
         match answer {
             Ok(items) => Ok(items),
-            Err(ServiceError::McpError(e)) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => {
+            Err(ServiceError::McpError(e))
+                if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+            {
                 Ok(Vec::new())
             }
-            Err(e) => Err(self.failure(format!("{method} failed: {}", chain(&e))).await),
+            Err(e) => Err(self
+                .failure(format!("{method} failed: {}", chain(&e)))
+                .await),
         }
     }
 

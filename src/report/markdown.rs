@@ -168,8 +168,11 @@ fn trigger_changes(out: &mut String, info: &RunInfo) {
     if info.trigger_changes.is_empty() {
         return;
     }
-    let _ = writeln!(out, "## What triggered the run
-");
+    let _ = writeln!(
+        out,
+        "## What triggered the run
+"
+    );
     for line in &info.trigger_changes {
         let _ = writeln!(out, "- {line}");
     }

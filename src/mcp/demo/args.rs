@@ -1,7 +1,7 @@
 //! Checks tool arguments against the tool's own input schema and reads them.
 //!
 //! The checks are driven by the catalogue's schemas (required properties, `string` / `integer`
-//! types, `enum` values), so a message always names the argument, what it should be and, where
+//! types, `enum` values, `maxLength`), so a message always names the argument, what it should be and, where
 //! there is a closed set, the valid values. Unknown arguments are ignored, as most servers do.
 
 use rmcp::model::{JsonObject, Tool};
@@ -122,6 +122,15 @@ fn check_value(name: &str, property: &Value, value: &Value) -> Result<(), ToolEr
             ));
         }
     }
+    if let (Some(max), Some(text)) = (property["maxLength"].as_u64(), value.as_str()) {
+        // JSON Schema counts characters (code points), not bytes.
+        let length = text.chars().count();
+        if length as u64 > max {
+            return fail(format!(
+                "argument `{name}` must be at most {max} characters long, got {length}"
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -163,7 +172,11 @@ mod tests {
     use super::*;
 
     fn check(name: &str, args: Value) -> Result<(), String> {
-        let tool = tool(Release::V1_4_0, name).unwrap();
+        check_in(Release::V1_4_0, name, args)
+    }
+
+    fn check_in(release: Release, name: &str, args: Value) -> Result<(), String> {
+        let tool = tool(release, name).unwrap();
         let map = args.as_object().cloned();
         Args::check(tool, map.as_ref()).map(|_| ()).map_err(|e| e.0)
     }
@@ -195,5 +208,23 @@ mod tests {
         assert!(check("search_issues", json!({ "query": "x", "status": null })).is_ok());
         assert!(check("get_issue", json!({ "id": null })).is_err());
         assert!(check("get_issue", json!({ "id": 3.5 })).is_err());
+    }
+
+    #[test]
+    fn max_length_counts_characters() {
+        let create = |title: String| {
+            check_in(
+                Release::V2_0_0,
+                "create_issue",
+                json!({ "project": "apollo", "title": title }),
+            )
+        };
+        assert!(create("é".repeat(80)).is_ok());
+        assert_eq!(
+            create("x".repeat(81)).unwrap_err(),
+            "argument `title` must be at most 80 characters long, got 81"
+        );
+        let long = json!({ "project": "apollo", "title": "x".repeat(81) });
+        assert!(check_in(Release::V1_5_0, "create_issue", long).is_ok());
     }
 }

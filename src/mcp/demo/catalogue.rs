@@ -9,23 +9,28 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Value};
 
 /// The releases the demo server can play.
-pub const RELEASES: [&str; 2] = ["1.4.0", "1.5.0"];
+pub const RELEASES: [&str; 3] = ["1.4.0", "1.5.0", "2.0.0"];
 
 /// Name the demo server gives itself in `serverInfo`.
 pub const SERVER_NAME: &str = "mcpeval-demo-tracker";
 
-/// One release of the demo server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// One release of the demo server, ordered from oldest to newest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Release {
     /// The baseline: six tools, precise descriptions.
     V1_4_0,
     /// The candidate: vaguer `search_issues`, a new `find_issues`, new instructions.
     V1_5_0,
+    /// 1.5.0 with breaking contract changes, for the contract diff: `add_comment` removed,
+    /// `get_issue` renamed `fetch_issue`, `search_issues` needs a `project`, `update_issue` can no
+    /// longer reopen, `create_issue` titles at most 80 characters, `list_projects` without
+    /// `open_issues`.
+    V2_0_0,
 }
 
 /// A release name that is not one of [`RELEASES`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown demo release `{0}` (valid releases: 1.4.0, 1.5.0)")]
+#[error("unknown demo release `{0}` (valid releases: {valid})", valid = RELEASES.join(", "))]
 pub struct UnknownRelease(pub String);
 
 impl std::str::FromStr for Release {
@@ -34,6 +39,7 @@ impl std::str::FromStr for Release {
         match s.trim() {
             "1.4.0" => Ok(Self::V1_4_0),
             "1.5.0" => Ok(Self::V1_5_0),
+            "2.0.0" => Ok(Self::V2_0_0),
             other => Err(UnknownRelease(other.to_owned())),
         }
     }
@@ -45,6 +51,7 @@ impl Release {
         match self {
             Self::V1_4_0 => "1.4.0",
             Self::V1_5_0 => "1.5.0",
+            Self::V2_0_0 => "2.0.0",
         }
     }
 }
@@ -55,7 +62,7 @@ impl std::fmt::Display for Release {
     }
 }
 
-/// The server `instructions` of a release.
+/// The server `instructions` of a release. 2.0.0 keeps 1.5.0's, which still hold.
 pub fn instructions(release: Release) -> &'static str {
     match release {
         Release::V1_4_0 => {
@@ -63,7 +70,7 @@ pub fn instructions(release: Release) -> &'static str {
              number. Issues can never be deleted: close them instead. Search before creating an \
              issue to avoid duplicates."
         }
-        Release::V1_5_0 => {
+        Release::V1_5_0 | Release::V2_0_0 => {
             "Issue tracker for the apollo, zephyr and hermes projects. Use find_issues to look \
              issues up. Issues are identified by number."
         }
@@ -83,9 +90,11 @@ pub fn tool(release: Release, name: &str) -> Option<&'static Tool> {
 fn catalogue(release: Release) -> &'static [Tool] {
     static V1_4_0: LazyLock<Vec<Tool>> = LazyLock::new(|| build(Release::V1_4_0));
     static V1_5_0: LazyLock<Vec<Tool>> = LazyLock::new(|| build(Release::V1_5_0));
+    static V2_0_0: LazyLock<Vec<Tool>> = LazyLock::new(|| build(Release::V2_0_0));
     match release {
         Release::V1_4_0 => &V1_4_0,
         Release::V1_5_0 => &V1_5_0,
+        Release::V2_0_0 => &V2_0_0,
     }
 }
 
@@ -93,12 +102,14 @@ fn build(release: Release) -> Vec<Tool> {
     let mut tools = vec![
         list_projects(),
         search_issues(release),
-        get_issue(),
-        create_issue(),
+        get_issue(release),
+        create_issue(release),
         update_issue(release),
-        add_comment(),
     ];
-    if release == Release::V1_5_0 {
+    if release < Release::V2_0_0 {
+        tools.push(add_comment());
+    }
+    if release >= Release::V1_5_0 {
         tools.push(find_issues());
     }
     tools
@@ -187,7 +198,13 @@ fn search_issues(release: Release) -> Tool {
              by status (open or closed). Returns the id, title, status and priority of each match.",
             "Keywords to look for in issue titles and descriptions",
         ),
-        Release::V1_5_0 => ("Looks up issues.", "Query."),
+        Release::V1_5_0 | Release::V2_0_0 => ("Looks up issues.", "Query."),
+    };
+    // 2.0.0 no longer searches every project at once.
+    let required = if release < Release::V2_0_0 {
+        json!(["query"])
+    } else {
+        json!(["query", "project"])
     };
     define(
         "search_issues",
@@ -203,14 +220,20 @@ fn search_issues(release: Release) -> Tool {
                     "Only return issues with this status; default any",
                 ),
             },
-            "required": ["query"],
+            "required": required,
         }),
     )
     .with_raw_output_schema(list_of_issues(&["id", "title", "status", "priority"]))
     .with_annotations(read_only())
 }
 
-fn get_issue() -> Tool {
+/// `get_issue`, called `fetch_issue` from 2.0.0 on with nothing else changed.
+fn get_issue(release: Release) -> Tool {
+    let name = if release < Release::V2_0_0 {
+        "get_issue"
+    } else {
+        "fetch_issue"
+    };
     let mut schema = summary_schema(&[
         "id",
         "project",
@@ -230,7 +253,7 @@ fn get_issue() -> Tool {
         .expect("required is an array")
         .push(json!("comments"));
     define(
-        "get_issue",
+        name,
         "Get issue",
         "Get the full details of one issue by its numeric id: description, status, priority, \
          assignee and comments.",
@@ -244,7 +267,23 @@ fn get_issue() -> Tool {
     .with_annotations(read_only())
 }
 
-fn create_issue() -> Tool {
+/// The longest `create_issue` title 2.0.0 accepts, in characters; earlier releases set no limit.
+pub const TITLE_MAX_LENGTH: usize = 80;
+
+/// The fields of the issue summary `create_issue` returns; 2.0.0 no longer echoes the priority.
+pub fn created_fields(release: Release) -> &'static [&'static str] {
+    if release < Release::V2_0_0 {
+        &["id", "project", "title", "status", "priority"]
+    } else {
+        &["id", "project", "title", "status"]
+    }
+}
+
+fn create_issue(release: Release) -> Tool {
+    let mut title = string("One-line summary of the problem");
+    if release >= Release::V2_0_0 {
+        title["maxLength"] = json!(TITLE_MAX_LENGTH);
+    }
     define(
         "create_issue",
         "Create issue",
@@ -253,16 +292,14 @@ fn create_issue() -> Tool {
             "type": "object",
             "properties": {
                 "project": string("Project key, e.g. apollo"),
-                "title": string("One-line summary of the problem"),
+                "title": title,
                 "description": string("Longer description of the problem"),
                 "priority": one_of(&PRIORITIES, "How urgent the issue is; default medium"),
             },
             "required": ["project", "title"],
         }),
     )
-    .with_raw_output_schema(object(summary_schema(&[
-        "id", "project", "title", "status", "priority",
-    ])))
+    .with_raw_output_schema(object(summary_schema(created_fields(release))))
     .with_annotations(
         ToolAnnotations::new()
             .read_only(false)
@@ -272,19 +309,31 @@ fn create_issue() -> Tool {
 }
 
 fn update_issue(release: Release) -> Tool {
+    // 2.0.0 can close issues but no longer reopen them.
+    let (description, statuses, status) = if release < Release::V2_0_0 {
+        (
+            "Change an existing issue: close or reopen it, set its priority, assign it to someone \
+             or rename it.",
+            &["open", "closed"][..],
+            "New status: closed to close the issue, open to reopen it",
+        )
+    } else {
+        (
+            "Change an existing issue: close it, set its priority, assign it to someone or rename \
+             it. Closed issues cannot be reopened.",
+            &["closed"][..],
+            "New status: closed to close the issue",
+        )
+    };
     define(
         "update_issue",
         "Update issue",
-        "Change an existing issue: close or reopen it, set its priority, assign it to someone or \
-         rename it.",
+        description,
         json!({
             "type": "object",
             "properties": {
                 "id": integer("The issue number"),
-                "status": one_of(
-                    &["open", "closed"],
-                    "New status: closed to close the issue, open to reopen it",
-                ),
+                "status": one_of(statuses, status),
                 "priority": one_of(&PRIORITIES, "New priority"),
                 "assignee": string("User name to assign the issue to"),
                 "title": string("New title"),
@@ -297,7 +346,7 @@ fn update_issue(release: Release) -> Tool {
     ])))
     .with_annotations(
         ToolAnnotations::new()
-            .destructive(release == Release::V1_5_0)
+            .destructive(release >= Release::V1_5_0)
             .idempotent(true),
     )
 }
@@ -358,7 +407,7 @@ mod tests {
         let err = "1.6.0".parse::<Release>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "unknown demo release `1.6.0` (valid releases: 1.4.0, 1.5.0)"
+            "unknown demo release `1.6.0` (valid releases: 1.4.0, 1.5.0, 2.0.0)"
         );
     }
 
@@ -399,8 +448,54 @@ mod tests {
     }
 
     #[test]
+    fn release_2_0_0_changes_only_the_breaking_parts_of_1_5_0() {
+        assert_eq!(
+            names(Release::V2_0_0),
+            [
+                "list_projects",
+                "search_issues",
+                "fetch_issue",
+                "create_issue",
+                "update_issue",
+                "find_issues"
+            ]
+        );
+        let before = |name| super::tool(Release::V1_5_0, name).unwrap();
+        let after = |name| super::tool(Release::V2_0_0, name).unwrap();
+        for same in ["list_projects", "find_issues"] {
+            assert_eq!(before(same), after(same), "{same}");
+        }
+        let mut renamed = before("get_issue").clone();
+        renamed.name = "fetch_issue".into();
+        assert_eq!(&renamed, after("fetch_issue"));
+
+        let search = after("search_issues");
+        assert_eq!(search.input_schema["required"], json!(["query", "project"]));
+        let mut unrequired = search.clone();
+        Arc::make_mut(&mut unrequired.input_schema)["required"] = json!(["query"]);
+        assert_eq!(&unrequired, before("search_issues"));
+
+        let status = &after("update_issue").input_schema["properties"]["status"];
+        assert_eq!(status["enum"], json!(["closed"]));
+        assert_eq!(
+            before("update_issue").input_schema["properties"]["status"]["enum"],
+            json!(["open", "closed"])
+        );
+
+        let create = after("create_issue");
+        assert_eq!(create.input_schema["properties"]["title"]["maxLength"], 80);
+        assert!(before("create_issue").input_schema["properties"]["title"]
+            .get("maxLength")
+            .is_none());
+        let output = create.output_schema.as_ref().unwrap();
+        assert!(output["properties"].get("priority").is_none());
+        assert_eq!(output["required"], json!(created_fields(Release::V2_0_0)));
+        assert_eq!(instructions(Release::V2_0_0), instructions(Release::V1_5_0));
+    }
+
+    #[test]
     fn every_tool_has_a_title_an_object_input_and_an_output_schema() {
-        for release in [Release::V1_4_0, Release::V1_5_0] {
+        for release in [Release::V1_4_0, Release::V1_5_0, Release::V2_0_0] {
             for tool in tools(release) {
                 assert!(tool.title.is_some(), "{}", tool.name);
                 assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);

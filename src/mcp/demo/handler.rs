@@ -1,6 +1,6 @@
 //! The demo server's MCP handler: `tools/list`, `tools/call` and server info, per release.
 //!
-//! Written by hand rather than with rmcp's tool macros because the two releases expose different
+//! Written by hand rather than with rmcp's tool macros because the releases expose different
 //! tool sets and texts from one catalogue. rmcp answers both lifecycles (`initialize` and
 //! `server/discover`) from [`ServerHandler::get_info`] and the default supported versions.
 
@@ -15,7 +15,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
 use super::args::Args;
-use super::catalogue::{instructions, tool, tools, Release, SERVER_NAME};
+use super::catalogue::{created_fields, instructions, tool, tools, Release, SERVER_NAME};
 use super::data::{Changes, ToolError, Tracker};
 
 /// One demo server: a release and the tracker state it serves.
@@ -61,12 +61,14 @@ impl DemoServer {
             "find_issues" => self
                 .tracker()
                 .find(args.required_str("text")?, args.int("limit")),
-            "get_issue" => self.tracker().get(args.required_int("id")?),
+            // 2.0.0 renamed `get_issue`; each release lists only one of the two.
+            "get_issue" | "fetch_issue" => self.tracker().get(args.required_int("id")?),
             "create_issue" => self.tracker().create(
                 args.required_str("project")?,
                 args.required_str("title")?,
                 args.str("description"),
                 args.str("priority"),
+                created_fields(self.release),
             ),
             "update_issue" => {
                 let changes = Changes {
@@ -239,6 +241,22 @@ mod tests {
             value["issues"][0],
             json!({ "id": 1, "title": "Login page times out on slow networks", "project": "apollo" })
         );
+    }
+
+    #[test]
+    fn created_issues_carry_the_fields_of_their_release_output_schema() {
+        for release in [Release::V1_4_0, Release::V1_5_0, Release::V2_0_0] {
+            let server = DemoServer::new(release);
+            let args = json!({ "project": "apollo", "title": "t", "priority": "low" });
+            let (is_error, created) = call(&server, "create_issue", args);
+            assert!(!is_error, "{created}");
+            let schema = tool(release, "create_issue").unwrap().output_schema.clone();
+            let properties = schema.unwrap()["properties"].as_object().unwrap().clone();
+            let expected: Vec<&String> = properties.keys().collect();
+            let returned: Vec<&String> = created.as_object().unwrap().keys().collect();
+            assert_eq!(returned, expected, "{release}");
+            assert_eq!(created.get("priority").is_some(), release < Release::V2_0_0);
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The demo MCP server pair (releases 1.4.0 and 1.5.0 of a small issue tracker).
+//! The demo MCP server: releases 1.4.0, 1.5.0 and 2.0.0 of a small issue tracker.
 
 mod args;
 mod catalogue;

@@ -10,6 +10,7 @@ use crate::config::{ProtocolEra, ServerSpec};
 use crate::mcp::{CallOutcome, McpConnection, McpError};
 
 const ERAS: [ProtocolEra; 3] = [ProtocolEra::Legacy, ProtocolEra::Modern, ProtocolEra::Auto];
+const EVERY_RELEASE: [Release; 3] = [Release::V1_4_0, Release::V1_5_0, Release::V2_0_0];
 const TIMEOUT: Duration = Duration::from_secs(10);
 
 fn spec(text: &str, era: ProtocolEra) -> ServerSpec {
@@ -57,18 +58,31 @@ async fn check_contract(conn: &McpConnection, release: Release, era: ProtocolEra
 
     let listed = conn.list_tools().await.unwrap();
     assert_eq!(listed, tools(release));
-    let expected = if release == Release::V1_4_0 { 6 } else { 7 };
+    let expected = match release {
+        Release::V1_4_0 | Release::V2_0_0 => 6,
+        Release::V1_5_0 => 7,
+    };
     assert_eq!(listed.len(), expected);
     let search = listed.iter().find(|t| t.name == "search_issues").unwrap();
-    let vague = release == Release::V1_5_0;
+    let vague = release >= Release::V1_5_0;
     assert_eq!(
         search.description.as_deref() == Some("Looks up issues."),
         vague
     );
 }
 
+/// The tool that gets one issue: `get_issue`, renamed `fetch_issue` in 2.0.0.
+fn get_tool(release: Release) -> &'static str {
+    if release < Release::V2_0_0 {
+        "get_issue"
+    } else {
+        "fetch_issue"
+    }
+}
+
 /// State persists within a connection; errors are results with `isError`.
 async fn check_calls(conn: &McpConnection, release: Release) {
+    let get = get_tool(release);
     let created = call_json(
         conn,
         "create_issue",
@@ -77,7 +91,7 @@ async fn check_calls(conn: &McpConnection, release: Release) {
     .await;
     let id = created["id"].as_u64().unwrap();
     assert!(id >= 13);
-    let got = call_json(conn, "get_issue", json!({ "id": id })).await;
+    let got = call_json(conn, get, json!({ "id": id })).await;
     assert_eq!(got["title"], "Refund emails are sent twice");
     assert_eq!(got["status"], "open");
     let closed = call_json(
@@ -99,7 +113,7 @@ async fn check_calls(conn: &McpConnection, release: Release) {
         text,
         "unknown project `foo`; known projects: apollo, hermes, zephyr"
     );
-    let (is_error, text) = call(conn, "get_issue", json!({ "id": "three" })).await;
+    let (is_error, text) = call(conn, get, json!({ "id": "three" })).await;
     assert!(is_error, "{text}");
     assert!(text.contains("`id` must be an integer"), "{text}");
 
@@ -109,7 +123,7 @@ async fn check_calls(conn: &McpConnection, release: Release) {
     };
     assert_eq!(code, -32602);
     assert!(message.contains("unknown tool `delete_issue`"), "{message}");
-    if release == Release::V1_5_0 {
+    if release >= Release::V1_5_0 {
         let found = call_json(conn, "find_issues", json!({ "text": "refund emails" })).await;
         let ids: Vec<&Value> = found["issues"]
             .as_array()
@@ -122,8 +136,8 @@ async fn check_calls(conn: &McpConnection, release: Release) {
 }
 
 #[tokio::test]
-async fn http_serves_both_releases_in_every_era() {
-    for release in [Release::V1_4_0, Release::V1_5_0] {
+async fn http_serves_every_release_in_every_era() {
+    for release in EVERY_RELEASE {
         let server = spawn_http(release.as_str(), "127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
@@ -253,13 +267,147 @@ async fn a_stopped_http_server_is_a_connection_error() {
 #[tokio::test]
 async fn unknown_releases_are_refused_with_the_valid_ones() {
     let addr = "127.0.0.1:0".parse().unwrap();
-    let err = spawn_http("2.0.0", addr).await.unwrap_err().to_string();
+    let err = spawn_http("3.0.0", addr).await.unwrap_err().to_string();
     assert_eq!(
         err,
-        "unknown demo release `2.0.0` (valid releases: 1.4.0, 1.5.0)"
+        "unknown demo release `3.0.0` (valid releases: 1.4.0, 1.5.0, 2.0.0)"
     );
     let err = serve_stdio("1.4").await.unwrap_err().to_string();
-    assert!(err.contains("valid releases: 1.4.0, 1.5.0"), "{err}");
+    assert!(err.contains("valid releases: 1.4.0, 1.5.0, 2.0.0"), "{err}");
+}
+
+/// A fresh demo HTTP server for `release` and a connection to it in `era`.
+async fn connect(release: Release, era: ProtocolEra) -> (DemoHttpServer, McpConnection) {
+    let server = spawn_http(release.as_str(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let conn = McpConnection::connect(&spec(&server.url(), era))
+        .await
+        .unwrap();
+    (server, conn)
+}
+
+/// The (code, message) of a call that must be a JSON-RPC error.
+async fn protocol_error(conn: &McpConnection, tool: &str, arguments: Value) -> (i64, String) {
+    match conn.call_tool(tool, args(arguments), TIMEOUT).await {
+        Ok(CallOutcome::ProtocolError { code, message, .. }) => (code, message),
+        other => panic!("{tool}: expected a protocol error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn release_2_0_0_lists_fetch_issue_and_refuses_removed_tools_as_unknown() {
+    for era in [ProtocolEra::Legacy, ProtocolEra::Modern] {
+        let (_server, conn) = connect(Release::V2_0_0, era).await;
+        let listed = conn.list_tools().await.unwrap();
+        let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
+        let expected = [
+            "list_projects",
+            "search_issues",
+            "fetch_issue",
+            "create_issue",
+            "update_issue",
+            "find_issues",
+        ];
+        assert_eq!(names, expected);
+        let unknown = |name: &str| {
+            let available = expected.join(", ");
+            (
+                -32602,
+                format!("unknown tool `{name}`; available tools: {available}"),
+            )
+        };
+        for tool in ["delete_issue", "add_comment", "get_issue"] {
+            let valid = json!({ "id": 1, "body": "Still broken." });
+            assert_eq!(protocol_error(&conn, tool, valid).await, unknown(tool));
+        }
+        let issue = call_json(&conn, "fetch_issue", json!({ "id": 1 })).await;
+        assert_eq!(
+            issue["comments"].as_array().unwrap().len(),
+            1,
+            "the refused add_comment must not have run"
+        );
+    }
+}
+
+#[tokio::test]
+async fn release_2_0_0_fetch_issue_answers_as_get_issue_did_in_1_5_0() {
+    let (_old_server, old) = connect(Release::V1_5_0, ProtocolEra::Modern).await;
+    let (_new_server, new) = connect(Release::V2_0_0, ProtocolEra::Modern).await;
+    let mut arguments: Vec<Value> = (1..=12).map(|id| json!({ "id": id })).collect();
+    arguments.extend([json!({ "id": 99 }), json!({ "id": "three" }), json!({})]);
+    for arguments in arguments {
+        let (was_error, before) = call(&old, "get_issue", arguments.clone()).await;
+        let after = call(&new, "fetch_issue", arguments.clone()).await;
+        // Only a message that names the tool differs, by the name.
+        let before = before.replace("`get_issue`", "`fetch_issue`");
+        assert_eq!(after, (was_error, before), "{arguments}");
+    }
+}
+
+#[tokio::test]
+async fn release_2_0_0_search_needs_a_project() {
+    let (_server, conn) = connect(Release::V2_0_0, ProtocolEra::Modern).await;
+    let missing = "missing required argument `project` of `search_issues` \
+                   (string: Project key to search in, e.g. apollo)";
+    for arguments in [
+        json!({ "query": "login" }),
+        json!({ "query": "login", "project": null, "status": "open" }),
+    ] {
+        assert_eq!(
+            call(&conn, "search_issues", arguments).await,
+            (true, missing.to_owned())
+        );
+    }
+    let found = call_json(
+        &conn,
+        "search_issues",
+        json!({ "query": "login", "project": "zephyr" }),
+    )
+    .await;
+    assert_eq!(found["issues"][0]["id"], 11);
+    assert_eq!(found["issues"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn release_2_0_0_update_closes_but_cannot_reopen() {
+    let (_server, conn) = connect(Release::V2_0_0, ProtocolEra::Modern).await;
+    let (is_error, text) = call(&conn, "update_issue", json!({ "id": 4, "status": "open" })).await;
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "invalid value \"open\" for `status`; valid values: closed"
+    );
+    let four = call_json(&conn, "fetch_issue", json!({ "id": 4 })).await;
+    assert_eq!(four["status"], "closed");
+    let closed = call_json(
+        &conn,
+        "update_issue",
+        json!({ "id": 1, "status": "closed" }),
+    )
+    .await;
+    assert_eq!(closed["status"], "closed");
+}
+
+#[tokio::test]
+async fn release_2_0_0_limits_titles_to_80_characters_and_returns_no_priority() {
+    let (_server, conn) = connect(Release::V2_0_0, ProtocolEra::Modern).await;
+    let create = |title: String| json!({ "project": "apollo", "title": title, "priority": "high" });
+    let (is_error, text) = call(&conn, "create_issue", create("x".repeat(81))).await;
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "argument `title` must be at most 80 characters long, got 81"
+    );
+    let title = "é".repeat(80);
+    let created = call_json(&conn, "create_issue", create(title.clone())).await;
+    assert_eq!(
+        created,
+        json!({ "id": 13, "project": "apollo", "title": title, "status": "open" }),
+        "the refused title created nothing, and priority is no longer returned"
+    );
+    let stored = call_json(&conn, "fetch_issue", json!({ "id": 13 })).await;
+    assert_eq!(stored["priority"], "high");
 }
 
 /// Environment variable that turns this test binary into a demo stdio server (see below).
@@ -341,7 +489,7 @@ async fn a_stdio_server_that_refuses_to_start_is_a_start_error_with_its_stderr()
     let expected = "failed to start server `demo`: the server closed the connection during the \
                     handshake (did it exit?)\n--- last lines of its stderr ---\n";
     assert!(message.starts_with(expected), "{message}");
-    let tail = "Error: unknown demo release `9.9` (valid releases: 1.4.0, 1.5.0)";
+    let tail = "Error: unknown demo release `9.9` (valid releases: 1.4.0, 1.5.0, 2.0.0)";
     assert!(message.ends_with(tail), "{message}");
 }
 
