@@ -149,6 +149,75 @@ fn demo_releases_diff_over_http() {
     snapshot(&format!("http://{}/mcp", cand.addr), &b, &[]);
     let (code, d) = diff(&a, &b, dir.path());
     assert_demo_diff(code, &d);
+    // The legacy era over HTTP, and an auth profile's snapshot in its own directory.
+    let config = dir.path().join("auth.toml");
+    std::fs::write(
+        &config,
+        "[auth.reader]\nheaders = { X-Api-Key = 'not-a-real-key' }\n",
+    )
+    .unwrap();
+    let legacy = dir.path().join("legacy");
+    snapshot(
+        &format!("http://{}/mcp", base.addr),
+        &legacy,
+        &[
+            "--protocol-era",
+            "legacy",
+            "--auth-profile",
+            "reader",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+    );
+    for snap in [legacy.clone(), legacy.join("reader")] {
+        let server: Value =
+            serde_json::from_str(&std::fs::read_to_string(snap.join("server.json")).unwrap())
+                .unwrap();
+        assert_eq!(server["protocolEra"], "legacy", "{}", snap.display());
+    }
+    let unknown = mcpeval(&[
+        "snapshot",
+        "--server",
+        "demo:1.4.0",
+        "--out",
+        dir.path().join("x").to_str().unwrap(),
+        "--auth-profile",
+        "writer",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("reader"));
+}
+
+#[test]
+fn lists_without_server_facts_diff_too_and_bad_input_is_exit_2() {
+    let dir = temp_dir();
+    let ours = dir.path().join("ours");
+    snapshot("demo:1.4.0", &ours, &[]);
+    // Lists only, as the MCP Inspector CLI's output normalized with jq -S would give them.
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir_all(&theirs).unwrap();
+    for file in ["resources.json", "resource-templates.json", "prompts.json"] {
+        std::fs::copy(ours.join(file), theirs.join(file)).unwrap();
+    }
+    let mut tools: Value =
+        serde_json::from_str(&std::fs::read_to_string(ours.join("tools.json")).unwrap()).unwrap();
+    tools[0]["description"] = Value::String("Reworded.".into());
+    std::fs::write(theirs.join("tools.json"), tools.to_string()).unwrap();
+    let (code, d) = diff(&ours, &theirs, dir.path());
+    assert_eq!(code, Some(0));
+    let k = kinds(&d);
+    assert_eq!(k.len(), 1, "{k:?}");
+    assert_eq!(k[0].2, "description_changed");
+
+    let missing = mcpeval(&["diff", ours.to_str().unwrap(), dir.path().to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("tools.json"));
+    std::fs::write(theirs.join("prompts.json"), "{\"not\": \"a list\"}").unwrap();
+    let bad = mcpeval(&["diff", ours.to_str().unwrap(), theirs.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("must hold a JSON array"));
 }
 
 #[test]
@@ -183,6 +252,17 @@ fn a_breaking_release_is_classified_as_such_and_stops_an_auto_triggered_run() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-breaking"));
     assert!(run.join("contract/diff.json").is_file());
     assert!(!run.join("episodes.jsonl").exists(), "nothing ran");
+
+    let anyway = dir.path().join("anyway");
+    let out = run_pair(
+        "demo:1.5.0",
+        "demo:2.0.0",
+        &anyway,
+        &["--auto-trigger", "--allow-breaking", "--trials", "1"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    assert!(anyway.join("contract/baseline/tools.json").is_file());
+    assert!(!episodes(&anyway).is_empty(), "the run went on");
 }
 
 fn write_diff(dir: &Path, changes: Value) -> PathBuf {

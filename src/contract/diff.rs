@@ -40,7 +40,10 @@ pub fn diff(baseline: &Snapshot, candidate: &Snapshot) -> Vec<Change> {
     diff_located(&RESOURCES, moved.0, &b.resources, &a.resources, &mut out);
     let (before, after) = (&b.resource_templates, &a.resource_templates);
     diff_located(&TEMPLATES, moved.1, before, after, &mut out);
-    diff_server(&b.server, &a.server, &mut out);
+    // A side without server.json (another tool's snapshot) has no facts to compare.
+    if !b.server.is_null() && !a.server.is_null() {
+        diff_server(&b.server, &a.server, &mut out);
+    }
     if let (Some(b), Some(a)) = (&b.errors, &a.errors) {
         diff_errors(b, a, &mut out);
     }

@@ -24,7 +24,7 @@ pub struct Snapshot {
     pub resource_templates: Vec<Value>,
     pub prompts: Vec<Value>,
     /// `server.json`: [`ServerFacts`] as JSON (kept as a value so a hand-written or other
-    /// tool's file with extra keys still reads).
+    /// tool's file with extra keys still reads); `Null` when the directory has none.
     pub server: Value,
     /// `errors.json`: [`ErrorProbes`] as JSON; `None` when the directory has no such file (a
     /// snapshot taken by another tool).
@@ -75,7 +75,9 @@ pub struct ErrorProbes {
 }
 
 impl Snapshot {
-    /// Reads a snapshot directory; `errors.json` is optional, every other file must be there.
+    /// Reads a snapshot directory. The four lists must be there; `server.json` and `errors.json`
+    /// are optional, so the lists of another tool (the MCP Inspector CLI's, normalized with
+    /// `jq -S`) diff too: what a side lacks is not compared.
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
         let read = |name: &str| -> anyhow::Result<Value> {
             let path = dir.join(name);
@@ -94,17 +96,20 @@ impl Snapshot {
                 ),
             }
         };
-        let errors = if dir.join(ERRORS_JSON).exists() {
-            Some(read(ERRORS_JSON)?)
-        } else {
-            None
+        let optional = |name: &str| -> anyhow::Result<Option<Value>> {
+            if dir.join(name).exists() {
+                read(name).map(Some)
+            } else {
+                Ok(None)
+            }
         };
+        let errors = optional(ERRORS_JSON)?;
         Ok(Self {
             tools: list(TOOLS_JSON)?,
             resources: list(RESOURCES_JSON)?,
             resource_templates: list(RESOURCE_TEMPLATES_JSON)?,
             prompts: list(PROMPTS_JSON)?,
-            server: read(SERVER_JSON)?,
+            server: optional(SERVER_JSON)?.unwrap_or(Value::Null),
             errors,
         })
     }
