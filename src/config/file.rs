@@ -81,6 +81,7 @@ pub struct ProfileFile {
     pub pass_instructions: Option<bool>,
     pub system_prompt: Option<String>,
     pub server_label: Option<String>,
+    pub max_tools: Option<usize>,
 }
 
 /// `[servers.NAME]`: one server version.
@@ -156,6 +157,7 @@ impl ProfileFile {
             pass_instructions: over.pass_instructions.or(self.pass_instructions),
             system_prompt: over.system_prompt.or(self.system_prompt),
             server_label: over.server_label.or(self.server_label),
+            max_tools: over.max_tools.or(self.max_tools),
         }
     }
 
@@ -175,6 +177,9 @@ impl ProfileFile {
         }
         if let Some(v) = &self.server_label {
             profile.server_label = v.clone();
+        }
+        if let Some(v) = self.max_tools {
+            profile.max_tools = Some(v);
         }
     }
 }

@@ -15,8 +15,10 @@ pub struct ToolView {
 impl ToolView {
     pub fn new(tools: &[rmcp::model::Tool], profile: &HostProfile) -> Self {
         let mut to_server = HashMap::with_capacity(tools.len());
+        let shown = profile.max_tools.unwrap_or(usize::MAX);
         let specs = tools
             .iter()
+            .take(shown)
             .map(|tool| {
                 let shown = match profile.tool_naming {
                     ToolNaming::Bare => tool.name.to_string(),
@@ -85,6 +87,19 @@ mod tests {
             Some("get_issue")
         );
         assert_eq!(view.server_name("get_issue"), None);
+    }
+
+    #[test]
+    fn a_tool_limit_shows_the_first_tools_only() {
+        let tools = [tool("a"), tool("b"), tool("c")];
+        let profile = HostProfile {
+            max_tools: Some(2),
+            ..HostProfile::default()
+        };
+        let view = ToolView::new(&tools, &profile);
+        let names: Vec<&str> = view.specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(view.server_name("c"), None, "a hidden tool cannot be called");
     }
 
     #[test]

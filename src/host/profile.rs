@@ -27,6 +27,10 @@ pub struct HostProfile {
     /// The server's name in `mcp__<server>__<tool>`: the same on both sides, so that the name
     /// shown to the model does not differ between baseline and candidate.
     pub server_label: String,
+    /// Show the model at most this many tools, in the server's `tools/list` order, as hosts
+    /// with a tool limit do (a new tool can then push an old one out of sight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tools: Option<usize>,
 }
 
 impl Default for HostProfile {
@@ -39,6 +43,7 @@ impl Default for HostProfile {
                             when it is needed to answer; otherwise answer directly."
                 .to_owned(),
             server_label: "server".to_owned(),
+            max_tools: None,
         }
     }
 }
