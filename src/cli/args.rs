@@ -272,9 +272,19 @@ pub struct DemoServerArgs {
     /// Serve Streamable HTTP at this address (path /mcp) instead of stdio, e.g. 127.0.0.1:3001.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
+    /// Fault injection: answer N tool calls, then exit with status 1 when the next one arrives
+    /// (as MCPEVAL_DEMO_CRASH_AFTER=N does), to test how a runner copes with a dying server.
+    #[arg(long, value_name = "N")]
+    pub crash_after: Option<usize>,
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Faults: --fail-rate and --garbage-rate take disjoint shares of the requests. Which request gets a
+fault is drawn from an RNG of its own, seeded by --fault-seed and the request (a retry of the same
+request draws again), never from the model's: the answers that do arrive are exactly those of a
+fault-free server, so a faulty run reproduces a fault-free run's results. Injected error statuses
+are answered at once; --latency-ms applies to the other answers.")]
 pub struct SimServerArgs {
     /// Address to listen on (port 0 picks a free port; the address is printed).
     #[arg(long, default_value = "127.0.0.1:8089")]
@@ -285,4 +295,28 @@ pub struct SimServerArgs {
     /// Softmax temperature of the simulated model's tool choice.
     #[arg(long)]
     pub temperature: Option<f64>,
+    /// Share of requests (0 to 1) that fail: answered with an error status (--status) or, with
+    /// --hang-ms, possibly by hanging first.
+    #[arg(long, value_name = "R", default_value_t = 0.0)]
+    pub fail_rate: f64,
+    /// Seed of the fault RNG (which requests fail, and how).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub fault_seed: u64,
+    /// Status of a failure: 429, 500, 502, 503 or 504. Repeat to mix them (each equally likely;
+    /// repeat one to weight it). Default 503.
+    #[arg(long = "status", value_name = "CODE")]
+    pub status: Vec<u16>,
+    /// Send `Retry-After: SECONDS` with 429 and 503 failures.
+    #[arg(long, value_name = "SECONDS")]
+    pub retry_after: Option<u64>,
+    /// Hanging this long and then answering 503 becomes one more failure mode, as likely as
+    /// each --status.
+    #[arg(long, value_name = "N")]
+    pub hang_ms: Option<u64>,
+    /// Share of requests (0 to 1) answered with a malformed body, half each: a 200 whose body is
+    /// not JSON (an infrastructure error for the host), or a completion whose tool-call
+    /// `arguments` are not JSON (the model's error; a completion without tool calls gets the
+    /// first form instead).
+    #[arg(long, value_name = "R", default_value_t = 0.0)]
+    pub garbage_rate: f64,
 }

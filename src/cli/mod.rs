@@ -40,6 +40,12 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
                     crate::mcp::demo::RELEASES.join(", ")
                 )));
             }
+            if let Some(n) = args.crash_after {
+                // The handler reads this knob at each tool call. Setting the environment is
+                // unsound only while another thread reads or writes it: nothing runs yet but
+                // this task (the runtime's workers are idle).
+                std::env::set_var("MCPEVAL_DEMO_CRASH_AFTER", n.to_string());
+            }
             match args.http {
                 Some(addr) => crate::mcp::demo::serve_http(&args.release, addr).await?,
                 None => crate::mcp::demo::serve_stdio(&args.release).await?,
@@ -51,8 +57,26 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             if let Some(t) = args.temperature {
                 config.temperature = t;
             }
-            let latency = std::time::Duration::from_millis(args.latency_ms);
-            crate::host::sim_server::serve(args.addr, latency, config).await?;
+            let faults = crate::host::sim_server::FaultConfig {
+                fail_rate: args.fail_rate,
+                statuses: if args.status.is_empty() {
+                    vec![503]
+                } else {
+                    args.status
+                },
+                retry_after: args.retry_after,
+                hang: args.hang_ms.map(std::time::Duration::from_millis),
+                garbage_rate: args.garbage_rate,
+                seed: args.fault_seed,
+            };
+            faults
+                .validate()
+                .map_err(|e| CliError::usage(anyhow::anyhow!(e)))?;
+            let options = crate::host::sim_server::ServeOptions {
+                latency: std::time::Duration::from_millis(args.latency_ms),
+                faults,
+            };
+            crate::host::sim_server::serve(args.addr, config, options).await?;
             Ok(Exit::Ok)
         }
     }

@@ -13,6 +13,8 @@ use super::exit::{CliError, Exit};
 use super::progress::Progress;
 use crate::config::{resolve, Provider, RunConfig};
 use crate::episode::{chain, Episode, Redactor, Side};
+use crate::host::anthropic::AnthropicModel;
+use crate::host::limit::{Limits, RateLimited};
 use crate::host::openai::OpenAiModel;
 use crate::host::sim::SimModel;
 use crate::host::Model;
@@ -21,7 +23,7 @@ use crate::report::{
     LiveReports, Report, RunInfo, ServerRecord, Tables, REFRESH_EVERY,
 };
 use crate::runner::{
-    self, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,
+    self, BudgetGuard, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,
 };
 
 /// Runs `mcpeval run` and returns the exit code.
@@ -49,7 +51,7 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         }
         (None, None) => None,
     };
-    let hosts = build_hosts(&config)?;
+    let hosts = rate_limited(build_hosts(&config)?);
     let (baseline, candidate) = preflight(&config).await?;
     let started_at = chrono::Utc::now().to_rfc3339();
     let run_id = match &previous {
@@ -119,7 +121,13 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
     );
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
-    let sinks: Vec<Box<dyn EventSink>> = vec![
+    let (budget, budget_reached) = BudgetGuard::new(
+        config.budget.clone(),
+        config.prices.clone(),
+        &earlier,
+        cancel.clone(),
+    );
+    let mut sinks: Vec<Box<dyn EventSink>> = vec![
         Box::new(EpisodeWriter::open(&dir)?),
         Box::new(Progress::new()),
         Box::new(LiveReports::new(
@@ -129,6 +137,9 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
             REFRESH_EVERY,
         )),
     ];
+    if !config.budget.is_unlimited() {
+        sinks.push(Box::new(budget));
+    }
     let consumer = tokio::spawn(consume(rx, sinks));
     let ctrl_c = tokio::spawn(watch_ctrl_c(cancel.clone(), tx.clone()));
     let simulated = hosts
@@ -155,7 +166,10 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
     let episodes = read_episodes(&dir)?;
     let mut tables = Tables::from_episodes(&episodes)?;
     write_tables(&mut tables, &dir)?;
-    info.status = if cancelled {
+    let budget_note = budget_reached.lock().ok().and_then(|r| r.clone());
+    info.status = if budget_note.is_some() {
+        "budget_reached"
+    } else if cancelled {
         "interrupted"
     } else {
         "completed"
@@ -177,6 +191,14 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
     };
     let exit = super::compare_cmd::publish(&report, &dir)?;
     print_notes(&info, &dir, &simulated);
+    if let Some(note) = budget_note {
+        eprintln!(
+            "{note}: stopped scheduling, finished the trials in flight; the reports cover the {} \
+             episodes recorded",
+            episodes.len()
+        );
+        return Ok(exit);
+    }
     if cancelled {
         eprintln!(
             "interrupted: {} episodes recorded; finish with: mcpeval run --resume {}",
@@ -226,17 +248,31 @@ fn build_hosts(config: &RunConfig) -> Result<Vec<HostRuntime>, CliError> {
                     Arc::new(OpenAiModel::from_env(name).map_err(CliError::usage)?)
                 }
                 Provider::Anthropic => {
-                    return Err(CliError::usage(anyhow::anyhow!(
-                        "host `{}`: the anthropic provider is not available yet; use openai:MODEL \
-                         (any OpenAI-compatible endpoint) or sim",
-                        h.name
-                    )))
+                    let name = h.model.as_deref().unwrap_or_default();
+                    Arc::new(AnthropicModel::from_env(name).map_err(CliError::usage)?)
                 }
             };
             Ok(HostRuntime {
                 config: h.clone(),
                 model,
             })
+        })
+        .collect()
+}
+
+/// Puts each host with `rpm` / `tpm` behind its rate limits.
+fn rate_limited(hosts: Vec<HostRuntime>) -> Vec<HostRuntime> {
+    hosts
+        .into_iter()
+        .map(|mut h| {
+            let limits = Limits {
+                requests_per_minute: h.config.rpm,
+                tokens_per_minute: h.config.tpm,
+            };
+            if !limits.is_unlimited() {
+                h.model = Arc::new(RateLimited::new(h.model, limits));
+            }
+            h
         })
         .collect()
 }

@@ -25,6 +25,11 @@ pub struct ConfigFile {
     pub sim: Option<SimConfig>,
     pub profile: Option<ProfileFile>,
     pub stats: Option<super::stats::StatsFile>,
+    /// `[budget]`: limits of one run.
+    pub budget: Option<crate::runner::Budget>,
+    /// `[prices.MODEL]`: US dollars per million input / output tokens.
+    #[serde(default)]
+    pub prices: BTreeMap<String, crate::runner::Price>,
     #[serde(default)]
     pub servers: BTreeMap<String, ServerFile>,
     #[serde(rename = "host", default)]
@@ -113,6 +118,10 @@ pub struct HostFile {
     pub provider: String,
     pub model: Option<String>,
     pub profile: Option<ProfileFile>,
+    /// Requests per minute the runner sends this host at most (evenly spaced).
+    pub rpm: Option<u32>,
+    /// Tokens per minute (input + output) this host may use at most.
+    pub tpm: Option<u64>,
 }
 
 impl ConfigFile {
@@ -142,6 +151,10 @@ impl ConfigFile {
             (Some(below), Some(above)) => Some(below.layer(above)),
             (below, above) => above.or(below),
         };
+        if over.budget.is_some() {
+            self.budget = over.budget;
+        }
+        self.prices.extend(over.prices);
         self.servers.extend(over.servers);
         self.named_hosts.extend(over.named_hosts);
         self.auth.extend(over.auth);

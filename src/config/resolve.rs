@@ -66,6 +66,11 @@ pub struct HostConfig {
     pub provider: Provider,
     pub model: Option<String>,
     pub profile: HostProfile,
+    /// Rate limits (`rpm`, `tpm` of a `[host.NAME]`).
+    #[serde(default)]
+    pub rpm: Option<u32>,
+    #[serde(default)]
+    pub tpm: Option<u64>,
 }
 
 /// Everything a run needs, resolved once; written (without secrets) into `run.json`.
@@ -88,6 +93,12 @@ pub struct RunConfig {
     /// How episodes become verdicts (`[stats]`).
     #[serde(default)]
     pub stats: super::StatsConfig,
+    /// Limits of the run (`[budget]`).
+    #[serde(default)]
+    pub budget: crate::runner::Budget,
+    /// US dollars per million tokens, by host or model (`[prices.MODEL]`).
+    #[serde(default)]
+    pub prices: BTreeMap<String, crate::runner::Price>,
 }
 
 fn parse_toml(path: &str, text: &str) -> Result<ConfigFile, ConfigError> {
@@ -280,6 +291,8 @@ fn build(
         out_dir: file.out_dir.clone().unwrap_or_else(|| "results".into()),
         tags: over.tags.clone(),
         stats,
+        budget: file.budget.clone().unwrap_or_default(),
+        prices: file.prices.clone(),
     })
 }
 
@@ -349,10 +362,12 @@ fn resolve_host(
     base: &HostProfile,
 ) -> Result<HostConfig, ConfigError> {
     let mut profile = base.clone();
+    let (mut rpm, mut tpm) = (None, None);
     let (provider, model) = if let Some(entry) = named.get(given) {
         if let Some(p) = &entry.profile {
             p.apply(&mut profile);
         }
+        (rpm, tpm) = (entry.rpm, entry.tpm);
         (parse_provider(&entry.provider)?, entry.model.clone())
     } else {
         match given.split_once(':') {
@@ -370,6 +385,8 @@ fn resolve_host(
         provider,
         model,
         profile,
+        rpm,
+        tpm,
     })
 }
 

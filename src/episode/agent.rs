@@ -73,6 +73,8 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
         out.turns += 1;
         out.usage.input_tokens += completion.usage.input_tokens;
         out.usage.output_tokens += completion.usage.output_tokens;
+        out.usage.cache_read_tokens += completion.usage.cache_read_tokens;
+        out.usage.cache_write_tokens += completion.usage.cache_write_tokens;
         out.model.get_or_insert(completion.model.clone());
         out.messages.push(Message::Assistant {
             content: completion.content.clone(),

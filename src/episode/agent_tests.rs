@@ -59,6 +59,7 @@ fn calls(calls: &[(&str, &str)]) -> Completion {
         usage: Usage {
             input_tokens: 100,
             output_tokens: 10,
+            ..Usage::default()
         },
         model: "scripted".into(),
     }

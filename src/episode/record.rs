@@ -71,6 +71,12 @@ pub struct Episode {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub total_tokens: u64,
+    /// Prompt-cache reads and writes summed over the turns, where the provider reports them
+    /// apart from `input_tokens` (Anthropic); 0 otherwise.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
     pub latency_ms: f64,
     pub first_tool: Option<String>,
     /// Tools called, in order, joined by `,`.

@@ -99,7 +99,11 @@ mod tests {
         let view = ToolView::new(&tools, &profile);
         let names: Vec<&str> = view.specs.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
-        assert_eq!(view.server_name("c"), None, "a hidden tool cannot be called");
+        assert_eq!(
+            view.server_name("c"),
+            None,
+            "a hidden tool cannot be called"
+        );
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Hosts: the `Model` trait that the agent loop drives, the chat types it speaks, and the providers.
 
+pub mod anthropic;
+pub mod limit;
 pub mod openai;
 pub mod profile;
+pub mod retry;
 pub mod sim;
 pub mod sim_server;
 
@@ -69,6 +72,14 @@ pub struct CompletionRequest {
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Prompt tokens read from the provider's prompt cache, where it reports them apart
+    /// (Anthropic's `cache_read_input_tokens`, which `input_tokens` does not include).
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`, also not included in `input_tokens`).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 /// The model's answer for one turn: text, tool calls, or both.

@@ -1,5 +1,11 @@
 //! `mcpeval sim-server`: the sim model behind an OpenAI-compatible `/v1/chat/completions` endpoint.
+//!
+//! With [`FaultConfig`] it also fails, hangs or garbles a share of its answers, to test how hosts
+//! and the runner cope; the answers it does give are exactly those of a fault-free server.
 
+mod faults;
+#[cfg(test)]
+mod tests;
 mod wire;
 
 use std::io::Write;
@@ -10,7 +16,7 @@ use std::time::Duration;
 use anyhow::Context;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -20,20 +26,35 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::sim::{SimConfig, SimModel};
+pub use faults::{Fault, FaultConfig, Faults, FAULT_STATUSES};
 
 /// Request bodies up to this size are accepted (long transcripts).
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
 
+/// How a sim-server answers, besides the model's own knobs.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// Delay before each answer (not before an injected error status: those come at once).
+    pub latency: Duration,
+    pub faults: FaultConfig,
+}
+
 struct AppState {
     sim: SimModel,
     latency: Duration,
+    faults: Faults,
 }
 
 /// Serves until Ctrl-C. Prints the bound address on stdout first (`listening on http://…`).
-pub async fn serve(addr: SocketAddr, latency: Duration, config: SimConfig) -> anyhow::Result<()> {
+pub async fn serve(
+    addr: SocketAddr,
+    config: SimConfig,
+    options: ServeOptions,
+) -> anyhow::Result<()> {
+    options.faults.validate().map_err(anyhow::Error::msg)?;
     let listener = bind(addr).await?;
     announce(listener.local_addr()?)?;
-    axum::serve(listener, router(latency, config))
+    axum::serve(listener, router(config, options))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
@@ -78,17 +99,32 @@ impl Drop for SimServerHandle {
     }
 }
 
-/// Starts a sim-server in this process (for tests and benchmarks); port 0 picks a free port.
+/// Starts a fault-free sim-server in this process (for tests and benchmarks); port 0 picks a
+/// free port.
 pub async fn spawn(
     addr: SocketAddr,
     latency: Duration,
     config: SimConfig,
 ) -> anyhow::Result<(SocketAddr, SimServerHandle)> {
+    let options = ServeOptions {
+        latency,
+        ..ServeOptions::default()
+    };
+    spawn_with(addr, config, options).await
+}
+
+/// Starts a sim-server in this process with the given latency and faults.
+pub async fn spawn_with(
+    addr: SocketAddr,
+    config: SimConfig,
+    options: ServeOptions,
+) -> anyhow::Result<(SocketAddr, SimServerHandle)> {
+    options.faults.validate().map_err(anyhow::Error::msg)?;
     let listener = bind(addr).await?;
     let bound = listener.local_addr()?;
     let (tx, rx) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        axum::serve(listener, router(latency, config))
+        axum::serve(listener, router(config, options))
             .with_graceful_shutdown(async {
                 let _ = rx.await;
             })
@@ -116,10 +152,11 @@ fn announce(addr: SocketAddr) -> anyhow::Result<()> {
 }
 
 /// The routes, with and without the `/v1` prefix (clients differ in where they put it).
-pub fn router(latency: Duration, config: SimConfig) -> Router {
+pub fn router(config: SimConfig, options: ServeOptions) -> Router {
     let state = Arc::new(AppState {
         sim: SimModel::new(config),
-        latency,
+        latency: options.latency,
+        faults: Faults::new(options.faults),
     });
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
@@ -131,6 +168,18 @@ pub fn router(latency: Duration, config: SimConfig) -> Router {
 }
 
 async fn chat_completions(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    // Decided apart from the model, whose randomness comes from the request alone.
+    let fault = state.faults.decide(&body);
+    match fault {
+        Some(Fault::Status(status)) => return failure(&state.faults, status),
+        Some(Fault::Hang) => {
+            if let Some(hang) = state.faults.config().hang {
+                tokio::time::sleep(hang).await;
+            }
+            return failure(&state.faults, 503);
+        }
+        _ => {}
+    }
     if !state.latency.is_zero() {
         tokio::time::sleep(state.latency).await;
     }
@@ -141,8 +190,44 @@ async fn chat_completions(State(state): State<Arc<AppState>>, body: Bytes) -> Re
         Ok(r) => r,
         Err(message) => return bad_request(&message),
     };
-    let completion = state.sim.respond(&request);
-    Json(wire::response_body(&completion)).into_response()
+    let mut completion = state.sim.respond(&request);
+    match fault {
+        Some(Fault::BadArguments) if !completion.tool_calls.is_empty() => {
+            for call in &mut completion.tool_calls {
+                call.arguments = faults::break_arguments(&call.arguments);
+            }
+            Json(wire::response_body(&completion)).into_response()
+        }
+        Some(Fault::BadArguments | Fault::InvalidJson) => {
+            let text = wire::response_body(&completion).to_string();
+            let mut response = faults::cut_body(&text).into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        _ => Json(wire::response_body(&completion)).into_response(),
+    }
+}
+
+/// An injected failure: the status, an OpenAI-style error body, and `Retry-After` on 429 and
+/// 503 when configured.
+fn failure(faults: &Faults, status: u16) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let (kind, message) = if status == 429 {
+        ("rate_limit_error", "sim-server: injected rate limit")
+    } else {
+        ("server_error", "sim-server: injected server error")
+    };
+    let body = json!({"error": {"message": message, "type": kind, "param": null, "code": null}});
+    let mut response = (code, Json(body)).into_response();
+    if let Some(seconds) = faults.config().retry_after_for(status) {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
 }
 
 async fn models() -> Json<Value> {

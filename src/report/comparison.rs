@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::verdict::{decide, margin, Level, TestName, Verdict};
 use crate::config::{Metric, StatsConfig};
-use crate::episode::Episode;
+use crate::episode::{Episode, Side};
 use crate::stats::{
     compare_counts, compare_success, compare_suite, min_detectable_drop, p_adjusted, pass_at_k,
     pass_hat_k, trials_needed_bisect, trials_needed_shift, BootstrapConfig, Comparison as Delta,
@@ -125,6 +125,45 @@ pub struct Comparison {
     pub infra_errors: usize,
     /// Per host.
     pub detectable: Vec<(String, Detectable)>,
+    /// What each host and side used, over every episode (infrastructure errors included).
+    pub usage: Vec<UsageTotal>,
+}
+
+/// Requests and tokens of one host and side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UsageTotal {
+    pub host: String,
+    pub side: Side,
+    /// The model as the provider named it (the last episode's).
+    pub model: String,
+    pub episodes: u64,
+    /// Model requests: one per agent turn.
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+fn usage_totals(episodes: &[(Side, &Episode)]) -> Vec<UsageTotal> {
+    let mut totals: BTreeMap<(String, Side), UsageTotal> = BTreeMap::new();
+    for (side, e) in episodes {
+        let t = totals
+            .entry((e.host.clone(), *side))
+            .or_insert_with(|| UsageTotal {
+                host: e.host.clone(),
+                side: *side,
+                model: String::new(),
+                episodes: 0,
+                requests: 0,
+                input_tokens: 0,
+                output_tokens: 0,
+            });
+        t.model.clone_from(&e.model);
+        t.episodes += 1;
+        t.requests += u64::from(e.turns);
+        t.input_tokens += e.input_tokens;
+        t.output_tokens += e.output_tokens;
+    }
+    totals.into_values().collect()
 }
 
 impl Comparison {
@@ -223,12 +262,21 @@ pub fn compare<'a>(
 ) -> Result<Comparison, StatsError> {
     let mut hosts: BTreeMap<&str, BTreeMap<&str, Cell>> = BTreeMap::new();
     let (mut episodes, mut infra_errors) = (0, 0);
+    let mut seen: Vec<(Side, &Episode)> = Vec::new();
     for (side, list) in [
         (0, baseline.into_iter().collect::<Vec<_>>()),
         (1, candidate.into_iter().collect()),
     ] {
         for e in list {
             episodes += 1;
+            seen.push((
+                if side == 0 {
+                    Side::Baseline
+                } else {
+                    Side::Candidate
+                },
+                e,
+            ));
             let cell = hosts
                 .entry(&e.host)
                 .or_default()
@@ -277,6 +325,7 @@ pub fn compare<'a>(
         episodes,
         infra_errors,
         detectable,
+        usage: usage_totals(&seen),
     })
 }
 
@@ -717,6 +766,8 @@ pub(crate) mod tests {
             input_tokens: 1000 + 500 * u64::from(calls),
             output_tokens: 50,
             total_tokens: 1050 + 500 * u64::from(calls),
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
             latency_ms: 10.0,
             first_tool: None,
             tools_called: String::new(),

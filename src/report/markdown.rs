@@ -21,8 +21,38 @@ pub fn summary(report: &Report) -> String {
     broken(&mut out, c);
     regressed(&mut out, c);
     others(&mut out, c);
+    usage(&mut out, report);
     detectable(&mut out, c);
     out
+}
+
+/// Requests, tokens and the estimated cost per host and side (`[prices]` of the config).
+fn usage(out: &mut String, report: &Report) {
+    let c = report.comparison;
+    if c.usage.is_empty() {
+        return;
+    }
+    let prices = &report.info.config.prices;
+    let _ = writeln!(
+        out,
+        "## Tokens and cost\n\n| host | side | episodes | model requests | input tokens | output \
+         tokens | estimated cost |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for u in &c.usage {
+        let cost = match crate::runner::price_for(&u.host, &u.model, prices) {
+            Some(price) => format!(
+                "${:.4}",
+                crate::runner::cost(price, u.input_tokens, u.output_tokens)
+            ),
+            None => "– (no `[prices]` entry)".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} | {} |",
+            u.host, u.side, u.episodes, u.requests, u.input_tokens, u.output_tokens, cost
+        );
+    }
+    let _ = writeln!(out);
 }
 
 fn headline(out: &mut String, c: &Comparison) {
@@ -106,6 +136,13 @@ fn facts(out: &mut String, report: &Report) {
             let _ = writeln!(
                 out,
                 "| status | **running**: partial results of the trials finished so far |"
+            );
+        }
+        "budget_reached" => {
+            let _ = writeln!(
+                out,
+                "| status | **budget reached**: scheduling stopped at a `[budget]` limit; partial \
+                 results of the trials that finished |"
             );
         }
         other => {

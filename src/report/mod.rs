@@ -2,6 +2,8 @@
 //! and its verdicts, the console table.
 
 mod comparison;
+#[cfg(test)]
+pub(crate) use comparison::tests as comparison_tests;
 mod console;
 mod export;
 mod format;

@@ -63,6 +63,8 @@ fn episode_frame(eps: &[Episode]) -> PolarsResult<DataFrame> {
         col("input_tokens", field!(|e| e.input_tokens)),
         col("output_tokens", field!(|e| e.output_tokens)),
         col("total_tokens", field!(|e| e.total_tokens)),
+        col("cache_read_tokens", field!(|e| e.cache_read_tokens)),
+        col("cache_write_tokens", field!(|e| e.cache_write_tokens)),
         col("latency_ms", field!(|e| e.latency_ms)),
         col("first_tool", field!(|e| e.first_tool.as_deref())),
         col("tools_called", field!(|e| e.tools_called.as_str())),

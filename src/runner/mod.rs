@@ -1,10 +1,12 @@
 //! The runner: schedules interleaved paired trials with bounded concurrency and emits events.
 
+mod budget;
 mod events;
 mod pool;
 mod run;
 mod schedule;
 
+pub use budget::{cost, episode_cost, price_for, Budget, BudgetGuard, Price, Spent};
 pub use events::{EventSink, RunEvent, RunEventKind};
 pub use pool::{Server, ServerPool};
 pub use run::{run, DoneKey, HostRuntime, Runner};

@@ -281,6 +281,8 @@ fn build_episode(
         input_tokens: output.usage.input_tokens,
         output_tokens: output.usage.output_tokens,
         total_tokens: output.usage.input_tokens + output.usage.output_tokens,
+        cache_read_tokens: output.usage.cache_read_tokens,
+        cache_write_tokens: output.usage.cache_write_tokens,
         latency_ms: output.latency_ms,
         first_tool: tools_called.first().map(|t| t.to_string()),
         tools_called: tools_called.join(","),

@@ -59,6 +59,8 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         input_tokens: 0,
         output_tokens: 0,
         total_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
         latency_ms: 800.0 + 37.0 * t,
         first_tool: None,
         tools_called: String::new(),

@@ -6,8 +6,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::wire::{parse_response, request_body, ToolNames};
-use super::OpenAiModel;
+use super::{OpenAiModel, RequestCounts};
+use crate::host::retry::RetryPolicy;
 use crate::host::sim::{SimConfig, SimModel};
+use crate::host::sim_server::{FaultConfig, ServeOptions};
 use crate::host::{sim_server, CompletionRequest, HostError, Message, Model, ToolSpec};
 
 fn local() -> SocketAddr {
@@ -256,7 +258,8 @@ async fn http_errors_become_host_errors_without_the_key() {
         &format!("http://{addr}/v1"),
         Some("sk-secret-key".into()),
     )
-    .unwrap();
+    .unwrap()
+    .with_retry(fast(3));
     let err = model.complete(&request("hi", 1)).await.unwrap_err();
     let text = chain(&err);
     assert!(matches!(err, HostError::Request { .. }), "{text}");
@@ -264,8 +267,196 @@ async fn http_errors_become_host_errors_without_the_key() {
         text.contains("HTTP 500") && text.contains("upstream exploded"),
         "{text}"
     );
+    // Every attempt is in the error, which the episode keeps.
+    assert!(text.contains("3 attempts failed"), "{text}");
+    assert!(
+        text.contains("(earlier: HTTP 500: upstream exploded (×2)): HTTP 500"),
+        "{text}"
+    );
     assert!(!text.contains("sk-secret-key"));
+    assert_eq!(
+        model.request_counts(),
+        RequestCounts {
+            attempts: 3,
+            retries: 2
+        }
+    );
     task.abort();
+}
+
+/// Retries that do not wait long, for tests.
+fn fast(max_attempts: u32) -> RetryPolicy {
+    RetryPolicy {
+        max_attempts,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_secs(5),
+        request_timeout: Duration::from_secs(10),
+    }
+}
+
+/// A server answering every request with `status` and `body` (and `Retry-After` when given).
+async fn fixed(status: u16, body: &'static str, retry_after: Option<&'static str>) -> String {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move || async move {
+            let mut response =
+                (StatusCode::from_u16(status).unwrap(), body.to_owned()).into_response();
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, "application/json".parse().unwrap());
+            if let Some(wait) = retry_after {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, wait.parse().unwrap());
+            }
+            response
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind(local()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/v1")
+}
+
+async fn attempts_for(status: u16, body: &'static str) -> (u64, HostError) {
+    let url = fixed(status, body, None).await;
+    let model = OpenAiModel::with_base_url("m", &url, None)
+        .unwrap()
+        .with_retry(fast(4));
+    let err = model.complete(&request("hi", 1)).await.unwrap_err();
+    (model.request_counts().attempts, err)
+}
+
+#[tokio::test]
+async fn only_transient_failures_are_retried() {
+    for status in [429, 500, 502, 503, 504] {
+        let (attempts, _) = attempts_for(status, r#"{"error":{"message":"busy"}}"#).await;
+        assert_eq!(attempts, 4, "{status}");
+    }
+    for status in [400, 401, 403, 404, 422, 501] {
+        let (attempts, err) = attempts_for(status, r#"{"error":{"message":"no"}}"#).await;
+        assert_eq!(attempts, 1, "{status}");
+        assert!(chain(&err).contains(&format!("HTTP {status}: no")));
+    }
+    // A 429 for an exhausted quota will not pass by waiting.
+    let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+    assert_eq!(attempts_for(429, quota).await.0, 1);
+    // An answer that arrived but is not JSON is the runner's to retry (with the whole trial).
+    let (attempts, err) = attempts_for(200, r#"{"id": "x", "choi"#).await;
+    assert_eq!(attempts, 1);
+    assert!(matches!(err, HostError::BadResponse(_)), "{err}");
+    // So is a refused connection, after the request-level attempts.
+    let refused = OpenAiModel::with_base_url("m", "http://127.0.0.1:9/v1", None)
+        .unwrap()
+        .with_retry(fast(2));
+    let err = refused.complete(&request("hi", 1)).await.unwrap_err();
+    assert!(matches!(err, HostError::Request { .. }), "{err}");
+    assert_eq!(refused.request_counts().attempts, 2);
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured_and_capped() {
+    let url = fixed(503, r#"{"error":{"message":"later"}}"#, Some("1")).await;
+    let model = OpenAiModel::with_base_url("m", &url, None)
+        .unwrap()
+        .with_retry(fast(2));
+    let started = std::time::Instant::now();
+    model.complete(&request("hi", 1)).await.unwrap_err();
+    assert!(started.elapsed() >= Duration::from_secs(1));
+
+    let url = fixed(429, r#"{"error":{"message":"later"}}"#, Some("3600")).await;
+    let capped = RetryPolicy {
+        max_delay: Duration::from_millis(50),
+        ..fast(3)
+    };
+    let model = OpenAiModel::with_base_url("m", &url, None)
+        .unwrap()
+        .with_retry(capped);
+    let started = std::time::Instant::now();
+    model.complete(&request("hi", 1)).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(model.request_counts().attempts, 3);
+}
+
+#[tokio::test]
+async fn a_request_that_hangs_past_the_timeout_is_retried() {
+    let options = ServeOptions {
+        latency: Duration::ZERO,
+        faults: FaultConfig {
+            fail_rate: 1.0,
+            statuses: vec![503],
+            hang: Some(Duration::from_secs(5)),
+            seed: 1,
+            ..FaultConfig::default()
+        },
+    };
+    let (addr, server) = sim_server::spawn_with(local(), SimConfig::default(), options)
+        .await
+        .unwrap();
+    let policy = RetryPolicy {
+        request_timeout: Duration::from_millis(200),
+        ..fast(6)
+    };
+    let model = OpenAiModel::with_base_url("sim", &format!("http://{addr}/v1"), None)
+        .unwrap()
+        .with_retry(policy);
+    let started = std::time::Instant::now();
+    let text = chain(&model.complete(&request("hi", 1)).await.unwrap_err());
+    assert!(started.elapsed() < Duration::from_secs(4), "{text}");
+    assert!(text.contains("6 attempts failed"), "{text}");
+    assert!(
+        text.contains("HTTP 503") && text.contains("timed out"),
+        "{text}"
+    );
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn through_a_faulty_sim_server_answers_equal_the_sim() {
+    let options = ServeOptions {
+        latency: Duration::ZERO,
+        faults: FaultConfig {
+            fail_rate: 0.4,
+            statuses: vec![429, 500, 502, 503, 504],
+            retry_after: Some(0),
+            garbage_rate: 0.1,
+            seed: 3,
+            ..FaultConfig::default()
+        },
+    };
+    let (addr, server) = sim_server::spawn_with(local(), SimConfig::default(), options)
+        .await
+        .unwrap();
+    let model = OpenAiModel::with_base_url("sim", &format!("http://{addr}/v1"), None)
+        .unwrap()
+        .with_retry(fast(12));
+    let sim = SimModel::new(SimConfig::default());
+    let (mut unparsable, mut bad_arguments, mut equal) = (0, 0, 0);
+    for seed in 0..60 {
+        let req = request("What is the weather forecast for city Paris?", seed);
+        let direct = sim.respond(&req);
+        match model.complete(&req).await {
+            Ok(remote) if remote.tool_calls == direct.tool_calls => equal += 1,
+            Ok(remote) => {
+                // The model's error, for the agent loop to record and send back.
+                let args = &remote.tool_calls[0].arguments;
+                assert!(serde_json::from_str::<Value>(args).is_err(), "{args}");
+                assert!(direct.tool_calls[0].arguments.starts_with(args.as_str()));
+                bad_arguments += 1;
+            }
+            Err(HostError::BadResponse(_)) => unparsable += 1,
+            Err(other) => panic!("retries should have hidden {}", chain(&other)),
+        }
+    }
+    assert!(equal >= 45 && unparsable > 0 && bad_arguments > 0);
+    assert!(
+        model.request_counts().retries > 20,
+        "{:?}",
+        model.request_counts()
+    );
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]

@@ -177,6 +177,7 @@ pub(crate) fn parse_response(
         usage: Usage {
             input_tokens: count(&["prompt_tokens", "input_tokens"]),
             output_tokens: count(&["completion_tokens", "output_tokens"]),
+            ..Usage::default()
         },
         model: body
             .get("model")

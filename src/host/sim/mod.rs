@@ -128,6 +128,7 @@ impl SimModel {
         let usage = Usage {
             input_tokens: tokens::count_input(&request.messages, &request.tools),
             output_tokens: tokens::count_output(content.as_deref(), &tool_calls),
+            ..Usage::default()
         };
         Completion {
             content,

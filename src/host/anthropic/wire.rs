@@ -1,0 +1,349 @@
+//! The Messages API wire format on the client side: tool names, the mapping of our
+//! OpenAI-shaped conversation onto Anthropic's alternating content-block messages, and a lenient
+//! reading of the response.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
+
+/// Longest tool name the Messages API accepts.
+const MAX_NAME: usize = 128;
+
+/// MCP tool names ↔ Anthropic tool names matching `^[a-zA-Z0-9_-]{1,128}$`, unique per request.
+#[derive(Debug, Default)]
+pub(crate) struct ToolNames {
+    to_wire: HashMap<String, String>,
+    from_wire: HashMap<String, String>,
+}
+
+impl ToolNames {
+    pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut map = ToolNames::default();
+        for name in names {
+            if map.to_wire.contains_key(name) {
+                continue;
+            }
+            let mut wire = sanitize(name);
+            let mut k = 0;
+            while map.from_wire.contains_key(&wire) {
+                wire = hashed(&sanitize(name), name, k);
+                k += 1;
+            }
+            map.to_wire.insert(name.to_owned(), wire.clone());
+            map.from_wire.insert(wire, name.to_owned());
+        }
+        map
+    }
+
+    /// The name sent for a tool (names never registered are sanitized on the fly).
+    pub fn wire(&self, name: &str) -> String {
+        self.to_wire
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| sanitize(name))
+    }
+
+    /// The tool name for a name the model called (unknown names pass through).
+    pub fn original(&self, wire: &str) -> String {
+        self.from_wire
+            .get(wire)
+            .cloned()
+            .unwrap_or_else(|| wire.to_owned())
+    }
+}
+
+/// Every character outside `[a-zA-Z0-9_-]` becomes `_`.
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn sanitize(name: &str) -> String {
+    let clean = clean(name);
+    match clean.len() {
+        0 => "tool".to_owned(),
+        n if n > MAX_NAME => hashed(&clean, name, 0),
+        _ => clean,
+    }
+}
+
+/// `prefix_<8 hex>` within 128 characters, the hash taken over the original name (and a counter).
+fn hashed(clean: &str, original: &str, k: u64) -> String {
+    let hash = xxhash_rust::xxh3::xxh3_64_with_seed(original.as_bytes(), k) as u32;
+    let keep = clean.len().min(MAX_NAME - 9);
+    format!("{}_{hash:08x}", &clean[..keep])
+}
+
+/// A `tool_use` id as the API accepts it (`^[a-zA-Z0-9_-]+$`); the same id maps to the same text
+/// in the `tool_use` block and in its `tool_result`, so the pair stays matched.
+fn wire_id(id: &str) -> String {
+    match clean(id) {
+        c if c.is_empty() => "call".to_owned(),
+        c => c,
+    }
+}
+
+/// What the request carries besides the conversation and the tools.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Settings<'a> {
+    pub model: &'a str,
+    pub max_tokens: u32,
+    pub temperature: Option<f64>,
+}
+
+/// The Messages API request body. The system messages become `system`; the rest become
+/// alternating `user` / `assistant` messages of content blocks. Titles are not sent (Anthropic
+/// tools have no such field) and neither is the seed (the API takes none).
+pub(crate) fn request_body(
+    settings: Settings<'_>,
+    req: &CompletionRequest,
+    names: &ToolNames,
+) -> Value {
+    let system: Vec<&str> = req
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::System { content } if !content.trim().is_empty() => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut body = Map::new();
+    body.insert("model".into(), settings.model.into());
+    body.insert("max_tokens".into(), settings.max_tokens.into());
+    if !system.is_empty() {
+        body.insert("system".into(), system.join("\n\n").into());
+    }
+    body.insert(
+        "messages".into(),
+        Value::Array(messages(&req.messages, names)),
+    );
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut tool = Map::new();
+                tool.insert("name".into(), names.wire(&t.name).into());
+                if let Some(d) = t.description.as_ref().filter(|d| !d.is_empty()) {
+                    tool.insert("description".into(), d.clone().into());
+                }
+                tool.insert("input_schema".into(), input_schema(&t.input_schema));
+                Value::Object(tool)
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(t) = settings.temperature {
+        body.insert("temperature".into(), t.into());
+    }
+    Value::Object(body)
+}
+
+/// The API wants an object schema with `"type": "object"`; MCP tools have one, but a server
+/// that leaves `type` out should not make every request fail.
+fn input_schema(schema: &Value) -> Value {
+    match schema {
+        Value::Object(o) if o.contains_key("type") => schema.clone(),
+        Value::Object(o) => {
+            let mut o = o.clone();
+            o.insert("type".into(), "object".into());
+            Value::Object(o)
+        }
+        _ => json!({"type": "object", "properties": {}}),
+    }
+}
+
+/// Our messages as Anthropic's: content blocks, tool results inside `user` messages, roles
+/// alternating (consecutive messages of one role merged), no empty text blocks, no empty
+/// messages.
+fn messages(conversation: &[Message], names: &ToolNames) -> Vec<Value> {
+    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for m in conversation {
+        let (role, blocks) = match m {
+            Message::System { .. } => continue,
+            Message::User { content } => ("user", text_block(content).into_iter().collect()),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                let text = content.as_deref().and_then(text_block);
+                let calls = tool_calls.iter().map(|c| tool_use(c, names));
+                ("assistant", text.into_iter().chain(calls).collect())
+            }
+            Message::Tool {
+                tool_call_id,
+                content,
+            } => {
+                let mut block =
+                    json!({"type": "tool_result", "tool_use_id": wire_id(tool_call_id)});
+                if !content.is_empty() {
+                    block["content"] = content.clone().into();
+                }
+                ("user", vec![block])
+            }
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match turns.last_mut() {
+            Some((last, existing)) if *last == role => existing.extend(blocks),
+            _ => turns.push((role, blocks)),
+        }
+    }
+    turns
+        .into_iter()
+        .map(|(role, mut blocks)| {
+            // The results of a turn's tool calls must open the user message that follows it.
+            blocks.sort_by_key(|b| b["type"] != "tool_result");
+            json!({"role": role, "content": blocks})
+        })
+        .collect()
+}
+
+/// A text block, or none for text the API would reject as empty.
+fn text_block(text: &str) -> Option<Value> {
+    (!text.trim().is_empty()).then(|| json!({"type": "text", "text": text}))
+}
+
+/// A tool call as a `tool_use` block: `input` must be an object, so arguments that are not a
+/// JSON object (the model's mistake, already recorded as such) are sent as `{}`.
+fn tool_use(call: &ToolCallRequest, names: &ToolNames) -> Value {
+    let input = match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => json!({}),
+    };
+    json!({"type": "tool_use", "id": wire_id(&call.id), "name": names.wire(&call.name), "input": input})
+}
+
+/// Reads a Messages API response leniently: unknown block types are skipped, `usage` may be
+/// partial or missing, `content` may be a plain string. An error body is a `BadResponse`
+/// carrying the provider's message, and so is a `stop_reason` of `tool_use` without a
+/// `tool_use` block: read as a plain answer, it would count as the model declining every tool.
+pub(crate) fn parse_response(
+    body: &Value,
+    names: &ToolNames,
+    fallback_model: &str,
+) -> Result<Completion, HostError> {
+    if let Some(message) = error_message(body) {
+        return Err(HostError::BadResponse(format!("error body: {message}")));
+    }
+    let blocks: Vec<Value> = match body.get("content") {
+        Some(Value::Array(blocks)) => blocks.clone(),
+        Some(Value::String(text)) => vec![json!({"type": "text", "text": text})],
+        Some(Value::Null) | None if body.get("type").and_then(Value::as_str) == Some("message") => {
+            Vec::new()
+        }
+        _ => {
+            return Err(HostError::BadResponse(format!(
+                "no `content` in {}",
+                excerpt(body)
+            )))
+        }
+    };
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => text.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
+            Some("tool_use") => tool_calls.push(tool_call(i, block, names)?),
+            _ => {}
+        }
+    }
+    let stop_reason = body.get("stop_reason").and_then(Value::as_str);
+    if stop_reason == Some("tool_use") && tool_calls.is_empty() {
+        return Err(HostError::BadResponse(format!(
+            "`stop_reason` is `tool_use` but no `tool_use` block was read: {}",
+            excerpt(body)
+        )));
+    }
+    let usage = body.get("usage").unwrap_or(&Value::Null);
+    let count = |key: &str| as_count(usage.get(key)).unwrap_or(0);
+    Ok(Completion {
+        content: Some(text).filter(|t| !t.is_empty()),
+        tool_calls,
+        usage: Usage {
+            input_tokens: count("input_tokens"),
+            output_tokens: count("output_tokens"),
+            cache_read_tokens: count("cache_read_input_tokens"),
+            cache_write_tokens: count("cache_creation_input_tokens"),
+        },
+        model: body
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .unwrap_or(fallback_model)
+            .to_owned(),
+    })
+}
+
+fn tool_call(i: usize, block: &Value, names: &ToolNames) -> Result<ToolCallRequest, HostError> {
+    let name = block.get("name").and_then(Value::as_str).ok_or_else(|| {
+        HostError::BadResponse(format!("tool_use block without a name: {}", excerpt(block)))
+    })?;
+    let arguments = match block.get("input") {
+        None | Some(Value::Null) => "{}".to_owned(),
+        // Some compatible servers send the input as JSON text: pass it on as the model wrote it.
+        Some(Value::String(s)) => s.clone(),
+        Some(input) => input.to_string(),
+    };
+    let id = block
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+        .map_or_else(|| format!("toolu_{i}"), str::to_owned);
+    Ok(ToolCallRequest {
+        id,
+        name: names.original(name),
+        arguments,
+    })
+}
+
+/// `TYPE: MESSAGE` of an error body (`{"type": "error", "error": {"type", "message"}}`), also
+/// when only the `error` field is there, or it is a bare string; `None` for any other body.
+pub(crate) fn error_message(body: &Value) -> Option<String> {
+    let error = body.get("error").filter(|e| !e.is_null());
+    if error.is_none() && body.get("type").and_then(Value::as_str) != Some("error") {
+        return None;
+    }
+    let error = error.unwrap_or(&Value::Null);
+    if let Some(text) = error.as_str() {
+        return Some(excerpt_text(text));
+    }
+    let field = |key: &str| error.get(key).and_then(Value::as_str);
+    Some(match (field("type"), field("message")) {
+        (Some(kind), Some(message)) => excerpt_text(&format!("{kind}: {message}")),
+        (None, Some(message)) => excerpt_text(message),
+        (Some(kind), None) => kind.to_owned(),
+        (None, None) => excerpt(body),
+    })
+}
+
+fn as_count(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// At most 200 characters of a text, on one line.
+pub(crate) fn excerpt_text(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &one_line[..cut]),
+        None => one_line,
+    }
+}
+
+fn excerpt(v: &Value) -> String {
+    excerpt_text(&v.to_string())
+}

@@ -1,0 +1,205 @@
+//! Budgets: a sink that counts model requests, tokens and estimated cost as episodes finish, and
+//! stops the run's scheduling (in-flight trials finish) once a limit is reached.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::events::{EventSink, RunEvent, RunEventKind};
+use crate::episode::Episode;
+
+/// `[budget]`: limits of one run (an unset limit is no limit).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    /// Model requests (one per agent turn).
+    pub max_requests: Option<u64>,
+    /// Input plus output tokens.
+    pub max_tokens: Option<u64>,
+    /// Estimated cost in US dollars, from `[prices]`.
+    pub max_cost_usd: Option<f64>,
+}
+
+impl Budget {
+    pub fn is_unlimited(&self) -> bool {
+        self.max_requests.is_none() && self.max_tokens.is_none() && self.max_cost_usd.is_none()
+    }
+}
+
+/// `[prices.MODEL]`: US dollars per million tokens. `MODEL` is a host as shown in results
+/// (`openai:gpt-4.1-mini`) or a bare model name (`gpt-4.1-mini`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+}
+
+/// The price of a host's model: by the host as shown (`openai:gpt-4.1-mini`), its bare model
+/// name, or the model the provider named.
+pub fn price_for<'a>(
+    host: &str,
+    model: &str,
+    prices: &'a BTreeMap<String, Price>,
+) -> Option<&'a Price> {
+    let bare = host.split_once(':').map(|(_, m)| m);
+    prices
+        .get(host)
+        .or_else(|| bare.and_then(|m| prices.get(m)))
+        .or_else(|| prices.get(model))
+}
+
+/// The estimated cost of `input` and `output` tokens at `price`, in US dollars.
+pub fn cost(price: &Price, input: u64, output: u64) -> f64 {
+    (input as f64 * price.input + output as f64 * price.output) / 1e6
+}
+
+/// The estimated cost of an episode in US dollars; `None` when no price is known for its host.
+pub fn episode_cost(e: &Episode, prices: &BTreeMap<String, Price>) -> Option<f64> {
+    let price = price_for(&e.host, &e.model, prices)?;
+    Some(cost(price, e.input_tokens, e.output_tokens))
+}
+
+/// What a run has used so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spent {
+    pub requests: u64,
+    pub tokens: u64,
+    pub cost_usd: f64,
+}
+
+/// Counts what finished episodes used; cancels scheduling when a limit is reached. The reason is
+/// kept in `reached` for the run to report.
+pub struct BudgetGuard {
+    budget: Budget,
+    prices: BTreeMap<String, Price>,
+    spent: Spent,
+    cancel: CancellationToken,
+    reached: Arc<Mutex<Option<String>>>,
+}
+
+impl BudgetGuard {
+    /// `earlier`: episodes of an earlier invocation (a resumed run spends from the same budget).
+    pub fn new(
+        budget: Budget,
+        prices: BTreeMap<String, Price>,
+        earlier: &[Episode],
+        cancel: CancellationToken,
+    ) -> (Self, Arc<Mutex<Option<String>>>) {
+        let reached = Arc::new(Mutex::new(None));
+        let mut guard = Self {
+            budget,
+            prices,
+            spent: Spent::default(),
+            cancel,
+            reached: reached.clone(),
+        };
+        for e in earlier {
+            guard.add(e);
+        }
+        guard.check();
+        (guard, reached)
+    }
+
+    fn add(&mut self, e: &Episode) {
+        self.spent.requests += u64::from(e.turns);
+        self.spent.tokens += e.input_tokens + e.output_tokens;
+        self.spent.cost_usd += episode_cost(e, &self.prices).unwrap_or(0.0);
+    }
+
+    fn check(&mut self) {
+        let b = &self.budget;
+        let s = &self.spent;
+        let over = if b.max_requests.is_some_and(|m| s.requests >= m) {
+            Some(format!(
+                "{} model requests (max_requests = {})",
+                s.requests,
+                b.max_requests.unwrap_or(0)
+            ))
+        } else if b.max_tokens.is_some_and(|m| s.tokens >= m) {
+            Some(format!(
+                "{} tokens (max_tokens = {})",
+                s.tokens,
+                b.max_tokens.unwrap_or(0)
+            ))
+        } else if b.max_cost_usd.is_some_and(|m| s.cost_usd >= m) {
+            Some(format!(
+                "an estimated ${:.2} (max_cost_usd = {})",
+                s.cost_usd,
+                b.max_cost_usd.unwrap_or(0.0)
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = over {
+            let mut reached = self.reached.lock().expect("budget lock");
+            if reached.is_none() {
+                *reached = Some(format!("budget reached: {reason}"));
+                self.cancel.cancel();
+            }
+        }
+    }
+}
+
+impl EventSink for BudgetGuard {
+    fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()> {
+        if let RunEventKind::TrialFinished { episode, .. } = &event.kind {
+            self.add(episode);
+            self.check();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn episode(host: &str, turns: u32, input: u64, output: u64) -> Episode {
+        let mut e = crate::report::comparison_tests::sample_episode(
+            "t",
+            crate::episode::Side::Baseline,
+            true,
+        );
+        e.host = host.into();
+        e.turns = turns;
+        e.input_tokens = input;
+        e.output_tokens = output;
+        e.total_tokens = input + output;
+        e
+    }
+
+    #[test]
+    fn costs_come_from_the_host_or_the_bare_model_name() {
+        let prices = BTreeMap::from([(
+            "gpt-x".to_owned(),
+            Price {
+                input: 1.0,
+                output: 4.0,
+            },
+        )]);
+        let e = episode("openai:gpt-x", 2, 1_000_000, 500_000);
+        assert_eq!(episode_cost(&e, &prices), Some(3.0));
+        assert_eq!(episode_cost(&episode("sim", 1, 10, 10), &prices), None);
+    }
+
+    #[test]
+    fn reaching_a_limit_cancels_scheduling_once() {
+        let cancel = CancellationToken::new();
+        let budget = Budget {
+            max_requests: Some(5),
+            ..Budget::default()
+        };
+        let (mut guard, reached) = BudgetGuard::new(budget, BTreeMap::new(), &[], cancel.clone());
+        guard.add(&episode("sim", 3, 10, 10));
+        guard.check();
+        assert!(!cancel.is_cancelled());
+        guard.add(&episode("sim", 2, 10, 10));
+        guard.check();
+        assert!(cancel.is_cancelled());
+        let reason = reached.lock().unwrap().clone().unwrap();
+        assert!(reason.contains("5 model requests"), "{reason}");
+    }
+}
