@@ -2,6 +2,7 @@
 
 pub mod anthropic;
 pub mod limit;
+mod names;
 pub mod openai;
 pub mod profile;
 pub mod retry;

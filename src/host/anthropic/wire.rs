@@ -2,86 +2,13 @@
 //! OpenAI-shaped conversation onto Anthropic's alternating content-block messages, and a lenient
 //! reading of the response.
 
-use std::collections::HashMap;
-
 use serde_json::{json, Map, Value};
 
+use crate::host::names::clean;
 use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
 
-/// Longest tool name the Messages API accepts.
-const MAX_NAME: usize = 128;
-
-/// MCP tool names ↔ Anthropic tool names matching `^[a-zA-Z0-9_-]{1,128}$`, unique per request.
-#[derive(Debug, Default)]
-pub(crate) struct ToolNames {
-    to_wire: HashMap<String, String>,
-    from_wire: HashMap<String, String>,
-}
-
-impl ToolNames {
-    pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut map = ToolNames::default();
-        for name in names {
-            if map.to_wire.contains_key(name) {
-                continue;
-            }
-            let mut wire = sanitize(name);
-            let mut k = 0;
-            while map.from_wire.contains_key(&wire) {
-                wire = hashed(&sanitize(name), name, k);
-                k += 1;
-            }
-            map.to_wire.insert(name.to_owned(), wire.clone());
-            map.from_wire.insert(wire, name.to_owned());
-        }
-        map
-    }
-
-    /// The name sent for a tool (names never registered are sanitized on the fly).
-    pub fn wire(&self, name: &str) -> String {
-        self.to_wire
-            .get(name)
-            .cloned()
-            .unwrap_or_else(|| sanitize(name))
-    }
-
-    /// The tool name for a name the model called (unknown names pass through).
-    pub fn original(&self, wire: &str) -> String {
-        self.from_wire
-            .get(wire)
-            .cloned()
-            .unwrap_or_else(|| wire.to_owned())
-    }
-}
-
-/// Every character outside `[a-zA-Z0-9_-]` becomes `_`.
-fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-fn sanitize(name: &str) -> String {
-    let clean = clean(name);
-    match clean.len() {
-        0 => "tool".to_owned(),
-        n if n > MAX_NAME => hashed(&clean, name, 0),
-        _ => clean,
-    }
-}
-
-/// `prefix_<8 hex>` within 128 characters, the hash taken over the original name (and a counter).
-fn hashed(clean: &str, original: &str, k: u64) -> String {
-    let hash = xxhash_rust::xxh3::xxh3_64_with_seed(original.as_bytes(), k) as u32;
-    let keep = clean.len().min(MAX_NAME - 9);
-    format!("{}_{hash:08x}", &clean[..keep])
-}
+/// MCP tool names ↔ tool names the API accepts (at most 128 characters).
+pub(crate) type ToolNames = crate::host::names::WireNames<128>;
 
 /// A `tool_use` id as the API accepts it (`^[a-zA-Z0-9_-]+$`); the same id maps to the same text
 /// in the `tool_use` block and in its `tool_result`, so the pair stays matched.

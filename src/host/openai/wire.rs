@@ -1,85 +1,12 @@
 //! The chat-completions wire format on the client side: function names, the request body, and a
 //! lenient reading of the response (real OpenAI-compatible servers bend the format).
 
-use std::collections::HashMap;
-
 use serde_json::{json, Map, Value};
 
 use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
 
-/// Longest function name OpenAI accepts.
-const MAX_NAME: usize = 64;
-
-/// MCP tool names ↔ function names matching `^[a-zA-Z0-9_-]{1,64}$`, unique per request.
-#[derive(Debug, Default)]
-pub(crate) struct ToolNames {
-    to_wire: HashMap<String, String>,
-    from_wire: HashMap<String, String>,
-}
-
-impl ToolNames {
-    pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut map = ToolNames::default();
-        for name in names {
-            if map.to_wire.contains_key(name) {
-                continue;
-            }
-            let mut wire = sanitize(name);
-            if map.from_wire.contains_key(&wire) {
-                wire = hashed(&wire, name, 0);
-            }
-            let mut k = 1;
-            while map.from_wire.contains_key(&wire) {
-                wire = hashed(&wire, name, k);
-                k += 1;
-            }
-            map.to_wire.insert(name.to_owned(), wire.clone());
-            map.from_wire.insert(wire, name.to_owned());
-        }
-        map
-    }
-
-    /// The function name sent for a tool (names never registered are sanitized on the fly).
-    pub fn wire(&self, name: &str) -> String {
-        self.to_wire
-            .get(name)
-            .cloned()
-            .unwrap_or_else(|| sanitize(name))
-    }
-
-    /// The tool name for a function name the model called (unknown names pass through).
-    pub fn original(&self, wire: &str) -> String {
-        self.from_wire
-            .get(wire)
-            .cloned()
-            .unwrap_or_else(|| wire.to_owned())
-    }
-}
-
-fn sanitize(name: &str) -> String {
-    let clean: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    match clean.len() {
-        0 => "tool".to_owned(),
-        n if n > MAX_NAME => hashed(&clean, name, 0),
-        _ => clean,
-    }
-}
-
-/// `prefix_<8 hex>` within 64 characters, the hash taken over the original name (and a counter).
-fn hashed(clean: &str, original: &str, k: u64) -> String {
-    let hash = xxhash_rust::xxh3::xxh3_64_with_seed(original.as_bytes(), k) as u32;
-    let keep = clean.len().min(MAX_NAME - 9);
-    format!("{}_{hash:08x}", &clean[..keep])
-}
+/// MCP tool names ↔ function names the API accepts (at most 64 characters).
+pub(crate) type ToolNames = crate::host::names::WireNames<64>;
 
 /// The chat-completions request body. Titles are not sent: function tools have no such field.
 pub(crate) fn request_body(model: &str, req: &CompletionRequest, names: &ToolNames) -> Value {
