@@ -1,6 +1,7 @@
 //! Hosts: the `Model` trait that the agent loop drives, the chat types it speaks, and the providers.
 
 pub mod anthropic;
+mod lenient;
 pub mod limit;
 mod names;
 pub mod openai;

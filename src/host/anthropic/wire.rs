@@ -4,6 +4,8 @@
 
 use serde_json::{json, Map, Value};
 
+pub(crate) use crate::host::lenient::excerpt_text;
+use crate::host::lenient::{as_count, excerpt};
 use crate::host::names::clean;
 use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
 
@@ -252,25 +254,4 @@ pub(crate) fn error_message(body: &Value) -> Option<String> {
         (Some(kind), None) => kind.to_owned(),
         (None, None) => excerpt(body),
     })
-}
-
-fn as_count(v: Option<&Value>) -> Option<u64> {
-    match v? {
-        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-/// At most 200 characters of a text, on one line.
-pub(crate) fn excerpt_text(text: &str) -> String {
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &one_line[..cut]),
-        None => one_line,
-    }
-}
-
-fn excerpt(v: &Value) -> String {
-    excerpt_text(&v.to_string())
 }

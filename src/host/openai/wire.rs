@@ -3,6 +3,8 @@
 
 use serde_json::{json, Map, Value};
 
+pub(crate) use crate::host::lenient::excerpt_text;
+use crate::host::lenient::{as_count, excerpt};
 use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
 
 /// MCP tool names ↔ function names the API accepts (at most 64 characters).
@@ -154,25 +156,4 @@ pub(crate) fn text_content(v: Option<&Value>) -> Option<String> {
         ),
         _ => None,
     }
-}
-
-fn as_count(v: Option<&Value>) -> Option<u64> {
-    match v? {
-        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-/// At most 200 characters of a text, on one line.
-pub(crate) fn excerpt_text(text: &str) -> String {
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &one_line[..cut]),
-        None => one_line,
-    }
-}
-
-fn excerpt(v: &Value) -> String {
-    excerpt_text(&v.to_string())
 }

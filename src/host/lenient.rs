@@ -1,0 +1,27 @@
+//! Lenient reading helpers shared by the providers' wire formats: counts that arrive as numbers or
+//! strings, and short one-line excerpts of what a server sent, for error messages.
+
+use serde_json::Value;
+
+/// A token count as servers send it: an integer, a float, or a numeric string.
+pub(crate) fn as_count(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// At most 200 characters of a text, on one line.
+pub(crate) fn excerpt_text(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &one_line[..cut]),
+        None => one_line,
+    }
+}
+
+/// [`excerpt_text`] of a JSON value.
+pub(crate) fn excerpt(v: &Value) -> String {
+    excerpt_text(&v.to_string())
+}
