@@ -17,6 +17,9 @@ pub struct TrialInput<'a> {
     pub model: &'a dyn Model,
     pub profile: &'a HostProfile,
     pub seed: u64,
+    /// Task, side and trial index, passed to the model with every request (the response cache
+    /// keys on them).
+    pub context: crate::host::RequestContext,
     pub tools: &'a ToolView,
     pub instructions: Option<&'a str>,
     pub call_timeout: Duration,
@@ -56,6 +59,7 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
         messages: Vec::new(),
         tools: input.tools.specs.clone(),
         seed: input.seed,
+        context: input.context.clone(),
     };
     loop {
         if out.turns >= input.max_turns {

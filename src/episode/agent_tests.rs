@@ -97,6 +97,7 @@ async fn play(model: &Scripted, max_turns: u32) -> super::agent::TrialOutput {
         model,
         profile: &profile,
         seed: 1,
+        context: Default::default(),
         tools: &view,
         instructions: conn.server_info().instructions.as_deref(),
         call_timeout: Duration::from_secs(10),

@@ -148,6 +148,7 @@ mod tests {
             messages: Vec::new(),
             tools: Vec::new(),
             seed: 0,
+            ..Default::default()
         }
     }
 

@@ -60,13 +60,26 @@ pub enum Message {
 }
 
 /// What the agent loop asks of a model for one turn.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct CompletionRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
     /// The trial's seed: the same on both sides (common random numbers). Providers that accept a
     /// seed pass it on; the sim host derives all its randomness from it.
     pub seed: u64,
+    /// Which trial asks (never sent to the provider): the response cache keys on it, so that
+    /// trials stay independent samples rather than one cached answer repeated.
+    pub context: RequestContext,
+}
+
+/// The trial a request belongs to. Empty for requests outside a trial (tests, the judge's own
+/// context is set by the grader).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RequestContext {
+    pub task_id: String,
+    /// `baseline` or `candidate`; empty outside a trial.
+    pub side: String,
+    pub trial: u32,
 }
 
 /// Token usage of one model turn, as the provider reported it (or the sim counted it).

@@ -219,6 +219,11 @@ async fn attempt(
         model: host.model.as_ref(),
         profile: &host.config.profile,
         seed,
+        context: crate::host::RequestContext {
+            task_id: task.id.clone(),
+            side: key.side.as_str().to_owned(),
+            trial: key.trial,
+        },
         tools: &view,
         instructions: lease.server.info.instructions.as_deref(),
         call_timeout: shared.pool.spec(key.side).call_timeout,

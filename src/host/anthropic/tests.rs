@@ -82,6 +82,7 @@ fn conversation() -> CompletionRequest {
         ],
         tools: tools(),
         seed: 7,
+        ..Default::default()
     }
 }
 
@@ -180,6 +181,7 @@ fn roles_alternate_and_nothing_empty_is_sent() {
             input_schema: json!({"properties": {}}),
         }],
         seed: 1,
+        ..Default::default()
     };
     let names = ToolNames::new(["bare"]);
     let body = request_body(
@@ -213,6 +215,7 @@ fn roles_alternate_and_nothing_empty_is_sent() {
         }],
         tools: Vec::new(),
         seed: 1,
+        ..Default::default()
     };
     let body = request_body(settings(), &bare, &ToolNames::default());
     assert!(body.get("system").is_none() && body.get("tools").is_none());

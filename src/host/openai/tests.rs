@@ -60,6 +60,7 @@ fn request(prompt: &str, seed: u64) -> CompletionRequest {
         ],
         tools: tools(),
         seed,
+        ..Default::default()
     }
 }
 

@@ -132,6 +132,7 @@ pub(super) fn request(
         ],
         tools,
         seed,
+        ..Default::default()
     }
 }
 

@@ -40,6 +40,7 @@ pub(super) fn parse_request(body: &Value) -> Result<CompletionRequest, String> {
         messages,
         tools,
         seed,
+        ..Default::default()
     })
 }
 
