@@ -351,6 +351,7 @@ async fn bench_retry_overhead() {
         ],
         tools: tools.clone(),
         seed,
+        ..Default::default()
     };
     async fn measure(
         label: &str,
