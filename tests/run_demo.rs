@@ -184,3 +184,25 @@ fn host_profile_prefixes_tool_names_for_the_model_and_maps_them_back() {
     assert!(called.iter().all(|t| !t.starts_with("mcp__")), "{called:?}");
     assert!(eps.iter().any(|e| e.success));
 }
+
+/// Output into a pipe whose reader has gone (`mcpeval plan | head -0`) ends the process quietly
+/// with the status a SIGPIPE gives, not a panic; SIGPIPE itself stays ignored, so that a stdio
+/// server that exits early cannot kill a run (see tests/servers.rs).
+#[test]
+fn output_into_a_closed_pipe_ends_quietly_with_status_141() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors were just created and are owned here alone.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    let out = std::process::Command::new(bin())
+        .args(["plan", "--baseline-rate", "0.9", "--drop", "0.2"])
+        .stdout(std::process::Stdio::from(writer))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(141), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -1,0 +1,48 @@
+//! Printing to stdout for the commands: a reader that went away (`mcpeval plan | head -3`) ends
+//! the process quietly with the status a SIGPIPE would give (141), instead of a panic.
+//!
+//! SIGPIPE itself stays ignored (Rust's default): mcpeval writes to the stdin of stdio MCP
+//! servers, and a server that exits early must be an error of that server, not the end of the
+//! run.
+
+use std::io::Write;
+
+/// `println!` for command output; see the module.
+macro_rules! outln {
+    () => { $crate::cli::out::line(format_args!("")) };
+    ($($arg:tt)*) => { $crate::cli::out::line(format_args!($($arg)*)) };
+}
+pub(crate) use outln;
+
+/// `print!` for command output; see the module.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::out::text(format_args!($($arg)*)) };
+}
+pub(crate) use out;
+
+/// The exit status of a process ended by SIGPIPE (128 + 13), as shells report it.
+pub const BROKEN_PIPE_EXIT: i32 = 141;
+
+pub fn line(args: std::fmt::Arguments<'_>) {
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_fmt(args)
+        .and_then(|()| stdout.write_all(b"\n"));
+    settle(written);
+}
+
+pub fn text(args: std::fmt::Arguments<'_>) {
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout.write_fmt(args).and_then(|()| stdout.flush());
+    settle(written);
+}
+
+fn settle(written: std::io::Result<()>) {
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(BROKEN_PIPE_EXIT);
+        }
+        // Any other failure (a full disk behind a redirect) leaves nothing better to do than
+        // go on: the run's files are written apart from this output.
+    }
+}
