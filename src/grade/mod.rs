@@ -1,17 +1,19 @@
 //! Graders: small named checks of an episode against a task's expectations; a grade explains itself.
 
 mod graders;
+pub mod judge;
 mod matchers;
 
 use serde::{Deserialize, Serialize};
 
 pub use graders::grade;
+pub use judge::{JudgeRecord, Judged};
 
 /// The outcome of one grader.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
     /// The grader's name: `expected_calls`, `forbidden_tools`, `no_tool`, `answer_contains`,
-    /// `answer_regex`, `max_tool_calls`.
+    /// `answer_regex`, `max_tool_calls`, `judge` (the model-graded check).
     pub grader: String,
     pub passed: bool,
     /// In words, what was expected and what happened ("expected `create_issue` with

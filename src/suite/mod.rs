@@ -11,4 +11,4 @@ mod tests;
 
 pub(crate) use check::regex_error_summary;
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
-pub use task::{ArgMatcher, Expectations, ExpectedCall, Task, TaskKind, TaskSet};
+pub use task::{ArgMatcher, Expectations, ExpectedCall, JudgeSpec, Task, TaskKind, TaskSet};

@@ -79,6 +79,18 @@ pub struct Expectations {
     pub answer_regex: Option<String>,
     /// At most this many tool calls.
     pub max_tool_calls: Option<u32>,
+    /// A model-graded check: another model reads the trial and judges it against a rubric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeSpec>,
+}
+
+/// `judge: {rubric, host}`: the rubric a judge model grades the trial against, and the host
+/// (`sim`, `openai:MODEL`, `anthropic:MODEL` or a `[host.NAME]` of the config) that runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeSpec {
+    pub rubric: String,
+    pub host: String,
 }
 
 /// One task of a suite.

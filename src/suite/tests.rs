@@ -425,3 +425,70 @@ fn a_tool_cannot_be_both_expected_and_forbidden() {
         problems("id: a\nprompt: p\nexpect:\n  calls: [{tool: t}]\n  forbidden_tools: [u, t]\n");
     assert_eq!(found, ["t.yaml:5:20: `t` is both expected and forbidden"]);
 }
+
+#[test]
+fn a_judge_is_read_and_counts_as_a_grader() {
+    let t = tasks(
+        "id: a\nprompt: p\nexpect:\n  judge:\n    rubric: names issue 12\n    \
+         host: openai:gpt-4.1-mini\n",
+    );
+    let judge = t[0].expect.judge.as_ref().unwrap();
+    assert_eq!(judge.rubric, "names issue 12");
+    assert_eq!(judge.host, "openai:gpt-4.1-mini");
+    let t = tasks("id: a\nprompt: p\nexpect: {judge: {rubric: r, host: my-judge}}\n");
+    assert_eq!(t[0].expect.judge.as_ref().unwrap().host, "my-judge");
+    let t = tasks("id: a\nprompt: p\nexpect: {max_tool_calls: 1}\n");
+    assert_eq!(t[0].expect.judge, None);
+}
+
+#[test]
+fn bad_judges_are_reported_where_they_are() {
+    let base = "id: a\nprompt: p\nexpect:\n  judge: ";
+    let cases = [
+        (
+            "{rubric: r}",
+            "t.yaml:4:10: missing required key `host` in `judge`",
+        ),
+        (
+            "{host: sim}",
+            "t.yaml:4:10: missing required key `rubric` in `judge`",
+        ),
+        (
+            "{rubric: '  ', host: sim}",
+            "t.yaml:4:19: `judge.rubric` is empty",
+        ),
+        (
+            "{rubric: r, host: 3}",
+            "t.yaml:4:28: `judge.host` must be a string, got an integer (quote it)",
+        ),
+        (
+            "{rubric: r, host: 'gpt:4o'}",
+            "t.yaml:4:28: invalid `judge.host` `gpt:4o`: unknown provider `gpt`",
+        ),
+        (
+            "{rubric: r, host: 'openai:'}",
+            "t.yaml:4:28: invalid `judge.host` `openai:`: no model after `openai:`",
+        ),
+        (
+            "{rubric: r, host: 'open ai'}",
+            "t.yaml:4:28: invalid `judge.host` `open ai`: a host spec has no spaces",
+        ),
+        (
+            "{rubric: r, host: 'opnai:x'}",
+            "unknown provider `opnai` (did you mean `openai`?)",
+        ),
+        (
+            "{rubric: r, host: sim, model: x}",
+            "t.yaml:4:33: unknown key `model` in `judge`",
+        ),
+        (
+            "yes please",
+            "t.yaml:4:10: `judge` must be a mapping, got a string",
+        ),
+    ];
+    for (value, want) in cases {
+        let found = problems(&format!("{base}{value}\n"));
+        assert_eq!(found.len(), 1, "{value}: {found:?}");
+        assert!(found[0].contains(want), "{value}: {found:?}");
+    }
+}

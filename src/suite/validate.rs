@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::check::{suggestion, Checker, Fields};
 use super::raw::{Node, Value};
-use super::task::{ArgMatcher, Expectations, ExpectedCall, Task, TaskKind, TaskSet};
+use super::task::{ArgMatcher, Expectations, ExpectedCall, JudgeSpec, Task, TaskKind, TaskSet};
 
 const TASK_KEYS: &[&str] = &[
     "id",
@@ -23,7 +23,11 @@ const EXPECT_KEYS: &[&str] = &[
     "answer_contains",
     "answer_regex",
     "max_tool_calls",
+    "judge",
 ];
+const JUDGE_KEYS: &[&str] = &["rubric", "host"];
+/// The providers a `PROVIDER:MODEL` host spec may name.
+const PROVIDERS: &[&str] = &["sim", "openai", "anthropic"];
 const CALL_KEYS: &[&str] = &["tool", "args"];
 const MATCHER_KEYS: &[&str] = &["regex", "any", "exact"];
 const KINDS: &[(&str, TaskKind)] = &[("tool", TaskKind::Tool), ("no-tool", TaskKind::NoTool)];
@@ -241,6 +245,9 @@ fn expectations(
     if let Some((_, value)) = fields.get("max_tool_calls") {
         expect.max_tool_calls = checker.integer(value, "max_tool_calls", 0..=u32::MAX);
     }
+    if let Some((_, value)) = fields.get("judge") {
+        expect.judge = judge(checker, value);
+    }
     if checker.count() > before {
         return None;
     }
@@ -250,6 +257,7 @@ fn expectations(
         || !expect.answer_contains.is_empty()
         || expect.answer_regex.is_some()
         || expect.max_tool_calls.is_some()
+        || expect.judge.is_some()
         || kind == Some(TaskKind::NoTool);
     if !has_grader {
         let keys = EXPECT_KEYS.iter().filter(|k| **k != "ordered");
@@ -259,6 +267,49 @@ fn expectations(
         return None;
     }
     Some(expect)
+}
+
+/// `judge: {rubric, host}`: a non-empty rubric and a host spec.
+fn judge(checker: &mut Checker<'_>, node: &Node) -> Option<JudgeSpec> {
+    let fields = checker.fields(node, "`judge`", Some(JUDGE_KEYS))?;
+    let rubric = required(checker, &fields, "rubric", "`judge`")
+        .and_then(|v| checker.non_empty_string(v, "judge.rubric"));
+    let host = required(checker, &fields, "host", "`judge`").and_then(|v| host_spec(checker, v));
+    Some(JudgeSpec {
+        rubric: rubric?,
+        host: host?,
+    })
+}
+
+/// A host spec as `--host` takes it: `sim`, `PROVIDER:MODEL`, or the name of a `[host.NAME]`
+/// (whether that name exists is checked against the config when a run starts).
+fn host_spec(checker: &mut Checker<'_>, value: &Node) -> Option<String> {
+    let spec = checker.non_empty_string(value, "judge.host")?;
+    let problem = if spec.chars().any(char::is_whitespace) {
+        Some("a host spec has no spaces".to_owned())
+    } else if let Some((provider, model)) = spec.split_once(':') {
+        if !PROVIDERS.contains(&provider) {
+            let hint = suggestion(provider, PROVIDERS);
+            Some(format!("unknown provider `{provider}`{hint}"))
+        } else if model.is_empty() {
+            Some(format!("no model after `{provider}:`"))
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    let Some(problem) = problem else {
+        return Some(spec);
+    };
+    checker.error(
+        value,
+        format!(
+            "invalid `judge.host` `{spec}`: {problem} (expected `sim`, `openai:MODEL`, \
+             `anthropic:MODEL` or the name of a [host.NAME] in the config)"
+        ),
+    );
+    None
 }
 
 fn expected_calls(checker: &mut Checker<'_>, node: &Node) -> Option<Vec<ExpectedCall>> {
