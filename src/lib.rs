@@ -5,6 +5,7 @@ pub mod config;
 pub mod contract;
 pub mod episode;
 pub mod grade;
+pub mod history;
 pub mod host;
 pub mod mcp;
 pub mod report;

@@ -45,6 +45,14 @@ pub enum Command {
     Snapshot(SnapshotArgs),
     /// Diff two contract snapshots and classify each change (exit 1 if any breaks clients).
     Diff(DiffArgs),
+    /// Join the shards of a run (`mcpeval run --shard I/N`) into one run directory and compare
+    /// it once.
+    Merge(MergeArgs),
+    /// One nightly eval (snapshot, diff, triggered run, compare, drift, history), now or on a
+    /// cron schedule.
+    Nightly(NightlyArgs),
+    /// The trend of task results across nightly runs, from the history file.
+    History(HistoryArgs),
     /// Serve the embedded demo MCP server (an issue tracker) over stdio or Streamable HTTP.
     DemoServer(DemoServerArgs),
     /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint.
@@ -64,7 +72,10 @@ pub struct RunArgs {
     /// Candidate server, in the same forms as --baseline.
     #[arg(long, value_name = "SPEC")]
     pub candidate: Option<String>,
-    /// A folder of task YAML files, or one file (repeatable).
+    /// A folder of task YAML files, or one file (repeatable). A task's `expect.judge: {rubric,
+    /// host}` is a model-graded check: that host (`openai:MODEL`, `anthropic:MODEL` or a
+    /// [host.NAME]; `sim` cannot judge) grades each trial, its tokens kept apart in
+    /// judge_input_tokens / judge_output_tokens; a judge that fails is an infrastructure error.
     #[arg(long, value_name = "DIR|FILE")]
     pub suite: Vec<PathBuf>,
     /// `sim`, `openai:MODEL` (OPENAI_BASE_URL, OPENAI_API_KEY from the environment) or a
@@ -110,6 +121,17 @@ pub struct RunArgs {
     /// With --auto-trigger: go on even when a change breaks clients.
     #[arg(long, requires = "auto_trigger")]
     pub allow_breaking: bool,
+    /// Ask the model every time: neither read nor write the response cache (<out_dir>/.cache,
+    /// default results/.cache), which otherwise answers a request it has seen before (same
+    /// model, endpoint, request, task, side and trial) with the stored answer. The sim host is
+    /// never cached.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Run only shard I of N (1-based: 1/3, 2/3, 3/3) of the (task, host, trial) units, both
+    /// sides of each; every machine of a CI matrix runs one, `mcpeval merge` joins them. A
+    /// shard exits 0 on a regression: the verdict is the merge's.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<crate::runner::Shard>,
 }
 
 #[derive(Debug, Args)]
@@ -190,10 +212,32 @@ pub struct CompareArgs {
 }
 
 const COMPARE_HELP: &str = "\
-Writes comparison.parquet, comparison.csv, summary.md and junit.xml, prints the verdict table,
-and exits like `mcpeval run`:
+Writes comparison.parquet, comparison.csv, summary.md, junit.xml and report.html (one
+self-contained page, no network needed: the verdict, charts, and each task's transcripts side by
+side from transcripts.jsonl), prints the verdict table, and exits like `mcpeval run`:
   0  no regression on a gated metric     1  a gated metric regressed
   2  unreadable run directory            3  more infrastructure errors than the limit";
+
+#[derive(Debug, Args)]
+#[command(after_help = MERGE_HELP)]
+pub struct MergeArgs {
+    /// The shards' run directories (`mcpeval run --shard I/N --out DIR`), one per shard, in
+    /// any order.
+    #[arg(value_name = "RUN_DIR", required = true)]
+    pub shards: Vec<PathBuf>,
+    /// The merged run directory (created; it must not hold a run already).
+    #[arg(long, value_name = "RUN_DIR")]
+    pub out: PathBuf,
+}
+
+const MERGE_HELP: &str = "\
+Checks that the shards come from the same config (run.json's config_hash: the resolved config
+without machine-specific fields, and the selected tasks), that every shard 1..N is there once,
+and that every (task, host, trial, side) unit is recorded exactly once; then writes OUT like a
+finished run (run.json with merged_from, episodes, transcripts, tables) and the comparison,
+summary.md and junit.xml as `mcpeval compare` does. Exit codes:
+  0  no regression on a gated metric     1  a gated metric regressed
+  2  shards that do not fit together     3  more infrastructure errors than the limit";
 
 #[derive(Debug, Args)]
 #[command(after_help = PLAN_HELP)]
@@ -220,6 +264,57 @@ const PLAN_HELP: &str = "\
 Power is exact: the two-sided Fisher test's rejection region is enumerated for every table
 and weighted by binomial probabilities (no normal formula). Exact power saw-tooths in n, so
 both the first n reaching the power and the n from which it never falls below it are shown.";
+
+#[derive(Debug, Args)]
+#[command(after_help = NIGHTLY_HELP)]
+pub struct NightlyArgs {
+    /// A run config (TOML) with an optional [nightly] table: whole_suite = false (true: run every
+    /// task, not only those the contract diff triggers), history = "results/history.parquet".
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// Stay up and run a job at each fire time of this cron expression, in UTC: 5 fields
+    /// ("0 3 * * *" = 03:00 every day) or 6 with seconds first ("*/30 * * * * *").
+    #[arg(long, value_name = "CRON", conflicts_with = "once")]
+    pub schedule: Option<String>,
+    /// Run one job now and exit with its code (the default without --schedule; for cron, a
+    /// systemd timer or a CI schedule).
+    #[arg(long)]
+    pub once: bool,
+}
+
+const NIGHTLY_HELP: &str = "\
+One job = `mcpeval run --config FILE --auto-trigger` (or the whole suite), the comparison rows
+appended to the history as \"candidate\", then tonight's baseline episodes compared with those of
+the last stored run of the same baseline version (an A/A comparison across nights) and appended as
+\"drift\"; summary.md gets a \"Baseline drift\" section. A night whose contract diff affects no
+model appends nothing. Run directories: <out_dir>/nightly-<UTC time>.
+Exit codes, one job (no --schedule): those of `mcpeval run`:
+  0  no regression   1  regression (or a change that breaks clients)   2  bad config or history
+  3  infrastructure failure   130  interrupted (Ctrl-C or SIGTERM: in-flight trials finish)
+With --schedule: a failed job is logged and the next one runs; SIGTERM or Ctrl-C exits 0 (at once
+while waiting, after the job's in-flight trials while one runs); 2 for a bad config or CRON.";
+
+#[derive(Debug, Args)]
+#[command(after_help = "Exit codes: 0 printed, 2 no history file or no row matches.")]
+pub struct HistoryArgs {
+    /// The history file.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "MCPEVAL_HISTORY",
+        default_value = crate::history::DEFAULT_HISTORY
+    )]
+    pub file: PathBuf,
+    /// Only this task (`*` for the suite rows).
+    #[arg(long, value_name = "ID")]
+    pub task: Option<String>,
+    /// Only this metric (success, tool_calls, total_tokens, …), or `all`.
+    #[arg(long, value_name = "M", default_value = "success")]
+    pub metric: String,
+    /// Only this host.
+    #[arg(long, value_name = "H")]
+    pub host: Option<String>,
+}
 
 fn parse_tag(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
@@ -319,4 +414,8 @@ pub struct SimServerArgs {
     /// first form instead).
     #[arg(long, value_name = "R", default_value_t = 0.0)]
     pub garbage_rate: f64,
+    /// A provider's concurrency limit: requests arriving while N are being answered get 429 at
+    /// once (with --retry-after when given). Shows how hosts back off.
+    #[arg(long, value_name = "N")]
+    pub max_in_flight: Option<usize>,
 }

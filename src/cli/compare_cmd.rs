@@ -1,5 +1,6 @@
 //! `mcpeval compare`: the comparison, verdicts and reports of a run, recomputed from its episodes.
 
+use super::out::{out, outln};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -103,20 +104,21 @@ fn warn_unmatched(candidate: &[&Episode], other: &[Episode], other_id: &str) {
 pub(super) fn publish(report: &Report, dir: &Path) -> anyhow::Result<Exit> {
     write_reports(report, dir)?;
     let c: &Comparison = report.comparison;
-    print!(
+    out!(
         "{}",
         verdict_table(
             c,
             std::io::stdout().is_terminal() && console::colors_enabled()
         )
     );
-    println!(
+    outln!(
         "reports: {}",
         [
             "summary.md",
             "comparison.csv",
             "comparison.parquet",
-            "junit.xml"
+            "junit.xml",
+            "report.html"
         ]
         .map(|f| dir.join(f).display().to_string())
         .join(", ")

@@ -1,5 +1,6 @@
 //! `mcpeval diff`: two contract snapshots into classified changes, a table and the diff's JSON.
 
+use super::out::out;
 use std::path::Path;
 
 use anyhow::Context;
@@ -23,7 +24,7 @@ pub fn diff(args: &DiffArgs) -> Result<Exit, CliError> {
         text.push('\n');
         std::fs::write(out, text).with_context(|| format!("cannot write `{}`", out.display()))?;
     }
-    print!("{}", contract::diff_table(&diff));
+    out!("{}", contract::diff_table(&diff));
     Ok(if diff.breaks_clients() {
         Exit::Regression
     } else {

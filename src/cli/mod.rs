@@ -4,6 +4,10 @@ mod args;
 mod compare_cmd;
 mod diff_cmd;
 mod exit;
+mod history_cmd;
+mod merge_cmd;
+mod nightly_cmd;
+mod out;
 mod plan_cmd;
 mod progress;
 mod run_cmd;
@@ -12,10 +16,12 @@ mod suites;
 mod tasks_cmd;
 mod trigger;
 
+pub use args::MergeArgs;
 pub use args::{
     Cli, Command, CompareArgs, DemoServerArgs, DiffArgs, PlanArgs, RunArgs, SimServerArgs,
     SnapshotArgs, TasksAction,
 };
+pub use args::{HistoryArgs, NightlyArgs};
 pub use exit::{CliError, Exit};
 pub use suites::DEMO_SUITE;
 
@@ -28,6 +34,9 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Plan(args)) => plan_cmd::plan(&args),
         Some(Command::Snapshot(args)) => snapshot_cmd::snapshot(&args).await,
         Some(Command::Diff(args)) => diff_cmd::diff(&args),
+        Some(Command::Merge(args)) => merge_cmd::merge(&args),
+        Some(Command::Nightly(args)) => nightly_cmd::nightly(&args).await,
+        Some(Command::History(args)) => history_cmd::history(&args),
         Some(Command::Tasks { action }) => match action {
             TasksAction::Check { suite } => tasks_cmd::check(&suite),
             TasksAction::List { suite } => tasks_cmd::list(&suite),
@@ -67,6 +76,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
                 retry_after: args.retry_after,
                 hang: args.hang_ms.map(std::time::Duration::from_millis),
                 garbage_rate: args.garbage_rate,
+                max_in_flight: args.max_in_flight,
                 seed: args.fault_seed,
             };
             faults

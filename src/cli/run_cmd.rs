@@ -1,5 +1,6 @@
 //! `mcpeval run`: resolve the config, check the servers, run the trials, write the files.
 
+use super::out::outln;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,10 +14,9 @@ use super::exit::{CliError, Exit};
 use super::progress::Progress;
 use crate::config::{resolve, Provider, RunConfig};
 use crate::episode::{chain, Episode, Redactor, Side};
-use crate::host::anthropic::AnthropicModel;
+use crate::host::aimd::Congestion;
+use crate::host::cache::{CachedModel, ResponseCache, CACHE_DIR};
 use crate::host::limit::{Limits, RateLimited};
-use crate::host::openai::OpenAiModel;
-use crate::host::sim::SimModel;
 use crate::host::Model;
 use crate::report::{
     compare, git_commit, own_cpu_ms, read_episodes, write_tables, EpisodeWriter, HostRecord,
@@ -28,6 +28,16 @@ use crate::runner::{
 
 /// Runs `mcpeval run` and returns the exit code.
 pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
+    run_cancellable(args, CancellationToken::new()).await
+}
+
+/// [`run_command`] with a token that, once cancelled, acts as a first Ctrl-C: no new trial
+/// starts, those in flight finish, the reports are written, exit 130 (`mcpeval nightly` cancels
+/// it on SIGTERM).
+pub(super) async fn run_cancellable(
+    args: &RunArgs,
+    cancel: CancellationToken,
+) -> Result<Exit, CliError> {
     let (config, dir, previous) = match &args.resume {
         Some(dir) => resume_state(dir, args)?,
         None => {
@@ -35,6 +45,7 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
             (config, None, None)
         }
     };
+    let shard = shard_of(args, previous.as_ref())?;
     let mut suite = super::suites::load(&config.suites, &config.config_source)?;
     let mut trigger = match (&args.trigger, &previous) {
         (Some(path), _) => {
@@ -51,7 +62,25 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         }
         (None, None) => None,
     };
-    let hosts = rate_limited(build_hosts(&config)?);
+    // The cache lives beside the run directory, in the results folder it sits in: `results/`
+    // by default, the parent of `--out DIR` or of a resumed run's directory.
+    let results_dir = args
+        .resume
+        .as_deref()
+        .or(args.out.as_deref())
+        .and_then(Path::parent)
+        .map(|p| match p.as_os_str().is_empty() {
+            true => PathBuf::from("."),
+            false => p.to_path_buf(),
+        })
+        .unwrap_or_else(|| config.out_dir.clone());
+    let cache = (!args.no_cache).then(|| Arc::new(ResponseCache::new(results_dir.join(CACHE_DIR))));
+    let hosts = rate_limited(cached(build_hosts(&config)?, cache.as_ref()));
+    let congestion: Vec<(String, Arc<Congestion>)> = hosts
+        .iter()
+        .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))
+        .collect();
+    let (judges, judge_secrets) = build_judges(&config, &suite)?;
     let (baseline, candidate) = preflight(&config).await?;
     let started_at = chrono::Utc::now().to_rfc3339();
     let run_id = match &previous {
@@ -109,17 +138,16 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         episodes: 0,
         infra_errors: 0,
         runner_cpu_ms: None,
+        config_hash: Some(runner::config_hash(&config, &suite.tasks)),
+        shard,
+        merged_from: Vec::new(),
     };
     info.write(&dir)?;
     let earlier = read_episodes(&dir)?;
     let done: HashSet<DoneKey> = earlier.iter().map(DoneKey::of).collect();
-    let redactor = Redactor::new(
-        [&config.baseline, &config.candidate]
-            .iter()
-            .flat_map(|s| s.env.values().chain(s.headers.values()))
-            .map(String::as_str),
-    );
-    let cancel = CancellationToken::new();
+    let mut secrets = config.secret_values();
+    secrets.extend(judge_secrets);
+    let redactor = Redactor::new(secrets.iter().map(String::as_str));
     let (tx, rx) = mpsc::unbounded_channel();
     let (budget, budget_reached) = BudgetGuard::new(
         config.budget.clone(),
@@ -152,9 +180,11 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         config,
         suite,
         hosts,
+        judges,
         done,
         redactor,
         cancel: cancel.clone(),
+        shard,
     };
     eprintln!("run directory: {}", dir.display());
     let (_, cancelled) = runner::run(runner, tx).await;
@@ -191,6 +221,8 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
     };
     let exit = super::compare_cmd::publish(&report, &dir)?;
     print_notes(&info, &dir, &simulated);
+    print_congestion(&congestion);
+    print_cache_note(cache.as_deref());
     if let Some(note) = budget_note {
         eprintln!(
             "{note}: stopped scheduling, finished the trials in flight; the reports cover the {} \
@@ -207,7 +239,41 @@ pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
         );
         return Ok(Exit::Interrupted);
     }
-    Ok(exit)
+    Ok(shard_exit(shard, exit))
+}
+
+/// `--shard I/N`, or the shard of the run `--resume` finishes (which keeps it).
+fn shard_of(args: &RunArgs, previous: Option<&RunInfo>) -> Result<Option<runner::Shard>, CliError> {
+    let Some(previous) = previous else {
+        return Ok(args.shard);
+    };
+    match (args.shard, previous.shard) {
+        (Some(given), kept) if Some(given) != kept => Err(CliError::usage(anyhow::anyhow!(
+            "--shard {given} does not match the run being resumed ({}): --resume keeps the \
+             run's shard, leave --shard out",
+            kept.map_or("not sharded".to_owned(), |s| format!("shard {s}"))
+        ))),
+        _ => Ok(previous.shard),
+    }
+}
+
+/// A shard of several judges only part of the episodes: its regression verdict is left to
+/// `mcpeval merge` (exit 0), so that a CI matrix or an Indexed Job sees the shard succeed.
+fn shard_exit(shard: Option<runner::Shard>, exit: Exit) -> Exit {
+    match shard {
+        Some(s) if s.count > 1 => {
+            eprintln!(
+                "shard {s}: the reports cover this shard's episodes only; join the shards with \
+                 `mcpeval merge RUN_DIR... --out DIR` for the run's verdict"
+            );
+            if exit == Exit::Regression {
+                Exit::Ok
+            } else {
+                exit
+            }
+        }
+        _ => exit,
+    }
 }
 
 /// The config, directory and record of a run to finish (`--resume DIR`).
@@ -225,6 +291,12 @@ fn resume_state(
             ..Default::default()
         })
         .map_err(CliError::usage)?;
+        // Literal host header values are written as `[REDACTED]`: take them from the file.
+        for host in &mut config.hosts {
+            if let Ok(fresh) = crate::config::resolve_extra_host(&again, &host.name) {
+                host.settings.headers = fresh.settings.headers;
+            }
+        }
         config.baseline.env = again.baseline.env;
         config.baseline.headers = again.baseline.headers;
         config.candidate.env = again.candidate.env;
@@ -241,23 +313,103 @@ fn build_hosts(config: &RunConfig) -> Result<Vec<HostRuntime>, CliError> {
         .hosts
         .iter()
         .map(|h| {
-            let model: Arc<dyn Model> = match h.provider {
-                Provider::Sim => Arc::new(SimModel::new(config.sim.clone())),
-                Provider::Openai => {
-                    let name = h.model.as_deref().unwrap_or_default();
-                    Arc::new(OpenAiModel::from_env(name).map_err(CliError::usage)?)
-                }
-                Provider::Anthropic => {
-                    let name = h.model.as_deref().unwrap_or_default();
-                    Arc::new(AnthropicModel::from_env(name).map_err(CliError::usage)?)
-                }
-            };
+            let built =
+                crate::host::build::build(h, &config.sim, config.concurrency).map_err(|e| {
+                    CliError::usage(anyhow::Error::new(e).context(format!("host `{}`", h.name)))
+                })?;
             Ok(HostRuntime {
                 config: h.clone(),
-                model,
+                model: built.model,
+                congestion: built.congestion,
             })
         })
         .collect()
+}
+
+/// The judge models the tasks name (`judge.host`), each built once, like the run's hosts. A judge
+/// host that cannot be built (unknown name, missing API key) is a usage error before the run.
+/// Also returns the judge hosts' secrets (header values, API keys), to be redacted like the run's.
+type Judges = std::collections::BTreeMap<String, Arc<dyn Model>>;
+
+fn build_judges(
+    config: &RunConfig,
+    suite: &crate::suite::Suite,
+) -> Result<(Judges, Vec<String>), CliError> {
+    let mut judges = Judges::new();
+    let mut secrets = Vec::new();
+    for task in &suite.tasks {
+        let Some(spec) = &task.expect.judge else {
+            continue;
+        };
+        if judges.contains_key(&spec.host) {
+            continue;
+        }
+        let context = format!(
+            "judge host `{}` of task `{}` ({})",
+            spec.host, task.id, task.source
+        );
+        let host = crate::config::resolve_extra_host(config, &spec.host)
+            .map_err(|e| CliError::usage(anyhow::Error::new(e).context(context.clone())))?;
+        secrets.extend(host.settings.secret_values());
+        let one = RunConfig {
+            hosts: vec![host],
+            ..config.clone()
+        };
+        let built = build_hosts(&one).map_err(|e| CliError {
+            exit: e.exit,
+            error: e.error.context(context.clone()),
+        })?;
+        for h in rate_limited(built) {
+            if h.model.is_simulated() {
+                eprintln!(
+                    "warning: {context} is the simulated model, which cannot judge: every judged \
+                     trial will be an infrastructure error"
+                );
+            }
+            judges.insert(spec.host.clone(), h.model);
+        }
+    }
+    Ok((judges, secrets))
+}
+
+/// Puts each real model behind the response cache (with `None`, --no-cache: none). The sim
+/// host is deterministic and free, so it is never cached.
+fn cached(hosts: Vec<HostRuntime>, cache: Option<&Arc<ResponseCache>>) -> Vec<HostRuntime> {
+    let Some(cache) = cache else {
+        return hosts;
+    };
+    hosts
+        .into_iter()
+        .map(|mut h| {
+            if !h.model.is_simulated() {
+                let scope = cache_scope(&h.config);
+                h.model = Arc::new(CachedModel::new(h.model, cache.clone(), scope));
+            }
+            h
+        })
+        .collect()
+}
+
+/// What besides the request shapes a host's answers: the endpoint it reads from the
+/// environment and its `[host.NAME]` request settings. The same model name at another endpoint
+/// (a local server, another proxy) or with another temperature is not served these answers.
+fn cache_scope(host: &crate::config::HostConfig) -> String {
+    let s = &host.settings;
+    let default_var = match host.provider {
+        Provider::Anthropic => "ANTHROPIC_BASE_URL",
+        _ => "OPENAI_BASE_URL",
+    };
+    let endpoint =
+        std::env::var(s.base_url_env.as_deref().unwrap_or(default_var)).unwrap_or_default();
+    serde_json::json!({
+        "endpoint": endpoint.trim().trim_end_matches('/'),
+        "temperature": s.temperature,
+        "max_tokens": s.max_tokens,
+        "seed": s.seed,
+        "parallel_tool_calls": s.parallel_tool_calls,
+        "headers": s.headers,
+    })
+    .to_string()
 }
 
 /// Puts each host with `rpm` / `tpm` behind its rate limits.
@@ -380,16 +532,56 @@ async fn watch_ctrl_c(cancel: CancellationToken, tx: mpsc::UnboundedSender<RunEv
 }
 
 fn print_notes(info: &RunInfo, dir: &Path, simulated: &[String]) {
-    println!(
+    outln!(
         "{} episodes ({} infrastructure errors) in {}",
         info.episodes,
         info.infra_errors,
         dir.display()
     );
     if !simulated.is_empty() {
-        println!(
+        outln!(
             "note: host {} is the embedded simulated model, not a real LLM",
             simulated.join(", ")
+        );
+    }
+}
+
+/// Hosts whose provider throttled requests (429): how far their concurrency backed off.
+fn print_congestion(hosts: &[(String, Arc<Congestion>)]) {
+    for (name, congestion) in hosts {
+        let r = congestion.report();
+        if r.throttled > 0 {
+            outln!(
+                "host {name}: {} requests throttled (429/529); concurrency backed off {} time(s), \
+                 to {} at the lowest (of {}), {} at the end",
+                r.throttled,
+                r.decreases,
+                r.lowest.floor(),
+                r.max,
+                r.limit.floor()
+            );
+        }
+    }
+}
+
+/// How many model requests the response cache answered, and whether it could store the rest.
+fn print_cache_note(cache: Option<&ResponseCache>) {
+    let Some(cache) = cache else {
+        return;
+    };
+    let counts = cache.counts();
+    if counts.requests() > 0 {
+        outln!(
+            "response cache: {} of {} model requests answered from {}",
+            counts.hits,
+            counts.requests(),
+            cache.dir().display()
+        );
+    }
+    if let Some(error) = cache.first_write_error() {
+        eprintln!(
+            "warning: {} answers could not be stored in the response cache: {error}",
+            counts.write_errors
         );
     }
 }

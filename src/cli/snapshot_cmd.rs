@@ -1,6 +1,7 @@
 //! `mcpeval snapshot` and `mcpeval diff`: a server's contract into a directory, two of them into
 //! classified changes.
 
+use super::out::outln;
 use std::path::Path;
 
 use super::args::SnapshotArgs;
@@ -27,7 +28,7 @@ pub async fn snapshot(args: &SnapshotArgs) -> Result<Exit, CliError> {
             .await
             .map_err(|e| CliError::infra(anyhow::anyhow!("`{}`: {e}", spec.display())))?;
         snapshot.write(&dir)?;
-        println!("{}", describe(&snapshot, &dir));
+        outln!("{}", describe(&snapshot, &dir));
     }
     Ok(Exit::Ok)
 }

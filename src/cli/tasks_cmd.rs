@@ -1,5 +1,6 @@
 //! `mcpeval tasks check|list`: validate task suites, or list their tasks.
 
+use super::out::outln;
 use std::path::PathBuf;
 
 use super::exit::{CliError, Exit};
@@ -20,7 +21,7 @@ pub fn check(paths: &[PathBuf]) -> Result<Exit, CliError> {
             let count = |f: &dyn Fn(&crate::suite::Task) -> bool| {
                 suite.tasks.iter().filter(|t| f(t)).count()
             };
-            println!(
+            outln!(
                 "ok: {} tasks ({} tool, {} no-tool; {} regression, {} capability)",
                 suite.tasks.len(),
                 count(&|t| t.kind == TaskKind::Tool),
@@ -50,12 +51,15 @@ pub fn list(paths: &[PathBuf]) -> Result<Exit, CliError> {
         .max()
         .unwrap_or(2)
         .max(2);
-    println!(
+    outln!(
         "{:w$}  {:7}  {:10}  {:24}  source",
-        "id", "kind", "set", "tools"
+        "id",
+        "kind",
+        "set",
+        "tools"
     );
     for t in &suite.tasks {
-        println!(
+        outln!(
             "{:w$}  {:7}  {:10}  {:24}  {}",
             t.id,
             t.kind.as_str(),

@@ -1,6 +1,7 @@
 //! `mcpeval run --trigger DIFF.json | --auto-trigger`: a diff (read, or made from both servers'
 //! snapshots), the tasks it calls for, and what and why.
 
+use super::out::{out, outln};
 use std::path::Path;
 
 use anyhow::Context;
@@ -38,24 +39,24 @@ pub fn read_diff(path: &Path) -> Result<Diff, CliError> {
 pub fn apply(diff: &Diff, source: &str, suite: &mut Suite) -> Option<Triggered> {
     let selection = select(diff, &suite.tasks);
     if selection.is_empty() {
-        println!(
+        outln!(
             "nothing to run: none of the {} change(s) in {source} affects models",
             diff.changes.len()
         );
         return None;
     }
     let changes = selection.describe_changes();
-    println!("{} change(s) in {source} affect models:", changes.len());
+    outln!("{} change(s) in {source} affect models:", changes.len());
     for line in &changes {
-        println!("  {line}");
+        outln!("  {line}");
     }
-    println!(
+    outln!(
         "running {} of {} tasks:",
         selection.tasks.len(),
         suite.tasks.len()
     );
     for (id, why) in &selection.tasks {
-        println!("  {id}: {}", why.join("; "));
+        outln!("  {id}: {}", why.join("; "));
     }
     suite
         .tasks
@@ -100,7 +101,7 @@ pub async fn auto(
     let mut text = serde_json::to_string_pretty(&diff).context("cannot encode the diff")?;
     text.push('\n');
     std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))?;
-    print!("{}", diff_table(&diff));
+    out!("{}", diff_table(&diff));
     if diff.breaks_clients() && !allow_breaking {
         eprintln!(
             "stopping: the candidate breaks clients (see {}); pass --allow-breaking to run anyway",

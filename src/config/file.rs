@@ -32,11 +32,18 @@ pub struct ConfigFile {
     pub prices: BTreeMap<String, crate::runner::Price>,
     #[serde(default)]
     pub servers: BTreeMap<String, ServerFile>,
+    /// Environment variables whose values are secrets: redacted from run.json, transcripts,
+    /// episodes and error messages (API-key variables and configured env/header values always are).
+    #[serde(default)]
+    pub secret_env: Vec<String>,
     #[serde(rename = "host", default)]
     pub named_hosts: BTreeMap<String, HostFile>,
     /// `[auth.NAME]`: credentials a snapshot can be taken with (`--auth-profile NAME`).
     #[serde(default)]
     pub auth: BTreeMap<String, AuthFile>,
+    /// `[nightly]`: read by `mcpeval nightly` alone (`crate::history::NightlyFile`); a run
+    /// ignores it.
+    pub nightly: Option<crate::history::NightlyFile>,
 }
 
 /// `[auth.NAME]`: headers (HTTP) or environment (stdio) added to a server for one snapshot;
@@ -122,6 +129,31 @@ pub struct HostFile {
     pub rpm: Option<u32>,
     /// Tokens per minute (input + output) this host may use at most.
     pub tpm: Option<u64>,
+    /// Sampling temperature sent with every request (absent: the provider's default).
+    pub temperature: Option<f64>,
+    /// Output-token limit of one model turn (`max_tokens`; anthropic's default is 1024).
+    pub max_tokens: Option<u32>,
+    /// Send the trial's seed (openai; default true). Some compatible servers reject `seed`.
+    pub seed: Option<bool>,
+    /// `parallel_tool_calls` sent to openai endpoints (absent: the provider's default).
+    pub parallel_tool_calls: Option<bool>,
+    /// Extra HTTP headers; a value `"$VAR"` / `"${VAR}"` is read from the environment and is
+    /// treated as a secret (redacted from every file the run writes).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The environment variable holding the endpoint (default `OPENAI_BASE_URL` /
+    /// `ANTHROPIC_BASE_URL`).
+    pub base_url_env: Option<String>,
+    /// The environment variable holding the API key (default `OPENAI_API_KEY` /
+    /// `ANTHROPIC_API_KEY`).
+    pub api_key_env: Option<String>,
+    /// Seconds one request may take (default 120).
+    pub timeout_s: Option<f64>,
+    /// Attempts per request, the first included (default 4).
+    pub max_attempts: Option<u32>,
+    /// Requests in flight to this host at most; on 429 answers the host backs off below it and
+    /// grows back (default: the run's concurrency).
+    pub max_concurrency: Option<usize>,
 }
 
 impl ConfigFile {
@@ -156,6 +188,7 @@ impl ConfigFile {
         }
         self.prices.extend(over.prices);
         self.servers.extend(over.servers);
+        self.secret_env.extend(over.secret_env);
         self.named_hosts.extend(over.named_hosts);
         self.auth.extend(over.auth);
         self

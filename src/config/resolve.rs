@@ -71,6 +71,110 @@ pub struct HostConfig {
     pub rpm: Option<u32>,
     #[serde(default)]
     pub tpm: Option<u64>,
+    /// How requests are made (`[host.NAME]`): sampling, endpoint, headers, retries.
+    #[serde(default)]
+    pub settings: HostSettings,
+}
+
+/// The request settings of a `[host.NAME]`; all optional, absent = the provider's default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Whether the trial's seed is sent (openai); `None` = yes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// Extra headers as written in the config: literal values or `$VAR` references, expanded when
+    /// the host is built. run.json gets the references and `[REDACTED]` for literal values.
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        serialize_with = "serialize_headers"
+    )]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<usize>,
+}
+
+/// The environment variable a header value names (`$VAR` or `${VAR}`), if it names one.
+pub fn env_reference(value: &str) -> Option<&str> {
+    value
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .or_else(|| value.strip_prefix('$'))
+        .filter(|name| {
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+}
+
+fn serialize_headers<S: serde::Serializer>(
+    headers: &BTreeMap<String, String>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(Some(headers.len()))?;
+    for (name, value) in headers {
+        match env_reference(value) {
+            Some(_) => map.serialize_entry(name, value)?,
+            None => map.serialize_entry(name, "[REDACTED]")?,
+        }
+    }
+    map.end()
+}
+
+impl RunConfig {
+    /// Every value that must never be written to a run file: server env and header values, each
+    /// host's header values and API key, and the values of the `secret_env` variables.
+    pub fn secret_values(&self) -> Vec<String> {
+        let servers = [&self.baseline, &self.candidate]
+            .into_iter()
+            .flat_map(|s| s.env.values().chain(s.headers.values()).cloned());
+        let hosts = self.hosts.iter().flat_map(|h| h.settings.secret_values());
+        let marked = self.secret_env.iter().filter_map(|v| std::env::var(v).ok());
+        servers.chain(hosts).chain(marked).collect()
+    }
+}
+
+impl HostSettings {
+    /// The headers with `$VAR` references read from the environment. `Err` names the header and
+    /// the variable that is not set.
+    pub fn expanded_headers(&self) -> Result<BTreeMap<String, String>, String> {
+        self.headers
+            .iter()
+            .map(|(name, value)| match env_reference(value) {
+                Some(var) => std::env::var(var).map(|v| (name.clone(), v)).map_err(|_| {
+                    format!("header `{name}` names environment variable `{var}`, which is not set")
+                }),
+                None => Ok((name.clone(), value.clone())),
+            })
+            .collect()
+    }
+
+    /// Values that must never be written: every header value (expanded) and the API key the
+    /// host reads.
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut values: Vec<String> = self
+            .expanded_headers()
+            .unwrap_or_default()
+            .into_values()
+            .collect();
+        if let Some(var) = &self.api_key_env {
+            values.extend(std::env::var(var).ok());
+        }
+        values
+    }
 }
 
 /// Everything a run needs, resolved once; written (without secrets) into `run.json`.
@@ -90,6 +194,9 @@ pub struct RunConfig {
     pub sim: SimConfig,
     pub out_dir: PathBuf,
     pub tags: BTreeMap<String, String>,
+    /// Environment variables whose values are secrets (`secret_env`): redacted everywhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_env: Vec<String>,
     /// How episodes become verdicts (`[stats]`).
     #[serde(default)]
     pub stats: super::StatsConfig,
@@ -173,6 +280,30 @@ pub fn resolve_server(
         spec.env.extend(expand_env(&profile.env).map_err(invalid)?);
     }
     Ok(spec)
+}
+
+/// A host named outside the run's `hosts` (a task's `judge.host`), resolved like them: one of
+/// the run's hosts, `sim`, `PROVIDER:MODEL`, or a `[host.NAME]` of the config the run came from.
+pub fn resolve_extra_host(config: &RunConfig, given: &str) -> Result<HostConfig, ConfigError> {
+    if let Some(host) = config.hosts.iter().find(|h| h.name == given) {
+        return Ok(host.clone());
+    }
+    let mut file = parse_toml("<embedded defaults>", DEFAULT_CONFIG)?;
+    let source = Path::new(&config.config_source);
+    if config.config_source == "<embedded demo>" {
+        file = file.layer(parse_toml("<embedded demo>", DEMO_CONFIG)?);
+    } else if source.is_file() {
+        let text = std::fs::read_to_string(source).map_err(|e| ConfigError::Read {
+            path: source.to_path_buf(),
+            source: e,
+        })?;
+        file = file.layer(parse_toml(&config.config_source, &text)?);
+    }
+    let mut profile = HostProfile::default();
+    if let Some(p) = &file.profile {
+        p.apply(&mut profile);
+    }
+    resolve_host(given, &file.named_hosts, &profile)
 }
 
 /// `MCPEVAL_TRIALS`, `MCPEVAL_CONCURRENCY`, `MCPEVAL_SEED`.
@@ -290,6 +421,7 @@ fn build(
         sim: file.sim.clone().unwrap_or_default(),
         out_dir: file.out_dir.clone().unwrap_or_else(|| "results".into()),
         tags: over.tags.clone(),
+        secret_env: file.secret_env.clone(),
         stats,
         budget: file.budget.clone().unwrap_or_default(),
         prices: file.prices.clone(),
@@ -363,11 +495,13 @@ fn resolve_host(
 ) -> Result<HostConfig, ConfigError> {
     let mut profile = base.clone();
     let (mut rpm, mut tpm) = (None, None);
+    let mut settings = HostSettings::default();
     let (provider, model) = if let Some(entry) = named.get(given) {
         if let Some(p) = &entry.profile {
             p.apply(&mut profile);
         }
         (rpm, tpm) = (entry.rpm, entry.tpm);
+        settings = host_settings(given, entry)?;
         (parse_provider(&entry.provider)?, entry.model.clone())
     } else {
         match given.split_once(':') {
@@ -387,6 +521,54 @@ fn resolve_host(
         profile,
         rpm,
         tpm,
+        settings,
+    })
+}
+
+/// The request settings of `[host.NAME]`, checked.
+fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigError> {
+    let invalid = |m: String| ConfigError::Invalid(format!("[host.{name}]: {m}"));
+    if let Some(t) = entry.temperature {
+        if !(0.0..=2.0).contains(&t) {
+            return Err(invalid(format!(
+                "temperature must be between 0 and 2, got {t}"
+            )));
+        }
+    }
+    if entry.max_tokens == Some(0) {
+        return Err(invalid("max_tokens must be at least 1".into()));
+    }
+    if entry.max_attempts == Some(0) {
+        return Err(invalid("max_attempts must be at least 1".into()));
+    }
+    if entry.max_concurrency == Some(0) {
+        return Err(invalid("max_concurrency must be at least 1".into()));
+    }
+    if let Some(t) = entry.timeout_s {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(invalid(format!(
+                "timeout_s must be a positive number of seconds, got {t}"
+            )));
+        }
+    }
+    for header in entry.headers.keys() {
+        if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
+            return Err(invalid(format!(
+                "`{header}` is not a valid HTTP header name"
+            )));
+        }
+    }
+    Ok(HostSettings {
+        temperature: entry.temperature,
+        max_tokens: entry.max_tokens,
+        seed: entry.seed,
+        parallel_tool_calls: entry.parallel_tool_calls,
+        headers: entry.headers.clone(),
+        base_url_env: entry.base_url_env.clone(),
+        api_key_env: entry.api_key_env.clone(),
+        timeout_s: entry.timeout_s,
+        max_attempts: entry.max_attempts,
+        max_concurrency: entry.max_concurrency,
     })
 }
 

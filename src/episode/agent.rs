@@ -38,6 +38,8 @@ pub struct TrialOutput {
     pub messages: Vec<Message>,
     pub infra_error: Option<String>,
     pub latency_ms: f64,
+    /// Requests to the model that failed and were retried before an answer came (one line each).
+    pub request_retries: Vec<String>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without
@@ -79,6 +81,8 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
         out.usage.output_tokens += completion.usage.output_tokens;
         out.usage.cache_read_tokens += completion.usage.cache_read_tokens;
         out.usage.cache_write_tokens += completion.usage.cache_write_tokens;
+        out.request_retries
+            .extend(completion.retried.iter().cloned());
         out.model.get_or_insert(completion.model.clone());
         out.messages.push(Message::Assistant {
             content: completion.content.clone(),

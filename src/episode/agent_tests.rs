@@ -62,6 +62,7 @@ fn calls(calls: &[(&str, &str)]) -> Completion {
             ..Usage::default()
         },
         model: "scripted".into(),
+        ..Default::default()
     }
 }
 

@@ -77,6 +77,11 @@ pub struct Episode {
     pub cache_read_tokens: u64,
     #[serde(default)]
     pub cache_write_tokens: u64,
+    /// The judge's own tokens (`judge:` tasks), kept apart: not in input/output/total tokens.
+    #[serde(default)]
+    pub judge_input_tokens: u64,
+    #[serde(default)]
+    pub judge_output_tokens: u64,
     pub latency_ms: f64,
     pub first_tool: Option<String>,
     /// Tools called, in order, joined by `,`.
@@ -89,6 +94,10 @@ pub struct Episode {
     /// Earlier attempts of this trial that ended in an infrastructure error, oldest first.
     #[serde(default)]
     pub attempts: Vec<String>,
+    /// Requests to the model that failed (429, 5xx, timeouts) and were retried within a turn,
+    /// one line each, oldest first: the provider's trouble, kept although the trial went on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_retries: Vec<String>,
     pub started_at: String,
 }
 
@@ -104,4 +113,7 @@ pub struct Transcript {
     /// The tools as the model was shown them.
     pub tools: Vec<crate::host::ToolSpec>,
     pub messages: Vec<crate::host::Message>,
+    /// The judge's verdict, reasoning, raw answer and tokens (tasks with a `judge:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<crate::grade::JudgeRecord>,
 }

@@ -11,13 +11,16 @@ pub(crate) mod wire;
 mod tests;
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
-use serde_json::Value;
 
+use super::aimd::Congestion;
+use super::http::{JsonEndpoint, RequestCounts};
+use super::retry::RetryPolicy;
 use super::{Completion, CompletionRequest, HostError, Model};
-use wire::{error_message, excerpt_text, parse_response, request_body, Settings, ToolNames};
+use wire::{parse_response, request_body, Settings, ToolNames};
 
 /// Where requests go when `ANTHROPIC_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -35,10 +38,9 @@ pub struct AnthropicModel {
     base_url: String,
     max_tokens: u32,
     temperature: Option<f64>,
-    /// Only to take it out of error texts: it is sent from the client's default headers.
-    api_key: String,
-    headers: HeaderMap,
-    client: reqwest::Client,
+    /// `…/v1/messages`, with the key in `x-api-key` (marked sensitive, and taken out of every
+    /// error text), under the retry policy.
+    endpoint: JsonEndpoint,
 }
 
 impl fmt::Debug for AnthropicModel {
@@ -60,6 +62,18 @@ impl AnthropicModel {
     pub fn from_env(model: &str) -> Result<Self, HostError> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         Self::from_settings(model, var("ANTHROPIC_BASE_URL"), var("ANTHROPIC_API_KEY"))
+    }
+
+    /// Reads the endpoint and key from the variables a `[host.NAME]` names (default
+    /// `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`).
+    pub fn from_env_vars(
+        model: &str,
+        base_url_var: &str,
+        key_var: &str,
+    ) -> Result<Self, HostError> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let api_key = var(key_var).ok_or_else(|| HostError::MissingEnv(key_var.to_owned()))?;
+        Self::from_settings(model, var(base_url_var), Some(api_key))
     }
 
     fn from_settings(
@@ -90,22 +104,54 @@ impl AnthropicModel {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let base_url = base_url.trim_end_matches('/');
         let base_url = base_url.strip_suffix("/v1").unwrap_or(base_url).to_owned();
+        let endpoint = JsonEndpoint::new(
+            format!("{base_url}/v1/messages"),
+            headers,
+            vec![api_key.to_owned()],
+        )?;
         Ok(Self {
             id: format!("anthropic:{model}"),
             model: model.to_owned(),
             base_url,
             max_tokens: DEFAULT_MAX_TOKENS,
             temperature: None,
-            api_key: api_key.to_owned(),
-            client: http_client(headers.clone(), DEFAULT_TIMEOUT)?,
-            headers,
+            endpoint,
         })
     }
 
-    /// Sets how long one request may take (default 120 s).
+    /// Sets how long one attempt may take (default 120 s).
     pub fn with_timeout(mut self, timeout: Duration) -> Result<Self, HostError> {
-        self.client = http_client(self.headers.clone(), timeout)?;
+        let mut retry = *self.endpoint.retry_policy();
+        retry.request_timeout = timeout;
+        self.endpoint.set_retry(retry);
         Ok(self)
+    }
+
+    /// Sets how requests are retried (default [`RetryPolicy::default`]: 429, 5xx, 529
+    /// overloaded, timeouts and connection failures, 4 attempts, `Retry-After` honoured).
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.endpoint.set_retry(retry);
+        self
+    }
+
+    /// Adds headers to every request (values are marked sensitive).
+    pub fn with_headers<'a>(
+        mut self,
+        extra: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, HostError> {
+        self.endpoint.add_headers(extra)?;
+        Ok(self)
+    }
+
+    /// Puts every attempt under the host's adaptive concurrency.
+    pub fn with_congestion(mut self, congestion: Arc<Congestion>) -> Self {
+        self.endpoint.set_congestion(congestion);
+        self
+    }
+
+    /// Requests sent so far and how many of them were retries.
+    pub fn request_counts(&self) -> RequestCounts {
+        self.endpoint.request_counts()
     }
 
     /// Sets `max_tokens` of every request (default 1024).
@@ -129,56 +175,7 @@ impl AnthropicModel {
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
-
-    fn endpoint(&self) -> String {
-        format!("{}/v1/messages", self.base_url)
-    }
-
-    fn request_error(&self, source: Box<dyn std::error::Error + Send + Sync>) -> HostError {
-        HostError::Request {
-            endpoint: self.endpoint(),
-            source,
-        }
-    }
-
-    /// Text from the provider, safe to keep: on one line, short, and without the key.
-    fn clean(&self, text: &str) -> String {
-        self.redact(&excerpt_text(text))
-    }
-
-    /// The text without the key, in case a proxy echoes the request headers.
-    fn redact(&self, text: &str) -> String {
-        if self.api_key.len() >= 4 {
-            text.replace(&self.api_key, "[REDACTED]")
-        } else {
-            text.to_owned()
-        }
-    }
 }
-
-fn http_client(headers: HeaderMap, timeout: Duration) -> Result<reqwest::Client, HostError> {
-    reqwest::Client::builder()
-        .default_headers(headers)
-        .timeout(timeout)
-        .build()
-        .map_err(|e| HostError::Other(format!("cannot build the HTTP client: {e}")))
-}
-
-/// A non-2xx answer: the status and the provider's message or a short excerpt of the body
-/// (never the headers).
-#[derive(Debug)]
-struct HttpStatus {
-    status: u16,
-    body: String,
-}
-
-impl fmt::Display for HttpStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "HTTP {}: {}", self.status, self.body)
-    }
-}
-
-impl std::error::Error for HttpStatus {}
 
 #[async_trait::async_trait]
 impl Model for AnthropicModel {
@@ -193,35 +190,15 @@ impl Model for AnthropicModel {
             max_tokens: self.max_tokens,
             temperature: self.temperature,
         };
-        let body = request_body(settings, request, &names);
-        let response = self
-            .client
-            .post(self.endpoint())
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| self.request_error(Box::new(e.without_url())))?;
-        let status = response.status();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| self.request_error(Box::new(e.without_url())))?;
-        let parsed = serde_json::from_str::<Value>(&text);
-        if !status.is_success() {
-            // Statuses (429, 500, 529 overloaded, …) are the provider's trouble: infrastructure
-            // errors that the runner retries.
-            let message = parsed.as_ref().ok().and_then(error_message);
-            return Err(self.request_error(Box::new(HttpStatus {
-                status: status.as_u16(),
-                body: self.clean(message.as_deref().unwrap_or(&text)),
-            })));
-        }
-        let body = parsed.map_err(|e| {
-            HostError::BadResponse(format!("unparsable body ({e}): {}", self.clean(&text)))
-        })?;
-        parse_response(&body, &names, &self.model).map_err(|e| match e {
-            HostError::BadResponse(m) => HostError::BadResponse(self.redact(&m)),
-            other => other,
-        })
+        let body = serde_json::to_vec(&request_body(settings, request, &names))
+            .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
+        let posted = self.endpoint.post(&body).await?;
+        let mut completion =
+            parse_response(&posted.value, &names, &self.model).map_err(|e| match e {
+                HostError::BadResponse(m) => HostError::BadResponse(self.endpoint.redact(&m)),
+                other => other,
+            })?;
+        completion.retried = posted.retried;
+        Ok(completion)
     }
 }

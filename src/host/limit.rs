@@ -139,6 +139,7 @@ mod tests {
                     ..Usage::default()
                 },
                 model: "fixed".into(),
+                ..Default::default()
             })
         }
     }

@@ -1,6 +1,10 @@
 //! Hosts: the `Model` trait that the agent loop drives, the chat types it speaks, and the providers.
 
+pub mod aimd;
 pub mod anthropic;
+pub mod build;
+pub mod cache;
+pub mod http;
 mod lenient;
 pub mod limit;
 mod names;
@@ -98,7 +102,7 @@ pub struct Usage {
 }
 
 /// The model's answer for one turn: text, tool calls, or both.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Completion {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
@@ -107,6 +111,31 @@ pub struct Completion {
     pub usage: Usage,
     /// The model that answered, as the provider named it.
     pub model: String,
+    /// One line for each attempt of this request that failed before the answer came (429s,
+    /// 5xx, timeouts): kept in the episode's record. Not stored in the response cache.
+    #[serde(skip)]
+    pub retried: Vec<String>,
+}
+
+/// Request settings of a host (`[host.NAME]`), passed to the provider as its API names them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RequestOptions {
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    /// Send the trial's seed (providers that take one).
+    pub send_seed: bool,
+    pub parallel_tool_calls: Option<bool>,
+}
+
+impl Default for RequestOptions {
+    fn default() -> Self {
+        Self {
+            temperature: None,
+            max_tokens: None,
+            send_seed: true,
+            parallel_tool_calls: None,
+        }
+    }
 }
 
 /// A failure to get a completion: always an infrastructure error of the trial, never the model's.

@@ -14,16 +14,19 @@ pub(crate) mod wire;
 mod tests;
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_openai::config::{Config, OpenAIConfig};
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 
-use super::retry::{parse_retry_after, retryable_status, Attempt, Exhausted, RetryPolicy};
-use super::{Completion, CompletionRequest, HostError, Model};
-use wire::{excerpt_text, parse_response, request_body, ToolNames};
+use super::aimd::Congestion;
+use super::http::JsonEndpoint;
+pub use super::http::RequestCounts;
+use super::retry::RetryPolicy;
+use super::{Completion, CompletionRequest, HostError, Model, RequestOptions};
+use wire::{parse_response, request_body, ToolNames};
 
 /// Where requests go when `OPENAI_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -35,36 +38,19 @@ pub struct OpenAiModel {
     id: String,
     model: String,
     base_url: String,
-    /// `…/chat/completions`.
-    endpoint: String,
-    /// From async-openai's config: `Authorization` (marked sensitive), organization, project.
-    headers: HeaderMap,
-    http: reqwest::Client,
-    retry: RetryPolicy,
-    counts: Counts,
-}
-
-/// Requests sent and retried by one model, over its lifetime.
-#[derive(Debug, Default)]
-struct Counts {
-    attempts: AtomicU64,
-    retries: AtomicU64,
-}
-
-/// How many HTTP requests a model sent and how many of them were retries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RequestCounts {
-    pub attempts: u64,
-    pub retries: u64,
+    /// `…/chat/completions`, with async-openai's headers: `Authorization` (marked sensitive),
+    /// organization, project, and the host's extra headers.
+    endpoint: JsonEndpoint,
+    options: RequestOptions,
 }
 
 impl fmt::Debug for OpenAiModel {
-    // By hand: the headers hold the key.
+    // By hand: the endpoint's headers hold the key.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpenAiModel")
             .field("id", &self.id)
             .field("base_url", &self.base_url)
-            .field("retry", &self.retry)
+            .field("options", &self.options)
             .finish_non_exhaustive()
     }
 }
@@ -115,7 +101,7 @@ impl OpenAiModel {
         let base_url = base_url.trim_end_matches('/').to_owned();
         let mut config = OpenAIConfig::new()
             .with_api_base(&base_url)
-            .with_api_key(key);
+            .with_api_key(key.clone());
         if !org_from_env {
             config = config.with_org_id("").with_project_id("");
         }
@@ -124,44 +110,79 @@ impl OpenAiModel {
             auth.set_sensitive(true);
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let http = reqwest::Client::builder()
-            .build()
-            .map_err(|e| HostError::Other(format!("cannot build the HTTP client: {e}")))?;
+        let secrets = if key.is_empty() {
+            Vec::new()
+        } else {
+            vec![key]
+        };
         Ok(Self {
             id: format!("openai:{model}"),
             model: model.to_owned(),
-            endpoint: config.url("/chat/completions"),
+            endpoint: JsonEndpoint::new(config.url("/chat/completions"), headers, secrets)?,
             base_url,
-            headers,
-            http,
-            retry: RetryPolicy::default(),
-            counts: Counts::default(),
+            options: RequestOptions::default(),
         })
+    }
+
+    /// Reads the endpoint and key from the variables a `[host.NAME]` names (default
+    /// `OPENAI_BASE_URL`, `OPENAI_API_KEY`).
+    pub fn from_env_vars(
+        model: &str,
+        base_url_var: &str,
+        key_var: &str,
+    ) -> Result<Self, HostError> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let base_url = var(base_url_var);
+        let key = var(key_var);
+        if key.is_none() && base_url.is_none() {
+            return Err(HostError::MissingEnv(key_var.to_owned()));
+        }
+        Self::from_settings(model, base_url, key)
+    }
+
+    /// Sends these settings with every request.
+    pub fn with_options(mut self, options: RequestOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Adds headers to every request (values are marked sensitive: they may hold tokens).
+    pub fn with_headers<'a>(
+        mut self,
+        extra: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, HostError> {
+        self.endpoint.add_headers(extra)?;
+        Ok(self)
+    }
+
+    /// Puts every attempt under the host's adaptive concurrency.
+    pub fn with_congestion(mut self, congestion: Arc<Congestion>) -> Self {
+        self.endpoint.set_congestion(congestion);
+        self
     }
 
     /// Sets how long one attempt may take (default 120 s).
     pub fn with_timeout(mut self, timeout: Duration) -> Result<Self, HostError> {
-        self.retry.request_timeout = timeout;
+        let mut retry = *self.endpoint.retry_policy();
+        retry.request_timeout = timeout;
+        self.endpoint.set_retry(retry);
         Ok(self)
     }
 
     /// Sets how requests are retried (default [`RetryPolicy::default`]).
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
+        self.endpoint.set_retry(retry);
         self
     }
 
     /// The retry policy in force.
     pub fn retry_policy(&self) -> &RetryPolicy {
-        &self.retry
+        self.endpoint.retry_policy()
     }
 
     /// Requests sent so far and how many of them were retries.
     pub fn request_counts(&self) -> RequestCounts {
-        RequestCounts {
-            attempts: self.counts.attempts.load(Ordering::Relaxed),
-            retries: self.counts.retries.load(Ordering::Relaxed),
-        }
+        self.endpoint.request_counts()
     }
 
     /// The provider's model name.
@@ -173,197 +194,6 @@ impl OpenAiModel {
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
-
-    /// One attempt: send, then sort the outcome into done, worth retrying, or final.
-    async fn attempt(&self, number: u32, body: &[u8]) -> Attempt<Value, Failure> {
-        self.counts.attempts.fetch_add(1, Ordering::Relaxed);
-        if number > 1 {
-            self.counts.retries.fetch_add(1, Ordering::Relaxed);
-        }
-        let sent = self
-            .http
-            .post(&self.endpoint)
-            .headers(self.headers.clone())
-            .timeout(self.retry.request_timeout)
-            .body(body.to_vec())
-            .send()
-            .await;
-        let response = match sent {
-            Ok(response) => response,
-            Err(e) => return transport(e),
-        };
-        let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, SystemTime::now()));
-        let bytes = match response.bytes().await {
-            Ok(bytes) => bytes,
-            Err(e) => return transport(e),
-        };
-        if (200..300).contains(&status) {
-            return match serde_json::from_slice(&bytes) {
-                Ok(value) => Attempt::Done(value),
-                // Not retried here: an answer that arrived but cannot be read is an
-                // infrastructure error of the trial, and the runner retries the trial.
-                Err(e) => Attempt::Fatal(Failure::Unparsable(format!(
-                    "unparsable body ({e}): {}",
-                    excerpt_text(&String::from_utf8_lossy(&bytes))
-                ))),
-            };
-        }
-        let error = HttpStatus::read(status, &bytes);
-        // OpenAI answers 429 both for a rate limit (wait and retry) and for an exhausted quota
-        // (retrying cannot help).
-        if retryable_status(status) && !error.is_insufficient_quota() {
-            Attempt::Retryable {
-                error: Failure::Status(error),
-                retry_after,
-            }
-        } else {
-            Attempt::Fatal(Failure::Status(error))
-        }
-    }
-
-    fn host_error(&self, exhausted: Exhausted<Failure>) -> HostError {
-        let Exhausted { mut errors } = exhausted;
-        let last = errors.pop().expect("at least one attempt");
-        let earlier: Vec<String> = errors.iter().map(Failure::summary).collect();
-        let source: Box<dyn std::error::Error + Send + Sync> = match last {
-            Failure::Unparsable(text) if earlier.is_empty() => {
-                return HostError::BadResponse(text);
-            }
-            Failure::Unparsable(text) => {
-                return HostError::BadResponse(format!(
-                    "{text} (attempt {}; earlier: {})",
-                    earlier.len() + 1,
-                    earlier.join("; ")
-                ));
-            }
-            Failure::Status(status) => Box::new(status),
-            Failure::Transport(e) => Box::new(e),
-        };
-        let source = if earlier.is_empty() {
-            source
-        } else {
-            Box::new(Attempts {
-                earlier,
-                last: source,
-            })
-        };
-        HostError::Request {
-            endpoint: self.endpoint.clone(),
-            source,
-        }
-    }
-}
-
-/// Why one attempt failed.
-#[derive(Debug)]
-enum Failure {
-    Status(HttpStatus),
-    Transport(reqwest::Error),
-    Unparsable(String),
-}
-
-impl Failure {
-    /// One line, for the list of earlier attempts.
-    fn summary(&self) -> String {
-        match self {
-            Failure::Status(s) => s.to_string(),
-            Failure::Transport(e) => crate::episode::chain(e),
-            Failure::Unparsable(text) => text.clone(),
-        }
-    }
-}
-
-/// A transport failure: timeouts and failures to connect, send or read are worth another
-/// attempt; a request that could not be built (a bad URL) is not.
-fn transport(e: reqwest::Error) -> Attempt<Value, Failure> {
-    let e = e.without_url();
-    if e.is_timeout() || e.is_connect() || e.is_request() || e.is_body() || e.is_decode() {
-        Attempt::Retryable {
-            error: Failure::Transport(e),
-            retry_after: None,
-        }
-    } else {
-        Attempt::Fatal(Failure::Transport(e))
-    }
-}
-
-/// A non-2xx answer: the status and a short excerpt of the body (never the headers).
-#[derive(Debug)]
-struct HttpStatus {
-    status: u16,
-    body: String,
-    /// `error.type` or `error.code` when the body is an OpenAI error object.
-    kind: Option<String>,
-}
-
-impl HttpStatus {
-    fn read(status: u16, bytes: &[u8]) -> Self {
-        let json: Option<Value> = serde_json::from_slice(bytes).ok();
-        let error = json.as_ref().and_then(|v| v.get("error"));
-        let field = |k: &str| error.and_then(|e| e.get(k)).and_then(Value::as_str);
-        let body = match field("message") {
-            Some(message) => excerpt_text(message),
-            None => excerpt_text(&String::from_utf8_lossy(bytes)),
-        };
-        let kind = field("code").or_else(|| field("type")).map(str::to_owned);
-        Self { status, body, kind }
-    }
-
-    fn is_insufficient_quota(&self) -> bool {
-        self.status == 429 && self.kind.as_deref() == Some("insufficient_quota")
-    }
-}
-
-impl fmt::Display for HttpStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "HTTP {}: {}", self.status, self.body)
-    }
-}
-
-impl std::error::Error for HttpStatus {}
-
-/// The last of several failed attempts, with one line for each earlier one.
-#[derive(Debug)]
-struct Attempts {
-    earlier: Vec<String>,
-    last: Box<dyn std::error::Error + Send + Sync>,
-}
-
-impl fmt::Display for Attempts {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Runs of the same error once, with a count (a dead endpoint fails alike every time).
-        let mut runs: Vec<(&str, usize)> = Vec::new();
-        for error in &self.earlier {
-            match runs.last_mut() {
-                Some((last, n)) if *last == error.as_str() => *n += 1,
-                _ => runs.push((error, 1)),
-            }
-        }
-        let earlier: Vec<String> = runs
-            .into_iter()
-            .map(|(error, n)| match n {
-                1 => error.to_owned(),
-                n => format!("{error} (×{n})"),
-            })
-            .collect();
-        write!(
-            f,
-            "{} attempts failed (earlier: {})",
-            self.earlier.len() + 1,
-            earlier.join("; ")
-        )
-    }
-}
-
-impl std::error::Error for Attempts {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(self.last.as_ref())
-    }
 }
 
 #[async_trait::async_trait]
@@ -374,13 +204,36 @@ impl Model for OpenAiModel {
 
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, HostError> {
         let names = ToolNames::new(request.tools.iter().map(|t| t.name.as_str()));
-        let body = serde_json::to_vec(&request_body(&self.model, request, &names))
+        let mut body = request_body(&self.model, request, &names);
+        apply_options(&mut body, &self.options, !request.tools.is_empty());
+        let body = serde_json::to_vec(&body)
             .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
-        let response = self
-            .retry
-            .run(|number| self.attempt(number, &body))
-            .await
-            .map_err(|e| self.host_error(e))?;
-        parse_response(&response, &names, &self.model)
+        let posted = self.endpoint.post(&body).await?;
+        let mut completion =
+            parse_response(&posted.value, &names, &self.model).map_err(|e| match e {
+                HostError::BadResponse(m) => HostError::BadResponse(self.endpoint.redact(&m)),
+                other => other,
+            })?;
+        completion.retried = posted.retried;
+        Ok(completion)
+    }
+}
+
+/// The host's settings, as chat-completions names them. `parallel_tool_calls` is only sent with
+/// tools (OpenAI rejects it otherwise).
+fn apply_options(body: &mut Value, options: &RequestOptions, has_tools: bool) {
+    if !options.send_seed {
+        if let Some(map) = body.as_object_mut() {
+            map.remove("seed");
+        }
+    }
+    if let Some(t) = options.temperature {
+        body["temperature"] = t.into();
+    }
+    if let Some(n) = options.max_tokens {
+        body["max_tokens"] = n.into();
+    }
+    if let (Some(p), true) = (options.parallel_tool_calls, has_tools) {
+        body["parallel_tool_calls"] = p.into();
     }
 }

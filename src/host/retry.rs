@@ -99,7 +99,20 @@ impl RetryPolicy {
 
     /// Runs `attempt` (given the 1-based attempt number) until it is done, fails for good, or
     /// `max_attempts` have been made, sleeping between attempts as `delay` says.
-    pub async fn run<T, E, F, Fut>(&self, mut attempt: F) -> Result<T, Exhausted<E>>
+    pub async fn run<T, E, F, Fut>(&self, attempt: F) -> Result<T, Exhausted<E>>
+    where
+        F: FnMut(u32) -> Fut,
+        Fut: Future<Output = Attempt<T, E>>,
+    {
+        self.run_keeping(attempt).await.map(|(value, _)| value)
+    }
+
+    /// As [`run`](Self::run), and on success also hands back the errors of the attempts that
+    /// failed before it, oldest first (every attempt is kept in the episode's record).
+    pub async fn run_keeping<T, E, F, Fut>(
+        &self,
+        mut attempt: F,
+    ) -> Result<(T, Vec<E>), Exhausted<E>>
     where
         F: FnMut(u32) -> Fut,
         Fut: Future<Output = Attempt<T, E>>,
@@ -107,7 +120,7 @@ impl RetryPolicy {
         let mut errors = Vec::new();
         for number in 1..=self.max_attempts.max(1) {
             match attempt(number).await {
-                Attempt::Done(value) => return Ok(value),
+                Attempt::Done(value) => return Ok((value, errors)),
                 Attempt::Fatal(error) => {
                     errors.push(error);
                     break;
@@ -128,10 +141,10 @@ impl RetryPolicy {
 }
 
 /// Statuses worth another attempt: rate limited (429), and the server errors that are usually
-/// passing (500, 502, 503, 504). Other 4xx say the request itself is wrong, and other 5xx
+/// passing (500, 502, 503, 504, and Anthropic's 529 overloaded). Other 4xx say the request itself is wrong, and other 5xx
 /// (501, 505, …) will not change either.
 pub fn retryable_status(status: u16) -> bool {
-    matches!(status, 429 | 500 | 502 | 503 | 504)
+    matches!(status, 429 | 500 | 502 | 503 | 504 | 529)
 }
 
 /// Reads a `Retry-After` value (RFC 9110, section 10.2.3): delay seconds, or an HTTP date in any
@@ -242,7 +255,7 @@ mod tests {
     #[test]
     fn only_rate_limits_and_passing_server_errors_are_retryable() {
         let retryable: Vec<u16> = (400..600).filter(|s| retryable_status(*s)).collect();
-        assert_eq!(retryable, [429, 500, 502, 503, 504]);
+        assert_eq!(retryable, [429, 500, 502, 503, 504, 529]);
     }
 
     #[tokio::test]

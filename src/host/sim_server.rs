@@ -168,6 +168,10 @@ pub fn router(config: SimConfig, options: ServeOptions) -> Router {
 }
 
 async fn chat_completions(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    // Over the concurrency limit: refused at once, before any other fault is drawn.
+    let Some(_in_flight) = state.faults.enter() else {
+        return failure(&state.faults, 429);
+    };
     // Decided apart from the model, whose randomness comes from the request alone.
     let fault = state.faults.decide(&body);
     match fault {

@@ -768,6 +768,8 @@ pub(crate) mod tests {
             total_tokens: 1050 + 500 * u64::from(calls),
             cache_read_tokens: 0,
             cache_write_tokens: 0,
+            judge_input_tokens: 0,
+            judge_output_tokens: 0,
             latency_ms: 10.0,
             first_tool: None,
             tools_called: String::new(),
@@ -783,6 +785,7 @@ pub(crate) mod tests {
                 }],
             },
             attempts: Vec::new(),
+            request_retries: Vec::new(),
             started_at: String::new(),
         }
     }

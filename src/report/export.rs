@@ -34,6 +34,13 @@ pub trait Exporter {
     fn file_name(&self) -> &'static str;
     /// The file's contents.
     fn render(&self, report: &Report) -> anyhow::Result<Vec<u8>>;
+    /// The file's contents when written into `dir`, for a report that also reads the run
+    /// directory's own files (`report.html` reads `transcripts.jsonl`); [`Exporter::render`]
+    /// by default.
+    fn render_in(&self, report: &Report, dir: &Path) -> anyhow::Result<Vec<u8>> {
+        let _ = dir;
+        self.render(report)
+    }
 }
 
 pub struct ComparisonParquet;
@@ -92,6 +99,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(ComparisonCsv),
         Box::new(SummaryMarkdown),
         Box::new(JunitXml),
+        Box::new(super::html::HtmlReport),
     ]
 }
 
@@ -105,7 +113,7 @@ pub fn write_reports(report: &Report, dir: &Path) -> anyhow::Result<()> {
 /// reports rewritten during a run are not).
 pub fn write_reports_with(report: &Report, dir: &Path, step_summary: bool) -> anyhow::Result<()> {
     for exporter in exporters() {
-        let bytes = exporter.render(report)?;
+        let bytes = exporter.render_in(report, dir)?;
         let path = dir.join(exporter.file_name());
         let tmp = path.with_extension("tmp");
         std::fs::write(&tmp, &bytes)

@@ -97,6 +97,7 @@ mod tests {
                     seed: e.seed,
                     tools: Vec::new(),
                     messages: Vec::new(),
+                    judge: None,
                 }),
             },
         }

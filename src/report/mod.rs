@@ -7,6 +7,7 @@ pub(crate) use comparison::tests as comparison_tests;
 mod console;
 mod export;
 mod format;
+mod html;
 mod jsonl;
 mod junit;
 mod live;
@@ -21,8 +22,10 @@ pub use comparison::{
 };
 pub use console::verdict_table;
 pub use export::{exporters, write_reports, Exporter, Report, JUNIT_XML, SUMMARY_MD};
+pub use html::{HtmlReport, REPORT_HTML};
 pub use jsonl::{read_episodes, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL};
 pub use live::{LiveReports, REFRESH_EVERY};
+pub use run_info::MergedShard;
 pub use run_info::{git_commit, own_cpu_ms, HostRecord, RunInfo, ServerRecord, RUN_JSON};
 pub use tables::{
     comparison_frame, write_csv, write_parquet, write_tables, Tables, COMPARISON_CSV,

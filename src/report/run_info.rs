@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::mcp::ServerInfo;
+use crate::runner::Shard;
 
 pub const RUN_JSON: &str = "run.json";
 
@@ -56,6 +57,28 @@ pub struct RunInfo {
     /// `None` where the platform does not tell.
     #[serde(default)]
     pub runner_cpu_ms: Option<f64>,
+    /// xxh3 of the config as shards compare it and of the selected tasks
+    /// (`runner::config_hash`): `mcpeval merge` joins shards only when theirs are equal.
+    #[serde(default)]
+    pub config_hash: Option<String>,
+    /// Which part of the run this directory holds (`--shard I/N`); absent for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// The shards a merged run (`mcpeval merge`) was joined from, in shard order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<MergedShard>,
+}
+
+/// One shard of a merged run, as `run.json`'s `merged_from` lists it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergedShard {
+    pub run_id: String,
+    pub shard: Shard,
+    /// The shard's status when merged (`completed`, or `interrupted` and finished elsewhere).
+    pub status: String,
+    pub episodes: usize,
+    pub started_at: String,
+    pub finished_at: Option<String>,
 }
 
 impl RunInfo {
@@ -136,6 +159,9 @@ pub(crate) mod tests {
             episodes: 0,
             infra_errors: 0,
             runner_cpu_ms: None,
+            config_hash: None,
+            shard: None,
+            merged_from: Vec::new(),
         }
     }
 

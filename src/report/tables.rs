@@ -65,11 +65,17 @@ fn episode_frame(eps: &[Episode]) -> PolarsResult<DataFrame> {
         col("total_tokens", field!(|e| e.total_tokens)),
         col("cache_read_tokens", field!(|e| e.cache_read_tokens)),
         col("cache_write_tokens", field!(|e| e.cache_write_tokens)),
+        col("judge_input_tokens", field!(|e| e.judge_input_tokens)),
+        col("judge_output_tokens", field!(|e| e.judge_output_tokens)),
         col("latency_ms", field!(|e| e.latency_ms)),
         col("first_tool", field!(|e| e.first_tool.as_deref())),
         col("tools_called", field!(|e| e.tools_called.as_str())),
         col("hit_max_turns", field!(|e| e.hit_max_turns)),
         col("attempts", field!(|e| e.attempts.len() as u32 + 1)),
+        col(
+            "request_retries",
+            field!(|e| e.request_retries.len() as u32),
+        ),
         col("grade_failures", field!(|e| e.grade.failure_summary())),
         col("started_at", field!(|e| e.started_at.as_str())),
     ])

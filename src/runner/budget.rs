@@ -104,8 +104,11 @@ impl BudgetGuard {
     }
 
     fn add(&mut self, e: &Episode) {
-        self.spent.requests += u64::from(e.turns);
-        self.spent.tokens += e.input_tokens + e.output_tokens;
+        // A judge's call costs like the model's: counted here, though apart in the statistics.
+        let judged = e.judge_input_tokens + e.judge_output_tokens > 0;
+        self.spent.requests += u64::from(e.turns) + u64::from(judged);
+        self.spent.tokens +=
+            e.input_tokens + e.output_tokens + e.judge_input_tokens + e.judge_output_tokens;
         self.spent.cost_usd += episode_cost(e, &self.prices).unwrap_or(0.0);
     }
 

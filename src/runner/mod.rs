@@ -5,9 +5,11 @@ mod events;
 mod pool;
 mod run;
 mod schedule;
+mod shard;
 
 pub use budget::{cost, episode_cost, price_for, Budget, BudgetGuard, Price, Spent};
 pub use events::{EventSink, RunEvent, RunEventKind};
 pub use pool::{Server, ServerPool};
 pub use run::{run, DoneKey, HostRuntime, Runner};
 pub use schedule::{schedule, trial_seed, TrialKey};
+pub use shard::{assign, comparable_config, config_differences, config_hash, units, Shard, Unit};

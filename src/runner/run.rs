@@ -1,6 +1,6 @@
 //! Runs a schedule of trials with bounded concurrency, retries and cancellation; emits events.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,8 @@ use crate::config::{HostConfig, RunConfig};
 use crate::episode::{
     run_trial, Episode, Redactor, Side, ToolView, Transcript, TrialInput, TrialOutput,
 };
-use crate::grade::{grade, Grade, Observed, ObservedCall};
+use crate::grade::judge::{self, JudgedCall, JudgedTrial};
+use crate::grade::{grade, Grade, Judged, Observed, ObservedCall};
 use crate::host::Model;
 use crate::suite::{Suite, Task};
 
@@ -24,6 +25,8 @@ use crate::suite::{Suite, Task};
 pub struct HostRuntime {
     pub config: HostConfig,
     pub model: Arc<dyn Model>,
+    /// The host's adaptive concurrency (API hosts), for the end-of-run report.
+    pub congestion: Option<Arc<crate::host::aimd::Congestion>>,
 }
 
 /// Identifies a finished trial across invocations (for `--resume`).
@@ -52,11 +55,15 @@ pub struct Runner {
     pub config: RunConfig,
     pub suite: Suite,
     pub hosts: Vec<HostRuntime>,
+    /// The judge models of the tasks with a `judge:`, by the host spec the tasks name.
+    pub judges: BTreeMap<String, Arc<dyn Model>>,
     /// Trials finished by an earlier invocation: not run again.
     pub done: HashSet<DoneKey>,
     pub redactor: Redactor,
     /// Cancelled by the first Ctrl-C: in-flight trials finish, no new ones start.
     pub cancel: CancellationToken,
+    /// `--shard I/N`: run only this shard's (task, host, trial) units, both sides of each.
+    pub shard: Option<super::Shard>,
 }
 
 struct Shared {
@@ -77,6 +84,11 @@ impl Shared {
 
 /// Runs every trial not yet done; returns how many finished and whether the run was cut short.
 pub async fn run(runner: Runner, events: UnboundedSender<RunEvent>) -> (usize, bool) {
+    let in_shard = runner.shard.map(|shard| {
+        let tasks: Vec<String> = runner.suite.tasks.iter().map(|t| t.id.clone()).collect();
+        let hosts: Vec<String> = runner.hosts.iter().map(|h| h.config.name.clone()).collect();
+        shard.select(super::units(&tasks, &hosts, runner.config.trials))
+    });
     let order: Vec<TrialKey> = schedule(
         runner.hosts.len(),
         runner.suite.tasks.len(),
@@ -85,6 +97,11 @@ pub async fn run(runner: Runner, events: UnboundedSender<RunEvent>) -> (usize, b
     )
     .into_iter()
     .filter(|k| !runner.done.contains(&done_key(&runner, k)))
+    .filter(|k| {
+        in_shard
+            .as_ref()
+            .is_none_or(|s| s.contains(&unit_of(&runner, k)))
+    })
     .collect();
     let pool = ServerPool::new(
         runner.config.baseline.clone(),
@@ -135,6 +152,14 @@ fn done_key(runner: &Runner, key: &TrialKey) -> DoneKey {
     }
 }
 
+fn unit_of(runner: &Runner, key: &TrialKey) -> super::Unit {
+    super::Unit {
+        task_id: runner.suite.tasks[key.task].id.clone(),
+        host: runner.hosts[key.host].config.name.clone(),
+        trial: key.trial,
+    }
+}
+
 /// Runs one trial, retrying after infrastructure errors; every attempt's error is kept.
 async fn execute(shared: &Shared, key: TrialKey) {
     let runner = &shared.runner;
@@ -149,8 +174,8 @@ async fn execute(shared: &Shared, key: TrialKey) {
     });
     let started_at = chrono::Utc::now().to_rfc3339();
     let mut attempts = Vec::new();
-    let (output, tools) = loop {
-        let (output, tools) = attempt(shared, key, seed).await;
+    let (output, tools, judged) = loop {
+        let (output, tools, judged) = attempt(shared, key, seed).await;
         match &output.infra_error {
             Some(error) if (attempts.len() as u32) < runner.config.retries => {
                 attempts.push(error.clone());
@@ -165,12 +190,15 @@ async fn execute(shared: &Shared, key: TrialKey) {
                 shared.pool.add_use(key.side, key.task).await;
                 tokio::time::sleep(backoff(attempts.len() as u32)).await;
             }
-            _ => break (output, tools),
+            _ => break (output, tools, judged),
         }
     };
     let mut output = output;
     let messages = std::mem::take(&mut output.messages);
-    let episode = build_episode(shared, key, task, seed, output, attempts, started_at);
+    let mut episode = build_episode(shared, key, task, seed, output, attempts, started_at);
+    if let Some(judged) = &judged {
+        add_judge(&runner.redactor, &mut episode, judged);
+    }
     let transcript = Transcript {
         run_id: runner.run_id.clone(),
         task_id: task.id.clone(),
@@ -180,6 +208,7 @@ async fn execute(shared: &Shared, key: TrialKey) {
         seed,
         tools,
         messages,
+        judge: judged.map(|j| j.record),
     };
     let transcript = redact_transcript(&runner.redactor, transcript);
     shared.emit(RunEventKind::TrialFinished {
@@ -198,7 +227,7 @@ async fn attempt(
     shared: &Shared,
     key: TrialKey,
     seed: u64,
-) -> (TrialOutput, Vec<crate::host::ToolSpec>) {
+) -> (TrialOutput, Vec<crate::host::ToolSpec>, Option<Judged>) {
     let runner = &shared.runner;
     let host = &runner.hosts[key.host];
     let task = &runner.suite.tasks[key.task];
@@ -209,7 +238,7 @@ async fn attempt(
                 infra_error: Some(crate::episode::chain(&e)),
                 ..TrialOutput::default()
             };
-            return (output, Vec::new());
+            return (output, Vec::new(), None);
         }
     };
     let view = ToolView::new(&lease.server.tools, &host.config.profile);
@@ -237,7 +266,65 @@ async fn attempt(
     }
     let failed = output.infra_error.is_some();
     shared.pool.release(lease, failed).await;
-    (output, view.specs)
+    let judged = judge_output(shared, key, seed, &mut output).await;
+    (output, view.specs, judged)
+}
+
+/// Runs the task's judge on a trial that finished without an infrastructure error. A judge that
+/// fails makes the trial an infrastructure error (retried like the others).
+async fn judge_output(
+    shared: &Shared,
+    key: TrialKey,
+    seed: u64,
+    output: &mut TrialOutput,
+) -> Option<Judged> {
+    let runner = &shared.runner;
+    let task = &runner.suite.tasks[key.task];
+    let spec = task.expect.judge.as_ref()?;
+    if output.infra_error.is_some() {
+        return None;
+    }
+    let Some(model) = runner.judges.get(&spec.host) else {
+        output.infra_error = Some(format!("judge `{}`: no such judge host", spec.host));
+        return None;
+    };
+    let calls: Vec<JudgedCall<'_>> = output
+        .calls
+        .iter()
+        .map(|c| JudgedCall {
+            tool: &c.tool,
+            arguments: &c.arguments,
+            result: &c.result,
+            is_error: c.is_error,
+        })
+        .collect();
+    let trial = JudgedTrial {
+        prompt: &task.prompt,
+        calls: &calls,
+        answer: output.final_answer.as_deref(),
+    };
+    let context = crate::host::RequestContext {
+        task_id: task.id.clone(),
+        side: key.side.as_str().to_owned(),
+        trial: key.trial,
+    };
+    let judged = judge::judge(model.as_ref(), spec, &trial, seed, context).await;
+    if let Err(error) = &judged.outcome {
+        output.infra_error = Some(error.clone());
+    }
+    Some(judged)
+}
+
+/// Puts the judge's check into the grade and its tokens into the judge columns (not the trial's).
+fn add_judge(redactor: &Redactor, episode: &mut Episode, judged: &Judged) {
+    episode.judge_input_tokens = judged.record.usage.input_tokens;
+    episode.judge_output_tokens = judged.record.usage.output_tokens;
+    if let (Ok(check), None) = (&judged.outcome, &episode.infra_error) {
+        let mut check = check.clone();
+        check.explanation = redactor.redact(&check.explanation);
+        judge::add_check(&mut episode.grade, check);
+        episode.success = episode.grade.success;
+    }
 }
 
 fn build_episode(
@@ -288,6 +375,8 @@ fn build_episode(
         total_tokens: output.usage.input_tokens + output.usage.output_tokens,
         cache_read_tokens: output.usage.cache_read_tokens,
         cache_write_tokens: output.usage.cache_write_tokens,
+        judge_input_tokens: 0,
+        judge_output_tokens: 0,
         latency_ms: output.latency_ms,
         first_tool: tools_called.first().map(|t| t.to_string()),
         tools_called: tools_called.join(","),
@@ -304,6 +393,7 @@ fn build_episode(
             .collect(),
         grade,
         attempts: attempts.into_iter().map(redact).collect(),
+        request_retries: output.request_retries.into_iter().map(redact).collect(),
         started_at,
     }
 }

@@ -61,6 +61,8 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         total_tokens: 0,
         cache_read_tokens: 0,
         cache_write_tokens: 0,
+        judge_input_tokens: 0,
+        judge_output_tokens: 0,
         latency_ms: 800.0 + 37.0 * t,
         first_tool: None,
         tools_called: String::new(),
@@ -69,6 +71,7 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         calls: Vec::new(),
         grade: passed(kind),
         attempts: Vec::new(),
+        request_retries: Vec::new(),
         started_at: STARTED_AT.to_owned(),
     };
     let tools: &[&str] = match kind {
@@ -213,6 +216,9 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
         episodes: episodes.len(),
         infra_errors: episodes.iter().filter(|e| e.infra_error.is_some()).count(),
         runner_cpu_ms: None,
+        config_hash: None,
+        shard: None,
+        merged_from: Vec::new(),
     }
 }
 

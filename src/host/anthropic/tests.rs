@@ -337,7 +337,7 @@ fn a_key_is_required_and_never_shown() {
     );
     assert!(!format!("{m:?}").contains("sk-ant-secret"));
     let local = AnthropicModel::with_base_url("m", "http://127.0.0.1:1/v1/", "k").unwrap();
-    assert_eq!(local.endpoint(), "http://127.0.0.1:1/v1/messages");
+    assert_eq!(local.base_url(), "http://127.0.0.1:1");
     let bad = AnthropicModel::with_base_url("m", "http://127.0.0.1:1", "sk-a\nb");
     assert!(matches!(bad, Err(HostError::Other(m)) if !m.contains("sk-a")));
 }

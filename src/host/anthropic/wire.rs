@@ -211,6 +211,7 @@ pub(crate) fn parse_response(
             .filter(|m| !m.is_empty())
             .unwrap_or(fallback_model)
             .to_owned(),
+        ..Default::default()
     })
 }
 

@@ -490,3 +490,121 @@ async fn concurrent_requests_overlap_their_latency() {
     );
     server.stop().await.unwrap();
 }
+
+/// A server that records each request's headers and body and answers with a fixed completion,
+/// after `fail_first` answers of 429.
+async fn recording(
+    fail_first: usize,
+) -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(axum::http::HeaderMap, Value)>>>,
+) {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>> = Arc::default();
+    let log = seen.clone();
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let log = log.clone();
+                async move {
+                    let value: Value = serde_json::from_slice(&body).unwrap();
+                    let n = {
+                        let mut log = log.lock().unwrap();
+                        log.push((headers, value));
+                        log.len()
+                    };
+                    if n <= fail_first {
+                        let body = json!({"error": {"message": "slow down", "type": "requests"}});
+                        return (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response();
+                    }
+                    axum::Json(json!({
+                        "model": "m",
+                        "choices": [{"message": {"role": "assistant", "content": "done"}}],
+                        "usage": {"prompt_tokens": 5, "completion_tokens": 1}
+                    }))
+                    .into_response()
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind(local()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/v1"), seen)
+}
+
+#[tokio::test]
+async fn host_settings_and_extra_headers_reach_the_endpoint() {
+    let (url, seen) = recording(0).await;
+    let model = OpenAiModel::with_base_url("m", &url, Some("sk-test-key-123".into()))
+        .unwrap()
+        .with_options(crate::host::RequestOptions {
+            temperature: Some(0.2),
+            max_tokens: Some(64),
+            send_seed: false,
+            parallel_tool_calls: Some(false),
+        })
+        .with_headers([("x-gateway-key", "gw-secret-value"), ("x-team", "evals")])
+        .unwrap();
+    model.complete(&request("hi", 9)).await.unwrap();
+    let bare = CompletionRequest {
+        tools: Vec::new(),
+        ..request("hi", 9)
+    };
+    model.complete(&bare).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let (headers, body) = &seen[0];
+    assert_eq!(body["temperature"], json!(0.2));
+    assert_eq!(body["max_tokens"], json!(64));
+    assert_eq!(body["parallel_tool_calls"], json!(false));
+    assert!(body.get("seed").is_none(), "seed = false: no seed sent");
+    assert_eq!(headers["x-gateway-key"], "gw-secret-value");
+    assert_eq!(headers["x-team"], "evals");
+    assert_eq!(headers["authorization"], "Bearer sk-test-key-123");
+    // Without tools, parallel_tool_calls is not sent (OpenAI rejects it then).
+    assert!(seen[1].1.get("parallel_tool_calls").is_none());
+    // By default the trial's seed is sent and nothing else is added.
+    let (url, seen) = recording(0).await;
+    let plain = OpenAiModel::with_base_url("m", &url, None).unwrap();
+    plain.complete(&request("hi", 9)).await.unwrap();
+    let body = seen.lock().unwrap()[0].1.clone();
+    assert_eq!(body["seed"], json!(9));
+    for absent in ["temperature", "max_tokens", "parallel_tool_calls"] {
+        assert!(body.get(absent).is_none(), "{absent}");
+    }
+}
+
+#[tokio::test]
+async fn retried_attempts_are_kept_with_the_answer() {
+    let (url, seen) = recording(2).await;
+    let model = OpenAiModel::with_base_url("m", &url, None)
+        .unwrap()
+        .with_retry(fast(4));
+    let completion = model.complete(&request("hi", 1)).await.unwrap();
+    assert_eq!(seen.lock().unwrap().len(), 3);
+    assert_eq!(
+        completion.retried,
+        ["HTTP 429: slow down", "HTTP 429: slow down"]
+    );
+    assert_eq!(completion.content.as_deref(), Some("done"));
+}
+
+#[tokio::test]
+async fn throttled_answers_shrink_the_hosts_concurrency() {
+    let (url, _seen) = recording(3).await;
+    let congestion = std::sync::Arc::new(crate::host::aimd::Congestion::new(8));
+    let model = OpenAiModel::with_base_url("m", &url, None)
+        .unwrap()
+        .with_retry(fast(5))
+        .with_congestion(congestion.clone());
+    model.complete(&request("hi", 1)).await.unwrap();
+    let report = congestion.report();
+    assert_eq!(report.throttled, 3);
+    // Each 429 came to a request sent after the previous decrease: 8 → 4 → 2 → 1, then one
+    // success adds 1/1.
+    assert_eq!(report.lowest, 1.0);
+    assert_eq!(report.limit, 2.0);
+}

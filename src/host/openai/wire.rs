@@ -3,7 +3,6 @@
 
 use serde_json::{json, Map, Value};
 
-pub(crate) use crate::host::lenient::excerpt_text;
 use crate::host::lenient::{as_count, excerpt};
 use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
 
@@ -114,6 +113,7 @@ pub(crate) fn parse_response(
             .filter(|m| !m.is_empty())
             .unwrap_or(fallback_model)
             .to_owned(),
+        ..Default::default()
     })
 }
 

@@ -135,6 +135,7 @@ impl SimModel {
             tool_calls,
             usage,
             model: "sim".to_owned(),
+            ..Default::default()
         }
     }
 }

@@ -6,6 +6,7 @@
 //! any concurrency, and a retried request (the same body again) gets a fresh draw.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -30,6 +31,9 @@ pub struct FaultConfig {
     pub garbage_rate: f64,
     /// Seed of the fault RNG.
     pub seed: u64,
+    /// A provider's concurrency limit: a request that arrives while this many are being
+    /// answered gets 429 at once (with `retry_after` when set).
+    pub max_in_flight: Option<usize>,
 }
 
 impl Default for FaultConfig {
@@ -41,6 +45,7 @@ impl Default for FaultConfig {
             hang: None,
             garbage_rate: 0.0,
             seed: 0,
+            max_in_flight: None,
         }
     }
 }
@@ -61,6 +66,9 @@ impl FaultConfig {
                 "--fail-rate + --garbage-rate must be at most 1, got {}",
                 self.fail_rate + self.garbage_rate
             ));
+        }
+        if self.max_in_flight == Some(0) {
+            return Err("--max-in-flight must be at least 1".into());
         }
         if self.statuses.is_empty() {
             return Err("at least one --status is needed".into());
@@ -104,6 +112,18 @@ pub struct Faults {
     config: FaultConfig,
     /// How often each request body (by hash) has been seen.
     seen: Mutex<HashMap<u64, u32>>,
+    /// Requests being answered now (for `max_in_flight`).
+    in_flight: AtomicUsize,
+}
+
+/// A request counted as in flight until dropped.
+#[derive(Debug)]
+pub struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Faults {
@@ -111,6 +131,18 @@ impl Faults {
         Self {
             config,
             seen: Mutex::new(HashMap::new()),
+            in_flight: AtomicUsize::new(0),
+        }
+    }
+
+    /// Admits a request under `max_in_flight`, or `None` when that many are in flight already
+    /// (the request is then to be answered 429).
+    pub fn enter(&self) -> Option<InFlight<'_>> {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        let guard = InFlight(&self.in_flight);
+        match self.config.max_in_flight {
+            Some(max) if now > max => None,
+            _ => Some(guard),
         }
     }
 

@@ -1,0 +1,108 @@
+//! Builds a host's model from its resolved config: the provider, its endpoint and key from the
+//! environment variables the config names, the `[host.NAME]` request settings, and the host's
+//! adaptive concurrency.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::aimd::Congestion;
+use super::anthropic::AnthropicModel;
+use super::openai::OpenAiModel;
+use super::retry::RetryPolicy;
+use super::sim::{SimConfig, SimModel};
+use super::{HostError, Model, RequestOptions};
+use crate::config::{HostConfig, HostSettings, Provider};
+
+/// A host's model, and the concurrency controller its requests run under (API hosts only).
+pub struct Built {
+    pub model: Arc<dyn Model>,
+    pub congestion: Option<Arc<Congestion>>,
+}
+
+/// `concurrency` is the run's: a host's adaptive limit starts there unless its
+/// `max_concurrency` is lower.
+pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<Built, HostError> {
+    let settings = &host.settings;
+    let name = host.model.as_deref().unwrap_or_default();
+    let headers = settings.expanded_headers().map_err(HostError::Other)?;
+    let headers = headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    let congestion = Arc::new(Congestion::new(
+        settings
+            .max_concurrency
+            .unwrap_or(concurrency)
+            .min(concurrency.max(1)),
+    ));
+    let retry = retry_policy(settings);
+    let model: Arc<dyn Model> = match host.provider {
+        Provider::Sim => {
+            return Ok(Built {
+                model: Arc::new(SimModel::new(sim.clone())),
+                congestion: None,
+            })
+        }
+        Provider::Openai => {
+            let base = settings
+                .base_url_env
+                .as_deref()
+                .unwrap_or("OPENAI_BASE_URL");
+            let key = settings.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
+            let model = if settings.base_url_env.is_none() && settings.api_key_env.is_none() {
+                OpenAiModel::from_env(name)?
+            } else {
+                OpenAiModel::from_env_vars(name, base, key)?
+            };
+            Arc::new(
+                model
+                    .with_retry(retry)
+                    .with_options(options(settings))
+                    .with_headers(headers)?
+                    .with_congestion(congestion.clone()),
+            )
+        }
+        Provider::Anthropic => {
+            let base = settings
+                .base_url_env
+                .as_deref()
+                .unwrap_or("ANTHROPIC_BASE_URL");
+            let key = settings
+                .api_key_env
+                .as_deref()
+                .unwrap_or("ANTHROPIC_API_KEY");
+            let mut model = AnthropicModel::from_env_vars(name, base, key)?
+                .with_retry(retry)
+                .with_headers(headers)?
+                .with_congestion(congestion.clone());
+            if let Some(n) = settings.max_tokens {
+                model = model.with_max_tokens(n);
+            }
+            if let Some(t) = settings.temperature {
+                model = model.with_temperature(t);
+            }
+            Arc::new(model)
+        }
+    };
+    Ok(Built {
+        model,
+        congestion: Some(congestion),
+    })
+}
+
+fn retry_policy(settings: &HostSettings) -> RetryPolicy {
+    let mut retry = RetryPolicy::default();
+    if let Some(n) = settings.max_attempts {
+        retry.max_attempts = n.max(1);
+    }
+    if let Some(t) = settings.timeout_s {
+        retry.request_timeout = Duration::from_secs_f64(t);
+    }
+    retry
+}
+
+fn options(settings: &HostSettings) -> RequestOptions {
+    RequestOptions {
+        temperature: settings.temperature,
+        max_tokens: settings.max_tokens,
+        send_seed: settings.seed.unwrap_or(true),
+        parallel_tool_calls: settings.parallel_tool_calls,
+    }
+}
