@@ -464,3 +464,57 @@ async fn headers_and_body_reach_the_server() {
     assert_eq!(body["model"], "claude-test");
     task.abort();
 }
+
+#[tokio::test]
+async fn overloaded_answers_are_retried_kept_and_slow_the_host_down() {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let app = axum::Router::new().route(
+        "/v1/messages",
+        axum::routing::post(move || {
+            let counter = counter.clone();
+            async move {
+                if counter.fetch_add(1, Ordering::SeqCst) < 2 {
+                    let body = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+                    return (StatusCode::from_u16(529).unwrap(), body).into_response();
+                }
+                axum::Json(json!({
+                    "type": "message", "role": "assistant", "model": "m",
+                    "content": [{"type": "text", "text": "done"}],
+                    "stop_reason": "end_turn",
+                    "usage": {"input_tokens": 10, "output_tokens": 2}
+                }))
+                .into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let congestion = Arc::new(crate::host::aimd::Congestion::new(4));
+    let model = AnthropicModel::with_base_url("m", &url, "sk-ant-k")
+        .unwrap()
+        .with_retry(crate::host::retry::RetryPolicy {
+            base_delay: std::time::Duration::from_millis(1),
+            ..Default::default()
+        })
+        .with_congestion(congestion.clone());
+    let completion = model.complete(&conversation()).await.unwrap();
+    assert_eq!(completion.content.as_deref(), Some("done"));
+    assert_eq!(
+        completion.retried,
+        [
+            "HTTP 529: overloaded_error: Overloaded",
+            "HTTP 529: overloaded_error: Overloaded"
+        ]
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(model.request_counts().retries, 2);
+    assert_eq!(congestion.report().throttled, 2);
+    assert!(congestion.report().lowest < 4.0);
+    task.abort();
+}
