@@ -166,6 +166,18 @@ fn the_judge_decides_success_and_its_tokens_are_kept_apart() {
     let judged_dir = dir.path().join("judged");
     let eps = episodes(&judged_dir);
     assert_eq!(eps.len(), 16, "{log}");
+    // run.json names the judge beside the hosts.
+    let info: Value =
+        serde_json::from_slice(&std::fs::read(judged_dir.join("run.json")).unwrap()).unwrap();
+    let judges: Vec<&str> = info["judges"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|j| j["model"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        !judges.is_empty() && judges.iter().all(|m| m.starts_with("openai:")),
+        "{}",
+        info["judges"]
+    );
     let transcripts = transcripts(&judged_dir);
 
     for e in &eps {

@@ -117,6 +117,14 @@ pub(super) async fn run_cancellable(
                 simulated: h.model.is_simulated(),
             })
             .collect(),
+        judges: judges
+            .iter()
+            .map(|(name, model)| HostRecord {
+                name: name.clone(),
+                model: model.id().to_owned(),
+                simulated: model.is_simulated(),
+            })
+            .collect(),
         seed: config.seed,
         trials: config.trials,
         tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),

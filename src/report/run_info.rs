@@ -39,6 +39,9 @@ pub struct RunInfo {
     pub baseline: ServerRecord,
     pub candidate: ServerRecord,
     pub hosts: Vec<HostRecord>,
+    /// The models that graded tasks with a `judge` (by the host spec the tasks name).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<HostRecord>,
     pub seed: u64,
     pub trials: u32,
     pub tasks: Vec<String>,
@@ -148,6 +151,7 @@ pub(crate) mod tests {
                 model: "sim".into(),
                 simulated: true,
             }],
+            judges: Vec::new(),
             seed: 42,
             trials: 1,
             tasks: vec!["t".into()],

@@ -205,6 +205,7 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
             model: "sim".into(),
             simulated: true,
         }],
+        judges: Vec::new(),
         seed: SEED,
         trials,
         tasks,
