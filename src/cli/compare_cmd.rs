@@ -1,6 +1,5 @@
 //! `mcpeval compare`: the comparison, verdicts and reports of a run, recomputed from its episodes.
 
-use super::out::{out, outln};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -8,6 +7,7 @@ use anyhow::Context;
 
 use super::args::CompareArgs;
 use super::exit::{CliError, Exit};
+use super::out::{out, outln};
 use crate::episode::{Episode, Side};
 use crate::report::{compare as compare_episodes, read_episodes, verdict_table, write_reports};
 use crate::report::{Comparison, Outcome, Report, RunInfo};

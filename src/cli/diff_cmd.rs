@@ -1,12 +1,12 @@
 //! `mcpeval diff`: two contract snapshots into classified changes, a table and the diff's JSON.
 
-use super::out::out;
 use std::path::Path;
 
 use anyhow::Context;
 
 use super::args::DiffArgs;
 use super::exit::{CliError, Exit};
+use super::out::out;
 use crate::contract::{self, Snapshot};
 
 /// Diffs two snapshot directories; the table goes to stdout, the JSON to `--out`.

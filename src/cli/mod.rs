@@ -5,6 +5,7 @@ mod compare_cmd;
 mod diff_cmd;
 mod exit;
 mod history_cmd;
+mod hosts;
 mod merge_cmd;
 mod nightly_cmd;
 mod out;

@@ -1,6 +1,5 @@
 //! `mcpeval run`: resolve the config, check the servers, run the trials, write the files.
 
-use super::out::outln;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,19 +10,21 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::RunArgs;
 use super::exit::{CliError, Exit};
+use super::hosts::{
+    build_hosts, build_judges, cached, print_cache_note, print_congestion, rate_limited,
+};
+use super::out::outln;
 use super::progress::Progress;
-use crate::config::{resolve, Provider, RunConfig};
+use crate::config::{resolve, RunConfig};
 use crate::episode::{chain, Episode, Redactor, Side};
 use crate::host::aimd::Congestion;
-use crate::host::cache::{CachedModel, ResponseCache, CACHE_DIR};
-use crate::host::limit::{Limits, RateLimited};
-use crate::host::Model;
+use crate::host::cache::{ResponseCache, CACHE_DIR};
 use crate::report::{
     compare, git_commit, own_cpu_ms, read_episodes, write_tables, EpisodeWriter, HostRecord,
     LiveReports, Report, RunInfo, ServerRecord, Tables, REFRESH_EVERY,
 };
 use crate::runner::{
-    self, BudgetGuard, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,
+    self, BudgetGuard, DoneKey, EventSink, RunEvent, RunEventKind, Runner, Server,
 };
 
 /// Runs `mcpeval run` and returns the exit code.
@@ -316,127 +317,6 @@ fn resume_state(
     Ok((config, Some(dir.to_path_buf()), Some(info)))
 }
 
-fn build_hosts(config: &RunConfig) -> Result<Vec<HostRuntime>, CliError> {
-    config
-        .hosts
-        .iter()
-        .map(|h| {
-            let built =
-                crate::host::build::build(h, &config.sim, config.concurrency).map_err(|e| {
-                    CliError::usage(anyhow::Error::new(e).context(format!("host `{}`", h.name)))
-                })?;
-            Ok(HostRuntime {
-                config: h.clone(),
-                model: built.model,
-                congestion: built.congestion,
-            })
-        })
-        .collect()
-}
-
-/// The judge models the tasks name (`judge.host`), each built once, like the run's hosts. A judge
-/// host that cannot be built (unknown name, missing API key) is a usage error before the run.
-/// Also returns the judge hosts' secrets (header values, API keys), to be redacted like the run's.
-type Judges = std::collections::BTreeMap<String, Arc<dyn Model>>;
-
-fn build_judges(
-    config: &RunConfig,
-    suite: &crate::suite::Suite,
-) -> Result<(Judges, Vec<String>), CliError> {
-    let mut judges = Judges::new();
-    let mut secrets = Vec::new();
-    for task in &suite.tasks {
-        let Some(spec) = &task.expect.judge else {
-            continue;
-        };
-        if judges.contains_key(&spec.host) {
-            continue;
-        }
-        let context = format!(
-            "judge host `{}` of task `{}` ({})",
-            spec.host, task.id, task.source
-        );
-        let host = crate::config::resolve_extra_host(config, &spec.host)
-            .map_err(|e| CliError::usage(anyhow::Error::new(e).context(context.clone())))?;
-        secrets.extend(host.settings.secret_values());
-        let one = RunConfig {
-            hosts: vec![host],
-            ..config.clone()
-        };
-        let built = build_hosts(&one).map_err(|e| CliError {
-            exit: e.exit,
-            error: e.error.context(context.clone()),
-        })?;
-        for h in rate_limited(built) {
-            if h.model.is_simulated() {
-                eprintln!(
-                    "warning: {context} is the simulated model, which cannot judge: every judged \
-                     trial will be an infrastructure error"
-                );
-            }
-            judges.insert(spec.host.clone(), h.model);
-        }
-    }
-    Ok((judges, secrets))
-}
-
-/// Puts each real model behind the response cache (with `None`, --no-cache: none). The sim
-/// host is deterministic and free, so it is never cached.
-fn cached(hosts: Vec<HostRuntime>, cache: Option<&Arc<ResponseCache>>) -> Vec<HostRuntime> {
-    let Some(cache) = cache else {
-        return hosts;
-    };
-    hosts
-        .into_iter()
-        .map(|mut h| {
-            if !h.model.is_simulated() {
-                let scope = cache_scope(&h.config);
-                h.model = Arc::new(CachedModel::new(h.model, cache.clone(), scope));
-            }
-            h
-        })
-        .collect()
-}
-
-/// What besides the request shapes a host's answers: the endpoint it reads from the
-/// environment and its `[host.NAME]` request settings. The same model name at another endpoint
-/// (a local server, another proxy) or with another temperature is not served these answers.
-fn cache_scope(host: &crate::config::HostConfig) -> String {
-    let s = &host.settings;
-    let default_var = match host.provider {
-        Provider::Anthropic => "ANTHROPIC_BASE_URL",
-        _ => "OPENAI_BASE_URL",
-    };
-    let endpoint =
-        std::env::var(s.base_url_env.as_deref().unwrap_or(default_var)).unwrap_or_default();
-    serde_json::json!({
-        "endpoint": endpoint.trim().trim_end_matches('/'),
-        "temperature": s.temperature,
-        "max_tokens": s.max_tokens,
-        "seed": s.seed,
-        "parallel_tool_calls": s.parallel_tool_calls,
-        "headers": s.headers,
-    })
-    .to_string()
-}
-
-/// Puts each host with `rpm` / `tpm` behind its rate limits.
-fn rate_limited(hosts: Vec<HostRuntime>) -> Vec<HostRuntime> {
-    hosts
-        .into_iter()
-        .map(|mut h| {
-            let limits = Limits {
-                requests_per_minute: h.config.rpm,
-                tokens_per_minute: h.config.tpm,
-            };
-            if !limits.is_unlimited() {
-                h.model = Arc::new(RateLimited::new(h.model, limits));
-            }
-            h
-        })
-        .collect()
-}
-
 /// Starts each server once before the run: a server that cannot start stops the run (exit 3)
 /// with its stderr, rather than failing every trial.
 async fn preflight(config: &RunConfig) -> Result<(ServerRecord, ServerRecord), CliError> {
@@ -550,46 +430,6 @@ fn print_notes(info: &RunInfo, dir: &Path, simulated: &[String]) {
         outln!(
             "note: host {} is the embedded simulated model, not a real LLM",
             simulated.join(", ")
-        );
-    }
-}
-
-/// Hosts whose provider throttled requests (429): how far their concurrency backed off.
-fn print_congestion(hosts: &[(String, Arc<Congestion>)]) {
-    for (name, congestion) in hosts {
-        let r = congestion.report();
-        if r.throttled > 0 {
-            outln!(
-                "host {name}: {} requests throttled (429/529); concurrency backed off {} time(s), \
-                 to {} at the lowest (of {}), {} at the end",
-                r.throttled,
-                r.decreases,
-                r.lowest.floor(),
-                r.max,
-                r.limit.floor()
-            );
-        }
-    }
-}
-
-/// How many model requests the response cache answered, and whether it could store the rest.
-fn print_cache_note(cache: Option<&ResponseCache>) {
-    let Some(cache) = cache else {
-        return;
-    };
-    let counts = cache.counts();
-    if counts.requests() > 0 {
-        outln!(
-            "response cache: {} of {} model requests answered from {}",
-            counts.hits,
-            counts.requests(),
-            cache.dir().display()
-        );
-    }
-    if let Some(error) = cache.first_write_error() {
-        eprintln!(
-            "warning: {} answers could not be stored in the response cache: {error}",
-            counts.write_errors
         );
     }
 }

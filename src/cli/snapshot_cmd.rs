@@ -1,11 +1,11 @@
 //! `mcpeval snapshot` and `mcpeval diff`: a server's contract into a directory, two of them into
 //! classified changes.
 
-use super::out::outln;
 use std::path::Path;
 
 use super::args::SnapshotArgs;
 use super::exit::{CliError, Exit};
+use super::out::outln;
 use crate::config::resolve_server;
 use crate::contract::{self, Snapshot};
 

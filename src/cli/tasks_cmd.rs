@@ -1,9 +1,9 @@
 //! `mcpeval tasks check|list`: validate task suites, or list their tasks.
 
-use super::out::outln;
 use std::path::PathBuf;
 
 use super::exit::{CliError, Exit};
+use super::out::outln;
 use crate::suite::{load_suite, SuiteError, TaskKind, TaskSet};
 
 fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {

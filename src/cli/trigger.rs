@@ -1,12 +1,12 @@
 //! `mcpeval run --trigger DIFF.json | --auto-trigger`: a diff (read, or made from both servers'
 //! snapshots), the tasks it calls for, and what and why.
 
-use super::out::{out, outln};
 use std::path::Path;
 
 use anyhow::Context;
 
 use super::exit::{CliError, Exit};
+use super::out::{out, outln};
 use crate::config::RunConfig;
 use crate::contract::{diff_snapshots, diff_table, select, take, Diff};
 use crate::suite::Suite;
