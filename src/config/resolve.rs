@@ -209,10 +209,46 @@ pub struct RunConfig {
 }
 
 fn parse_toml(path: &str, text: &str) -> Result<ConfigFile, ConfigError> {
-    toml::from_str(text).map_err(|e| ConfigError::Parse {
+    let parse_error = |e: toml::de::Error| ConfigError::Parse {
         path: path.to_owned(),
         message: e.to_string(),
-    })
+    };
+    match toml::from_str(text) {
+        Ok(file) => Ok(file),
+        // Read again only when that could help, so other errors keep their line and column.
+        Err(e) => match hosts_as_tables(text) {
+            Some(file) => file.map_err(parse_error),
+            None => Err(parse_error(e)),
+        },
+    }
+}
+
+/// `[hosts.NAME]` tables instead of a `hosts` list (with `[host.NAME]` for the named ones): the
+/// tables become named hosts, and the run's hosts are all of them, in name order.
+fn hosts_as_tables(text: &str) -> Option<Result<ConfigFile, toml::de::Error>> {
+    use serde::de::Error as _;
+    use toml::Value;
+    let mut table: toml::Table = text.parse().ok()?;
+    let Some(Value::Table(named)) = table.remove("hosts") else {
+        return None;
+    };
+    let names = named.keys().cloned().map(Value::String).collect();
+    let Value::Table(host) = table
+        .entry("host")
+        .or_insert_with(|| Value::Table(toml::Table::new()))
+    else {
+        return None;
+    };
+    for (name, entry) in named {
+        if host.contains_key(&name) {
+            return Some(Err(toml::de::Error::custom(format!(
+                "host `{name}` is defined both as [hosts.{name}] and [host.{name}]"
+            ))));
+        }
+        host.insert(name, entry);
+    }
+    table.insert("hosts".into(), Value::Array(names));
+    Some(ConfigFile::deserialize(Value::Table(table)))
 }
 
 /// Resolves the run config. With no config file and no servers given, the embedded demo is used.
@@ -586,6 +622,33 @@ fn parse_provider(p: &str) -> Result<Provider, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_tables_are_named_hosts_that_all_run() {
+        let text = "[hosts.claude-code-like]\nprovider = \"sim\"\n\
+                    profile = { tool_naming = \"prefixed\" }\n\
+                    [hosts.plain]\nprovider = \"openai\"\nmodel = \"m\"\ntemperature = 0.2\n";
+        let file = parse_toml("t.toml", text).unwrap();
+        assert_eq!(
+            file.hosts.as_deref(),
+            Some(&["claude-code-like".to_owned(), "plain".to_owned()][..])
+        );
+        let profile = HostProfile::default();
+        let host = resolve_host("claude-code-like", &file.named_hosts, &profile).unwrap();
+        assert_eq!(
+            host.profile.tool_naming,
+            crate::host::profile::ToolNaming::Prefixed
+        );
+        let plain = resolve_host("plain", &file.named_hosts, &profile).unwrap();
+        assert_eq!(plain.settings.temperature, Some(0.2));
+        // Both spellings of one host, and errors elsewhere, are still errors (with a position).
+        let both = "[hosts.x]\nprovider = \"sim\"\n[host.x]\nprovider = \"sim\"\n";
+        let err = parse_toml("t.toml", both).unwrap_err().to_string();
+        assert!(err.contains("both as [hosts.x] and [host.x]"), "{err}");
+        let typo = "trials = \"ten\"\n";
+        let err = parse_toml("t.toml", typo).unwrap_err().to_string();
+        assert!(err.contains("line 1"), "{err}");
+    }
 
     #[test]
     fn no_arguments_resolve_to_the_embedded_demo() {
