@@ -179,6 +179,20 @@ fn the_judge_decides_success_and_its_tokens_are_kept_apart() {
         info["judges"]
     );
     let transcripts = transcripts(&judged_dir);
+    // summary.md counts the judge's tokens apart, per side.
+    let summary = std::fs::read_to_string(judged_dir.join("summary.md")).unwrap();
+    for side in [Side::Baseline, Side::Candidate] {
+        let judged: Vec<&Episode> = eps
+            .iter()
+            .filter(|e| e.side == side && e.judge_input_tokens > 0)
+            .collect();
+        let input: u64 = judged.iter().map(|e| e.judge_input_tokens).sum();
+        let row = format!(
+            "| `sim` | {side} · judge | – | {} | {input} |",
+            judged.len()
+        );
+        assert!(summary.contains(&row), "{row} not in {summary}");
+    }
 
     for e in &eps {
         let t = &transcripts[&(e.task_id.clone(), e.side, e.trial)];

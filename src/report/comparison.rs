@@ -141,6 +141,10 @@ pub struct UsageTotal {
     pub requests: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// A task judge's calls (one per judged episode) and tokens, apart from the model's.
+    pub judge_requests: u64,
+    pub judge_input_tokens: u64,
+    pub judge_output_tokens: u64,
 }
 
 fn usage_totals(episodes: &[(Side, &Episode)]) -> Vec<UsageTotal> {
@@ -156,12 +160,18 @@ fn usage_totals(episodes: &[(Side, &Episode)]) -> Vec<UsageTotal> {
                 requests: 0,
                 input_tokens: 0,
                 output_tokens: 0,
+                judge_requests: 0,
+                judge_input_tokens: 0,
+                judge_output_tokens: 0,
             });
         t.model.clone_from(&e.model);
         t.episodes += 1;
         t.requests += u64::from(e.turns);
         t.input_tokens += e.input_tokens;
         t.output_tokens += e.output_tokens;
+        t.judge_requests += u64::from(e.judge_input_tokens + e.judge_output_tokens > 0);
+        t.judge_input_tokens += e.judge_input_tokens;
+        t.judge_output_tokens += e.judge_output_tokens;
     }
     totals.into_values().collect()
 }

@@ -52,6 +52,26 @@ fn usage(out: &mut String, report: &Report) {
             u.host, u.side, u.episodes, u.requests, u.input_tokens, u.output_tokens, cost
         );
     }
+    // A judge's calls, priced when the run had one judge model (several: per-task, unpriced).
+    let judges = &report.info.judges;
+    for u in c.usage.iter().filter(|u| u.judge_requests > 0) {
+        let price = match judges.as_slice() {
+            [judge] => crate::runner::price_for(&judge.name, &judge.model, prices),
+            _ => None,
+        };
+        let cost = match price {
+            Some(price) => format!(
+                "${:.4}",
+                crate::runner::cost(price, u.judge_input_tokens, u.judge_output_tokens)
+            ),
+            None => "– (no `[prices]` entry for one judge)".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} · judge | – | {} | {} | {} | {} |",
+            u.host, u.side, u.judge_requests, u.judge_input_tokens, u.judge_output_tokens, cost
+        );
+    }
     let _ = writeln!(out);
 }
 
