@@ -323,6 +323,7 @@ fn cpu_time() -> Duration {
 #[ignore = "benchmark"]
 async fn bench_retry_overhead() {
     use futures::StreamExt;
+    use mcpeval::host::http::OverEndpoint;
     use mcpeval::host::openai::OpenAiModel;
     use mcpeval::host::retry::RetryPolicy;
     use mcpeval::host::{CompletionRequest, Message, Model, ToolSpec};

@@ -11,14 +11,11 @@ pub(crate) mod wire;
 mod tests;
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 
-use super::aimd::Congestion;
-use super::http::{JsonEndpoint, RequestCounts};
-use super::retry::RetryPolicy;
+use super::http::{JsonEndpoint, OverEndpoint};
 use super::{Completion, CompletionRequest, HostError, Model};
 use wire::{parse_response, request_body, Settings, ToolNames};
 
@@ -52,6 +49,16 @@ impl fmt::Debug for AnthropicModel {
             .field("max_tokens", &self.max_tokens)
             .field("temperature", &self.temperature)
             .finish_non_exhaustive()
+    }
+}
+
+impl OverEndpoint for AnthropicModel {
+    fn endpoint(&self) -> &JsonEndpoint {
+        &self.endpoint
+    }
+
+    fn endpoint_mut(&mut self) -> &mut JsonEndpoint {
+        &mut self.endpoint
     }
 }
 
@@ -117,41 +124,6 @@ impl AnthropicModel {
             temperature: None,
             endpoint,
         })
-    }
-
-    /// Sets how long one attempt may take (default 120 s).
-    pub fn with_timeout(mut self, timeout: Duration) -> Result<Self, HostError> {
-        let mut retry = *self.endpoint.retry_policy();
-        retry.request_timeout = timeout;
-        self.endpoint.set_retry(retry);
-        Ok(self)
-    }
-
-    /// Sets how requests are retried (default [`RetryPolicy::default`]: 429, 5xx, 529
-    /// overloaded, timeouts and connection failures, 4 attempts, `Retry-After` honoured).
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.endpoint.set_retry(retry);
-        self
-    }
-
-    /// Adds headers to every request (values are marked sensitive).
-    pub fn with_headers<'a>(
-        mut self,
-        extra: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Result<Self, HostError> {
-        self.endpoint.add_headers(extra)?;
-        Ok(self)
-    }
-
-    /// Puts every attempt under the host's adaptive concurrency.
-    pub fn with_congestion(mut self, congestion: Arc<Congestion>) -> Self {
-        self.endpoint.set_congestion(congestion);
-        self
-    }
-
-    /// Requests sent so far and how many of them were retries.
-    pub fn request_counts(&self) -> RequestCounts {
-        self.endpoint.request_counts()
     }
 
     /// Sets `max_tokens` of every request (default 1024).

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::aimd::Congestion;
 use super::anthropic::AnthropicModel;
+use super::http::OverEndpoint;
 use super::openai::OpenAiModel;
 use super::retry::RetryPolicy;
 use super::sim::{SimConfig, SimModel};

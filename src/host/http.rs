@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use serde_json::Value;
@@ -260,6 +260,53 @@ impl JsonEndpoint {
             endpoint: self.url.clone(),
             source,
         }
+    }
+}
+
+/// The settings every provider over a [`JsonEndpoint`] takes the same way (bring the trait into
+/// scope to call them).
+pub trait OverEndpoint: Sized {
+    fn endpoint(&self) -> &JsonEndpoint;
+    fn endpoint_mut(&mut self) -> &mut JsonEndpoint;
+
+    /// Sets how long one attempt may take (default 120 s).
+    fn with_timeout(mut self, timeout: Duration) -> Result<Self, HostError> {
+        let mut retry = *self.endpoint().retry_policy();
+        retry.request_timeout = timeout;
+        self.endpoint_mut().set_retry(retry);
+        Ok(self)
+    }
+
+    /// Sets how requests are retried (default [`RetryPolicy::default`]: 429, 5xx, 529
+    /// overloaded, timeouts and connection failures, 4 attempts, `Retry-After` honoured).
+    fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.endpoint_mut().set_retry(retry);
+        self
+    }
+
+    /// Adds headers to every request (values are marked sensitive: they may hold tokens).
+    fn with_headers<'a>(
+        mut self,
+        extra: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, HostError> {
+        self.endpoint_mut().add_headers(extra)?;
+        Ok(self)
+    }
+
+    /// Puts every attempt under the host's adaptive concurrency.
+    fn with_congestion(mut self, congestion: Arc<Congestion>) -> Self {
+        self.endpoint_mut().set_congestion(congestion);
+        self
+    }
+
+    /// The retry policy in force.
+    fn retry_policy(&self) -> &RetryPolicy {
+        self.endpoint().retry_policy()
+    }
+
+    /// Requests sent so far and how many of them were retries.
+    fn request_counts(&self) -> RequestCounts {
+        self.endpoint().request_counts()
     }
 }
 

@@ -25,3 +25,12 @@ pub(crate) fn excerpt_text(text: &str) -> String {
 pub(crate) fn excerpt(v: &Value) -> String {
     excerpt_text(&v.to_string())
 }
+
+/// The answering model as the body names it (`model`), or `fallback` when it names none.
+pub(crate) fn model_name(body: &Value, fallback: &str) -> String {
+    body.get("model")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+        .unwrap_or(fallback)
+        .to_owned()
+}

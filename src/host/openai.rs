@@ -14,17 +14,14 @@ pub(crate) mod wire;
 mod tests;
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_openai::config::{Config, OpenAIConfig};
 use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 
-use super::aimd::Congestion;
-use super::http::JsonEndpoint;
 pub use super::http::RequestCounts;
-use super::retry::RetryPolicy;
+use super::http::{JsonEndpoint, OverEndpoint};
 use super::{Completion, CompletionRequest, HostError, Model, RequestOptions};
 use wire::{parse_response, request_body, ToolNames};
 
@@ -52,6 +49,16 @@ impl fmt::Debug for OpenAiModel {
             .field("base_url", &self.base_url)
             .field("options", &self.options)
             .finish_non_exhaustive()
+    }
+}
+
+impl OverEndpoint for OpenAiModel {
+    fn endpoint(&self) -> &JsonEndpoint {
+        &self.endpoint
+    }
+
+    fn endpoint_mut(&mut self) -> &mut JsonEndpoint {
+        &mut self.endpoint
     }
 }
 
@@ -144,45 +151,6 @@ impl OpenAiModel {
     pub fn with_options(mut self, options: RequestOptions) -> Self {
         self.options = options;
         self
-    }
-
-    /// Adds headers to every request (values are marked sensitive: they may hold tokens).
-    pub fn with_headers<'a>(
-        mut self,
-        extra: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Result<Self, HostError> {
-        self.endpoint.add_headers(extra)?;
-        Ok(self)
-    }
-
-    /// Puts every attempt under the host's adaptive concurrency.
-    pub fn with_congestion(mut self, congestion: Arc<Congestion>) -> Self {
-        self.endpoint.set_congestion(congestion);
-        self
-    }
-
-    /// Sets how long one attempt may take (default 120 s).
-    pub fn with_timeout(mut self, timeout: Duration) -> Result<Self, HostError> {
-        let mut retry = *self.endpoint.retry_policy();
-        retry.request_timeout = timeout;
-        self.endpoint.set_retry(retry);
-        Ok(self)
-    }
-
-    /// Sets how requests are retried (default [`RetryPolicy::default`]).
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.endpoint.set_retry(retry);
-        self
-    }
-
-    /// The retry policy in force.
-    pub fn retry_policy(&self) -> &RetryPolicy {
-        self.endpoint.retry_policy()
-    }
-
-    /// Requests sent so far and how many of them were retries.
-    pub fn request_counts(&self) -> RequestCounts {
-        self.endpoint.request_counts()
     }
 
     /// The provider's model name.

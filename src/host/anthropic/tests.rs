@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::wire::{parse_response, request_body, Settings, ToolNames};
 use super::AnthropicModel;
+use crate::host::http::OverEndpoint;
 use crate::host::{CompletionRequest, HostError, Message, Model, ToolCallRequest, ToolSpec};
 
 const LONG: &str = "mcp__a_server_label_that_goes_on_and_on_and_on_for_testing_purposes__\

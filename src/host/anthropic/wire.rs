@@ -4,8 +4,8 @@
 
 use serde_json::{json, Map, Value};
 
-pub(crate) use crate::host::lenient::excerpt_text;
-use crate::host::lenient::{as_count, excerpt};
+use crate::host::lenient::excerpt_text;
+use crate::host::lenient::{as_count, excerpt, model_name};
 use crate::host::names::clean;
 use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
 
@@ -205,12 +205,7 @@ pub(crate) fn parse_response(
             cache_read_tokens: count("cache_read_input_tokens"),
             cache_write_tokens: count("cache_creation_input_tokens"),
         },
-        model: body
-            .get("model")
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty())
-            .unwrap_or(fallback_model)
-            .to_owned(),
+        model: model_name(body, fallback_model),
         ..Default::default()
     })
 }

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::wire::{parse_response, request_body, ToolNames};
 use super::{OpenAiModel, RequestCounts};
+use crate::host::http::OverEndpoint;
 use crate::host::retry::RetryPolicy;
 use crate::host::sim::{SimConfig, SimModel};
 use crate::host::sim_server::{FaultConfig, ServeOptions};

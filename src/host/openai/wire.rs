@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::host::lenient::{as_count, excerpt};
+use crate::host::lenient::{as_count, excerpt, model_name};
 use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
 
 /// MCP tool names ↔ function names the API accepts (at most 64 characters).
@@ -107,12 +107,7 @@ pub(crate) fn parse_response(
             output_tokens: count(&["completion_tokens", "output_tokens"]),
             ..Usage::default()
         },
-        model: body
-            .get("model")
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty())
-            .unwrap_or(fallback_model)
-            .to_owned(),
+        model: model_name(body, fallback_model),
         ..Default::default()
     })
 }
