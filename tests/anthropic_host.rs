@@ -154,19 +154,6 @@ fn start_mock() -> (tokio::runtime::Runtime, String, Arc<Mock>) {
     (runtime, format!("http://{addr}"), mock)
 }
 
-fn files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(files(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
-
 fn anthropic_run(out: &Path) -> Command {
     let mut cmd = pair_command("demo:1.4.0", "demo:1.5.0", out);
     cmd.args(["--host", "anthropic:claude-test", "--trials", "1"])
@@ -236,7 +223,7 @@ fn anthropic_host_runs_the_demo_against_a_mock_messages_api() {
     assert!(dir.path().join("tool_calls.parquet").exists());
 
     // The key reaches no file of the run directory.
-    let all = files(dir.path());
+    let all = files_under(dir.path());
     assert!(all.len() > 5, "{all:?}");
     for path in all {
         let bytes = std::fs::read(&path).unwrap();

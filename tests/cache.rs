@@ -84,20 +84,6 @@ fn cache_line(out: &Output) -> (u64, u64) {
     (words[0].parse().unwrap(), words[2].parse().unwrap())
 }
 
-/// Every file under `dir`.
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(files(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
-
 #[test]
 fn a_rerun_against_a_dead_endpoint_is_answered_from_the_cache() {
     let dir = temp_dir();
@@ -125,7 +111,7 @@ fn a_rerun_against_a_dead_endpoint_is_answered_from_the_cache() {
     // One entry per model request: no two trials or sides share an answer.
     // Beside the run directories: `.cache` of the folder `--out` points into.
     let cache = dir.path().join(".cache");
-    let entries = files(&cache);
+    let entries = files_under(&cache);
     assert_eq!(entries.len() as u64, requests, "{entries:?}");
     for path in &entries {
         let name = path.file_name().unwrap().to_str().unwrap();
@@ -207,7 +193,11 @@ fn a_rerun_against_a_dead_endpoint_is_answered_from_the_cache() {
         text(&bypass)
     );
     assert!(!String::from_utf8_lossy(&bypass.stdout).contains("response cache:"));
-    assert_eq!(files(&cache).len() as u64, requests, "the cache changed");
+    assert_eq!(
+        files_under(&cache).len() as u64,
+        requests,
+        "the cache changed"
+    );
 }
 
 #[test]

@@ -136,7 +136,7 @@ fn secrets_named_by_the_config_never_reach_the_run_directory() {
         "hdr-planted-5e6f70",
         "lit-planted-4c1d2b",
     ];
-    for file in walk(&out_dir) {
+    for file in files_under(&out_dir) {
         let bytes = std::fs::read(&file).unwrap();
         let content = String::from_utf8_lossy(&bytes);
         for secret in planted {
@@ -153,17 +153,4 @@ fn secrets_named_by_the_config_never_reach_the_run_directory() {
         info.contains("${GATEWAY_TOKEN}") && info.contains("\"temperature\": 0.3"),
         "{info}"
     );
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }

@@ -141,3 +141,17 @@ pub fn run_config(dir: &Path, config: &str, trials: &str) -> PathBuf {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     out_dir
 }
+
+/// Every file under `dir`, at any depth.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
