@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::exit::CliError;
 use super::out::outln;
-use crate::config::{Provider, RunConfig};
+use crate::config::RunConfig;
 use crate::host::aimd::Congestion;
 use crate::host::cache::{CachedModel, ResponseCache};
 use crate::host::limit::{Limits, RateLimited};
@@ -102,12 +102,7 @@ pub(super) fn cached(
 /// (a local server, another proxy) or with another temperature is not served these answers.
 fn cache_scope(host: &crate::config::HostConfig) -> String {
     let s = &host.settings;
-    let default_var = match host.provider {
-        Provider::Anthropic => "ANTHROPIC_BASE_URL",
-        _ => "OPENAI_BASE_URL",
-    };
-    let endpoint =
-        std::env::var(s.base_url_env.as_deref().unwrap_or(default_var)).unwrap_or_default();
+    let endpoint = std::env::var(host.env_vars().0).unwrap_or_default();
     serde_json::json!({
         "endpoint": endpoint.trim().trim_end_matches('/'),
         "temperature": s.temperature,

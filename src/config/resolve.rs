@@ -108,15 +108,27 @@ pub struct HostSettings {
     pub max_concurrency: Option<usize>,
 }
 
-/// The environment variable a header value names (`$VAR` or `${VAR}`), if it names one.
+/// The environment variable a config value names (`$VAR` or `${VAR}`), if it names one.
 pub fn env_reference(value: &str) -> Option<&str> {
     value
         .strip_prefix("${")
         .and_then(|r| r.strip_suffix('}'))
         .or_else(|| value.strip_prefix('$'))
-        .filter(|name| {
-            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        })
+}
+
+impl HostConfig {
+    /// The variables holding the endpoint and the API key: those the `[host.NAME]` names, else
+    /// the provider's (`OPENAI_BASE_URL`/`OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`/`ANTHROPIC_API_KEY`).
+    pub fn env_vars(&self) -> (&str, &str) {
+        let (base, key) = match self.provider {
+            Provider::Anthropic => ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
+            _ => ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
+        };
+        (
+            self.settings.base_url_env.as_deref().unwrap_or(base),
+            self.settings.api_key_env.as_deref().unwrap_or(key),
+        )
+    }
 }
 
 fn serialize_headers<S: serde::Serializer>(
@@ -151,15 +163,7 @@ impl HostSettings {
     /// The headers with `$VAR` references read from the environment. `Err` names the header and
     /// the variable that is not set.
     pub fn expanded_headers(&self) -> Result<BTreeMap<String, String>, String> {
-        self.headers
-            .iter()
-            .map(|(name, value)| match env_reference(value) {
-                Some(var) => std::env::var(var).map(|v| (name.clone(), v)).map_err(|_| {
-                    format!("header `{name}` names environment variable `{var}`, which is not set")
-                }),
-                None => Ok((name.clone(), value.clone())),
-            })
-            .collect()
+        expand_env(&self.headers).map_err(|e| format!("header {e}"))
     }
 
     /// Values that must never be written: every header value (expanded) and the API key the
@@ -507,19 +511,11 @@ fn server_from_file(
 /// Replaces values of the form `$VAR` / `${VAR}` by the variable's value.
 fn expand_env(map: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, String> {
     map.iter()
-        .map(|(k, v)| {
-            let name = v
-                .strip_prefix("${")
-                .and_then(|r| r.strip_suffix('}'))
-                .or_else(|| v.strip_prefix('$'));
-            match name {
-                Some(var) => std::env::var(var)
-                    .map(|value| (k.clone(), value))
-                    .map_err(|_| {
-                        format!("`{k}` names environment variable `{var}`, which is not set")
-                    }),
-                None => Ok((k.clone(), v.clone())),
-            }
+        .map(|(k, v)| match env_reference(v) {
+            Some(var) => std::env::var(var)
+                .map(|value| (k.clone(), value))
+                .map_err(|_| format!("`{k}` names environment variable `{var}`, which is not set")),
+            None => Ok((k.clone(), v.clone())),
         })
         .collect()
 }

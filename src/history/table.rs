@@ -3,7 +3,7 @@
 
 use polars::prelude::*;
 
-use crate::report::Row;
+use crate::report::{col, Row};
 
 /// `comparison` of a row comparing the run's baseline with its candidate.
 pub const CANDIDATE: &str = "candidate";
@@ -107,14 +107,6 @@ impl HistoryRow {
     pub fn moved(&self) -> bool {
         self.gated && matches!(self.verdict.as_str(), "regression" | "improvement")
     }
-}
-
-fn col<T, V>(name: &str, values: V) -> Column
-where
-    Series: NamedFrom<V, T>,
-    T: ?Sized,
-{
-    Column::from(Series::new(name.into(), values))
 }
 
 /// The history as a frame: [`COLUMNS`], then `gated` and `reference_run_id`.

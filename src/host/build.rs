@@ -42,14 +42,10 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
             })
         }
         Provider::Openai => {
-            let base = settings
-                .base_url_env
-                .as_deref()
-                .unwrap_or("OPENAI_BASE_URL");
-            let key = settings.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
             let model = if settings.base_url_env.is_none() && settings.api_key_env.is_none() {
                 OpenAiModel::from_env(name)?
             } else {
+                let (base, key) = host.env_vars();
                 OpenAiModel::from_env_vars(name, base, key)?
             };
             Arc::new(
@@ -61,14 +57,7 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
             )
         }
         Provider::Anthropic => {
-            let base = settings
-                .base_url_env
-                .as_deref()
-                .unwrap_or("ANTHROPIC_BASE_URL");
-            let key = settings
-                .api_key_env
-                .as_deref()
-                .unwrap_or("ANTHROPIC_API_KEY");
+            let (base, key) = host.env_vars();
             let mut model = AnthropicModel::from_env_vars(name, base, key)?
                 .with_retry(retry)
                 .with_headers(headers)?

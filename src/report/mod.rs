@@ -27,6 +27,7 @@ pub use jsonl::{read_episodes, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL}
 pub use live::{LiveReports, REFRESH_EVERY};
 pub use run_info::MergedShard;
 pub use run_info::{git_commit, own_cpu_ms, HostRecord, RunInfo, ServerRecord, RUN_JSON};
+pub(crate) use tables::col;
 pub use tables::{
     comparison_frame, write_csv, write_parquet, write_tables, Tables, COMPARISON_CSV,
     COMPARISON_PARQUET,

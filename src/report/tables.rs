@@ -21,7 +21,8 @@ pub struct Tables {
     pub tool_calls: DataFrame,
 }
 
-fn col<T, V>(name: &str, values: V) -> Column
+/// A named column of `values` (one per row), for the frames mcpeval writes.
+pub(crate) fn col<T, V>(name: &str, values: V) -> Column
 where
     Series: NamedFrom<V, T>,
     T: ?Sized,
