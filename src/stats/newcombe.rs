@@ -13,16 +13,21 @@ use super::types::{check_alpha, Interval, Proportion, StatsError};
 pub fn wilson_interval(side: Proportion, alpha: f64) -> Result<Interval, StatsError> {
     let rate = side.rate()?;
     check_alpha(alpha)?;
-    let n = side.trials as f64;
+    Ok(wilson_bounds(rate, side.trials as f64, alpha))
+}
+
+/// [`wilson_interval`] of a `rate` observed on `n > 0` trials, `n` possibly fractional (an
+/// effective sample size); the caller checks `rate` in [0, 1] and `alpha`.
+pub(crate) fn wilson_bounds(rate: f64, n: f64, alpha: f64) -> Interval {
     let crit = critical_value(alpha);
     let crit2 = crit * crit;
     let denom = 1.0 + crit2 / n;
     let center = (rate + crit2 / (2.0 * n)) / denom;
     let dist = crit * (rate * (1.0 - rate) / n + crit2 / (4.0 * n * n)).sqrt() / denom;
-    Ok(Interval {
+    Interval {
         low: (center - dist).clamp(0.0, 1.0),
         high: (center + dist).clamp(0.0, 1.0),
-    })
+    }
 }
 
 /// Newcombe's hybrid score interval for `candidate rate - baseline rate`, at `1 - alpha`.
@@ -40,15 +45,23 @@ pub fn newcombe_interval(
     alpha: f64,
 ) -> Result<Interval, StatsError> {
     let (pb, pc) = (baseline.rate()?, candidate.rate()?);
-    let wb = wilson_interval(baseline, alpha)?;
-    let wc = wilson_interval(candidate, alpha)?;
+    check_alpha(alpha)?;
+    let (nb, nc) = (baseline.trials as f64, candidate.trials as f64);
+    Ok(newcombe_bounds((pb, nb), (pc, nc), alpha))
+}
+
+/// [`newcombe_interval`] from each side's `(rate, n)`, `n` possibly fractional (an effective
+/// sample size); the caller checks the rates and `alpha`.
+pub(crate) fn newcombe_bounds((pb, nb): (f64, f64), (pc, nc): (f64, f64), alpha: f64) -> Interval {
+    let wb = wilson_bounds(pb, nb, alpha);
+    let wc = wilson_bounds(pc, nc, alpha);
     let delta = pc - pb;
     let below = ((pc - wc.low).powi(2) + (wb.high - pb).powi(2)).sqrt();
     let above = ((pb - wb.low).powi(2) + (wc.high - pc).powi(2)).sqrt();
-    Ok(Interval {
+    Interval {
         low: delta - below,
         high: delta + above,
-    })
+    }
 }
 
 #[cfg(test)]

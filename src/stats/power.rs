@@ -17,13 +17,34 @@ struct RejectionRegion {
 
 /// The rejected tables with `x + y = m`: p-values grow towards the margin's mode, so the
 /// rejected x form a left and a right tail.
-struct RejectedTails {
+pub(super) struct RejectedTails {
     m: u64,
     left: Range<u64>,
     right: Range<u64>,
 }
 
 impl RejectedTails {
+    /// The tables with `x + y = m` out of `n0` baseline and `n1` candidate trials that the
+    /// two-sided Fisher test rejects at `alpha`; `lf` must reach `n0 + n1`. O(n0 + n1).
+    pub(super) fn of_margin(lf: &LnFactorials, n0: u64, n1: u64, m: u64, alpha: f64) -> Self {
+        let margin = margin(lf, n0, n1, m);
+        let p = margin_p_values(&margin.pmf);
+        let left = p.iter().take_while(|&&p| p <= alpha).count() as u64;
+        let right = p.iter().rev().take_while(|&&p| p <= alpha).count() as u64;
+        let (low, end) = (margin.low, margin.low + p.len() as u64);
+        let right_start = (end - right).max(low + left);
+        RejectedTails {
+            m,
+            left: low..low + left,
+            right: right_start..end,
+        }
+    }
+
+    /// Whether the table with `x` baseline successes (and `m - x` candidate ones) is rejected.
+    pub(super) fn rejects(&self, x: u64) -> bool {
+        self.left.contains(&x) || self.right.contains(&x)
+    }
+
     fn cells(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.left
             .clone()
@@ -37,19 +58,7 @@ impl RejectionRegion {
     fn new(n: u64, alpha: f64) -> Self {
         let lf = LnFactorials::up_to(2 * n);
         let margins = (0..=2 * n)
-            .map(|m| {
-                let margin = margin(&lf, n, n, m);
-                let p = margin_p_values(&margin.pmf);
-                let left = p.iter().take_while(|&&p| p <= alpha).count() as u64;
-                let right = p.iter().rev().take_while(|&&p| p <= alpha).count() as u64;
-                let (low, end) = (margin.low, margin.low + p.len() as u64);
-                let right_start = (end - right).max(low + left);
-                RejectedTails {
-                    m,
-                    left: low..low + left,
-                    right: right_start..end,
-                }
-            })
+            .map(|m| RejectedTails::of_margin(&lf, n, n, m, alpha))
             .collect();
         Self { n, margins }
     }

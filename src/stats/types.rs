@@ -49,6 +49,42 @@ impl Proportion {
     }
 }
 
+/// One stratum (a task) of a stratified comparison of success rates: a 2×2 table.
+///
+/// A side may have no trials; such a stratum carries no information about the difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Table2x2 {
+    pub baseline: Proportion,
+    pub candidate: Proportion,
+}
+
+impl Table2x2 {
+    pub fn new(baseline: Proportion, candidate: Proportion) -> Self {
+        Self {
+            baseline,
+            candidate,
+        }
+    }
+
+    /// Whether both sides have trials.
+    pub(crate) fn has_both_sides(&self) -> bool {
+        self.baseline.trials > 0 && self.candidate.trials > 0
+    }
+}
+
+/// Checks that no side of any table has more successes than trials (no trials is allowed).
+pub(crate) fn check_tables(tables: &[Table2x2]) -> Result<(), StatsError> {
+    for side in tables.iter().flat_map(|t| [t.baseline, t.candidate]) {
+        if side.successes > side.trials {
+            return Err(StatsError::InvalidProportion {
+                successes: side.successes,
+                trials: side.trials,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Why a statistic could not be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StatsError {
