@@ -12,10 +12,10 @@ use mcpeval::episode::{Episode, Side};
 use mcpeval::report::{compare, Comparison, Outcome};
 use mcpeval::stats::Adjustment;
 use mcpeval::suite::{TaskKind, TaskSet};
-use rand::seq::IndexedRandom;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use synthetic::{episode, fail, infra, set_calls, set_tokens, TaskDef, SEED};
+use synthetic::draw::{draw_episode, draw_models};
+use synthetic::{fail, TaskDef, SEED};
 
 const ALPHA: f64 = 0.05;
 /// A/A data sets per correction; every fourth has 5 trials per side, the rest 10.
@@ -23,7 +23,6 @@ const AA_DATASETS: u64 = 320;
 /// Data sets with one planted regression (10 trials per side).
 const POWER_DATASETS: u64 = 100;
 const TASKS: usize = 18;
-const RATES: [f64; 5] = [1.0, 0.97, 0.9, 0.7, 0.5];
 
 /// The default `[stats]` with one change that leaves every regression verdict as it is: intervals
 /// do not enter a regression verdict (only the adjusted p-value and the delta do), so 200
@@ -36,127 +35,12 @@ fn stats(correction: Adjustment) -> StatsConfig {
     }
 }
 
-/// How one task behaves, the same on both sides of an A/A data set.
-#[derive(Debug, Clone)]
-struct TaskModel {
-    def: TaskDef,
-    success_rate: f64,
-    /// The usual number of tool calls (0 for a no-tool task).
-    calls: u32,
-    /// No-tool tasks: the chance that the model calls a tool anyway.
-    false_call: f64,
-    /// The chance that one call ends in a tool error.
-    tool_error: f64,
-    input_base: f64,
-    output_base: f64,
-    /// The chance of a trial being lost to an infrastructure error.
-    infra: f64,
-}
-
-fn draw_models(rng: &mut ChaCha8Rng) -> Vec<TaskModel> {
-    (0..TASKS)
-        .map(|i| {
-            let no_tool = i % 4 == 0;
-            let success_rate = *RATES.choose(rng).unwrap();
-            let set = if success_rate >= 0.9 {
-                TaskSet::Regression
-            } else {
-                TaskSet::Capability
-            };
-            let kind = if no_tool {
-                TaskKind::NoTool
-            } else {
-                TaskKind::Tool
-            };
-            TaskModel {
-                def: TaskDef::new(format!("task-{i:02}"), kind, set),
-                success_rate,
-                calls: if no_tool {
-                    0
-                } else {
-                    *[1, 1, 2, 3].choose(rng).unwrap()
-                },
-                false_call: *[0.0, 0.03, 0.1].choose(rng).unwrap(),
-                tool_error: *[0.0, 0.0, 0.02, 0.1].choose(rng).unwrap(),
-                input_base: rng.random_range(900.0..2500.0),
-                output_base: rng.random_range(100.0..600.0),
-                infra: *[0.0, 0.0, 0.01].choose(rng).unwrap(),
-            }
-        })
-        .collect()
-}
-
-/// A standard normal draw (Box–Muller).
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random();
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-}
-
-/// One trial of `m`: calls near the task's usual count (ties are common), tool errors mostly 0,
-/// tokens growing with the calls plus noise, a turn per call, latency with a long right tail.
-fn draw_episode(
-    rng: &mut ChaCha8Rng,
-    m: &TaskModel,
-    run_id: &str,
-    side: Side,
-    trial: u32,
-) -> Episode {
-    let mut e = episode(run_id, &m.def, side, trial);
-    let calls = match m.def.kind {
-        TaskKind::NoTool => u32::from(rng.random_bool(m.false_call)),
-        TaskKind::Tool => {
-            let r: f64 = rng.random();
-            let c = if r < 0.15 {
-                m.calls.saturating_sub(1)
-            } else if r < 0.30 {
-                m.calls + 1
-            } else {
-                m.calls
-            };
-            c.min(3)
-        }
-    };
-    let tools: Vec<&str> = (0..calls).map(|_| "search_issues").collect();
-    set_calls(&mut e, &tools);
-    e.tool_errors = (0..calls).filter(|_| rng.random_bool(m.tool_error)).count() as u32;
-    if rng.random_bool(0.1) {
-        e.turns += 1;
-    }
-    let input = m.input_base + 600.0 * f64::from(calls) + 0.08 * m.input_base * normal(rng);
-    let output = m.output_base * (1.0 + 0.15 * normal(rng));
-    set_tokens(
-        &mut e,
-        input.round().max(100.0) as u64,
-        output.round().max(10.0) as u64,
-    );
-    e.latency_ms = ((400.0 + 700.0 * f64::from(calls)) * (0.3 * normal(rng)).exp()).round();
-    let wrong_call = m.def.kind == TaskKind::NoTool && calls > 0;
-    if wrong_call {
-        fail(
-            &mut e,
-            "no_tool",
-            "expected no tool call, got `search_issues`",
-        );
-    } else if !rng.random_bool(m.success_rate) {
-        fail(
-            &mut e,
-            "answer_contains",
-            "expected the answer to mention `APL-12`, it did not",
-        );
-    }
-    if rng.random_bool(m.infra) {
-        infra(&mut e, "provider returned HTTP 503");
-    }
-    e
-}
-
 /// A data set: both sides drawn independently from the same task models, so any difference
 /// between them is chance.
 fn aa_dataset(seed: u64) -> (Vec<Episode>, u32) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let trials = if seed % 4 == 3 { 5 } else { 10 };
-    let models = draw_models(&mut rng);
+    let models = draw_models(&mut rng, TASKS);
     let run_id = format!("20261130T000000Z-aa{seed:04}");
     let mut eps = Vec::with_capacity(TASKS * 2 * trials as usize);
     for m in &models {
@@ -262,7 +146,7 @@ fn planted_detection_rate(stats: &StatsConfig) -> f64 {
     let mut detected = 0u64;
     for seed in 0..POWER_DATASETS {
         let mut rng = ChaCha8Rng::seed_from_u64(1_000_000 + seed);
-        let mut models = draw_models(&mut rng);
+        let mut models = draw_models(&mut rng, TASKS);
         let planted = 1 + (seed as usize % (TASKS - 1));
         let m = &mut models[planted];
         m.def = TaskDef::new(m.def.id.clone(), TaskKind::Tool, TaskSet::Regression);

@@ -220,14 +220,25 @@ fn regression_run_reports_are_stable_and_exit_1() {
         "the token regression: {summary}"
     );
 
-    // One testcase per task × host; the regressed tasks, and only they, fail.
-    assert_eq!(junit.matches("<testcase ").count(), tasks().len());
+    // One testcase per task × host and one for the host's suite rows; the regressed tasks, and
+    // only they, fail, and the suite fails when a gated suite row regressed.
+    assert_eq!(junit.matches("<testcase ").count(), tasks().len() + 1);
     let cases = testcases(&junit);
     for t in tasks() {
         let failed = cases[&t.id].contains("<failure");
         let expected = matches!(t.id.as_str(), "search_by_project" | "summarize_backlog");
         assert_eq!(failed, expected, "{}: {}", t.id, cases[&t.id]);
     }
+    let rows = synthetic::read_csv(&run.join("comparison.csv"));
+    let suite_regressed = rows
+        .iter()
+        .any(|r| r["task_id"] == "*" && r["gated"] == "true" && r["verdict"] == "regression");
+    assert_eq!(
+        cases["suite"].contains("<failure"),
+        suite_regressed,
+        "{}",
+        cases["suite"]
+    );
     assert!(cases["search_by_project"].contains("find_issues"));
 
     // Recomputing from the same files gives the same bytes.

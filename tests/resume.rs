@@ -46,7 +46,7 @@ fn resume(server: &Background, out: &Path) {
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_verdict(&output);
 }
 
 fn assert_complete(out: &Path) {

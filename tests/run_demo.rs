@@ -13,7 +13,7 @@ fn run_demo(dir: &std::path::Path, trials: &str, extra: &[&str]) -> Vec<Episode>
     let mut args = vec!["run", "--out", dir.to_str().unwrap(), "--trials", trials];
     args.extend_from_slice(extra);
     let out = mcpeval(&args);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_verdict(&out);
     episodes(dir)
 }
 

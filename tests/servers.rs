@@ -98,7 +98,7 @@ fn a_run_against_http_servers() {
     let b = format!("http://{}/mcp", base.addr);
     let c = format!("http://{}/mcp", cand.addr);
     let out = run_pair(&b, &c, dir.path(), &["--host", "sim", "--trials", "2"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_verdict(&out);
     let eps = episodes(dir.path());
     assert!(!eps.is_empty());
     assert!(eps.iter().all(|e| e.infra_error.is_none()));

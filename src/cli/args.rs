@@ -78,8 +78,10 @@ pub struct RunArgs {
     /// judge_input_tokens / judge_output_tokens; a judge that fails is an infrastructure error.
     #[arg(long, value_name = "DIR|FILE")]
     pub suite: Vec<PathBuf>,
-    /// `sim`, `openai:MODEL` (OPENAI_BASE_URL, OPENAI_API_KEY from the environment) or a
-    /// [host.NAME] from the config (repeatable).
+    /// `sim` (the embedded simulated model), `openai:MODEL` (any OpenAI-compatible
+    /// chat-completions endpoint; OPENAI_BASE_URL, OPENAI_API_KEY from the environment),
+    /// `anthropic:MODEL` (the Messages API; ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL from the
+    /// environment) or a [host.NAME] from the config (repeatable).
     #[arg(long, value_name = "HOST")]
     pub host: Vec<String>,
     /// Trials per task, per side, per host.
@@ -242,28 +244,59 @@ summary.md and junit.xml as `mcpeval compare` does. Exit codes:
 #[derive(Debug, Args)]
 #[command(after_help = PLAN_HELP)]
 pub struct PlanArgs {
-    /// Success rate of the baseline, in [0, 1].
+    /// Success rate of the baseline, in [0, 1] (required without --suite; with --suite the
+    /// default is 1, or each task's rate in the --from run).
     #[arg(long, value_name = "P")]
-    pub baseline_rate: f64,
+    pub baseline_rate: Option<f64>,
     /// Drop in success rate to detect (absolute: 0.10 = ten points).
     #[arg(long, value_name = "D")]
     pub drop: f64,
-    /// Two-sided significance level of the test (for one task among many, divide by their
-    /// number and by the gated families: see summary.md).
-    #[arg(long, value_name = "A", default_value_t = 0.05)]
-    pub alpha: f64,
-    /// Chance of detecting the drop when it is real.
-    #[arg(long, value_name = "W", default_value_t = 0.8)]
-    pub power: f64,
+    /// Two-sided significance level. Without --suite: of the one test (default 0.05; for one
+    /// task among many, divide by their number and by the gated families). With --suite: the
+    /// run's α (default: the config's [stats] alpha), split as a run would split it.
+    #[arg(long, value_name = "A")]
+    pub alpha: Option<f64>,
+    /// Chance of detecting the drop when it is real (default 0.8, or the config's [stats] power
+    /// with --suite).
+    #[arg(long, value_name = "W")]
+    pub power: Option<f64>,
     /// Look no further than this many trials per side.
     #[arg(long, value_name = "N", default_value_t = 2000)]
     pub max_trials: u64,
+    /// Plan for this suite (a folder of task YAML files or a file; repeatable): the trials per
+    /// side a single task needs at the level the run's correction applies to it, and the
+    /// suite-level drop the stratified test detects at those trials.
+    #[arg(long, value_name = "DIR|FILE")]
+    pub suite: Vec<PathBuf>,
+    /// An earlier run directory: its baseline's success rate and tokens per trial for each task
+    /// (and its models, for `[prices]`) give the estimate of the recommended run's tokens and cost.
+    #[arg(long, value_name = "RUN_DIR", requires = "suite")]
+    pub from: Option<PathBuf>,
+    /// The run config (TOML) whose [stats], hosts and [prices] the plan uses (default: the
+    /// embedded defaults, one `sim` host).
+    #[arg(long, value_name = "FILE", requires = "suite")]
+    pub config: Option<PathBuf>,
+    /// The hosts the run will use (repeatable; as `mcpeval run --host`; default: the config's).
+    #[arg(long, value_name = "HOST", requires = "suite")]
+    pub host: Vec<String>,
 }
 
 const PLAN_HELP: &str = "\
-Power is exact: the two-sided Fisher test's rejection region is enumerated for every table
-and weighted by binomial probabilities (no normal formula). Exact power saw-tooths in n, so
-both the first n reaching the power and the n from which it never falls below it are shown.";
+Without --suite: the trials per side for Fisher's exact test to detect --drop from
+--baseline-rate at --alpha. Power is exact: the two-sided Fisher test's rejection region is
+enumerated for every table and weighted by binomial probabilities (no normal formula). Exact power
+saw-tooths in n, so both the first n reaching the power and the n from which it never falls below
+it are shown.
+
+With --suite: the same for one task at the level a run of that suite gives it (α split over the
+gated families, then over the tasks by the correction's worst case), whether the configured
+trials can flag a single task at all, and what the whole-suite success row (Cochran–Mantel–
+Haenszel over the tasks, normal approximation) detects: a uniform drop of every task's rate.
+With --from, also the tokens and cost of the recommended run.
+
+  mcpeval plan --baseline-rate 0.95 --drop 0.10
+  mcpeval plan --suite tasks/demo --drop 0.3
+  mcpeval plan --suite tasks/mine --drop 0.2 --from results/<run-id> --config configs/mine.toml";
 
 #[derive(Debug, Args)]
 #[command(after_help = NIGHTLY_HELP)]

@@ -8,13 +8,14 @@ use anyhow::Context;
 use super::args::CompareArgs;
 use super::exit::{CliError, Exit};
 use super::out::{out, outln};
-use crate::episode::{Episode, Side};
-use crate::report::{compare as compare_episodes, read_episodes, verdict_table, write_reports};
-use crate::report::{Comparison, Outcome, Report, RunInfo};
+use crate::episode::Side;
+use crate::report::{scan_episodes, verdict_table, write_reports};
+use crate::report::{Collector, Comparison, Outcome, Report, RunInfo};
 
-/// Runs `mcpeval compare` and returns the exit code of the verdict.
+/// Runs `mcpeval compare` and returns the exit code of the verdict. The episodes are streamed
+/// from `episodes.jsonl` into the comparison, never all held.
 pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
-    let (info, episodes) = load_run(&args.run)?;
+    let info = RunInfo::read(&args.run).map_err(CliError::usage)?;
     let mut stats = info.config.stats.clone();
     if let Some(c) = args.correction {
         stats.correction = c;
@@ -25,71 +26,56 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
     stats
         .validate()
         .map_err(|e| CliError::usage(anyhow::anyhow!(e.replace("[stats] ", "--"))))?;
-    let candidate: Vec<&Episode> = on_side(&episodes, Side::Candidate);
     let against = match &args.against {
-        Some(dir) => Some(load_run(dir)?),
+        Some(dir) => Some(RunInfo::read(dir).map_err(CliError::usage)?),
         None => None,
     };
-    let baseline: Vec<&Episode> = match &against {
-        Some((other, eps)) => {
-            warn_unmatched(&candidate, eps, &other.run_id);
-            on_side(eps, Side::Baseline)
+    let mut collector = Collector::default();
+    let own_baseline = against.is_none();
+    scan_episodes(&args.run, |e| {
+        if e.side == Side::Candidate || own_baseline {
+            collector.add(e.side, &e);
         }
-        None => on_side(&episodes, Side::Baseline),
-    };
-    if baseline.is_empty() || candidate.is_empty() {
-        return Err(CliError::usage(anyhow::anyhow!(
-            "`{}` has no {} episodes to compare",
-            args.run.display(),
-            if baseline.is_empty() {
-                "baseline"
-            } else {
-                "candidate"
+    })
+    .map_err(CliError::usage)?;
+    if let (Some(other), Some(dir)) = (&against, &args.against) {
+        scan_episodes(dir, |e| {
+            if e.side == Side::Baseline {
+                collector.add(Side::Baseline, &e);
             }
-        )));
+        })
+        .map_err(CliError::usage)?;
+        warn_unmatched(&collector, &other.run_id);
     }
-    let comparison = compare_episodes(baseline, candidate, &stats, info.seed)
+    for side in Side::BOTH {
+        if collector.count(side) == 0 {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "`{}` has no {side} episodes to compare",
+                args.run.display()
+            )));
+        }
+    }
+    let comparison = collector
+        .finish(&stats, info.seed)
         .map_err(|e| CliError::usage(anyhow::anyhow!("cannot compare: {e}")))?;
     let out = match (&args.out, &against) {
         (Some(out), _) => out.clone(),
-        (None, Some((other, _))) => args.run.join(format!("against-{}", other.run_id)),
+        (None, Some(other)) => args.run.join(format!("against-{}", other.run_id)),
         (None, None) => args.run.clone(),
     };
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create `{}`", out.display()))?;
     let report = Report {
         info: &info,
-        baseline_run: against.as_ref().map(|(i, _)| i),
+        baseline_run: against.as_ref(),
         comparison: &comparison,
     };
     Ok(publish(&report, &out)?)
 }
 
-fn load_run(dir: &Path) -> Result<(RunInfo, Vec<Episode>), CliError> {
-    let info = RunInfo::read(dir).map_err(CliError::usage)?;
-    let episodes = read_episodes(dir).map_err(CliError::usage)?;
-    Ok((info, episodes))
-}
-
-fn on_side(episodes: &[Episode], side: Side) -> Vec<&Episode> {
-    episodes.iter().filter(|e| e.side == side).collect()
-}
-
 /// Says which candidate tasks or hosts the other run's baseline lacks (their rows stay
 /// untested) rather than failing: a stored baseline may cover a smaller suite.
-fn warn_unmatched(candidate: &[&Episode], other: &[Episode], other_id: &str) {
-    let key = |e: &Episode| (e.task_id.clone(), e.host.clone());
-    let known: std::collections::HashSet<(String, String)> = other
-        .iter()
-        .filter(|e| e.side == Side::Baseline)
-        .map(key)
-        .collect();
-    let mut missing: Vec<(String, String)> = candidate
-        .iter()
-        .map(|e| key(e))
-        .filter(|k| !known.contains(k))
-        .collect();
-    missing.sort();
-    missing.dedup();
+fn warn_unmatched(collector: &Collector, other_id: &str) {
+    let missing = collector.unmatched();
     if !missing.is_empty() {
         let names: Vec<String> = missing.iter().map(|(t, h)| format!("{t} ({h})")).collect();
         eprintln!(

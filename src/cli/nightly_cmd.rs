@@ -191,6 +191,7 @@ fn record(
     let mut rows: Vec<HistoryRow> = comparison
         .rows
         .iter()
+        .filter(|r| r.in_history())
         .map(|r| HistoryRow::from_comparison(&meta, history::CANDIDATE, None, r))
         .collect();
     let candidate_rows = rows.len();
@@ -282,6 +283,7 @@ fn drift(
         let rows = c
             .rows
             .iter()
+            .filter(|r| r.in_history())
             .map(|r| {
                 HistoryRow::from_comparison(&drift_meta, history::DRIFT, Some(&reference.run_id), r)
             })

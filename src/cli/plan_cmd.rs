@@ -1,21 +1,50 @@
-//! `mcpeval plan`: trials per side for Fisher's exact test to detect a drop in success rate.
+//! `mcpeval plan`: trials per side for Fisher's exact test to detect a drop in success rate, for
+//! one test or for the tasks of a suite as a run would judge them (`--suite`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::args::PlanArgs;
 use super::exit::{CliError, Exit};
 use super::out::outln;
-use crate::stats::{fisher_power, trials_needed, trials_needed_stable};
+use crate::config::{resolve, Overrides, RunConfig};
+use crate::episode::Side;
+use crate::report::{format_points, scan_episodes, RunDesign};
+use crate::stats::{fisher_power, trials_needed, trials_needed_stable, StatsError};
+use crate::suite::{Task, TaskKind, TaskSet};
+
+fn usage(e: StatsError) -> CliError {
+    CliError::usage(anyhow::anyhow!("{e}"))
+}
+
+/// Runs `mcpeval plan`.
+pub fn plan(args: &PlanArgs) -> Result<Exit, CliError> {
+    if args.drop.is_nan() || args.drop <= 0.0 {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--drop must be above 0 (an absolute drop: 0.10 = ten points), got {}",
+            args.drop
+        )));
+    }
+    if !args.suite.is_empty() {
+        return plan_suite(args);
+    }
+    let Some(p0) = args.baseline_rate else {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--baseline-rate is required without --suite"
+        )));
+    };
+    single(
+        p0,
+        args.drop,
+        args.alpha.unwrap_or(0.05),
+        args.power.unwrap_or(0.8),
+        args.max_trials.max(1),
+    )
+}
 
 /// Prints the first n whose exact power reaches the target, the n from which it stays there,
 /// and the power at a few round numbers of trials for a sense of scale.
-pub fn plan(args: &PlanArgs) -> Result<Exit, CliError> {
-    let (p0, drop, alpha, power) = (args.baseline_rate, args.drop, args.alpha, args.power);
-    let usage = |e: crate::stats::StatsError| CliError::usage(anyhow::anyhow!("{e}"));
-    if drop.is_nan() || drop <= 0.0 {
-        return Err(CliError::usage(anyhow::anyhow!(
-            "--drop must be above 0 (an absolute drop: 0.10 = ten points), got {drop}"
-        )));
-    }
-    let max = args.max_trials.max(1);
+fn single(p0: f64, drop: f64, alpha: f64, power: f64, max: u64) -> Result<Exit, CliError> {
     let first = trials_needed(p0, drop, alpha, power, max).map_err(usage)?;
     outln!(
         "Fisher's exact test, two-sided, alpha {alpha}: baseline {:.1} % → candidate {:.1} % \
@@ -64,4 +93,255 @@ pub fn plan(args: &PlanArgs) -> Result<Exit, CliError> {
         outln!("  {n:>6}  {percent:>5.1} %");
     }
     Ok(Exit::Ok)
+}
+
+/// What an earlier run's baseline says of one task.
+#[derive(Debug, Default, Clone, Copy)]
+struct Observed {
+    n: u64,
+    successes: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+/// An earlier run's baseline, per task, and the model each host answered as.
+struct FromRun {
+    tasks: BTreeMap<String, Observed>,
+    models: BTreeMap<String, String>,
+}
+
+fn read_from(dir: &Path) -> Result<FromRun, CliError> {
+    let mut from = FromRun {
+        tasks: BTreeMap::new(),
+        models: BTreeMap::new(),
+    };
+    let seen = scan_episodes(dir, |e| {
+        if e.side != Side::Baseline || e.infra_error.is_some() {
+            return;
+        }
+        let o = from.tasks.entry(e.task_id.clone()).or_default();
+        o.n += 1;
+        o.successes += u64::from(e.success);
+        o.input_tokens += e.input_tokens;
+        o.output_tokens += e.output_tokens;
+        from.models.insert(e.host.clone(), e.model.clone());
+    })
+    .map_err(CliError::usage)?;
+    if seen == 0 || from.tasks.is_empty() {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "`{}` has no baseline episodes to plan from (no {} there, or every one an \
+             infrastructure error)",
+            dir.display(),
+            crate::report::EPISODES_JSONL
+        )));
+    }
+    Ok(from)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `mcpeval plan --suite`: what a run of the suite can detect, and what it would cost.
+fn plan_suite(args: &PlanArgs) -> Result<Exit, CliError> {
+    let overrides = Overrides {
+        config: args.config.clone(),
+        suites: args.suite.clone(),
+        hosts: args.host.clone(),
+        ..Overrides::default()
+    };
+    let mut config = resolve(&overrides).map_err(CliError::usage)?;
+    if let Some(a) = args.alpha {
+        config.stats.alpha = a;
+    }
+    if let Some(p) = args.power {
+        config.stats.power = p;
+    }
+    config
+        .stats
+        .validate()
+        .map_err(|e| CliError::usage(anyhow::anyhow!(e.replace("[stats] ", "--"))))?;
+    let suite = super::suites::load(&config.suites, &config.config_source)?;
+    if suite.tasks.is_empty() {
+        return Err(CliError::usage(anyhow::anyhow!("the suite holds no task")));
+    }
+    let from = args.from.as_deref().map(read_from).transpose()?;
+    let stats = &config.stats;
+    let design = RunDesign {
+        tasks: suite.tasks.iter().map(|t| (t.kind, t.set)).collect(),
+        hosts: config.hosts.len(),
+    };
+    describe(&design, &suite.tasks, &config);
+    // The baseline rate of each task: the earlier run's, else --baseline-rate, else 100 %.
+    let given = args.baseline_rate.unwrap_or(1.0);
+    let rates: Vec<f64> = suite
+        .tasks
+        .iter()
+        .map(|t| match from.as_ref().and_then(|f| f.tasks.get(&t.id)) {
+            Some(o) if o.n > 0 => o.successes as f64 / o.n as f64,
+            _ => given,
+        })
+        .collect();
+    let p0 = match (&from, args.baseline_rate) {
+        (_, Some(p)) => p,
+        (Some(_), None) => median(rates.clone()),
+        (None, None) => 1.0,
+    };
+    if p0 - args.drop < 0.0 {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--drop {} is larger than the baseline rate {p0}",
+            args.drop
+        )));
+    }
+    let task_level = design.task_level(stats);
+    let max = args.max_trials.max(1);
+    let needed = trials_needed(p0, args.drop, task_level, stats.power, max).map_err(usage)?;
+    let source = if from.is_some() && args.baseline_rate.is_none() {
+        "the median task's baseline rate in the earlier run"
+    } else {
+        "baseline rate"
+    };
+    match needed {
+        Some(n) => outln!(
+            "One task at {} ({source}) falling by {} points is flagged with {} power from {n} \
+             trials per side (Fisher's exact test at the per-task level {task_level:.2e}).",
+            crate::report::format_percent(p0),
+            format_points(args.drop),
+            crate::report::format_percent(stats.power),
+        ),
+        None => outln!(
+            "One task at {} falling by {} points needs more than {max} trials per side to be \
+             flagged with {} power (raise --max-trials).",
+            crate::report::format_percent(p0),
+            format_points(args.drop),
+            crate::report::format_percent(stats.power),
+        ),
+    }
+    let configured = u64::from(config.trials);
+    let mut at: Vec<u64> = vec![configured];
+    if let Some(n) = needed.filter(|n| *n != configured) {
+        at.push(n);
+    }
+    for trials in at {
+        let label = if trials == configured {
+            "the config's"
+        } else {
+            "the recommended"
+        };
+        let single = if design.task_flaggable(stats, trials) {
+            "a single task can be flagged".to_owned()
+        } else {
+            format!(
+                "no single task can be flagged (the smallest Fisher p, {:.2e}, is above the \
+                 per-task level)",
+                crate::stats::min_fisher_p(trials)
+            )
+        };
+        let suite_drop = match design.suite_drop(stats, trials, &rates).map_err(usage)? {
+            Some(d) => format!(
+                "the whole-suite success row flags a drop of every task by {} points",
+                format_points(d)
+            ),
+            None => "the whole-suite success row cannot flag even a drop to 0 %".into(),
+        };
+        outln!("At {label} {trials} trials per side: {single}; {suite_drop}.");
+    }
+    if let (Some(from), Some(n)) = (&from, needed) {
+        estimate(&config, &suite.tasks, from, n);
+    }
+    Ok(Exit::Ok)
+}
+
+/// The suite's shape and the levels a run of it gives its rows.
+fn describe(design: &RunDesign, tasks: &[Task], config: &RunConfig) {
+    let stats = &config.stats;
+    let count = |f: &dyn Fn(&Task) -> bool| tasks.iter().filter(|t| f(t)).count();
+    let level = design.level(stats);
+    outln!(
+        "Suite: {} tasks ({} tool, {} no-tool; {} regression, {} capability) × {} host(s); α = {} \
+         for the run, split over {} gated families ({:.2e} each, {} within each).",
+        tasks.len(),
+        count(&|t| t.kind == TaskKind::Tool),
+        count(&|t| t.kind == TaskKind::NoTool),
+        count(&|t| t.set == TaskSet::Regression),
+        count(&|t| t.set == TaskSet::Capability),
+        design.hosts,
+        stats.alpha,
+        level.families,
+        level.family_alpha,
+        stats.correction.as_str(),
+    );
+    outln!(
+        "Per task: level {:.2e} (the family's over {} tasks, the worst case of the correction). \
+         Suite rows: {} gated, level {:.2e}; margin {} points for rates.",
+        design.task_level(stats),
+        tasks.len(),
+        design.gated_suite_rows(stats),
+        design.suite_level(stats),
+        format_points(stats.suite_success_margin),
+    );
+}
+
+/// The episodes, tokens and cost of a run at `trials` per side, from the earlier run's tokens
+/// per trial of each task (tasks it lacks: the mean of the others).
+fn estimate(config: &RunConfig, tasks: &[Task], from: &FromRun, trials: u64) {
+    let per_trial = |o: &Observed| {
+        (
+            o.input_tokens as f64 / o.n as f64,
+            o.output_tokens as f64 / o.n as f64,
+        )
+    };
+    let known: Vec<(f64, f64)> = from
+        .tasks
+        .values()
+        .filter(|o| o.n > 0)
+        .map(per_trial)
+        .collect();
+    let fallback = (
+        known.iter().map(|k| k.0).sum::<f64>() / known.len() as f64,
+        known.iter().map(|k| k.1).sum::<f64>() / known.len() as f64,
+    );
+    let (mut input, mut output) = (0.0, 0.0);
+    for t in tasks {
+        let (i, o) = from.tasks.get(&t.id).map_or(fallback, per_trial);
+        input += i;
+        output += o;
+    }
+    let episodes_per_host = tasks.len() as u64 * 2 * trials;
+    let scale = 2.0 * trials as f64;
+    let (input, output) = (
+        (input * scale).round() as u64,
+        (output * scale).round() as u64,
+    );
+    let mut costs = Vec::new();
+    let mut unpriced = Vec::new();
+    for host in &config.hosts {
+        let model = from
+            .models
+            .get(&host.name)
+            .map_or(host.name.as_str(), String::as_str);
+        match crate::runner::price_for(&host.name, model, &config.prices) {
+            Some(price) => costs.push(crate::runner::cost(price, input, output)),
+            None => unpriced.push(host.name.clone()),
+        }
+    }
+    let cost = if costs.is_empty() {
+        "no `[prices]` entry for its hosts".to_owned()
+    } else {
+        let total: f64 = costs.iter().sum();
+        let mut s = format!("estimated cost ${total:.2}");
+        if !unpriced.is_empty() {
+            s.push_str(&format!(
+                " (without {}: no `[prices]` entry)",
+                unpriced.join(", ")
+            ));
+        }
+        s
+    };
+    outln!(
+        "Recommended run ({trials} trials per side): {} episodes, about {input} input and {output} \
+         output tokens per host (from the earlier run's baseline tokens per trial); {cost}.",
+        episodes_per_host * config.hosts.len() as u64,
+    );
 }

@@ -103,6 +103,13 @@ pub(super) async fn run_cancellable(
             None => return Ok(Exit::Ok),
         }
     }
+    let design = crate::report::RunDesign {
+        tasks: suite.tasks.iter().map(|t| (t.kind, t.set)).collect(),
+        hosts: hosts.len(),
+    };
+    if let Ok(Some(line)) = design.warning(&config.stats, u64::from(config.trials)) {
+        eprintln!("{line}");
+    }
     let mut info = RunInfo {
         run_id: run_id.clone(),
         mcpeval_version: env!("CARGO_PKG_VERSION").to_owned(),

@@ -122,6 +122,11 @@ pub struct StatsConfig {
     pub success_margin: f64,
     /// Smallest change of a count metric that counts, relative to the baseline mean.
     pub relative_margin: f64,
+    /// The suite rows' margin for rates (absolute): smaller than a task's, since a few broken
+    /// tasks move a suite's rate only a little (4 of 30 tasks at 100 % → 50 % is 6.7 points).
+    pub suite_success_margin: f64,
+    /// The suite rows' margin for counts, relative to the pooled baseline mean.
+    pub suite_relative_margin: f64,
     /// Multiple-comparison adjustment across the tasks of one metric and host.
     pub correction: Adjustment,
     /// k of pass@k and pass^k (at most the trials per side).
@@ -142,6 +147,8 @@ impl Default for StatsConfig {
             alpha: 0.05,
             success_margin: 0.10,
             relative_margin: 0.25,
+            suite_success_margin: 0.02,
+            suite_relative_margin: 0.10,
             correction: Adjustment::Holm,
             pass_k: 3,
             gated: vec![
@@ -169,6 +176,7 @@ impl StatsConfig {
         };
         open01("alpha", self.alpha)?;
         open01("success_margin", self.success_margin)?;
+        open01("suite_success_margin", self.suite_success_margin)?;
         if !(0.5..1.0).contains(&self.power) {
             return Err(format!(
                 "[stats] `power` must lie in [0.5, 1), got {}",
@@ -179,6 +187,12 @@ impl StatsConfig {
             return Err(format!(
                 "[stats] `relative_margin` must be above 0, got {}",
                 self.relative_margin
+            ));
+        }
+        if !(self.suite_relative_margin > 0.0 && self.suite_relative_margin.is_finite()) {
+            return Err(format!(
+                "[stats] `suite_relative_margin` must be above 0, got {}",
+                self.suite_relative_margin
             ));
         }
         if !(0.0..=1.0).contains(&self.max_infra_share) {
@@ -213,6 +227,8 @@ pub struct StatsFile {
     pub alpha: Option<f64>,
     pub success_margin: Option<f64>,
     pub relative_margin: Option<f64>,
+    pub suite_success_margin: Option<f64>,
+    pub suite_relative_margin: Option<f64>,
     pub correction: Option<Adjustment>,
     pub pass_k: Option<u32>,
     pub gated: Option<Vec<Metric>>,
@@ -227,6 +243,8 @@ impl StatsFile {
             alpha: over.alpha.or(self.alpha),
             success_margin: over.success_margin.or(self.success_margin),
             relative_margin: over.relative_margin.or(self.relative_margin),
+            suite_success_margin: over.suite_success_margin.or(self.suite_success_margin),
+            suite_relative_margin: over.suite_relative_margin.or(self.suite_relative_margin),
             correction: over.correction.or(self.correction),
             pass_k: over.pass_k.or(self.pass_k),
             gated: over.gated.or(self.gated),
@@ -243,6 +261,10 @@ impl StatsFile {
             alpha: self.alpha.unwrap_or(d.alpha),
             success_margin: self.success_margin.unwrap_or(d.success_margin),
             relative_margin: self.relative_margin.unwrap_or(d.relative_margin),
+            suite_success_margin: self.suite_success_margin.unwrap_or(d.suite_success_margin),
+            suite_relative_margin: self
+                .suite_relative_margin
+                .unwrap_or(d.suite_relative_margin),
             correction: self.correction.unwrap_or(d.correction),
             pass_k: self.pass_k.unwrap_or(d.pass_k),
             gated: self.gated.clone().unwrap_or(d.gated),

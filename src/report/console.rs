@@ -7,7 +7,7 @@ use console::Style;
 
 use super::comparison::{Comparison, Outcome, Row, SUITE};
 use super::format;
-use super::verdict::Verdict;
+use super::verdict::{Scope, Verdict};
 use crate::config::Metric;
 
 /// The table as text; `color` adds ANSI colours (the caller decides from the terminal).
@@ -66,14 +66,18 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
             paint(verdict.verdict, &verdict.to_string())
         );
     }
-    for r in c
-        .rows
-        .iter()
-        .filter(|r| r.task_id == SUITE && r.gated && r.tested())
-    {
+    // The whole suite's gated rows, and a part's (set, kind) when it moved.
+    for r in c.rows.iter().filter(|r| {
+        r.task_id == SUITE
+            && r.gated
+            && r.tested()
+            && (r.scope == Scope::Suite
+                || matches!(r.verdict, Verdict::Regression | Verdict::Improvement))
+    }) {
         let _ = writeln!(
             out,
-            "suite {:<13} {:>8} → {:<8} Δ {:<9} {:<18} p_adj {:<8} {}",
+            "{:<14} {:<13} {:>8} → {:<8} Δ {:<9} {:<18} p_adj {:<8} {}",
+            r.scope.as_str(),
             r.metric.as_str(),
             format::value(r.metric, r.baseline_mean),
             format::value(r.metric, r.candidate_mean),

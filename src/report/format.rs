@@ -36,6 +36,47 @@ pub fn interval(row: &Row) -> String {
     }
 }
 
+/// A number of points (a rate's change × 100) with up to one decimal: `28`, `2.5`.
+pub fn points(v: f64) -> String {
+    let s = format!("{:.1}", v * 100.0);
+    s.strip_suffix(".0").unwrap_or(&s).to_owned()
+}
+
+/// A row's `mde` in its own terms: `28 points` for a rate, `+0.45 (+35 %)` for a count; `–`
+/// when no change could be flagged.
+pub fn mde(row: &Row) -> String {
+    let Some(d) = row.mde else {
+        return "–".into();
+    };
+    if row.metric.is_rate() {
+        return format!("{} points", points(d));
+    }
+    match row.baseline_mean.filter(|b| *b > 0.0) {
+        Some(base) => format!("{} (+{})", delta(row.metric, Some(d)), percent(d / base)),
+        None => delta(row.metric, Some(d)),
+    }
+}
+
+/// What a row that reached no verdict of change could hide, in words: "a drop smaller than
+/// 28 points could be hidden", or that at these trials no change could be flagged at all.
+pub fn hidden(row: &Row) -> String {
+    let direction = if row.metric.higher_is_better() {
+        "drop"
+    } else {
+        "rise"
+    };
+    match row.mde {
+        Some(_) => format!("a {direction} smaller than {} could be hidden", mde(row)),
+        None if row.metric == Metric::Success => {
+            "at these trials not even a drop to 0 % would be flagged".into()
+        }
+        None if !row.metric.is_rate() && row.baseline_mean == Some(0.0) => {
+            "no estimate of what could be hidden (the baseline mean is 0)".into()
+        }
+        None => format!("at these trials no {direction} would be flagged"),
+    }
+}
+
 /// A p-value: three decimals, or scientific notation below 0.001.
 pub fn p(v: Option<f64>) -> String {
     match v {
@@ -77,5 +118,7 @@ mod tests {
         assert_eq!(p(Some(0.5)), "0.500");
         assert_eq!(percent(0.1), "10 %");
         assert_eq!(percent(0.125), "12.5 %");
+        assert_eq!(points(0.28), "28");
+        assert_eq!(points(0.025), "2.5");
     }
 }

@@ -1,10 +1,12 @@
-//! `junit.xml`: one testcase per task × host; a gated regression is a failure carrying why.
+//! `junit.xml`: one testcase per task × host and one for each host's suite rows; a gated
+//! regression is a failure carrying why.
 
 use std::fmt::Write;
 
 use super::comparison::{Comparison, Row, TaskOutcome, SUITE};
 use super::export::Report;
 use super::format;
+use super::verdict::Scope;
 use super::verdict::Verdict;
 use crate::config::Metric;
 
@@ -12,29 +14,32 @@ use crate::config::Metric;
 pub fn junit(report: &Report) -> String {
     let c = report.comparison;
     let failed = |t: &TaskOutcome| regressions(c, t).next().is_some();
-    let total_failures = c.tasks.iter().filter(|t| failed(t)).count();
+    let mut hosts: Vec<&str> = c.tasks.iter().map(|t| t.host.as_str()).collect();
+    hosts.dedup();
+    let suite_failed = |host: &str| suite_regressions(c, host).next().is_some();
+    let total_failures = c.tasks.iter().filter(|t| failed(t)).count()
+        + hosts.iter().filter(|h| suite_failed(h)).count();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
         "<testsuites name=\"mcpeval\" tests=\"{}\" failures=\"{}\" errors=\"0\">",
-        c.tasks.len(),
+        c.tasks.len() + hosts.len(),
         total_failures
     );
-    let mut hosts: Vec<&str> = c.tasks.iter().map(|t| t.host.as_str()).collect();
-    hosts.dedup();
     for host in hosts {
         let tasks: Vec<&TaskOutcome> = c.tasks.iter().filter(|t| t.host == host).collect();
         let _ = writeln!(
             out,
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">",
             escape(&format!("mcpeval.{host}")),
-            tasks.len(),
-            tasks.iter().filter(|t| failed(t)).count()
+            tasks.len() + 1,
+            tasks.iter().filter(|t| failed(t)).count() + usize::from(suite_failed(host))
         );
         properties(&mut out, report, host);
         for t in tasks {
             testcase(&mut out, c, t);
         }
+        suite_testcase(&mut out, c, host);
         let _ = writeln!(out, "  </testsuite>");
     }
     out.push_str("</testsuites>\n");
@@ -46,22 +51,66 @@ fn regressions<'a>(c: &'a Comparison, t: &'a TaskOutcome) -> impl Iterator<Item 
         .filter(|r| r.gated && r.verdict == Verdict::Regression)
 }
 
+fn suite_regressions<'a>(c: &'a Comparison, host: &'a str) -> impl Iterator<Item = &'a Row> {
+    c.suite_rows(host)
+        .filter(|r| r.gated && r.verdict == Verdict::Regression)
+}
+
+/// The testcase `suite` of a host: a failure when a gated suite row (any scope) regressed.
+fn suite_testcase(out: &mut String, c: &Comparison, host: &str) {
+    let _ = writeln!(
+        out,
+        "    <testcase classname=\"{}\" name=\"suite\">",
+        escape(&format!("mcpeval.{host}"))
+    );
+    let regressed: Vec<&Row> = suite_regressions(c, host).collect();
+    if !regressed.is_empty() {
+        let lines: Vec<String> = regressed
+            .iter()
+            .map(|r| format!("{}: {}", r.scope, describe(r)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "      <failure type=\"regression\" message=\"{}\">{}</failure>",
+            attr(&format!("regression: {}", lines.join("; "))),
+            escape(&lines.join("\n"))
+        );
+    }
+    let details: Vec<String> = c
+        .suite_rows(host)
+        .filter(|r| r.tested())
+        .map(|r| format!("{} {}: {}", r.scope, r.verdict, describe(r)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "      <system-out>{}</system-out>",
+        escape(&details.join("\n"))
+    );
+    let _ = writeln!(out, "    </testcase>");
+}
+
 fn properties(out: &mut String, report: &Report, host: &str) {
     let c = report.comparison;
     let mut props = vec![
-        ("run_id", report.info.run_id.clone()),
-        ("baseline", report.baseline_info().baseline.spec.clone()),
-        ("candidate", report.info.candidate.spec.clone()),
-        ("trials", report.info.trials.to_string()),
-        ("outcome", format!("{:?}", c.outcome()).to_lowercase()),
+        ("run_id".to_owned(), report.info.run_id.clone()),
+        (
+            "baseline".to_owned(),
+            report.baseline_info().baseline.spec.clone(),
+        ),
+        ("candidate".to_owned(), report.info.candidate.spec.clone()),
+        ("trials".to_owned(), report.info.trials.to_string()),
+        (
+            "outcome".to_owned(),
+            format!("{:?}", c.outcome()).to_lowercase(),
+        ),
     ];
     for r in c
         .rows
         .iter()
-        .filter(|r| r.host == host && r.task_id == SUITE && r.tested())
+        .filter(|r| r.host == host && r.task_id == SUITE && r.scope == Scope::Suite && r.tested())
     {
         props.push((
-            r.metric.as_str(),
+            r.metric.as_str().to_owned(),
             format!(
                 "{} → {} ({}, p_adj {})",
                 format::value(r.metric, r.baseline_mean),
@@ -76,7 +125,7 @@ fn properties(out: &mut String, report: &Report, host: &str) {
         let _ = writeln!(
             out,
             "      <property name=\"{}\" value=\"{}\"/>",
-            escape(name),
+            escape(&name),
             escape(&value)
         );
     }

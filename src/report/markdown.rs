@@ -7,7 +7,7 @@ use super::comparison::{Comparison, Outcome, Row, TaskOutcome, MAX_PLANNED_TRIAL
 use super::export::Report;
 use super::format;
 use super::run_info::{RunInfo, ServerRecord};
-use super::verdict::Verdict;
+use super::verdict::{Scope, Verdict};
 use crate::config::Metric;
 
 /// Renders the summary. Deterministic: the same report gives the same text.
@@ -127,11 +127,11 @@ fn headline(out: &mut String, c: &Comparison) {
     }
 }
 
-fn task_name(r: &Row) -> &str {
-    if r.task_id == SUITE {
-        "suite"
-    } else {
-        &r.task_id
+fn task_name(r: &Row) -> String {
+    match (r.task_id == SUITE, r.scope) {
+        (false, _) => r.task_id.clone(),
+        (true, Scope::Suite | Scope::Task) => "suite".into(),
+        (true, scope) => format!("suite {scope}"),
     }
 }
 
@@ -209,13 +209,16 @@ fn facts(out: &mut String, report: &Report) {
     let _ = writeln!(
         out,
         "| verdict rule | α = {} for the whole run, split over {} gated families (α = {} each; \
-         {} within each); margins: success {} points, counts {}; gated: {} |\n",
+         {} within each); margins: success {} points, counts {} (suite rows: {} points, {}); \
+         gated: {} |\n",
         c.stats.alpha,
         c.level.families,
         trim(c.level.family_alpha),
         c.stats.correction.as_str(),
         trim(c.stats.success_margin * 100.0),
         format::percent(c.stats.relative_margin),
+        trim(c.stats.suite_success_margin * 100.0),
+        format::percent(c.stats.suite_relative_margin),
         gated.join(", ")
     );
 }
@@ -254,20 +257,26 @@ fn trim(v: f64) -> String {
 /// The header of a table of rows; the interval's level follows `alpha`.
 fn row_header(c: &Comparison) -> String {
     format!(
-        "| metric | baseline | candidate | delta | {} % CI | test | p | p adj. | verdict |\n\
-         | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | --- |",
-        trim((1.0 - c.stats.alpha) * 100.0)
+        "| metric | baseline | candidate | delta | {} % CI | test | p | p adj. | verdict | flags \
+         (power {}) |\n| --- | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: |",
+        trim((1.0 - c.stats.alpha) * 100.0),
+        format::percent(c.stats.power)
     )
 }
 
 fn row_line(r: &Row) -> String {
     let verdict = match (r.tested(), r.gated) {
         (false, _) => "– (no test)".to_owned(),
-        (true, true) => verdict_mark(r.verdict),
+        (true, true) => verdict_words(r),
         (true, false) => format!("{} (not gated)", verdict_mark(r.verdict)),
     };
+    let flags = if r.tested() {
+        format::mde(r)
+    } else {
+        "–".into()
+    };
     format!(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {flags} |",
         metric_name(r),
         format::value(r.metric, r.baseline_mean),
         format::value(r.metric, r.candidate_mean),
@@ -281,9 +290,13 @@ fn row_line(r: &Row) -> String {
 }
 
 fn metric_name(r: &Row) -> String {
-    match r.k {
+    let name = match r.k {
         Some(k) => format!("{} (k = {k})", r.metric),
         None => r.metric.to_string(),
+    };
+    match r.scope {
+        Scope::Task | Scope::Suite => name,
+        scope => format!("{name} · {scope}"),
     }
 }
 
@@ -294,20 +307,34 @@ fn verdict_mark(v: Verdict) -> String {
     }
 }
 
+/// A row's verdict with, when it found no change it could claim, what it could still hide.
+fn verdict_words(r: &Row) -> String {
+    match r.verdict {
+        Verdict::Inconclusive => {
+            format!("inconclusive: no evidence of change; {}", format::hidden(r))
+        }
+        v => verdict_mark(v),
+    }
+}
+
 fn suite(out: &mut String, c: &Comparison) {
     for host in hosts(c) {
         let _ = writeln!(
             out,
-            "## Suite · `{host}`\n\nPer-task deltas, Wilcoxon signed-rank test; means pooled over \
-             the tasks run on both sides; task-level bootstrap interval. `false_call_rate`: \
-             no-tool episodes that called a tool; `missed_call_rate`: tool episodes that called \
-             none.\n"
+            "## Suite · `{host}`\n\nThe tasks are strata and every trial counts: rates by the \
+             Cochran–Mantel–Haenszel test (`cmh`; `cmh_exact` where the counts are too small for \
+             it), delta = the Mantel–Haenszel risk difference; counts by van Elteren's stratified \
+             rank test (`van_elteren`), delta = the mean per-task delta with a task-level \
+             bootstrap interval. Means are pooled over the tasks run on both sides. \
+             `false_call_rate`: no-tool episodes that called a tool; `missed_call_rate`: tool \
+             episodes that called none. The last column is the smallest change in the bad \
+             direction the row flags with that power (the same change on every task). The parts \
+             of the suite (a set, a kind) show their gated rows.\n"
         );
         let _ = writeln!(out, "{}", row_header(c));
         for r in c
-            .rows
-            .iter()
-            .filter(|r| r.host == host && r.task_id == SUITE)
+            .suite_rows(host)
+            .filter(|r| r.scope == Scope::Suite || r.gated)
         {
             let _ = writeln!(out, "{}", row_line(r));
         }
@@ -409,7 +436,8 @@ fn others(out: &mut String, c: &Comparison) {
     let _ = writeln!(
         out,
         "## Other tasks\n\n| task | host | success | tool calls | total tokens | verdict (gated \
-         metrics) | trials to tell |\n| --- | --- | ---: | ---: | ---: | --- | ---: |"
+         metrics) | what could be hidden | trials to tell |\n| --- | --- | ---: | ---: | ---: | \
+         --- | --- | ---: |"
     );
     for t in tasks {
         let row = |m: Metric| c.task_rows(&t.task_id, &t.host).find(|r| r.metric == m);
@@ -432,9 +460,19 @@ fn others(out: &mut String, c: &Comparison) {
             Some(n) => n.to_string(),
             None => format!("> {MAX_PLANNED_TRIALS}"),
         };
+        let hidden: Vec<String> = c
+            .task_rows(&t.task_id, &t.host)
+            .filter(|r| r.gated && r.tested() && r.verdict == Verdict::Inconclusive)
+            .map(|r| format!("{}: {}", r.metric, format::hidden(r)))
+            .collect();
+        let hidden = if hidden.is_empty() {
+            "–".to_owned()
+        } else {
+            format!("no evidence of change; {}", hidden.join("; "))
+        };
         let _ = writeln!(
             out,
-            "| `{}` | `{}` | {} → {} | {} | {} | {} | {} |",
+            "| `{}` | `{}` | {} → {} | {} | {} | {} | {} | {} |",
             t.task_id,
             t.host,
             format::successes(&t.baseline),
@@ -442,6 +480,7 @@ fn others(out: &mut String, c: &Comparison) {
             means(Metric::ToolCalls),
             means(Metric::TotalTokens),
             c.task_verdict(t),
+            hidden,
             needed
         );
     }
@@ -486,6 +525,27 @@ fn detectable(out: &mut String, c: &Comparison) {
             format::percent(d.power),
             d.alpha
         );
+        match (d.suite_drop, d.suite_alpha) {
+            (Some(drop), Some(alpha)) => {
+                let _ = writeln!(
+                    out,
+                    "- `{host}`, whole suite: the success row (tasks as strata, CMH at the \
+                     suite rows' level α = {alpha:.2e}) flags a drop of every task's success \
+                     rate by {} points with {} power; a few tasks falling further add up to the \
+                     same evidence.",
+                    format::points(drop),
+                    format::percent(d.power)
+                );
+            }
+            (None, Some(_)) => {
+                let _ = writeln!(
+                    out,
+                    "- `{host}`, whole suite: the success row cannot flag even a drop of every \
+                     task to 0 % at these trials."
+                );
+            }
+            _ => {}
+        }
     }
     let inconclusive: Vec<&Row> = c
         .rows

@@ -17,13 +17,14 @@ mod tables;
 mod verdict;
 
 pub use comparison::{
-    compare, Comparison, Detectable, Outcome, Row, SideOutcome, TaskOutcome, TaskVerdict,
-    MAX_PLANNED_TRIALS, SUITE,
+    compare, suite_metrics, suite_scopes, Collector, Comparison, Detectable, Outcome, Row,
+    RunDesign, SideOutcome, TaskOutcome, TaskVerdict, UsageTotal, MAX_PLANNED_TRIALS, SUITE,
 };
 pub use console::verdict_table;
 pub use export::{exporters, write_reports, Exporter, Report, JUNIT_XML, SUMMARY_MD};
+pub use format::{percent as format_percent, points as format_points};
 pub use html::{HtmlReport, REPORT_HTML};
-pub use jsonl::{read_episodes, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL};
+pub use jsonl::{read_episodes, scan_episodes, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL};
 pub use live::{LiveReports, REFRESH_EVERY};
 pub use run_info::MergedShard;
 pub use run_info::{git_commit, own_cpu_ms, HostRecord, RunInfo, ServerRecord, RUN_JSON};
@@ -32,4 +33,4 @@ pub use tables::{
     comparison_frame, write_csv, write_parquet, write_tables, Tables, COMPARISON_CSV,
     COMPARISON_PARQUET,
 };
-pub use verdict::{decide, margin, Level, TestName, Verdict};
+pub use verdict::{decide, margin, Level, Scope, TestName, Verdict};

@@ -82,8 +82,8 @@ fn episode_frame(eps: &[Episode]) -> PolarsResult<DataFrame> {
     ])
 }
 
-/// `comparison.parquet`: the columns DESIGN.md fixes, then `gated`, `margin`, `k` and
-/// `trials_needed`.
+/// `comparison.parquet`: the columns DESIGN.md fixes, then `gated`, `margin`, `k`,
+/// `trials_needed`, `scope`, `mde` and `relative_change`.
 pub fn comparison_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
     macro_rules! field {
         ($f:expr) => {
@@ -109,6 +109,9 @@ pub fn comparison_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         col("margin", field!(|r| r.margin)),
         col("k", field!(|r| r.k)),
         col("trials_needed", field!(|r| r.trials_needed)),
+        col("scope", field!(|r| r.scope.as_str())),
+        col("mde", field!(|r| r.mde)),
+        col("relative_change", field!(|r| r.relative_change)),
     ])
 }
 

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Metric, StatsConfig};
+use crate::suite::{TaskKind, TaskSet};
 
 /// What a row says about the candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -42,7 +43,13 @@ impl std::fmt::Display for Verdict {
 pub enum TestName {
     FisherExact,
     MannWhitneyU,
-    WilcoxonSignedRank,
+    /// Cochran–Mantel–Haenszel over the tasks' 2×2 tables (suite rows of rates).
+    Cmh,
+    /// The exact conditional test of the same hypothesis, where the counts are too small for
+    /// CMH's chi-square approximation.
+    CmhExact,
+    /// van Elteren's stratified Wilcoxon–Mann–Whitney test (suite rows of counts).
+    VanElteren,
     None,
 }
 
@@ -51,19 +58,84 @@ impl TestName {
         match self {
             TestName::FisherExact => "fisher_exact",
             TestName::MannWhitneyU => "mann_whitney_u",
-            TestName::WilcoxonSignedRank => "wilcoxon_signed_rank",
+            TestName::Cmh => "cmh",
+            TestName::CmhExact => "cmh_exact",
+            TestName::VanElteren => "van_elteren",
             TestName::None => "none",
         }
     }
 }
 
+/// Which episodes a row pools: one task, or the tasks of the suite (or of a part of it) as
+/// strata (the `scope` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// A task row (`task`).
+    Task,
+    /// Every task of the host (`suite`).
+    Suite,
+    /// The tasks of one set (`set:regression`, `set:capability`).
+    Set(TaskSet),
+    /// The tasks of one kind (`kind:tool`, `kind:no-tool`).
+    Kind(TaskKind),
+}
+
+impl Scope {
+    /// The suite scopes, in report order.
+    pub const SUITE_SCOPES: [Scope; 5] = [
+        Scope::Suite,
+        Scope::Set(TaskSet::Regression),
+        Scope::Set(TaskSet::Capability),
+        Scope::Kind(TaskKind::Tool),
+        Scope::Kind(TaskKind::NoTool),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Task => "task",
+            Scope::Suite => "suite",
+            Scope::Set(TaskSet::Regression) => "set:regression",
+            Scope::Set(TaskSet::Capability) => "set:capability",
+            Scope::Kind(TaskKind::Tool) => "kind:tool",
+            Scope::Kind(TaskKind::NoTool) => "kind:no-tool",
+        }
+    }
+
+    /// Whether a task of this kind and set belongs to the scope (every task is in `Task`'s own).
+    pub fn holds(self, kind: TaskKind, set: TaskSet) -> bool {
+        match self {
+            Scope::Task | Scope::Suite => true,
+            Scope::Set(s) => s == set,
+            Scope::Kind(k) => k == kind,
+        }
+    }
+
+    pub fn is_suite(self) -> bool {
+        self != Scope::Task
+    }
+}
+
+impl Serialize for Scope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The margin of a metric in its own units: absolute for rates, relative to the baseline mean
-/// for counts (so 0 when the baseline mean is 0: then any increase is beyond it).
-pub fn margin(metric: Metric, baseline_mean: f64, stats: &StatsConfig) -> f64 {
-    if metric.is_rate() {
-        stats.success_margin
-    } else {
-        stats.relative_margin * baseline_mean.abs()
+/// for counts (so 0 when the baseline mean is 0: then any increase is beyond it). Suite rows
+/// have margins of their own (`suite_success_margin`, `suite_relative_margin`).
+pub fn margin(metric: Metric, baseline_mean: f64, scope: Scope, stats: &StatsConfig) -> f64 {
+    match (metric.is_rate(), scope.is_suite()) {
+        (true, false) => stats.success_margin,
+        (true, true) => stats.suite_success_margin,
+        (false, false) => stats.relative_margin * baseline_mean.abs(),
+        (false, true) => stats.suite_relative_margin * baseline_mean.abs(),
     }
 }
 

@@ -2,12 +2,11 @@
 
 use serde::Serialize;
 
-use super::bootstrap::{bootstrap_mean_difference, cluster_bootstrap_mean, BootstrapConfig};
+use super::bootstrap::{bootstrap_mean_difference, BootstrapConfig};
 use super::fisher::fisher_exact;
 use super::mann_whitney::mann_whitney_u;
 use super::newcombe::newcombe_interval;
 use super::types::{mean, Interval, Proportion, StatsError, TestResult};
-use super::wilcoxon::wilcoxon_signed_rank;
 
 /// A delta (candidate minus baseline), its confidence interval and a two-sided test of no
 /// difference.
@@ -48,17 +47,6 @@ pub fn compare_counts(
     })
 }
 
-/// The suite: one paired delta per task; delta = their mean, the task-level cluster bootstrap
-/// ([`cluster_bootstrap_mean`]) and the Wilcoxon signed-rank test ([`wilcoxon_signed_rank`]).
-pub fn compare_suite(deltas: &[f64], config: &BootstrapConfig) -> Result<Comparison, StatsError> {
-    let test = wilcoxon_signed_rank(deltas)?;
-    Ok(Comparison {
-        delta: mean(deltas),
-        interval: cluster_bootstrap_mean(deltas, config)?,
-        test,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,7 +60,7 @@ mod tests {
     }
 
     #[test]
-    fn counts_and_suite_combine_their_parts() {
+    fn counts_combine_their_parts() {
         let config = BootstrapConfig::default();
         let (b, c) = ([2.0, 3.0, 2.0, 4.0], [5.0, 6.0, 4.0, 7.0, 6.0]);
         let cmp = compare_counts(&b, &c, &config).unwrap();
@@ -82,8 +70,5 @@ mod tests {
             cmp.interval,
             bootstrap_mean_difference(&b, &c, &config).unwrap()
         );
-        let suite = compare_suite(&[0.0, -0.1, -0.2, 0.05], &config).unwrap();
-        assert!((suite.delta + 0.0625).abs() < 1e-15);
-        assert!(compare_suite(&[], &config).is_err());
     }
 }

@@ -2,6 +2,8 @@
 //! Rust values (fixed ids, servers and timestamps), so reports built from them are reproducible.
 #![allow(dead_code)]
 
+pub mod draw;
+
 use std::io::Write;
 use std::path::Path;
 

@@ -11,7 +11,7 @@ use crate::config::Metric;
 use crate::report::comparison::{Comparison, Outcome, Row, TaskOutcome, SUITE};
 use crate::report::export::{Exporter, Report};
 use crate::report::format;
-use crate::report::verdict::Verdict;
+use crate::report::verdict::{Scope, Verdict};
 
 /// The page's file name in the run directory.
 pub const REPORT_HTML: &str = "report.html";
@@ -125,8 +125,10 @@ fn verdict_table(out: &mut String, c: &Comparison) {
         out,
         "<section id=\"verdicts-section\">\n<h2>Verdicts</h2>\n<p>Per task and host, each gated \
          metric: its verdict, baseline → candidate means, the delta (candidate minus baseline) \
-         with its {level} interval, and the adjusted p-value. The suite line compares the \
-         per-task deltas.</p>\n<p><label><input type=\"checkbox\" id=\"only-regressed\"> only \
+         with its {level} interval, and the adjusted p-value; under an inconclusive verdict, the \
+         change it could still hide. The suite lines treat the tasks as strata and pool their \
+         trials (CMH for rates, van Elteren for counts), for the whole suite and for each set \
+         and kind of task.</p>\n<p><label><input type=\"checkbox\" id=\"only-regressed\"> only \
          tasks with a regression</label></p>\n<table id=\"verdicts\"><thead><tr><th>task</th>\
          <th>host</th><th>success</th>"
     );
@@ -142,27 +144,35 @@ fn verdict_table(out: &mut String, c: &Comparison) {
         .collect();
     suite_hosts.dedup();
     for host in suite_hosts {
-        let rows: Vec<&Row> = c
-            .rows
-            .iter()
-            .filter(|r| r.task_id == SUITE && r.host == host && r.gated)
-            .collect();
-        let regressed = rows.iter().any(|r| r.verdict == Verdict::Regression);
-        let _ = write!(
-            out,
-            "<tr class=\"{}\"><td><i>suite</i></td><td><code>{}</code></td><td>–</td>",
-            if regressed { "t-regressed" } else { "t-other" },
-            escape(host)
-        );
-        for m in &gated {
-            cell(
+        let mut scopes: Vec<Scope> = c.suite_rows(host).map(|r| r.scope).collect();
+        scopes.dedup();
+        for scope in scopes {
+            let rows: Vec<&Row> = c
+                .suite_rows(host)
+                .filter(|r| r.scope == scope && r.gated)
+                .collect();
+            let regressed = rows.iter().any(|r| r.verdict == Verdict::Regression);
+            let label = match scope {
+                Scope::Suite => "suite".to_owned(),
+                other => format!("suite · {other}"),
+            };
+            let _ = write!(
                 out,
-                rows.iter()
-                    .copied()
-                    .find(|r| r.metric == *m && r.k.is_none()),
+                "<tr class=\"{}\"><td><i>{}</i></td><td><code>{}</code></td><td>–</td>",
+                if regressed { "t-regressed" } else { "t-other" },
+                escape(&label),
+                escape(host)
             );
+            for m in &gated {
+                cell(
+                    out,
+                    rows.iter()
+                        .copied()
+                        .find(|r| r.metric == *m && r.k.is_none()),
+                );
+            }
+            out.push_str("</tr>\n");
         }
-        out.push_str("</tr>\n");
     }
     for (i, t) in c.tasks.iter().enumerate() {
         let regressed = c.task_verdict(t).verdict == Verdict::Regression;
@@ -196,10 +206,18 @@ fn cell(out: &mut String, row: Option<&Row>) {
         return;
     };
     let m = r.metric;
+    let hidden = if r.verdict == Verdict::Inconclusive {
+        format!(
+            "<br><small class=\"hidden-change\">no evidence of change; {}</small>",
+            escape(&format::hidden(r))
+        )
+    } else {
+        String::new()
+    };
     let _ = write!(
         out,
         "<td class=\"cell v-{v}\"><span class=\"verdict\">{v}</span><br>{} → {}<br><small>Δ {} \
-         {} · p {}</small></td>",
+         {} · p {}</small>{hidden}</td>",
         format::value(m, r.baseline_mean),
         format::value(m, r.candidate_mean),
         format::delta(m, r.delta),

@@ -1,0 +1,304 @@
+//! Building a comparison: episodes are folded into cells as they arrive ([`Collector`]), then
+//! each host's task and suite rows are tested, adjusted per family, judged and planned.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::cells::Cell;
+use super::model::{Comparison, Detectable, Row, Usage, SUITE};
+use super::planning::{suite_scopes, Pending, Planner};
+use super::suite_rows::suite_rows;
+use super::task_rows::task_rows;
+use crate::config::{Metric, StatsConfig};
+use crate::episode::{Episode, Side};
+use crate::report::verdict::{decide, margin, Level, Scope, TestName, Verdict};
+use crate::stats::{
+    min_detectable_drop, p_adjusted, BootstrapConfig, Comparison as Delta, StatsError,
+};
+
+/// Compares candidate episodes with baseline episodes (each already on its side).
+///
+/// Episodes with an `infra_error` are counted and left out. Bootstrap intervals are seeded from
+/// `seed`, the host, the task and the metric, so the same episodes always give the same rows.
+pub fn compare<'a>(
+    baseline: impl IntoIterator<Item = &'a Episode>,
+    candidate: impl IntoIterator<Item = &'a Episode>,
+    stats: &StatsConfig,
+    seed: u64,
+) -> Result<Comparison, StatsError> {
+    let mut collector = Collector::default();
+    for e in baseline {
+        collector.add(Side::Baseline, e);
+    }
+    for e in candidate {
+        collector.add(Side::Candidate, e);
+    }
+    collector.finish(stats, seed)
+}
+
+/// Folds episodes one at a time into what the comparison needs (a few numbers per episode), so
+/// that a run's episodes can be streamed from disk instead of held.
+#[derive(Debug, Default)]
+pub struct Collector {
+    hosts: BTreeMap<String, BTreeMap<String, Cell>>,
+    episodes: usize,
+    infra_errors: usize,
+    usage: Usage,
+}
+
+fn index(side: Side) -> usize {
+    match side {
+        Side::Baseline => 0,
+        Side::Candidate => 1,
+    }
+}
+
+impl Collector {
+    /// Counts an episode on `side` (whatever side it records itself: `compare --against` takes
+    /// the baseline from another run).
+    pub fn add(&mut self, side: Side, e: &Episode) {
+        self.episodes += 1;
+        self.infra_errors += usize::from(e.infra_error.is_some());
+        self.usage.add(side, e);
+        if !self.hosts.contains_key(&e.host) {
+            self.hosts.insert(e.host.clone(), BTreeMap::new());
+        }
+        let cells = self.hosts.get_mut(&e.host).expect("inserted above");
+        if !cells.contains_key(&e.task_id) {
+            cells.insert(e.task_id.clone(), Cell::new(e));
+        }
+        let cell = cells.get_mut(&e.task_id).expect("inserted above");
+        cell.add(index(side), e);
+    }
+
+    /// Episodes counted on `side`, infrastructure errors included.
+    pub fn count(&self, side: Side) -> usize {
+        let i = index(side);
+        self.hosts
+            .values()
+            .flat_map(BTreeMap::values)
+            .map(|c| c.sides[i].len() + c.sides[i].infra as usize)
+            .sum()
+    }
+
+    /// The (task, host) pairs that have candidate episodes but no baseline episode at all.
+    pub fn unmatched(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (host, cells) in &self.hosts {
+            for (task, cell) in cells {
+                if cell.has_side(1) && !cell.has_side(0) {
+                    out.push((task.clone(), host.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Tests, adjusts, judges and plans every row.
+    pub fn finish(self, stats: &StatsConfig, seed: u64) -> Result<Comparison, StatsError> {
+        let level = Level::new(stats, self.hosts.len());
+        let mut planner = Planner::new(stats);
+        let (mut rows, mut tasks, mut detectable) = (Vec::new(), Vec::new(), Vec::new());
+        for (host, cells) in &self.hosts {
+            let ctx = Context { host, stats, seed };
+            let mut pending: Vec<Pending> = Vec::new();
+            let members: Vec<(&Cell, _)> = cells.values().map(|c| (c, (c.kind, c.set))).collect();
+            let kinds: Vec<_> = members.iter().map(|(_, ks)| *ks).collect();
+            for scope in suite_scopes(&kinds) {
+                let in_scope: Vec<&Cell> = members
+                    .iter()
+                    .filter(|(_, (kind, set))| scope.holds(*kind, *set))
+                    .map(|(c, _)| *c)
+                    .collect();
+                pending.extend(suite_rows(&ctx, scope, &in_scope)?);
+            }
+            for (task, cell) in cells {
+                pending.extend(task_rows(&ctx, task, cell)?);
+                tasks.push(cell.outcome(task, host));
+            }
+            let levels = adjust(&mut pending, stats, level)?;
+            let mut suite_level = None;
+            for (p, row_level) in pending.iter_mut().zip(levels) {
+                judge(&mut p.row, level);
+                planner.plan(p, row_level)?;
+                if p.row.scope == Scope::Suite && p.row.metric == Metric::Success {
+                    suite_level = Some(row_level);
+                }
+            }
+            let host_rows: Vec<Row> = pending.into_iter().map(|p| p.row).collect();
+            if let Some(d) = detectable_drop(&host_rows, stats, level, suite_level)? {
+                detectable.push((host.to_string(), d));
+            }
+            rows.extend(host_rows);
+        }
+        Ok(Comparison {
+            rows,
+            tasks,
+            stats: stats.clone(),
+            level,
+            episodes: self.episodes,
+            infra_errors: self.infra_errors,
+            detectable,
+            usage: self.usage.totals(),
+        })
+    }
+}
+
+/// What every row of one host shares.
+pub(super) struct Context<'a> {
+    pub host: &'a str,
+    pub stats: &'a StatsConfig,
+    pub seed: u64,
+}
+
+impl Context<'_> {
+    /// The seeded bootstrap of one row; `key` is the task id, or `*` (whole suite) and
+    /// `*|scope` for the other scopes' rows.
+    pub fn bootstrap(&self, key: &str, metric: Metric) -> BootstrapConfig {
+        let key = format!("{}/{}/{key}/{metric}", self.seed, self.host);
+        BootstrapConfig {
+            resamples: self.stats.bootstrap_resamples,
+            seed: xxhash_rust::xxh3::xxh3_64(key.as_bytes()),
+            alpha: self.stats.alpha,
+        }
+    }
+
+    /// A row with its counts and means, untested.
+    pub fn row(
+        &self,
+        task: &str,
+        scope: Scope,
+        metric: Metric,
+        n: (usize, usize),
+        means: (Option<f64>, Option<f64>),
+    ) -> Row {
+        Row {
+            task_id: task.to_owned(),
+            host: self.host.to_owned(),
+            metric,
+            n_baseline: n.0 as u32,
+            n_candidate: n.1 as u32,
+            baseline_mean: means.0,
+            candidate_mean: means.1,
+            delta: means.0.zip(means.1).map(|(b, c)| c - b),
+            ci_low: None,
+            ci_high: None,
+            test: TestName::None,
+            p_value: None,
+            p_adjusted: None,
+            verdict: Verdict::Inconclusive,
+            gated: self.stats.gated.contains(&metric),
+            margin: means.0.map(|b| margin(metric, b, scope, self.stats)),
+            k: None,
+            trials_needed: None,
+            scope,
+            relative_change: None,
+            mde: None,
+        }
+    }
+}
+
+/// The row with a test's delta, interval and p-value.
+pub(super) fn with_delta(mut row: Row, d: Delta, test: TestName) -> Row {
+    row.delta = Some(d.delta);
+    row.ci_low = Some(d.interval.low);
+    row.ci_high = Some(d.interval.high);
+    row.test = test;
+    row.p_value = Some(d.test.p_value);
+    row
+}
+
+/// Candidate mean over baseline mean, minus 1; `None` without a positive baseline mean.
+pub(super) fn relative(baseline: Option<f64>, candidate: Option<f64>) -> Option<f64> {
+    match (baseline, candidate) {
+        (Some(b), Some(c)) if b > 0.0 => Some(c / b - 1.0),
+        _ => None,
+    }
+}
+
+/// Adjusts p-values within each family of one host: the task rows of one metric; the gated
+/// suite rows of every scope; the suite rows that are not gated (kept apart so they cost the
+/// gate no power). Returns each row's level in the worst case of the correction: the family's
+/// level over the number of tested rows in it (what an `mde` is computed at).
+fn adjust(rows: &mut [Pending], stats: &StatsConfig, level: Level) -> Result<Vec<f64>, StatsError> {
+    #[derive(PartialEq, Eq, Hash)]
+    enum Family {
+        Tasks(Metric),
+        Suite { gated: bool },
+    }
+    let family = |row: &Row| {
+        if row.is_suite() {
+            Family::Suite { gated: row.gated }
+        } else {
+            Family::Tasks(row.metric)
+        }
+    };
+    let mut families: HashMap<Family, Vec<usize>> = HashMap::new();
+    for (i, p) in rows.iter().enumerate() {
+        if p.row.p_value.is_some() {
+            families.entry(family(&p.row)).or_default().push(i);
+        }
+    }
+    for members in families.values() {
+        let p: Vec<Option<f64>> = members.iter().map(|&i| rows[i].row.p_value).collect();
+        for (&i, adjusted) in members.iter().zip(p_adjusted(&p, stats.correction)?) {
+            rows[i].row.p_adjusted = adjusted;
+        }
+    }
+    Ok(rows
+        .iter()
+        .map(|p| {
+            let size = families.get(&family(&p.row)).map_or(1, Vec::len);
+            level.family_alpha / size.max(1) as f64
+        })
+        .collect())
+}
+
+/// Sets a row's verdict.
+fn judge(row: &mut Row, level: Level) {
+    if let (Some(delta), Some(low), Some(high), Some(margin)) =
+        (row.delta, row.ci_low, row.ci_high, row.margin)
+    {
+        row.verdict = decide(
+            row.metric,
+            delta,
+            (low, high),
+            row.p_adjusted,
+            margin,
+            level.family_alpha,
+        );
+    }
+}
+
+/// What the host's run could detect: a task at 100 % (the median task's trials, the worst case
+/// of the correction), and the whole-suite success row's `mde`.
+fn detectable_drop(
+    rows: &[Row],
+    stats: &StatsConfig,
+    level: Level,
+    suite_level: Option<f64>,
+) -> Result<Option<Detectable>, StatsError> {
+    let mut sizes: Vec<u64> = rows
+        .iter()
+        .filter(|r| !r.is_suite() && r.metric == Metric::Success && r.p_value.is_some())
+        .map(|r| u64::from(r.n_baseline.min(r.n_candidate)))
+        .collect();
+    if sizes.is_empty() {
+        return Ok(None);
+    }
+    sizes.sort_unstable();
+    let trials = sizes[sizes.len() / 2];
+    let alpha = level.family_alpha / sizes.len() as f64;
+    let drop = min_detectable_drop(1.0, trials, alpha, stats.power)?;
+    let suite = rows
+        .iter()
+        .find(|r| r.task_id == SUITE && r.scope == Scope::Suite && r.metric == Metric::Success);
+    Ok(Some(Detectable {
+        trials,
+        alpha,
+        power: stats.power,
+        baseline_rate: 1.0,
+        drop,
+        suite_drop: suite.and_then(|r| r.mde),
+        suite_alpha: suite_level,
+    }))
+}

@@ -1,0 +1,168 @@
+//! Episodes folded into what the statistics need, per task × host and side: each metric's
+//! values, the successes, the infrastructure errors left out and the failed grades' reasons.
+//! Nothing else of an episode is kept, so a comparison's memory is a few numbers per episode.
+
+use crate::config::Metric;
+use crate::episode::Episode;
+use crate::suite::{TaskKind, TaskSet};
+
+use super::model::{SideOutcome, TaskOutcome};
+
+/// The usable episodes of one side of one task × host.
+#[derive(Debug, Default)]
+pub(super) struct SideValues {
+    /// One vector per metric of [`Metric::TESTED`], in that order.
+    values: [Vec<f64>; Metric::TESTED.len()],
+    successes: u64,
+    /// Episodes that called at least one tool.
+    called: u64,
+    pub infra: u32,
+    /// Distinct grade explanations of failed trials, in order of first appearance, with counts.
+    failures: Vec<(String, u32)>,
+}
+
+impl SideValues {
+    pub fn len(&self) -> usize {
+        self.values[0].len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn successes(&self) -> u64 {
+        self.successes
+    }
+
+    pub fn called(&self) -> u64 {
+        self.called
+    }
+
+    /// The values of a tested metric ([`Metric::TESTED`]).
+    pub fn metric(&self, metric: Metric) -> &[f64] {
+        let i = Metric::TESTED
+            .iter()
+            .position(|m| *m == metric)
+            .expect("only tested metrics have per-episode values");
+        &self.values[i]
+    }
+
+    fn add(&mut self, e: &Episode) {
+        for (values, metric) in self.values.iter_mut().zip(Metric::TESTED) {
+            values.push(value(e, metric));
+        }
+        self.successes += u64::from(e.success);
+        self.called += u64::from(e.tool_calls > 0);
+        if !e.success {
+            let why = e.grade.failure_summary();
+            match self.failures.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, n)) => *n += 1,
+                None => self.failures.push((why, 1)),
+            }
+        }
+    }
+
+    fn outcome(&self) -> SideOutcome {
+        let mut failures = self.failures.clone();
+        failures.sort_by_key(|f| std::cmp::Reverse(f.1));
+        SideOutcome {
+            n: self.len() as u32,
+            successes: self.successes as u32,
+            infra_errors: self.infra,
+            failures,
+        }
+    }
+}
+
+/// One task × host: the usable episodes of each side and the infra errors left out.
+#[derive(Debug)]
+pub(super) struct Cell {
+    pub kind: TaskKind,
+    pub set: TaskSet,
+    /// Baseline, candidate.
+    pub sides: [SideValues; 2],
+}
+
+impl Cell {
+    pub fn new(e: &Episode) -> Self {
+        Self {
+            kind: e.kind,
+            set: e.set,
+            sides: Default::default(),
+        }
+    }
+
+    /// Adds an episode of side `side` (0 baseline, 1 candidate).
+    pub fn add(&mut self, side: usize, e: &Episode) {
+        if e.infra_error.is_some() {
+            self.sides[side].infra += 1;
+        } else {
+            self.sides[side].add(e);
+        }
+    }
+
+    /// Whether both sides have usable episodes.
+    pub fn paired(&self) -> bool {
+        !self.sides[0].is_empty() && !self.sides[1].is_empty()
+    }
+
+    /// Whether a side has any episode at all, usable or not.
+    pub fn has_side(&self, side: usize) -> bool {
+        !self.sides[side].is_empty() || self.sides[side].infra > 0
+    }
+
+    pub fn outcome(&self, task: &str, host: &str) -> TaskOutcome {
+        TaskOutcome {
+            task_id: task.to_owned(),
+            host: host.to_owned(),
+            kind: self.kind,
+            set: self.set,
+            baseline: self.sides[0].outcome(),
+            candidate: self.sides[1].outcome(),
+        }
+    }
+}
+
+/// An episode's value of a per-episode metric.
+fn value(e: &Episode, metric: Metric) -> f64 {
+    match metric {
+        Metric::Success => f64::from(u8::from(e.success)),
+        Metric::ToolCalls => f64::from(e.tool_calls),
+        Metric::ToolErrors => f64::from(e.tool_errors),
+        Metric::InputTokens => e.input_tokens as f64,
+        Metric::OutputTokens => e.output_tokens as f64,
+        Metric::TotalTokens => e.total_tokens as f64,
+        Metric::Turns => f64::from(e.turns),
+        Metric::LatencyMs => e.latency_ms,
+        Metric::PassAtK | Metric::PassHatK | Metric::FalseCallRate | Metric::MissedCallRate => {
+            unreachable!("only the tested metrics are kept per episode")
+        }
+    }
+}
+
+pub(super) fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The sample standard deviation (n − 1), 0 for fewer than two values.
+pub(super) fn sd(values: &[f64]) -> f64 {
+    let Some(m) = mean(values) else { return 0.0 };
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let ss: f64 = values.iter().map(|v| (v - m).powi(2)).sum();
+    (ss / (values.len() - 1) as f64).sqrt()
+}
+
+/// The standard deviation of both sides' values pooled around their own means (n − 2).
+pub(super) fn pooled_sd(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len() + b.len();
+    if n < 3 {
+        return sd(a).max(sd(b));
+    }
+    let ss = |v: &[f64]| -> f64 {
+        let m = mean(v).unwrap_or(0.0);
+        v.iter().map(|x| (x - m).powi(2)).sum()
+    };
+    ((ss(a) + ss(b)) / (n - 2) as f64).sqrt()
+}
