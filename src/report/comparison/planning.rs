@@ -127,13 +127,21 @@ impl<'a> Planner<'a> {
                 strata,
                 higher_is_better,
             } => cmh_mde(strata, *higher_is_better, level, power, margin)?,
-            Plan::VanElteren { strata } => {
-                let Some(base) = row.baseline_mean.filter(|b| *b > 0.0) else {
-                    return Ok(None);
-                };
-                van_elteren_mde(strata, level, power, self.stats.suite_relative_margin)?
-                    .map(|r| r * base)
-            }
+            Plan::VanElteren { strata } => match row.baseline_mean {
+                Some(base) if base > 0.0 => {
+                    van_elteren_mde(strata, level, power, self.stats.suite_relative_margin)?
+                        .map(|r| r * base)
+                }
+                // Nothing to scale (no tool errors on the baseline, say): the same absolute
+                // rise in every task, against the margin of 0 that a zero baseline mean gives.
+                _ => {
+                    let unit: Vec<_> = strata
+                        .iter()
+                        .map(|&(b, c, _, sd)| (b, c, 1.0, sd))
+                        .collect();
+                    van_elteren_mde(&unit, level, power, 0.0)?
+                }
+            },
         })
     }
 

@@ -366,6 +366,9 @@ fn every_tested_row_says_what_it_could_detect() {
     // The suite row sees smaller drops than a task row.
     let suite = scope_row(&cmp, Scope::Suite, Metric::Success);
     assert!(suite.mde.unwrap() < success.mde.unwrap(), "{suite:?}");
+    // No tool errors on the baseline: nothing to scale, so an absolute rise.
+    let errors = scope_row(&cmp, Scope::Suite, Metric::ToolErrors);
+    assert!(errors.mde.is_some_and(|m| m > 0.0 && m < 1.0), "{errors:?}");
     // Untested rows (pass@k) have none.
     assert_eq!(row(&cmp, "steady", Metric::PassAtK).mde, None);
 }
