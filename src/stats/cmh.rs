@@ -174,24 +174,8 @@ pub fn mantel_fleiss(tables: &[Table2x2]) -> f64 {
 mod tests {
     use super::*;
     use crate::stats::fisher::fisher_exact;
-    use crate::stats::test_support::{assert_close, cases, num};
-    use crate::stats::types::Proportion;
+    use crate::stats::test_support::{assert_close, cases, num, table, tables};
     use proptest::prelude::*;
-    use serde_json::Value;
-
-    /// `[[bs, bn], [cs, cn]]` strata of a fixture.
-    fn tables(v: &Value) -> Vec<Table2x2> {
-        let side = |s: &Value| Proportion::new(s[0].as_u64().unwrap(), s[1].as_u64().unwrap());
-        let strata = v.as_array().expect("strata");
-        strata
-            .iter()
-            .map(|s| Table2x2::new(side(&s[0]), side(&s[1])))
-            .collect()
-    }
-
-    fn table(bs: u64, bn: u64, cs: u64, cn: u64) -> Table2x2 {
-        Table2x2::new(Proportion::new(bs, bn), Proportion::new(cs, cn))
-    }
 
     #[test]
     fn matches_statsmodels_and_the_python_exact_test() {

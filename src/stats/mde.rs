@@ -137,43 +137,74 @@ pub fn fisher_mde(
     power: f64,
     margin: f64,
 ) -> Result<Option<f64>, StatsError> {
-    check_range("p0", p0, (0.0, 1.0), false)?;
-    check_alpha(alpha)?;
-    check_power(power)?;
-    check_count("n_baseline", n_baseline)?;
-    check_count("n_candidate", n_candidate)?;
-    check_range("margin", margin, (0.0, 1.0), false)?;
-    let (nb, nc) = (n_baseline, n_candidate);
-    let lf = LnFactorials::up_to(nb + nc);
-    // The rejection region does not depend on the rates: each margin's tails, once needed.
-    let mut tails: Vec<Option<RejectedTails>> = Vec::new();
-    tails.resize_with((nb + nc + 1) as usize, || None);
-    let baseline = BinomialWindow::new(nb, p0);
-    let steps = (p0 * 100.0 + 1e-9).floor() as u32;
-    for k in 1..=steps {
-        let drop = f64::from(k) / 100.0;
-        let candidate = BinomialWindow::new(nc, (p0 - drop).max(0.0));
-        let mut flagged = 0.0;
-        for (x, px) in baseline.iter() {
-            let rate_b = x as f64 / nb as f64;
-            // The observed drop falls as y grows: stop at the first that misses the margin.
-            for (y, py) in candidate.iter() {
-                if rate_b - y as f64 / nc as f64 <= margin + MARGIN_SLACK {
-                    break;
-                }
-                let m = x + y;
-                let rejected = tails[m as usize]
-                    .get_or_insert_with(|| RejectedTails::of_margin(&lf, nb, nc, m, alpha));
-                if rejected.rejects(x) {
-                    flagged += px * py;
+    FisherPlan::new(n_baseline, n_candidate, alpha)?.mde(p0, power, margin)
+}
+
+/// [`fisher_mde`] for many baseline rates at one design (trials per side and level): the
+/// rejection region, which does not depend on the rates, is kept between calls, so the rows of
+/// a run that share their trial counts compute it once.
+pub struct FisherPlan {
+    nb: u64,
+    nc: u64,
+    alpha: f64,
+    lf: LnFactorials,
+    /// Each margin's rejected tails, once needed.
+    tails: Vec<Option<RejectedTails>>,
+}
+
+impl FisherPlan {
+    /// Errors: `alpha` outside (0, 1), no trials on a side.
+    pub fn new(n_baseline: u64, n_candidate: u64, alpha: f64) -> Result<Self, StatsError> {
+        check_alpha(alpha)?;
+        check_count("n_baseline", n_baseline)?;
+        check_count("n_candidate", n_candidate)?;
+        let (nb, nc) = (n_baseline, n_candidate);
+        let mut tails = Vec::new();
+        tails.resize_with((nb + nc + 1) as usize, || None);
+        Ok(Self {
+            nb,
+            nc,
+            alpha,
+            lf: LnFactorials::up_to(nb + nc),
+            tails,
+        })
+    }
+
+    /// [`fisher_mde`] at this design. Errors: `p0` or `margin` outside [0, 1], `power`
+    /// outside (0, 1).
+    pub fn mde(&mut self, p0: f64, power: f64, margin: f64) -> Result<Option<f64>, StatsError> {
+        check_range("p0", p0, (0.0, 1.0), false)?;
+        check_power(power)?;
+        check_range("margin", margin, (0.0, 1.0), false)?;
+        let (nb, nc) = (self.nb, self.nc);
+        let baseline = BinomialWindow::new(nb, p0);
+        let steps = (p0 * 100.0 + 1e-9).floor() as u32;
+        for k in 1..=steps {
+            let drop = f64::from(k) / 100.0;
+            let candidate = BinomialWindow::new(nc, (p0 - drop).max(0.0));
+            let mut flagged = 0.0;
+            for (x, px) in baseline.iter() {
+                let rate_b = x as f64 / nb as f64;
+                // The observed drop falls as y grows: stop at the first that misses the margin.
+                for (y, py) in candidate.iter() {
+                    if rate_b - y as f64 / nc as f64 <= margin + MARGIN_SLACK {
+                        break;
+                    }
+                    let m = x + y;
+                    let (lf, alpha) = (&self.lf, self.alpha);
+                    let rejected = self.tails[m as usize]
+                        .get_or_insert_with(|| RejectedTails::of_margin(lf, nb, nc, m, alpha));
+                    if rejected.rejects(x) {
+                        flagged += px * py;
+                    }
                 }
             }
+            if flagged >= power {
+                return Ok(Some(drop));
+            }
         }
-        if flagged >= power {
-            return Ok(Some(drop));
-        }
+        Ok(None)
     }
-    Ok(None)
 }
 
 /// The smallest two-sided Fisher p-value attainable with `k` trials per side: `2 / C(2k, k)`,

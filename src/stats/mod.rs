@@ -27,10 +27,12 @@ pub use bootstrap::{
     bootstrap_mean_difference, cluster_bootstrap_mean, BootstrapConfig, DEFAULT_RESAMPLES,
 };
 pub use cmh::{cmh_exact_test, cmh_test, mantel_fleiss};
-pub use compare::{compare_counts, compare_success, Comparison};
+pub use compare::{
+    compare_counts, compare_success, normal_mean_difference, Comparison, NORMAL_INTERVAL_FROM,
+};
 pub use fisher::fisher_exact;
 pub use mann_whitney::mann_whitney_u;
-pub use mde::{cmh_mde, fisher_mde, mann_whitney_mde, min_fisher_p, van_elteren_mde};
+pub use mde::{cmh_mde, fisher_mde, mann_whitney_mde, min_fisher_p, van_elteren_mde, FisherPlan};
 pub use multiplicity::{p_adjusted, Adjustment};
 pub use newcombe::{newcombe_interval, wilson_interval};
 pub use pass_at_k::{pass_at_k, pass_hat_k};

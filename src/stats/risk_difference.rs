@@ -177,23 +177,9 @@ pub fn compare_stratified_rates(
 mod tests {
     use super::*;
     use crate::stats::newcombe::newcombe_interval;
-    use crate::stats::test_support::{assert_close, cases, num};
+    use crate::stats::test_support::{assert_close, cases, num, table, tables};
     use crate::stats::types::Proportion;
     use proptest::prelude::*;
-    use serde_json::Value;
-
-    fn tables(v: &Value) -> Vec<Table2x2> {
-        let side = |s: &Value| Proportion::new(s[0].as_u64().unwrap(), s[1].as_u64().unwrap());
-        let strata = v.as_array().expect("strata");
-        strata
-            .iter()
-            .map(|s| Table2x2::new(side(&s[0]), side(&s[1])))
-            .collect()
-    }
-
-    fn table(bs: u64, bn: u64, cs: u64, cn: u64) -> Table2x2 {
-        Table2x2::new(Proportion::new(bs, bn), Proportion::new(cs, cn))
-    }
 
     #[test]
     fn matches_the_published_formulas() {

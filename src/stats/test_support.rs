@@ -2,6 +2,8 @@
 
 use serde_json::Value;
 
+use super::types::{Proportion, Table2x2};
+
 /// Parses `tests/fixtures/stats/{name}` (written by `make_fixtures.py`).
 pub(crate) fn fixture(name: &str) -> Value {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -41,4 +43,19 @@ pub(crate) fn assert_close(actual: f64, expected: f64, case: &dyn std::fmt::Disp
         close(actual, expected),
         "{case}: got {actual:e}, reference {expected:e}"
     );
+}
+
+/// `[[bs, bn], [cs, cn]]` strata of a fixture as 2×2 tables.
+pub(crate) fn tables(v: &Value) -> Vec<Table2x2> {
+    let side = |s: &Value| Proportion::new(s[0].as_u64().unwrap(), s[1].as_u64().unwrap());
+    let strata = v.as_array().expect("strata");
+    strata
+        .iter()
+        .map(|s| Table2x2::new(side(&s[0]), side(&s[1])))
+        .collect()
+}
+
+/// One table: baseline `bs` of `bn`, candidate `cs` of `cn`.
+pub(crate) fn table(bs: u64, bn: u64, cs: u64, cn: u64) -> Table2x2 {
+    Table2x2::new(Proportion::new(bs, bn), Proportion::new(cs, cn))
 }

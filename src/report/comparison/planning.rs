@@ -2,14 +2,15 @@
 //! which suite rows a suite gets, and the design of a planned run (`mcpeval plan --suite`, the
 //! warning `mcpeval run` prints).
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use super::model::{Row, MAX_PLANNED_TRIALS};
 use crate::config::{Metric, StatsConfig};
 use crate::report::verdict::{Level, Scope, Verdict};
 use crate::stats::{
-    cmh_mde, fisher_mde, mann_whitney_mde, min_fisher_p, trials_needed_bisect, trials_needed_shift,
-    van_elteren_mde, StatsError,
+    cmh_mde, mann_whitney_mde, min_fisher_p, trials_needed_bisect, trials_needed_shift,
+    van_elteren_mde, FisherPlan, StatsError,
 };
 use crate::suite::{TaskKind, TaskSet};
 
@@ -77,11 +78,12 @@ pub fn suite_metrics(scope: Scope, has_tool: bool, has_no_tool: bool) -> Vec<Met
 }
 
 /// Computes `mde` for every row and `trials_needed` for inconclusive task rows, caching the
-/// exact Fisher figures (rows of one host often share a baseline rate and trial counts).
+/// exact Fisher figures (rows of one host often share their trial counts and baseline rate).
 pub(super) struct Planner<'a> {
     stats: &'a StatsConfig,
     fisher_trials: HashMap<(u64, u64), Option<u64>>,
-    fisher_mde: HashMap<(u64, u64, u64, u64, u64), Option<f64>>,
+    /// One Fisher design per (baseline trials, candidate trials, level).
+    fisher: HashMap<(u64, u64, u64), FisherPlan>,
 }
 
 impl<'a> Planner<'a> {
@@ -89,7 +91,7 @@ impl<'a> Planner<'a> {
         Self {
             stats,
             fisher_trials: HashMap::new(),
-            fisher_mde: HashMap::new(),
+            fisher: HashMap::new(),
         }
     }
 
@@ -114,13 +116,11 @@ impl<'a> Planner<'a> {
                 if *p0 <= 0.0 {
                     return Ok(None);
                 }
-                let key = (p0.to_bits(), n.0, n.1, level.to_bits(), margin.to_bits());
-                if let Some(hit) = self.fisher_mde.get(&key) {
-                    return Ok(*hit);
-                }
-                let mde = fisher_mde(*p0, n.0, n.1, level, power, margin)?;
-                self.fisher_mde.insert(key, mde);
-                mde
+                let plan = match self.fisher.entry((n.0, n.1, level.to_bits())) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(e) => e.insert(FisherPlan::new(n.0, n.1, level)?),
+                };
+                plan.mde(*p0, power, margin)?
             }
             Plan::Shift { sd, n } => mann_whitney_mde(sd.0, sd.1, n.0, n.1, level, power, margin)?,
             Plan::Cmh {

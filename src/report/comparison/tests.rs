@@ -244,7 +244,7 @@ fn the_same_episodes_give_the_same_rows() {
 }
 
 /// The rows of one scope of the suite.
-fn scope_row<'a>(c: &'a Comparison, scope: Scope, metric: Metric) -> &'a Row {
+fn scope_row(c: &Comparison, scope: Scope, metric: Metric) -> &Row {
     c.rows
         .iter()
         .find(|r| r.task_id == SUITE && r.scope == scope && r.metric == metric)

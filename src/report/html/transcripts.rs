@@ -131,8 +131,12 @@ pub fn load(dir: &Path, report: &Report) -> Loaded {
         PAIRS_PER_TASK
     };
     let mut loaded = Loaded::default();
-    let facts = read_facts(&dir.join(EPISODES_JSONL), &runs, &mut loaded.notes);
-    loaded.pairs = choose(facts, per_task);
+    loaded.pairs = read_facts(
+        &dir.join(EPISODES_JSONL),
+        &runs,
+        per_task,
+        &mut loaded.notes,
+    );
     read_transcripts(&dir.join(TRANSCRIPTS_JSONL), &runs, &mut loaded);
     loaded
 }
@@ -190,53 +194,83 @@ fn each_line<T: serde::de::DeserializeOwned>(
     }
 }
 
-type FactsByCell = BTreeMap<Cell, BTreeMap<u32, [Option<TrialFacts>; 2]>>;
-
-fn read_facts(path: &Path, runs: &Runs, notes: &mut Vec<String>) -> FactsByCell {
-    let mut facts = FactsByCell::new();
-    each_line::<TrialFacts>(path, "an episode record", notes, |f, _| {
-        if !runs.wants(f.side, &f.run_id) {
-            return;
-        }
-        let slot = &mut facts
-            .entry((f.task_id.clone(), f.host.clone()))
-            .or_default()
-            .entry(f.trial)
-            .or_default()[index(f.side)];
-        // A trial recorded twice keeps its first record, as `read_episodes` does.
-        if slot.is_none() {
-            *slot = Some(f);
-        }
-    });
-    facts
+/// Picks up to `per_task` trials of each cell that ran on both sides without an infrastructure
+/// error, the most telling first: a candidate failure where the baseline passed, then any other
+/// difference, then failures, then the first trial.
+///
+/// It picks them as episode records arrive, holding per cell only the trials seen (for
+/// the first-record-wins rule), the half pairs still waiting for their other side and the
+/// `per_task` most telling pairs so far — not every trial's facts, so a run of a million
+/// episodes costs a few bytes per trial.
+struct Chooser {
+    per_task: usize,
+    cells: BTreeMap<Cell, CellChoice>,
 }
 
-/// Up to `per_task` trials of each cell that ran on both sides without an infrastructure error,
-/// the most telling first: a candidate failure where the baseline passed, then any other
-/// difference, then failures, then the first trial.
-pub fn choose(facts: FactsByCell, per_task: usize) -> BTreeMap<Cell, Vec<Pair>> {
-    let mut chosen = BTreeMap::new();
-    for (cell, trials) in facts {
-        let mut pairs: Vec<Pair> = trials
-            .into_iter()
-            .filter_map(|(trial, [b, c])| {
-                let (b, c) = (b?, c?);
-                if b.infra_error.is_some() || c.infra_error.is_some() {
-                    return None;
-                }
-                Some(Pair {
-                    trial,
-                    pick: Some(Pick::of(&b, &c)),
-                    facts: [Some(b), Some(c)],
-                    transcripts: [None, None],
-                })
-            })
-            .collect();
-        pairs.sort_by_key(|p| (p.pick, p.trial));
-        pairs.truncate(per_task);
-        chosen.insert(cell, pairs);
+#[derive(Default)]
+struct CellChoice {
+    seen: [std::collections::HashSet<u32>; 2],
+    waiting: std::collections::HashMap<u32, [Option<TrialFacts>; 2]>,
+    chosen: Vec<Pair>,
+}
+
+impl Chooser {
+    fn new(per_task: usize) -> Self {
+        Self {
+            per_task,
+            cells: BTreeMap::new(),
+        }
     }
-    chosen
+
+    fn add(&mut self, f: TrialFacts) {
+        let key = (f.task_id.clone(), f.host.clone());
+        let cell = self.cells.entry(key).or_default();
+        let (side, trial) = (index(f.side), f.trial);
+        // A trial recorded twice keeps its first record, as `read_episodes` does.
+        if !cell.seen[side].insert(trial) {
+            return;
+        }
+        let slot = cell.waiting.entry(trial).or_default();
+        slot[side] = Some(f);
+        if slot.iter().any(Option::is_none) {
+            return;
+        }
+        let [b, c] = cell.waiting.remove(&trial).expect("both sides are there");
+        let (b, c) = (b.expect("checked"), c.expect("checked"));
+        if b.infra_error.is_some() || c.infra_error.is_some() {
+            return;
+        }
+        cell.chosen.push(Pair {
+            trial,
+            pick: Some(Pick::of(&b, &c)),
+            facts: [Some(b), Some(c)],
+            transcripts: [None, None],
+        });
+        cell.chosen.sort_by_key(|p| (p.pick, p.trial));
+        cell.chosen.truncate(self.per_task);
+    }
+
+    fn finish(self) -> BTreeMap<Cell, Vec<Pair>> {
+        self.cells
+            .into_iter()
+            .map(|(cell, choice)| (cell, choice.chosen))
+            .collect()
+    }
+}
+
+fn read_facts(
+    path: &Path,
+    runs: &Runs,
+    per_task: usize,
+    notes: &mut Vec<String>,
+) -> BTreeMap<Cell, Vec<Pair>> {
+    let mut chooser = Chooser::new(per_task);
+    each_line::<TrialFacts>(path, "an episode record", notes, |f, _| {
+        if runs.wants(f.side, &f.run_id) {
+            chooser.add(f);
+        }
+    });
+    chooser.finish()
 }
 
 /// The identity of a transcript line, read before the whole line is kept.
@@ -283,6 +317,20 @@ fn read_transcripts(path: &Path, runs: &Runs, loaded: &mut Loaded) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    type FactsByCell = BTreeMap<Cell, BTreeMap<u32, [Option<TrialFacts>; 2]>>;
+
+    /// The pairs [`Chooser`] picks from facts laid out by cell and trial.
+    fn choose(facts: FactsByCell, per_task: usize) -> BTreeMap<Cell, Vec<Pair>> {
+        let mut chooser = Chooser::new(per_task);
+        for (cell, trials) in facts {
+            chooser.cells.entry(cell).or_default();
+            for side in trials.into_values().flatten().flatten() {
+                chooser.add(side);
+            }
+        }
+        chooser.finish()
+    }
 
     pub(crate) fn facts(task: &str, side: Side, trial: u32, success: bool) -> TrialFacts {
         TrialFacts {
