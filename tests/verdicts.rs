@@ -213,8 +213,12 @@ fn plan_for_a_suite_uses_its_levels_and_says_what_the_suite_rows_see() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no trials figure in {stdout}"));
     assert!((22..=60).contains(&needed), "{needed}: {stdout}");
+    // At 10 trials a task at 100 % must fall by 92 points (the demo's summary.md says so too).
     assert!(
-        stdout.contains("At the config's 10 trials per side: a single task can be flagged"),
+        stdout.contains(
+            "At the config's 10 trials per side: a single task at 100 % is flagged when it falls \
+             by 92 points"
+        ),
         "{stdout}"
     );
 

@@ -230,7 +230,27 @@ fn plan_suite(args: &PlanArgs) -> Result<Exit, CliError> {
             "the recommended"
         };
         let single = if design.task_flaggable(stats, trials) {
-            "a single task can be flagged".to_owned()
+            let drop = crate::stats::fisher_mde(
+                p0,
+                trials,
+                trials,
+                task_level,
+                stats.power,
+                stats.success_margin,
+            )
+            .map_err(usage)?;
+            match drop {
+                Some(d) => format!(
+                    "a single task at {} is flagged when it falls by {} points",
+                    crate::report::format_percent(p0),
+                    format_points(d)
+                ),
+                None => format!(
+                    "a single task at {} is not flagged with {} power even when it falls to 0 %",
+                    crate::report::format_percent(p0),
+                    crate::report::format_percent(stats.power)
+                ),
+            }
         } else {
             format!(
                 "no single task can be flagged (the smallest Fisher p, {:.2e}, is above the \
