@@ -9,6 +9,7 @@ pub mod history;
 pub mod host;
 pub mod mcp;
 pub mod report;
+pub mod rundir;
 pub mod runner;
 pub mod stats;
 pub mod suite;

@@ -9,8 +9,8 @@ use super::args::CompareArgs;
 use super::exit::{CliError, Exit};
 use super::out::{out, outln};
 use crate::episode::Side;
-use crate::report::{scan_episodes, verdict_table, write_reports};
-use crate::report::{Collector, Comparison, Outcome, Report, RunInfo};
+use crate::report::{verdict_table, write_reports, Collector, Comparison, Outcome, Report};
+use crate::rundir::{scan_episodes, RunInfo};
 
 /// Runs `mcpeval compare` and returns the exit code of the verdict. The episodes are streamed
 /// from `episodes.jsonl` into the comparison, never all held.

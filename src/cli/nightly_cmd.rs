@@ -15,7 +15,8 @@ use crate::episode::{Episode, Side};
 use crate::history::{
     self, DriftOutcome, HistoryRow, JobEnd, NightlyFile, NightlySettings, RunMeta, Schedule,
 };
-use crate::report::{compare, read_episodes, RunInfo, ServerRecord, SUMMARY_MD};
+use crate::report::{compare, SUMMARY_MD};
+use crate::rundir::{read_episodes, RunInfo, ServerRecord};
 
 /// Runs `mcpeval nightly`: one job now, or one at each fire time of `--schedule`.
 pub async fn nightly(args: &NightlyArgs) -> Result<Exit, CliError> {

@@ -9,7 +9,8 @@ use super::exit::{CliError, Exit};
 use super::out::outln;
 use crate::config::{resolve, Overrides, RunConfig};
 use crate::episode::Side;
-use crate::report::{format_points, scan_episodes, RunDesign};
+use crate::report::{format_points, RunDesign};
+use crate::rundir::scan_episodes;
 use crate::stats::{fisher_power, trials_needed, trials_needed_stable, StatsError};
 use crate::suite::{Task, TaskKind, TaskSet};
 
@@ -132,7 +133,7 @@ fn read_from(dir: &Path) -> Result<FromRun, CliError> {
             "`{}` has no baseline episodes to plan from (no {} there, or every one an \
              infrastructure error)",
             dir.display(),
-            crate::report::EPISODES_JSONL
+            crate::rundir::EPISODES_JSONL
         )));
     }
     Ok(from)

@@ -19,9 +19,10 @@ use crate::config::{resolve, RunConfig};
 use crate::episode::{chain, Episode, Redactor, Side};
 use crate::host::aimd::Congestion;
 use crate::host::cache::{ResponseCache, CACHE_DIR};
-use crate::report::{
-    compare, git_commit, own_cpu_ms, read_episodes, write_tables, EpisodeWriter, HostRecord,
-    LiveReports, Report, RunInfo, ServerRecord, Tables, REFRESH_EVERY,
+use crate::report::{compare, LiveReports, Report, REFRESH_EVERY};
+use crate::rundir::{
+    git_commit, own_cpu_ms, read_episodes, write_tables, EpisodeWriter, HostRecord, RunInfo,
+    ServerRecord, Tables,
 };
 use crate::runner::{
     self, BudgetGuard, DoneKey, EventSink, RunEvent, RunEventKind, Runner, Server,
@@ -86,11 +87,16 @@ pub(super) async fn run_cancellable(
     let started_at = chrono::Utc::now().to_rfc3339();
     let run_id = match &previous {
         Some(info) => info.run_id.clone(),
-        None => new_run_id(&config),
+        None => crate::rundir::new_run_id(&config),
     };
     let dir = match dir {
         Some(dir) => dir,
-        None => create_run_dir(args.out.as_deref(), &config, &run_id)?,
+        None => {
+            crate::rundir::create(args.out.as_deref(), &config, &run_id).map_err(|e| match e {
+                crate::rundir::CreateError::HoldsRun(_) => CliError::usage(e),
+                crate::rundir::CreateError::Create { .. } => CliError::infra(e),
+            })?
+        }
     };
     if args.auto_trigger {
         let diff = match super::trigger::auto(&config, &dir, args.allow_breaking).await? {
@@ -356,40 +362,6 @@ async fn preflight(config: &RunConfig) -> Result<(ServerRecord, ServerRecord), C
 }
 
 /// `20261130T051500Z-3fa2c1`: UTC start time and a short hash of the run's settings and clock.
-fn new_run_id(config: &RunConfig) -> String {
-    let now = chrono::Utc::now();
-    let seed_text = format!(
-        "{}{}{:?}{}",
-        now.timestamp_nanos_opt().unwrap_or_default(),
-        config.seed,
-        config.suites,
-        std::process::id()
-    );
-    let hash = xxhash_rust::xxh3::xxh3_64(seed_text.as_bytes());
-    format!("{}-{:06x}", now.format("%Y%m%dT%H%M%SZ"), hash & 0xff_ffff)
-}
-
-fn create_run_dir(
-    out: Option<&Path>,
-    config: &RunConfig,
-    run_id: &str,
-) -> Result<PathBuf, CliError> {
-    let dir = match out {
-        Some(dir) => dir.to_path_buf(),
-        None => config.out_dir.join(run_id),
-    };
-    if dir.join(crate::report::EPISODES_JSONL).exists() {
-        return Err(CliError::usage(anyhow::anyhow!(
-            "`{}` already holds a run: pass --resume {} to finish it, or another --out",
-            dir.display(),
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot create run directory `{}`", dir.display()))?;
-    Ok(dir)
-}
-
 async fn consume(
     mut rx: mpsc::UnboundedReceiver<RunEvent>,
     mut sinks: Vec<Box<dyn EventSink>>,

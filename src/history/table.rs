@@ -3,7 +3,8 @@
 
 use polars::prelude::*;
 
-use crate::report::{col, Row};
+use crate::report::Row;
+use crate::rundir::col;
 
 /// `comparison` of a row comparing the run's baseline with its candidate.
 pub const CANDIDATE: &str = "candidate";

@@ -6,8 +6,8 @@ use anyhow::Context;
 use polars::prelude::{CsvWriter, ParquetWriter, SerWriter};
 
 use super::comparison::Comparison;
-use super::run_info::RunInfo;
-use super::tables::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
+use super::frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
+use crate::rundir::RunInfo;
 
 pub const SUMMARY_MD: &str = "summary.md";
 pub const JUNIT_XML: &str = "junit.xml";

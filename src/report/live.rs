@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::comparison::compare;
 use super::export::{write_reports_with, Report};
-use super::run_info::RunInfo;
 use crate::episode::{Episode, Side};
+use crate::rundir::RunInfo;
 use crate::runner::{EventSink, RunEvent, RunEventKind};
 
 /// How often the reports are rewritten during a run.
@@ -106,7 +106,7 @@ mod tests {
     #[test]
     fn rewrites_the_reports_once_the_interval_has_passed() {
         let dir = tempfile::tempdir().unwrap();
-        let info = crate::report::run_info::tests::sample_info();
+        let info = crate::rundir::info_tests::sample_info();
         let mut sink = LiveReports::new(dir.path().into(), info, Vec::new(), REFRESH_EVERY);
         let base = crate::report::comparison::tests::sample_episode("t", Side::Baseline, true);
         let cand = crate::report::comparison::tests::sample_episode("t", Side::Candidate, false);

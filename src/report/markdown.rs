@@ -6,9 +6,9 @@ use std::fmt::Write;
 use super::comparison::{Comparison, Outcome, Row, TaskOutcome, MAX_PLANNED_TRIALS, SUITE};
 use super::export::Report;
 use super::format;
-use super::run_info::{RunInfo, ServerRecord};
 use super::verdict::{Scope, Verdict};
 use crate::config::Metric;
+use crate::rundir::{RunInfo, ServerRecord};
 
 /// Renders the summary. Deterministic: the same report gives the same text.
 pub fn summary(report: &Report) -> String {

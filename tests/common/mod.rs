@@ -85,7 +85,7 @@ pub fn temp_dir() -> tempfile::TempDir {
 }
 
 pub fn episodes(dir: &Path) -> Vec<mcpeval::episode::Episode> {
-    mcpeval::report::read_episodes(dir).expect("episodes.jsonl reads")
+    mcpeval::rundir::read_episodes(dir).expect("episodes.jsonl reads")
 }
 
 pub fn wait_for(mut cond: impl FnMut() -> bool, limit: Duration) -> bool {

@@ -11,7 +11,7 @@ use mcpeval::config::StatsConfig;
 use mcpeval::episode::{Episode, Side, ToolCallRecord};
 use mcpeval::grade::{Check, Grade};
 use mcpeval::mcp::ServerInfo;
-use mcpeval::report::{HostRecord, RunInfo, ServerRecord, EPISODES_JSONL};
+use mcpeval::rundir::{HostRecord, RunInfo, ServerRecord, EPISODES_JSONL};
 use mcpeval::suite::{TaskKind, TaskSet};
 
 /// The only host of the synthetic runs: the embedded simulator.

@@ -346,7 +346,7 @@ pub(crate) mod tests {
     use crate::episode::{Episode, Side, Transcript};
     use crate::host::Message;
     use crate::report::comparison::tests::sample_episode;
-    use crate::report::run_info::tests::sample_info;
+    use crate::rundir::info_tests::sample_info;
 
     /// Ten trials of three tasks: `broke` fails on the candidate, `steady` passes on both, and
     /// `<b>odd</b>` has a name to escape.

@@ -13,7 +13,7 @@ use crate::episode::{Side, Transcript};
 use crate::grade::Grade;
 use crate::host::ToolSpec;
 use crate::report::export::Report;
-use crate::report::jsonl::{EPISODES_JSONL, TRANSCRIPTS_JSONL};
+use crate::rundir::{EPISODES_JSONL, TRANSCRIPTS_JSONL};
 
 /// Trial pairs shown per task and host, when the run has at most [`MANY_TASKS`] of them.
 pub const PAIRS_PER_TASK: usize = 3;

@@ -1,4 +1,4 @@
-//! The episode and tool-call tables (polars), and their Parquet and CSV exports.
+//! The run directory's episode and tool-call tables (polars), and their Parquet and CSV files.
 
 use std::fs::File;
 use std::path::Path;
@@ -6,14 +6,11 @@ use std::path::Path;
 use anyhow::Context;
 use polars::prelude::*;
 
-use super::comparison::Row;
 use crate::episode::Episode;
 
 pub const EPISODES_PARQUET: &str = "episodes.parquet";
 pub const EPISODES_CSV: &str = "episodes.csv";
 pub const TOOL_CALLS_PARQUET: &str = "tool_calls.parquet";
-pub const COMPARISON_PARQUET: &str = "comparison.parquet";
-pub const COMPARISON_CSV: &str = "comparison.csv";
 
 /// The tables a run's reports are written from.
 pub struct Tables {
@@ -79,39 +76,6 @@ fn episode_frame(eps: &[Episode]) -> PolarsResult<DataFrame> {
         ),
         col("grade_failures", field!(|e| e.grade.failure_summary())),
         col("started_at", field!(|e| e.started_at.as_str())),
-    ])
-}
-
-/// `comparison.parquet`: the columns DESIGN.md fixes, then `gated`, `margin`, `k`,
-/// `trials_needed`, `scope`, `mde` and `relative_change`.
-pub fn comparison_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
-    macro_rules! field {
-        ($f:expr) => {
-            rows.iter().map($f).collect::<Vec<_>>()
-        };
-    }
-    DataFrame::new_infer_height(vec![
-        col("task_id", field!(|r| r.task_id.as_str())),
-        col("host", field!(|r| r.host.as_str())),
-        col("metric", field!(|r| r.metric.as_str())),
-        col("n_baseline", field!(|r| r.n_baseline)),
-        col("n_candidate", field!(|r| r.n_candidate)),
-        col("baseline_mean", field!(|r| r.baseline_mean)),
-        col("candidate_mean", field!(|r| r.candidate_mean)),
-        col("delta", field!(|r| r.delta)),
-        col("ci_low", field!(|r| r.ci_low)),
-        col("ci_high", field!(|r| r.ci_high)),
-        col("test", field!(|r| r.test.as_str())),
-        col("p_value", field!(|r| r.p_value)),
-        col("p_adjusted", field!(|r| r.p_adjusted)),
-        col("verdict", field!(|r| r.verdict.as_str())),
-        col("gated", field!(|r| r.gated)),
-        col("margin", field!(|r| r.margin)),
-        col("k", field!(|r| r.k)),
-        col("trials_needed", field!(|r| r.trials_needed)),
-        col("scope", field!(|r| r.scope.as_str())),
-        col("mde", field!(|r| r.mde)),
-        col("relative_change", field!(|r| r.relative_change)),
     ])
 }
 

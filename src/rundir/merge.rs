@@ -1,0 +1,559 @@
+//! Merging the shards of a run (`mcpeval run --shard I/N`) into one run directory, after checking
+//! that they belong together and hold every unit exactly once.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context};
+use serde_json::Value;
+
+use super::info::{MergedShard, RunInfo, RUN_JSON};
+use super::jsonl::{read_episodes, EPISODES_JSONL, TRANSCRIPTS_JSONL};
+use super::tables::{write_tables, Tables};
+use crate::episode::{Episode, Side};
+use crate::runner::{assign, config_differences, units, Shard, Unit};
+
+/// Why shards were not merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// The shards do not fit together (or OUT is taken): said in words.
+    #[error("{0}")]
+    Refused(String),
+    /// A shard's files cannot be read.
+    #[error(transparent)]
+    Unreadable(anyhow::Error),
+    /// The merged run cannot be written.
+    #[error(transparent)]
+    Write(#[from] anyhow::Error),
+}
+
+/// How many units a refusal names before it only counts the rest.
+const NAMED: usize = 5;
+
+/// One shard's run directory and record.
+struct Part {
+    dir: PathBuf,
+    info: RunInfo,
+    shard: Shard,
+    hash: String,
+}
+
+/// A unit with its side: what one episode records.
+type SideUnit = (Unit, Side);
+
+/// What a merge made.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// The merged run's directory.
+    pub out: PathBuf,
+    pub shards: usize,
+    pub episodes: usize,
+    /// The shards' `config_hash`.
+    pub config_hash: String,
+}
+
+/// Joins the shards of a run (`mcpeval run --shard I/N`) into `out`, after checking that they
+/// come from the same config, that every shard 1..N is there once and that every (task, host,
+/// trial, side) unit is recorded exactly once: `run.json` with `merged_from`, the episodes in
+/// run order under the merged run id, the transcripts streamed over, and the tables. The
+/// comparison and its reports are left to the caller (`mcpeval compare OUT`).
+pub fn merge(shards: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
+    let mut parts = shards
+        .iter()
+        .map(|dir| read_part(dir))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_out(out, &parts)?;
+    check_same_config(&parts)?;
+    check_shards(&parts)?;
+    parts.sort_by_key(|p| p.shard.index);
+    let shard_episodes = parts
+        .iter()
+        .map(|p| read_episodes(&p.dir).map_err(MergeError::Unreadable))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_units(&parts, &shard_episodes)?;
+    let mut info = merged_info(&parts, &shard_episodes);
+    let mut episodes: Vec<Episode> = shard_episodes.into_iter().flatten().collect();
+    sort_in_run_order(&mut episodes, &info);
+    for e in &mut episodes {
+        e.run_id.clone_from(&info.run_id);
+    }
+    info.episodes = episodes.len();
+    info.infra_errors = episodes.iter().filter(|e| e.infra_error.is_some()).count();
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create `{}`", out.display()))?;
+    write_episodes(&out.join(EPISODES_JSONL), &episodes)?;
+    let wanted: HashSet<SideUnit> = episodes.iter().map(side_unit).collect();
+    let transcripts = copy_transcripts(&parts, &info.run_id, &wanted, out)?;
+    if transcripts < episodes.len() {
+        eprintln!(
+            "warning: {} of the {} episodes have no transcript in their shard's {TRANSCRIPTS_JSONL}",
+            episodes.len() - transcripts,
+            episodes.len()
+        );
+    }
+    let mut tables = Tables::from_episodes(&episodes)?;
+    write_tables(&mut tables, out)?;
+    info.write(out)?;
+    Ok(Merged {
+        out: out.to_path_buf(),
+        shards: parts.len(),
+        episodes: episodes.len(),
+        config_hash: parts[0].hash.clone(),
+    })
+}
+
+fn read_part(dir: &Path) -> Result<Part, MergeError> {
+    let info = RunInfo::read(dir).map_err(MergeError::Unreadable)?;
+    let shard = info.shard.ok_or_else(|| {
+        usage(format!(
+            "`{}` is not a shard: its {RUN_JSON} has no `shard` (shards are run with \
+             `mcpeval run --shard I/N`)",
+            dir.display()
+        ))
+    })?;
+    let hash = info.config_hash.clone().ok_or_else(|| {
+        usage(format!(
+            "`{}`: its {RUN_JSON} has no `config_hash`, so it cannot be matched with other shards",
+            dir.display()
+        ))
+    })?;
+    Ok(Part {
+        dir: dir.to_path_buf(),
+        info,
+        shard,
+        hash,
+    })
+}
+
+fn usage(message: String) -> MergeError {
+    MergeError::Refused(message)
+}
+
+/// The merged run gets a directory of its own, never one of the shards'.
+fn check_out(out: &Path, parts: &[Part]) -> Result<(), MergeError> {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if let Some(p) = parts.iter().find(|p| same(&p.dir, out)) {
+        return Err(usage(format!(
+            "--out `{}` is shard {}'s own directory: merge into a new one",
+            out.display(),
+            p.shard
+        )));
+    }
+    if out.join(EPISODES_JSONL).exists() || out.join(RUN_JSON).exists() {
+        return Err(usage(format!(
+            "--out `{}` already holds a run: choose another directory",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses shards whose `config_hash` differs, naming the directories and what differs.
+fn check_same_config(parts: &[Part]) -> Result<(), MergeError> {
+    let mut groups: BTreeMap<&str, Vec<&Part>> = BTreeMap::new();
+    for p in parts {
+        groups.entry(p.hash.as_str()).or_default().push(p);
+    }
+    if groups.len() == 1 {
+        return Ok(());
+    }
+    let first = &parts[0];
+    let listed: Vec<String> = groups
+        .iter()
+        .map(|(hash, ps)| format!("{} ({hash})", dirs(ps.iter().map(|p| &p.dir))))
+        .collect();
+    let mut message = format!(
+        "the shards come from different run configs (run.json config_hash): {}",
+        listed.join(" vs ")
+    );
+    for other in groups.values().map(|ps| ps[0]) {
+        if other.hash != first.hash {
+            message.push_str(&format!(
+                "; `{}` differs from `{}`: {}",
+                other.dir.display(),
+                first.dir.display(),
+                explain(&first.info, &other.info)
+            ));
+        }
+    }
+    Err(usage(message))
+}
+
+/// What differs between two shards' configs, in words.
+fn explain(a: &RunInfo, b: &RunInfo) -> String {
+    let mut found = Vec::new();
+    if a.mcpeval_version != b.mcpeval_version {
+        found.push(format!(
+            "mcpeval version: {} ≠ {}",
+            a.mcpeval_version, b.mcpeval_version
+        ));
+    }
+    found.extend(config_differences(&a.config, &b.config));
+    if a.tasks != b.tasks {
+        let (x, y): (HashSet<&String>, HashSet<&String>) =
+            (a.tasks.iter().collect(), b.tasks.iter().collect());
+        found.push(format!(
+            "tasks: {} only in the first, {} only in the second",
+            x.difference(&y).count(),
+            y.difference(&x).count()
+        ));
+    }
+    if found.is_empty() {
+        return "the task definitions (same ids, other prompts or expectations)".to_owned();
+    }
+    let more = found.len().saturating_sub(NAMED);
+    found.truncate(NAMED);
+    if more > 0 {
+        found.push(format!("and {more} more"));
+    }
+    found.join(", ")
+}
+
+/// Every shard 1..=N exactly once, all split N ways.
+fn check_shards(parts: &[Part]) -> Result<(), MergeError> {
+    let counts: HashSet<u32> = parts.iter().map(|p| p.shard.count).collect();
+    if counts.len() > 1 {
+        let each: Vec<String> = parts
+            .iter()
+            .map(|p| format!("`{}` is {}", p.dir.display(), p.shard))
+            .collect();
+        return Err(usage(format!(
+            "the shards split the run into different numbers of parts: {}",
+            each.join(", ")
+        )));
+    }
+    let count = parts[0].shard.count;
+    let mut by_index: BTreeMap<u32, Vec<&PathBuf>> = BTreeMap::new();
+    for p in parts {
+        by_index.entry(p.shard.index).or_default().push(&p.dir);
+    }
+    let mut problems: Vec<String> = by_index
+        .iter()
+        .filter(|(_, ds)| ds.len() > 1)
+        .map(|(i, ds)| {
+            format!(
+                "shard {i}/{count} is given {} times ({})",
+                ds.len(),
+                dirs(ds.iter().copied())
+            )
+        })
+        .collect();
+    let missing: Vec<String> = (1..=count)
+        .filter(|i| !by_index.contains_key(i))
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        problems.push(format!(
+            "shard{} {} {} missing",
+            if missing.len() > 1 { "s" } else { "" },
+            missing.join(", "),
+            if missing.len() > 1 { "are" } else { "is" }
+        ));
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "cannot merge the {} directories given: {}",
+        parts.len(),
+        problems.join("; ")
+    )))
+}
+
+fn dirs<'a>(paths: impl Iterator<Item = &'a PathBuf>) -> String {
+    paths
+        .map(|d| format!("`{}`", d.display()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn side_unit(e: &Episode) -> SideUnit {
+    let unit = Unit {
+        task_id: e.task_id.clone(),
+        host: e.host.clone(),
+        trial: e.trial,
+    };
+    (unit, e.side)
+}
+
+fn describe((unit, side): &SideUnit) -> String {
+    format!("{unit}, {side}")
+}
+
+/// Every (task, host, trial, side) of the run recorded by exactly one shard, and nothing else.
+fn check_units(parts: &[Part], episodes: &[Vec<Episode>]) -> Result<(), MergeError> {
+    let info = &parts[0].info;
+    let hosts: Vec<String> = info.hosts.iter().map(|h| h.name.clone()).collect();
+    let owner: HashMap<Unit, Shard> = assign(
+        units(&info.tasks, &hosts, info.trials),
+        parts[0].shard.count,
+    )
+    .into_iter()
+    .collect();
+    let mut holders: HashMap<SideUnit, Vec<usize>> = HashMap::new();
+    for (i, eps) in episodes.iter().enumerate() {
+        for e in eps {
+            holders.entry(side_unit(e)).or_default().push(i);
+        }
+    }
+    let problems: Vec<String> = [
+        missing_units(parts, &owner, &holders),
+        held_wrongly(parts, &holders, "recorded twice", |_, hs| hs.len() > 1),
+        held_wrongly(
+            parts,
+            &holders,
+            "not part of the run's tasks, hosts and trials",
+            |(u, _), _| !owner.contains_key(u),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(usage(format!("cannot merge: {}", problems.join("; "))))
+}
+
+/// The units no shard recorded, with the shard that should have.
+fn missing_units(
+    parts: &[Part],
+    owner: &HashMap<Unit, Shard>,
+    holders: &HashMap<SideUnit, Vec<usize>>,
+) -> Option<String> {
+    let mut missing: Vec<SideUnit> = owner
+        .keys()
+        .flat_map(|u| Side::BOTH.map(|s| (u.clone(), s)))
+        .filter(|k| !holders.contains_key(k))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    missing.sort();
+    let text = listing(&missing, |k| {
+        match parts.iter().find(|p| p.shard == owner[&k.0]) {
+            Some(p) => format!(
+                "{} (shard {}, `{}`, {})",
+                describe(k),
+                p.shard,
+                p.dir.display(),
+                p.info.status
+            ),
+            None => describe(k),
+        }
+    });
+    let unfinished = parts
+        .iter()
+        .any(|p| p.info.status != "completed" && missing.iter().any(|k| owner[&k.0] == p.shard));
+    let hint = if unfinished {
+        " (finish an unfinished shard with `mcpeval run --resume DIR`)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{} missing: {text}{hint}",
+        units_word(missing.len())
+    ))
+}
+
+/// The units recorded that `wrong` flags, with the directories holding them.
+fn held_wrongly(
+    parts: &[Part],
+    holders: &HashMap<SideUnit, Vec<usize>>,
+    what: &str,
+    wrong: impl Fn(&SideUnit, &Vec<usize>) -> bool,
+) -> Option<String> {
+    let mut found: Vec<(&SideUnit, &Vec<usize>)> =
+        holders.iter().filter(|(k, hs)| wrong(k, hs)).collect();
+    if found.is_empty() {
+        return None;
+    }
+    found.sort();
+    let text = listing(&found, |(k, hs)| {
+        let dirs = dirs(hs.iter().map(|&i| &parts[i].dir));
+        format!("{} (in {dirs})", describe(k))
+    });
+    Some(format!("{} {what}: {text}", units_word(found.len())))
+}
+
+fn units_word(n: usize) -> String {
+    format!("{n} unit{}", if n == 1 { "" } else { "s" })
+}
+
+/// The first few items, then how many more.
+fn listing<T>(items: &[T], show: impl Fn(&T) -> String) -> String {
+    let mut text: Vec<String> = items.iter().take(NAMED).map(show).collect();
+    if items.len() > NAMED {
+        text.push(format!("and {} more", items.len() - NAMED));
+    }
+    text.join("; ")
+}
+
+/// The merged run's record: the first shard's, with the run's times, its own id and the shards
+/// it came from. Tags and the git commit are kept where the shards agree.
+fn merged_info(parts: &[Part], episodes: &[Vec<Episode>]) -> RunInfo {
+    let mut info = parts[0].info.clone();
+    let instant = |s: &str| chrono::DateTime::parse_from_rfc3339(s).ok();
+    info.started_at = parts
+        .iter()
+        .map(|p| &p.info.started_at)
+        .min_by_key(|s| (instant(s), (*s).clone()))
+        .cloned()
+        .unwrap_or_default();
+    info.finished_at = parts
+        .iter()
+        .filter_map(|p| p.info.finished_at.as_ref())
+        .max_by_key(|s| (instant(s), (*s).clone()))
+        .cloned();
+    info.status = "completed".into();
+    info.shard = None;
+    info.runner_cpu_ms = parts
+        .iter()
+        .filter_map(|p| p.info.runner_cpu_ms)
+        .reduce(|a, b| a + b);
+    info.config
+        .tags
+        .retain(|k, v| parts.iter().all(|p| p.info.config.tags.get(k) == Some(&*v)));
+    if parts.iter().any(|p| p.info.git_commit != info.git_commit) {
+        info.git_commit = None;
+    }
+    info.merged_from = parts
+        .iter()
+        .zip(episodes)
+        .map(|(p, eps)| MergedShard {
+            run_id: p.info.run_id.clone(),
+            shard: p.shard,
+            status: p.info.status.clone(),
+            episodes: eps.len(),
+            started_at: p.info.started_at.clone(),
+            finished_at: p.info.finished_at.clone(),
+        })
+        .collect();
+    info.run_id = merged_run_id(parts);
+    info
+}
+
+/// `20261130T051500Z-3fa2c1`, like a run's: the merge time and a hash of the shards' ids.
+fn merged_run_id(parts: &[Part]) -> String {
+    let now = chrono::Utc::now();
+    let mut text = format!(
+        "{}{}",
+        parts[0].hash,
+        now.timestamp_nanos_opt().unwrap_or(0)
+    );
+    for p in parts {
+        text.push_str(&p.info.run_id);
+    }
+    let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+    format!("{}-{:06x}", now.format("%Y%m%dT%H%M%SZ"), hash & 0xff_ffff)
+}
+
+/// Task order of `run.json`, then host order, trial and side.
+fn sort_in_run_order(episodes: &mut [Episode], info: &RunInfo) {
+    let task_pos: HashMap<&str, usize> = info
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.as_str(), i))
+        .collect();
+    let host_pos: HashMap<&str, usize> = info
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.name.as_str(), i))
+        .collect();
+    episodes.sort_by_cached_key(|e| {
+        (
+            task_pos.get(e.task_id.as_str()).copied(),
+            host_pos.get(e.host.as_str()).copied(),
+            e.trial,
+            e.side,
+        )
+    });
+}
+
+fn write_episodes(path: &Path, episodes: &[Episode]) -> Result<(), MergeError> {
+    let cannot = || format!("cannot write `{}`", path.display());
+    let mut out = BufWriter::new(File::create(path).with_context(cannot)?);
+    for e in episodes {
+        serde_json::to_writer(&mut out, e).with_context(cannot)?;
+        out.write_all(b"\n").with_context(cannot)?;
+    }
+    out.flush().with_context(cannot)?;
+    Ok(())
+}
+
+/// Streams the shards' transcripts into OUT (one line at a time: transcripts can be large),
+/// each wanted unit once, under the merged run id. Returns how many were written.
+fn copy_transcripts(
+    parts: &[Part],
+    run_id: &str,
+    wanted: &HashSet<SideUnit>,
+    out: &Path,
+) -> Result<usize, MergeError> {
+    let path = out.join(TRANSCRIPTS_JSONL);
+    let cannot = || format!("cannot write `{}`", path.display());
+    let mut writer = BufWriter::new(File::create(&path).with_context(cannot)?);
+    let mut written: HashSet<SideUnit> = HashSet::new();
+    for part in parts {
+        let source = part.dir.join(TRANSCRIPTS_JSONL);
+        let file = match File::open(&source) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(MergeError::Unreadable(
+                    anyhow!(e).context(format!("cannot read `{}`", source.display())),
+                ))
+            }
+        };
+        let mut lines = BufReader::new(file).lines().enumerate().peekable();
+        while let Some((n, line)) = lines.next() {
+            let last = lines.peek().is_none();
+            let line = line.with_context(|| format!("cannot read `{}`", source.display()))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut record: Value = match serde_json::from_str(&line) {
+                Ok(v) => v,
+                // A killed shard may leave a partial last line, as in episodes.jsonl.
+                Err(_) if last => break,
+                Err(e) => {
+                    return Err(usage(format!(
+                        "`{}` line {}: not a transcript record: {e}",
+                        source.display(),
+                        n + 1
+                    )))
+                }
+            };
+            let Some(key) = transcript_unit(&record) else {
+                return Err(usage(format!(
+                    "`{}` line {}: a transcript without task_id, host, trial or side",
+                    source.display(),
+                    n + 1
+                )));
+            };
+            if !wanted.contains(&key) || !written.insert(key) {
+                continue;
+            }
+            record["run_id"] = Value::from(run_id);
+            serde_json::to_writer(&mut writer, &record).with_context(cannot)?;
+            writer.write_all(b"\n").with_context(cannot)?;
+        }
+    }
+    writer.flush().with_context(cannot)?;
+    Ok(written.len())
+}
+
+fn transcript_unit(record: &Value) -> Option<SideUnit> {
+    let unit = Unit {
+        task_id: record.get("task_id")?.as_str()?.to_owned(),
+        host: record.get("host")?.as_str()?.to_owned(),
+        trial: u32::try_from(record.get("trial")?.as_u64()?).ok()?,
+    };
+    let side = serde_json::from_value(record.get("side")?.clone()).ok()?;
+    Some((unit, side))
+}
