@@ -56,8 +56,11 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
         }
     }
     let comparison = collector
-        .finish(&stats, info.seed)
+        .comparison(&stats, info.seed)
         .map_err(|e| CliError::usage(anyhow::anyhow!("cannot compare: {e}")))?;
+    // The per-episode numbers are not needed by the reports (report.html reads its few trials
+    // from the files itself).
+    drop(collector);
     let out = match (&args.out, &against) {
         (Some(out), _) => out.clone(),
         (None, Some(other)) => args.run.join(format!("against-{}", other.run_id)),

@@ -1,8 +1,8 @@
 //! `mcpeval run`: resolve the config, check the servers, run the trials, write the files.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use tokio::sync::mpsc;
@@ -16,16 +16,16 @@ use super::hosts::{
 use super::out::outln;
 use super::progress::Progress;
 use crate::config::{resolve, RunConfig};
-use crate::episode::{chain, Episode, Redactor, Side};
+use crate::episode::{chain, Redactor, Side};
 use crate::host::aimd::Congestion;
 use crate::host::cache::{ResponseCache, CACHE_DIR};
-use crate::report::{compare, LiveReports, Report, REFRESH_EVERY};
+use crate::report::{Collector, LiveReports, Report, REFRESH_EVERY};
 use crate::rundir::{
-    git_commit, own_cpu_ms, read_episodes, write_tables, EpisodeWriter, HostRecord, RunInfo,
-    ServerRecord, Tables,
+    git_commit, own_cpu_ms, scan_episodes, EpisodeWriter, HostRecord, RunInfo, ServerRecord,
+    TableWriter,
 };
 use crate::runner::{
-    self, BudgetGuard, DoneKey, EventSink, RunEvent, RunEventKind, Runner, Server,
+    self, BudgetGuard, DoneKey, EventSink, Price, RunEvent, RunEventKind, Runner, Server, Spent,
 };
 
 /// Runs `mcpeval run` and returns the exit code.
@@ -165,8 +165,7 @@ pub(super) async fn run_cancellable(
         merged_from: Vec::new(),
     };
     info.write(&dir)?;
-    let earlier = read_episodes(&dir)?;
-    let done: HashSet<DoneKey> = earlier.iter().map(DoneKey::of).collect();
+    let earlier = Earlier::scan(&dir, &config.prices)?;
     let mut secrets = config.secret_values();
     secrets.extend(judge_secrets);
     let redactor = Redactor::new(secrets.iter().map(String::as_str));
@@ -174,16 +173,19 @@ pub(super) async fn run_cancellable(
     let (budget, budget_reached) = BudgetGuard::new(
         config.budget.clone(),
         config.prices.clone(),
-        &earlier,
+        earlier.spent,
         cancel.clone(),
     );
+    // Every episode of the run, folded in as it finishes (and those of an earlier invocation):
+    // the live reports' and, at the end, the final comparison's.
+    let collector = Arc::new(Mutex::new(earlier.collector));
     let mut sinks: Vec<Box<dyn EventSink>> = vec![
         Box::new(EpisodeWriter::open(&dir)?),
         Box::new(Progress::new()),
         Box::new(LiveReports::new(
             dir.clone(),
             info.clone(),
-            earlier,
+            collector.clone(),
             REFRESH_EVERY,
         )),
     ];
@@ -203,7 +205,7 @@ pub(super) async fn run_cancellable(
         suite,
         hosts,
         judges,
-        done,
+        done: earlier.done,
         redactor,
         cancel: cancel.clone(),
         shard,
@@ -215,9 +217,8 @@ pub(super) async fn run_cancellable(
         .await
         .context("the event consumer stopped")?
         .context("cannot record episodes")?;
-    let episodes = read_episodes(&dir)?;
-    let mut tables = Tables::from_episodes(&episodes)?;
-    write_tables(&mut tables, &dir)?;
+    write_tables(&dir)?;
+    let collector = std::mem::take(&mut *crate::report::lock_collector(&collector));
     let budget_note = budget_reached.lock().ok().and_then(|r| r.clone());
     info.status = if budget_note.is_some() {
         "budget_reached"
@@ -228,14 +229,14 @@ pub(super) async fn run_cancellable(
     }
     .into();
     info.finished_at = Some(chrono::Utc::now().to_rfc3339());
-    info.episodes = episodes.len();
-    info.infra_errors = episodes.iter().filter(|e| e.infra_error.is_some()).count();
+    info.episodes = collector.episodes();
+    info.infra_errors = collector.infra_errors();
     info.runner_cpu_ms = own_cpu_ms();
     info.write(&dir)?;
-    let (baseline, candidate): (Vec<&Episode>, Vec<&Episode>) =
-        episodes.iter().partition(|e| e.side == Side::Baseline);
-    let comparison = compare(baseline, candidate, &info.config.stats, info.seed)
+    let comparison = collector
+        .comparison(&info.config.stats, info.seed)
         .context("cannot compare the sides")?;
+    drop(collector);
     let report = Report {
         info: &info,
         baseline_run: None,
@@ -249,14 +250,14 @@ pub(super) async fn run_cancellable(
         eprintln!(
             "{note}: stopped scheduling, finished the trials in flight; the reports cover the {} \
              episodes recorded",
-            episodes.len()
+            info.episodes
         );
         return Ok(exit);
     }
     if cancelled {
         eprintln!(
             "interrupted: {} episodes recorded; finish with: mcpeval run --resume {}",
-            episodes.len(),
+            info.episodes,
             dir.display()
         );
         return Ok(Exit::Interrupted);
@@ -362,6 +363,45 @@ async fn preflight(config: &RunConfig) -> Result<(ServerRecord, ServerRecord), C
 }
 
 /// `20261130T051500Z-3fa2c1`: UTC start time and a short hash of the run's settings and clock.
+/// What a resumed run's directory already holds: the trials done (not run again), what they
+/// spent of the budget, and their aggregates for the live reports. Empty for a new run.
+struct Earlier {
+    done: HashSet<DoneKey>,
+    spent: Spent,
+    collector: Collector,
+}
+
+impl Earlier {
+    fn scan(dir: &Path, prices: &BTreeMap<String, Price>) -> anyhow::Result<Self> {
+        let mut earlier = Self {
+            done: HashSet::new(),
+            spent: Spent::default(),
+            collector: Collector::default(),
+        };
+        scan_episodes(dir, |e| {
+            earlier.spent.add(&e, prices);
+            earlier.collector.add(e.side, &e);
+            earlier.done.insert(DoneKey::of(&e));
+        })?;
+        Ok(earlier)
+    }
+}
+
+/// The run's tables, from its episodes in one pass, a chunk at a time: nothing holds them all.
+fn write_tables(dir: &Path) -> anyhow::Result<()> {
+    let mut tables = TableWriter::new(dir);
+    let mut failed = None;
+    scan_episodes(dir, |e| {
+        if failed.is_none() {
+            failed = tables.push(e).err();
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    tables.finish()
+}
+
 async fn consume(
     mut rx: mpsc::UnboundedReceiver<RunEvent>,
     mut sinks: Vec<Box<dyn EventSink>>,

@@ -2,77 +2,116 @@
 //! leaves a usable `summary.md`, `comparison.csv` and `junit.xml` of what it finished.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use super::comparison::compare;
+use super::comparison::Collector;
 use super::export::{write_reports_with, Report};
-use crate::episode::{Episode, Side};
+use crate::episode::Side;
 use crate::rundir::RunInfo;
 use crate::runner::{EventSink, RunEvent, RunEventKind};
 
-/// How often the reports are rewritten during a run.
+/// How often the reports are rewritten during a run (at the least: see [`LiveReports`]).
 pub const REFRESH_EVERY: Duration = Duration::from_secs(30);
 
-/// An event sink keeping the episodes' records (not their transcripts) and rewriting the reports
-/// every [`REFRESH_EVERY`] of run time. The run writes the final reports itself at the end.
+/// A rewrite takes at most this share of the run's time: after one that took `d`, the next waits
+/// at least `d / MAX_SHARE` (a large run's reports take longer to write).
+const MAX_SHARE: u32 = 10;
+
+/// An event sink folding each finished episode into the comparison's aggregates (a few numbers
+/// per episode, never the episodes or their transcripts) and rewriting the reports every
+/// [`REFRESH_EVERY`] of run time. A rewrite runs on a thread of its own from a copy of the
+/// aggregates, so the events keep flowing (and the trials' records are not queued in memory)
+/// while it reads the run directory. The run writes the final reports itself at the end.
 pub struct LiveReports {
     dir: PathBuf,
     info: RunInfo,
-    episodes: Vec<Episode>,
+    collector: Arc<Mutex<Collector>>,
     every: Duration,
     last: Duration,
-    dirty: bool,
+    /// The rewrite in progress, if any; it returns how long it took.
+    writing: Option<JoinHandle<anyhow::Result<Duration>>>,
 }
 
 impl LiveReports {
-    /// `episodes`: those already in the run directory (a resumed run).
-    pub fn new(dir: PathBuf, info: RunInfo, episodes: Vec<Episode>, every: Duration) -> Self {
+    /// `collector`: holding the episodes already in the run directory (a resumed run); shared
+    /// with the caller, who compares the run from it at the end.
+    pub fn new(
+        dir: PathBuf,
+        info: RunInfo,
+        collector: Arc<Mutex<Collector>>,
+        every: Duration,
+    ) -> Self {
         Self {
             dir,
             info,
-            episodes,
+            collector,
             every,
             last: Duration::ZERO,
-            dirty: false,
+            writing: None,
         }
     }
 
-    fn refresh(&mut self) -> anyhow::Result<()> {
-        let (baseline, candidate): (Vec<&Episode>, Vec<&Episode>) =
-            self.episodes.iter().partition(|e| e.side == Side::Baseline);
-        if baseline.is_empty() || candidate.is_empty() {
-            return Ok(());
+    /// Waits for the rewrite in progress; the next one waits for a tenth of its time at least.
+    fn join(&mut self) -> anyhow::Result<()> {
+        if let Some(writing) = self.writing.take() {
+            let took = writing
+                .join()
+                .map_err(|_| anyhow::anyhow!("the live reports' writer panicked"))??;
+            self.every = self.every.max(took * MAX_SHARE);
         }
-        let comparison = compare(baseline, candidate, &self.info.config.stats, self.info.seed)?;
-        self.info.episodes = self.episodes.len();
-        self.info.infra_errors = self
-            .episodes
-            .iter()
-            .filter(|e| e.infra_error.is_some())
-            .count();
-        let report = Report {
-            info: &self.info,
-            baseline_run: None,
-            comparison: &comparison,
-        };
-        // Not appended to $GITHUB_STEP_SUMMARY: only the final summary goes there.
-        write_reports_with(&report, &self.dir, false)?;
-        self.dirty = false;
         Ok(())
     }
+
+    fn refresh(&mut self) -> anyhow::Result<()> {
+        let collector = lock(&self.collector).clone();
+        if Side::BOTH.iter().any(|s| collector.count(*s) == 0) {
+            return Ok(());
+        }
+        self.join()?;
+        let (mut info, dir) = (self.info.clone(), self.dir.clone());
+        self.writing = Some(std::thread::spawn(move || {
+            let start = Instant::now();
+            let comparison = collector.comparison(&info.config.stats, info.seed)?;
+            info.episodes = collector.episodes();
+            info.infra_errors = collector.infra_errors();
+            let report = Report {
+                info: &info,
+                baseline_run: None,
+                comparison: &comparison,
+            };
+            // Not appended to $GITHUB_STEP_SUMMARY: only the final summary goes there.
+            write_reports_with(&report, &dir, false)?;
+            Ok(start.elapsed())
+        }));
+        Ok(())
+    }
+}
+
+/// The collector, even if a thread panicked while holding it (its numbers are still whole: an
+/// episode is added in one call).
+pub fn lock(collector: &Mutex<Collector>) -> std::sync::MutexGuard<'_, Collector> {
+    collector
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl EventSink for LiveReports {
     fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()> {
         if let RunEventKind::TrialFinished { episode, .. } = &event.kind {
-            self.episodes.push(Episode::clone(episode));
-            self.dirty = true;
-            if event.elapsed.saturating_sub(self.last) >= self.every {
+            lock(&self.collector).add(episode.side, episode);
+            let busy = self.writing.as_ref().is_some_and(|w| !w.is_finished());
+            if !busy && event.elapsed.saturating_sub(self.last) >= self.every {
                 self.last = event.elapsed;
                 self.refresh()?;
             }
         }
         Ok(())
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        self.join()
     }
 }
 
@@ -81,7 +120,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::episode::Transcript;
+    use crate::episode::{Episode, Transcript};
 
     fn finished(e: &Episode, at: u64) -> RunEvent {
         RunEvent {
@@ -107,13 +146,20 @@ mod tests {
     fn rewrites_the_reports_once_the_interval_has_passed() {
         let dir = tempfile::tempdir().unwrap();
         let info = crate::rundir::info_tests::sample_info();
-        let mut sink = LiveReports::new(dir.path().into(), info, Vec::new(), REFRESH_EVERY);
+        let collector = Arc::new(Mutex::new(Collector::default()));
+        let mut sink = LiveReports::new(dir.path().into(), info, collector.clone(), REFRESH_EVERY);
         let base = crate::report::comparison::tests::sample_episode("t", Side::Baseline, true);
         let cand = crate::report::comparison::tests::sample_episode("t", Side::Candidate, false);
         sink.handle(&finished(&base, 1)).unwrap();
         sink.handle(&finished(&cand, 2)).unwrap();
         assert!(!dir.path().join("summary.md").exists(), "too early");
         sink.handle(&finished(&base, 31)).unwrap();
+        sink.finish().unwrap();
+        assert_eq!(
+            lock(&collector).episodes(),
+            3,
+            "the caller's copy holds them too"
+        );
         let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
         assert!(summary.contains("| episodes | 3 "), "{summary}");
         assert!(dir.path().join("comparison.csv").is_file());

@@ -24,5 +24,5 @@ pub use export::{exporters, write_reports, Exporter, Report, JUNIT_XML, SUMMARY_
 pub use format::{percent as format_percent, points as format_points};
 pub use frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
 pub use html::{HtmlReport, REPORT_HTML};
-pub use live::{LiveReports, REFRESH_EVERY};
+pub use live::{lock as lock_collector, LiveReports, REFRESH_EVERY};
 pub use verdict::{decide, margin, Level, Scope, TestName, Verdict};

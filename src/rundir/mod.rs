@@ -17,6 +17,6 @@ pub use jsonl::{read_episodes, scan_episodes, EpisodeWriter, EPISODES_JSONL, TRA
 pub use merge::{merge, MergeError, Merged};
 pub(crate) use tables::col;
 pub use tables::{
-    write_csv, write_parquet, write_tables, Tables, EPISODES_CSV, EPISODES_PARQUET,
-    TOOL_CALLS_PARQUET,
+    write_csv, write_parquet, write_tables, TableWriter, Tables, EPISODES_CSV, EPISODES_PARQUET,
+    TABLE_CHUNK, TOOL_CALLS_PARQUET,
 };

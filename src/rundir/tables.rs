@@ -1,7 +1,7 @@
 //! The run directory's episode and tool-call tables (polars), and their Parquet and CSV files.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use polars::prelude::*;
@@ -132,4 +132,185 @@ pub fn write_tables(tables: &mut Tables, dir: &Path) -> anyhow::Result<()> {
     write_csv(&mut tables.episodes, &dir.join(EPISODES_CSV))?;
     write_parquet(&mut tables.tool_calls, &dir.join(TOOL_CALLS_PARQUET))?;
     Ok(())
+}
+
+/// Episodes per row group of the tables [`TableWriter`] writes.
+pub const TABLE_CHUNK: usize = 1024;
+
+/// Writes `episodes.parquet`, `episodes.csv` and `tool_calls.parquet` from episodes handed over
+/// one at a time, [`TABLE_CHUNK`] at a time (a Parquet row group and a CSV batch each), so the
+/// tables of a run of any size take the memory of one chunk. The files are written under
+/// `.tmp` names and renamed by [`TableWriter::finish`]: a reader never sees half a table, and a
+/// run cut short keeps the tables it had.
+pub struct TableWriter {
+    dir: PathBuf,
+    chunk: Vec<Episode>,
+    open: Option<OpenTables>,
+}
+
+struct OpenTables {
+    episodes: polars::io::parquet::write::BatchedWriter<File>,
+    csv: polars::io::csv::write::BatchedWriter<File>,
+    tool_calls: polars::io::parquet::write::BatchedWriter<File>,
+}
+
+/// `episodes.parquet` → `episodes.parquet.tmp`.
+fn tmp_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".tmp");
+    PathBuf::from(name)
+}
+
+impl TableWriter {
+    pub fn new(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            chunk: Vec::with_capacity(TABLE_CHUNK),
+            open: None,
+        }
+    }
+
+    /// Adds an episode; a full chunk is written out.
+    pub fn push(&mut self, episode: Episode) -> anyhow::Result<()> {
+        self.chunk.push(episode);
+        if self.chunk.len() >= TABLE_CHUNK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn create(&self, name: &str) -> anyhow::Result<File> {
+        let tmp = tmp_of(&self.dir.join(name));
+        File::create(&tmp).with_context(|| format!("cannot create `{}`", tmp.display()))
+    }
+
+    fn flush(&mut self) -> anyhow::Result<()> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        let episodes = episode_frame(&self.chunk)?;
+        let tool_calls = tool_call_frame(&self.chunk)?;
+        self.chunk.clear();
+        if self.open.is_none() {
+            self.open = Some(OpenTables {
+                episodes: ParquetWriter::new(self.create(EPISODES_PARQUET)?)
+                    .batched(episodes.schema())?,
+                csv: CsvWriter::new(self.create(EPISODES_CSV)?)
+                    .include_header(true)
+                    .batched(episodes.schema())?,
+                tool_calls: ParquetWriter::new(self.create(TOOL_CALLS_PARQUET)?)
+                    .batched(tool_calls.schema())?,
+            });
+        }
+        let open = self.open.as_mut().expect("opened above");
+        let cannot = |name: &str, e: PolarsError| anyhow::anyhow!("cannot write `{name}`: {e}");
+        open.episodes
+            .write_batch(&episodes)
+            .map_err(|e| cannot(EPISODES_PARQUET, e))?;
+        open.csv
+            .write_batch(&episodes)
+            .map_err(|e| cannot(EPISODES_CSV, e))?;
+        open.tool_calls
+            .write_batch(&tool_calls)
+            .map_err(|e| cannot(TOOL_CALLS_PARQUET, e))?;
+        Ok(())
+    }
+
+    /// Writes what is left, closes the files and puts them in place. Without any episode, the
+    /// tables are written empty.
+    pub fn finish(mut self) -> anyhow::Result<()> {
+        self.flush()?;
+        let Some(mut open) = self.open.take() else {
+            return write_tables(&mut Tables::from_episodes(&[])?, &self.dir);
+        };
+        open.episodes.finish()?;
+        open.csv.finish()?;
+        open.tool_calls.finish()?;
+        drop(open);
+        for name in [EPISODES_PARQUET, EPISODES_CSV, TOOL_CALLS_PARQUET] {
+            let path = self.dir.join(name);
+            std::fs::rename(tmp_of(&path), &path)
+                .with_context(|| format!("cannot write `{}`", path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::episode::{Side, ToolCallRecord};
+    use crate::report::comparison_tests::sample_episode;
+
+    /// More than two chunks of episodes, some with tool calls.
+    fn episodes() -> Vec<Episode> {
+        (0..2 * TABLE_CHUNK + 17)
+            .map(|i| {
+                let side = if i % 2 == 0 {
+                    Side::Baseline
+                } else {
+                    Side::Candidate
+                };
+                let mut e = sample_episode(&format!("t{}", i % 7), side, i % 3 != 0);
+                e.trial = i as u32;
+                e.calls = (0..i % 3)
+                    .map(|k| ToolCallRecord {
+                        index: k as u32,
+                        tool: "search_issues".into(),
+                        arguments: format!("{{\"n\":{i}}}"),
+                        is_error: k == 1,
+                        error_code: None,
+                        error_kind: None,
+                        latency_ms: 1.5,
+                        result: String::new(),
+                    })
+                    .collect();
+                e
+            })
+            .collect()
+    }
+
+    #[test]
+    fn written_a_chunk_at_a_time_the_tables_are_those_of_all_episodes_at_once() {
+        let eps = episodes();
+        let (streamed, whole) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut writer = TableWriter::new(streamed.path());
+        for e in eps.clone() {
+            writer.push(e).unwrap();
+        }
+        writer.finish().unwrap();
+        write_tables(&mut Tables::from_episodes(&eps).unwrap(), whole.path()).unwrap();
+        for name in [EPISODES_PARQUET, TOOL_CALLS_PARQUET] {
+            let read = |dir: &Path| {
+                ParquetReader::new(File::open(dir.join(name)).unwrap())
+                    .finish()
+                    .unwrap()
+            };
+            let (a, b) = (read(streamed.path()), read(whole.path()));
+            assert!(a.height() > TABLE_CHUNK, "{name}: {}", a.height());
+            assert!(a.equals_missing(&b), "{name} differs");
+        }
+        let csv = |dir: &Path| std::fs::read_to_string(dir.join(EPISODES_CSV)).unwrap();
+        assert_eq!(csv(streamed.path()), csv(whole.path()));
+        let leftovers: Vec<_> = std::fs::read_dir(streamed.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn without_episodes_the_tables_are_written_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        TableWriter::new(dir.path()).finish().unwrap();
+        let df = ParquetReader::new(File::open(dir.path().join(EPISODES_PARQUET)).unwrap())
+            .finish()
+            .unwrap();
+        assert_eq!(df.height(), 0);
+        assert!(df
+            .get_column_names()
+            .iter()
+            .any(|c| c.as_str() == "task_id"));
+    }
 }

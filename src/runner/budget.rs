@@ -70,6 +70,18 @@ pub struct Spent {
     pub cost_usd: f64,
 }
 
+impl Spent {
+    /// Adds what a finished episode used (a judge's call costs like the model's: counted here,
+    /// though apart in the statistics).
+    pub fn add(&mut self, e: &Episode, prices: &BTreeMap<String, Price>) {
+        let judged = e.judge_input_tokens + e.judge_output_tokens > 0;
+        self.requests += u64::from(e.turns) + u64::from(judged);
+        self.tokens +=
+            e.input_tokens + e.output_tokens + e.judge_input_tokens + e.judge_output_tokens;
+        self.cost_usd += episode_cost(e, prices).unwrap_or(0.0);
+    }
+}
+
 /// Counts what finished episodes used; cancels scheduling when a limit is reached. The reason is
 /// kept in `reached` for the run to report.
 pub struct BudgetGuard {
@@ -81,35 +93,28 @@ pub struct BudgetGuard {
 }
 
 impl BudgetGuard {
-    /// `earlier`: episodes of an earlier invocation (a resumed run spends from the same budget).
+    /// `earlier`: what the episodes of an earlier invocation used (a resumed run spends from the
+    /// same budget).
     pub fn new(
         budget: Budget,
         prices: BTreeMap<String, Price>,
-        earlier: &[Episode],
+        earlier: Spent,
         cancel: CancellationToken,
     ) -> (Self, Arc<Mutex<Option<String>>>) {
         let reached = Arc::new(Mutex::new(None));
         let mut guard = Self {
             budget,
             prices,
-            spent: Spent::default(),
+            spent: earlier,
             cancel,
             reached: reached.clone(),
         };
-        for e in earlier {
-            guard.add(e);
-        }
         guard.check();
         (guard, reached)
     }
 
     fn add(&mut self, e: &Episode) {
-        // A judge's call costs like the model's: counted here, though apart in the statistics.
-        let judged = e.judge_input_tokens + e.judge_output_tokens > 0;
-        self.spent.requests += u64::from(e.turns) + u64::from(judged);
-        self.spent.tokens +=
-            e.input_tokens + e.output_tokens + e.judge_input_tokens + e.judge_output_tokens;
-        self.spent.cost_usd += episode_cost(e, &self.prices).unwrap_or(0.0);
+        self.spent.add(e, &self.prices);
     }
 
     fn check(&mut self) {
@@ -195,7 +200,8 @@ mod tests {
             max_requests: Some(5),
             ..Budget::default()
         };
-        let (mut guard, reached) = BudgetGuard::new(budget, BTreeMap::new(), &[], cancel.clone());
+        let (mut guard, reached) =
+            BudgetGuard::new(budget, BTreeMap::new(), Spent::default(), cancel.clone());
         guard.add(&episode("sim", 3, 10, 10));
         guard.check();
         assert!(!cancel.is_cancelled());

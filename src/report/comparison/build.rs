@@ -32,12 +32,12 @@ pub fn compare<'a>(
     for e in candidate {
         collector.add(Side::Candidate, e);
     }
-    collector.finish(stats, seed)
+    collector.comparison(stats, seed)
 }
 
 /// Folds episodes one at a time into what the comparison needs (a few numbers per episode), so
 /// that a run's episodes can be streamed from disk instead of held.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Collector {
     hosts: BTreeMap<String, BTreeMap<String, Cell>>,
     episodes: usize,
@@ -93,8 +93,19 @@ impl Collector {
         out
     }
 
-    /// Tests, adjusts, judges and plans every row.
-    pub fn finish(self, stats: &StatsConfig, seed: u64) -> Result<Comparison, StatsError> {
+    /// Episodes counted so far, infrastructure errors included.
+    pub fn episodes(&self) -> usize {
+        self.episodes
+    }
+
+    /// Episodes counted so far that ended in an infrastructure error.
+    pub fn infra_errors(&self) -> usize {
+        self.infra_errors
+    }
+
+    /// The comparison of the episodes counted so far: every row tested, adjusted, judged and
+    /// planned. More episodes may be added afterwards (live reports during a run).
+    pub fn comparison(&self, stats: &StatsConfig, seed: u64) -> Result<Comparison, StatsError> {
         let level = Level::new(stats, self.hosts.len());
         let mut planner = Planner::new(stats);
         let (mut rows, mut tasks, mut detectable) = (Vec::new(), Vec::new(), Vec::new());

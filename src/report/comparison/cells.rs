@@ -9,7 +9,7 @@ use crate::suite::{TaskKind, TaskSet};
 use super::model::{SideOutcome, TaskOutcome};
 
 /// The usable episodes of one side of one task × host.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct SideValues {
     /// One vector per metric of [`Metric::TESTED`], in that order.
     values: [Vec<f64>; Metric::TESTED.len()],
@@ -75,7 +75,7 @@ impl SideValues {
 }
 
 /// One task × host: the usable episodes of each side and the infra errors left out.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Cell {
     pub kind: TaskKind,
     pub set: TaskSet,

@@ -199,7 +199,7 @@ impl UsageTotal {
 }
 
 /// Usage per host and side, kept as episodes arrive.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Usage(BTreeMap<(String, Side), UsageTotal>);
 
 impl Usage {
@@ -212,8 +212,8 @@ impl Usage {
         self.0.insert((e.host.clone(), side), t);
     }
 
-    pub(super) fn totals(self) -> Vec<UsageTotal> {
-        self.0.into_values().collect()
+    pub(super) fn totals(&self) -> Vec<UsageTotal> {
+        self.0.values().cloned().collect()
     }
 }
 

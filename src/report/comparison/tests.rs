@@ -385,5 +385,8 @@ fn the_collector_fed_one_episode_at_a_time_is_compare() {
     }
     assert_eq!(collector.count(Side::Candidate), c.len());
     assert!(collector.unmatched().is_empty());
-    assert_eq!(collector.finish(&StatsConfig::default(), 5).unwrap(), whole);
+    assert_eq!(
+        collector.comparison(&StatsConfig::default(), 5).unwrap(),
+        whole
+    );
 }

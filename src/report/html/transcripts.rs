@@ -301,11 +301,13 @@ fn read_transcripts(path: &Path, runs: &Runs, loaded: &mut Loaded) {
         if wanted.is_none() && seen_tools[side].is_some() {
             return;
         }
-        let Ok(transcript) = serde_json::from_str::<Transcript>(line) else {
+        let Ok(mut transcript) = serde_json::from_str::<Transcript>(line) else {
             return;
         };
+        // The page shows the tools once per host and side: a kept transcript needs no copy.
+        let shown = std::mem::take(&mut transcript.tools);
         if seen_tools[side].is_none() {
-            seen_tools[side] = Some(transcript.tools.clone());
+            seen_tools[side] = Some(shown);
         }
         if let Some(pair) = wanted {
             pair.transcripts[side] = Some(transcript);
