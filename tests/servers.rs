@@ -164,3 +164,64 @@ fn a_server_that_crashes_mid_trial_gives_recorded_infra_errors_and_the_run_compl
         .iter()
         .any(|e| e.side == mcpeval::episode::Side::Candidate && e.infra_error.is_none()));
 }
+
+/// The servers the preflight started (and listed) serve the run's first trials: with
+/// `isolation = "run"` each side's server process starts once, not once for the preflight and
+/// again for the run; with `isolation = "trial"` one start per trial, the preflight's included.
+#[test]
+fn the_preflight_servers_serve_the_first_trials() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir();
+    let starts = dir.path().join("starts.log");
+    let launcher = dir.path().join("launch-demo");
+    std::fs::write(
+        &launcher,
+        format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' demo-server --release \"$1\"\n",
+            starts.display(),
+            bin()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let count = |release: &str| {
+        std::fs::read_to_string(&starts)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == release)
+            .count()
+    };
+    for (isolation, trials, expected) in [("run", "3", 1), ("trial", "2", 2 * 2)] {
+        let _ = std::fs::remove_file(&starts);
+        let run = dir.path().join(format!("run-{isolation}"));
+        let out = mcpeval(&[
+            "run",
+            "--baseline",
+            &format!("{} 1.4.0", launcher.display()),
+            "--candidate",
+            &format!("{} 1.5.0", launcher.display()),
+            "--suite",
+            "tasks/demo/no_tool.yaml",
+            "--trials",
+            trials,
+            "--isolation",
+            isolation,
+            "--out",
+            run.to_str().unwrap(),
+        ]);
+        assert_verdict(&out);
+        let tasks = episodes(&run)
+            .iter()
+            .map(|e| e.task_id.clone())
+            .collect::<std::collections::HashSet<_>>()
+            .len();
+        let expected = if isolation == "trial" {
+            tasks * expected / 2
+        } else {
+            expected
+        };
+        for release in ["1.4.0", "1.5.0"] {
+            assert_eq!(count(release), expected, "{isolation}: starts of {release}");
+        }
+    }
+}

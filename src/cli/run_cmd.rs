@@ -83,7 +83,7 @@ pub(super) async fn run_cancellable(
         .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))
         .collect();
     let (judges, judge_secrets) = build_judges(&config, &suite)?;
-    let (baseline, candidate) = preflight(&config).await?;
+    let (baseline, candidate, servers) = preflight(&config).await?;
     let started_at = chrono::Utc::now().to_rfc3339();
     let run_id = match &previous {
         Some(info) => info.run_id.clone(),
@@ -209,6 +209,7 @@ pub(super) async fn run_cancellable(
         redactor,
         cancel: cancel.clone(),
         shard,
+        servers,
     };
     eprintln!("run directory: {}", dir.display());
     let (_, cancelled) = runner::run(runner, tx).await;
@@ -333,16 +334,24 @@ fn resume_state(
 
 /// Starts each server once before the run: a server that cannot start stops the run (exit 3)
 /// with its stderr, rather than failing every trial.
-async fn preflight(config: &RunConfig) -> Result<(ServerRecord, ServerRecord), CliError> {
+/// Starts both servers and lists their tools: a server that will not start fails the run before
+/// any trial. The servers are kept for the run's first trials.
+async fn preflight(
+    config: &RunConfig,
+) -> Result<(ServerRecord, ServerRecord, [Option<Server>; 2]), CliError> {
     let (b, c) = tokio::join!(
         Server::connect(&config.baseline),
         Server::connect(&config.candidate)
     );
     let mut records = Vec::new();
-    for (side, result, spec) in [
+    let mut servers = [None, None];
+    for (i, (side, result, spec)) in [
         (Side::Baseline, b, &config.baseline),
         (Side::Candidate, c, &config.candidate),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let server = result.map_err(|e| {
             CliError::infra(anyhow::anyhow!(
                 "{side} server `{}`: {}",
@@ -355,11 +364,11 @@ async fn preflight(config: &RunConfig) -> Result<(ServerRecord, ServerRecord), C
             info: Some(server.info.clone()),
             tools: server.tools.iter().map(|t| t.name.to_string()).collect(),
         });
-        server.connection.close().await;
+        servers[i] = Some(server);
     }
     let candidate = records.pop().expect("two records");
     let baseline = records.pop().expect("two records");
-    Ok((baseline, candidate))
+    Ok((baseline, candidate, servers))
 }
 
 /// `20261130T051500Z-3fa2c1`: UTC start time and a short hash of the run's settings and clock.

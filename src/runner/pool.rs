@@ -64,6 +64,9 @@ pub struct ServerPool {
     isolation: Isolation,
     slots: Mutex<HashMap<PoolKey, (Slot, usize)>>,
     warm: Mutex<WarmServers>,
+    /// Servers started before the run (the preflight's), used before any new one is started:
+    /// none of their tools has been called, so they are as fresh as a new process.
+    ready: Mutex<[Option<Server>; 2]>,
 }
 
 type Starting = tokio::task::JoinHandle<Result<Server, McpError>>;
@@ -83,12 +86,15 @@ pub struct Lease {
 
 impl ServerPool {
     /// `uses` lists (side, task) for every trial that will run, to know when a shared server is
-    /// no longer needed.
+    /// no longer needed. `ready`: a server per side already started and listed, whose tools have
+    /// not been called (the preflight's), handed to the first trial of its side that needs a new
+    /// one — so the run does not start every server twice.
     pub fn new(
         baseline: ServerSpec,
         candidate: ServerSpec,
         isolation: Isolation,
         uses: impl IntoIterator<Item = (Side, usize)>,
+        ready: [Option<Server>; 2],
     ) -> Self {
         let mut slots = HashMap::new();
         let mut remaining = [0; 2];
@@ -107,6 +113,16 @@ impl ServerPool {
                 starting: [None, None],
                 remaining,
             }),
+            ready: Mutex::new(ready),
+        }
+    }
+
+    /// A server no trial has used: the one started before the run, else a new one.
+    async fn fresh(&self, side: Side) -> Result<Server, McpError> {
+        let ready = self.ready.lock().await[side as usize].take();
+        match ready {
+            Some(server) => Ok(server),
+            None => Server::connect(self.spec(side)).await,
         }
     }
 
@@ -118,7 +134,6 @@ impl ServerPool {
     }
 
     pub async fn acquire(&self, side: Side, task: usize) -> Result<Lease, McpError> {
-        let spec = self.spec(side);
         let Some(key) = pool_key(self.isolation, side, task) else {
             return Ok(Lease {
                 server: Arc::new(self.take_warm(side).await?),
@@ -134,7 +149,7 @@ impl ServerPool {
                 .clone()
         };
         let server = slot
-            .get_or_try_init(|| async { Server::connect(spec).await.map(Arc::new) })
+            .get_or_try_init(|| async { self.fresh(side).await.map(Arc::new) })
             .await?
             .clone();
         Ok(Lease {
@@ -189,12 +204,17 @@ impl ServerPool {
                 Ok(result) => result,
                 Err(_) => Server::connect(self.spec(side)).await,
             },
-            None => Server::connect(self.spec(side)).await,
+            None => self.fresh(side).await,
         }
     }
 
-    /// Closes servers started ahead that no trial will use (a run cut short).
+    /// Closes servers started ahead that no trial will use (a run cut short, or a resumed run
+    /// with nothing left to do).
     pub async fn shutdown(&self) {
+        let ready = std::mem::take(&mut *self.ready.lock().await);
+        for server in ready.into_iter().flatten() {
+            server.connection.close().await;
+        }
         let mut warm = self.warm.lock().await;
         for slot in &mut warm.starting {
             if let Some(handle) = slot.take() {

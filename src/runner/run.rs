@@ -64,6 +64,9 @@ pub struct Runner {
     pub cancel: CancellationToken,
     /// `--shard I/N`: run only this shard's (task, host, trial) units, both sides of each.
     pub shard: Option<super::Shard>,
+    /// A baseline and a candidate server already started and listed (the preflight's), for the
+    /// first trials that need one: the run does not start each twice.
+    pub servers: [Option<super::Server>; 2],
 }
 
 struct Shared {
@@ -83,7 +86,7 @@ impl Shared {
 }
 
 /// Runs every trial not yet done; returns how many finished and whether the run was cut short.
-pub async fn run(runner: Runner, events: UnboundedSender<RunEvent>) -> (usize, bool) {
+pub async fn run(mut runner: Runner, events: UnboundedSender<RunEvent>) -> (usize, bool) {
     let in_shard = runner.shard.map(|shard| {
         let tasks: Vec<String> = runner.suite.tasks.iter().map(|t| t.id.clone()).collect();
         let hosts: Vec<String> = runner.hosts.iter().map(|h| h.config.name.clone()).collect();
@@ -108,6 +111,7 @@ pub async fn run(runner: Runner, events: UnboundedSender<RunEvent>) -> (usize, b
         runner.config.candidate.clone(),
         runner.config.isolation,
         order.iter().map(|k| (k.side, k.task)),
+        std::mem::take(&mut runner.servers),
     );
     let concurrency = runner.config.concurrency;
     let cancel = runner.cancel.clone();
