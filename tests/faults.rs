@@ -350,7 +350,7 @@ async fn bench_retry_overhead() {
                 content: "Search for crash issues in the zephyr project".into(),
             },
         ],
-        tools: tools.clone(),
+        tools: tools.clone().into(),
         seed,
         ..Default::default()
     };

@@ -150,9 +150,13 @@ impl RunConfig {
     /// Every value that must never be written to a run file: server env and header values, each
     /// host's header values and API key, and the values of the `secret_env` variables.
     pub fn secret_values(&self) -> Vec<String> {
-        let servers = [&self.baseline, &self.candidate]
-            .into_iter()
-            .flat_map(|s| s.env.values().chain(s.headers.values()).cloned());
+        let servers = [&self.baseline, &self.candidate].into_iter().flat_map(|s| {
+            s.env
+                .values()
+                .chain(s.headers.values())
+                .chain(&s.referenced_values)
+                .cloned()
+        });
         let hosts = self.hosts.iter().flat_map(|h| h.settings.secret_values());
         let marked = self.secret_env.iter().filter_map(|v| std::env::var(v).ok());
         servers.chain(hosts).chain(marked).collect()
@@ -160,7 +164,7 @@ impl RunConfig {
 }
 
 impl HostSettings {
-    /// The headers with `$VAR` references read from the environment. `Err` names the header and
+    /// The headers with `$VAR` / `${VAR}` references read from the environment. `Err` names the header and
     /// the variable that is not set.
     pub fn expanded_headers(&self) -> Result<BTreeMap<String, String>, String> {
         expand_env(&self.headers).map_err(|e| format!("header {e}"))
@@ -173,6 +177,7 @@ impl HostSettings {
             .expanded_headers()
             .unwrap_or_default()
             .into_values()
+            .chain(embedded_values(&self.headers))
             .collect();
         if let Some(var) = &self.api_key_env {
             values.extend(std::env::var(var).ok());
@@ -318,6 +323,9 @@ pub fn resolve_server(
         spec.headers
             .extend(expand_env(&profile.headers).map_err(invalid)?);
         spec.env.extend(expand_env(&profile.env).map_err(invalid)?);
+        spec.referenced_values
+            .extend(embedded_values(&profile.headers));
+        spec.referenced_values.extend(embedded_values(&profile.env));
     }
     Ok(spec)
 }
@@ -487,6 +495,9 @@ fn server_from_file(
     }
     spec.env = expand_env(&entry.env).map_err(invalid)?;
     spec.headers = expand_env(&entry.headers).map_err(invalid)?;
+    spec.referenced_values = embedded_values(&entry.env);
+    spec.referenced_values
+        .extend(embedded_values(&entry.headers));
     spec.cwd = entry.cwd.as_ref().map(|c| match base_dir {
         Some(dir) if c.is_relative() => dir.join(c),
         _ => c.clone(),
@@ -508,16 +519,72 @@ fn server_from_file(
     Ok(spec)
 }
 
-/// Replaces values of the form `$VAR` / `${VAR}` by the variable's value.
+/// Replaces a value of the form `$VAR` by the variable's value, and each `${VAR}` inside a
+/// value (`Bearer ${TOKEN}`, `${HOME}/graph.json`) by its variable's.
 fn expand_env(map: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, String> {
     map.iter()
-        .map(|(k, v)| match env_reference(v) {
-            Some(var) => std::env::var(var)
+        .map(|(k, v)| {
+            expand_value(v)
                 .map(|value| (k.clone(), value))
-                .map_err(|_| format!("`{k}` names environment variable `{var}`, which is not set")),
-            None => Ok((k.clone(), v.clone())),
+                .map_err(|var| {
+                    format!("`{k}` names environment variable `{var}`, which is not set")
+                })
         })
         .collect()
+}
+
+/// The value with its references read from the environment; `Err` is the first variable that
+/// is not set. A `${` without its `}` is kept as text.
+pub fn expand_value(value: &str) -> Result<String, String> {
+    let read = |var: &str| std::env::var(var).map_err(|_| var.to_owned());
+    if let Some(var) = value.strip_prefix('$').filter(|v| is_var_name(v)) {
+        return read(var);
+    }
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start + 2..].find('}') else {
+            break;
+        };
+        let var = &rest[start + 2..start + 2 + len];
+        out.push_str(&rest[..start]);
+        if is_var_name(var) {
+            out.push_str(&read(var)?);
+        } else {
+            out.push_str(&rest[start..start + 3 + len]);
+        }
+        rest = &rest[start + 3 + len..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The values of the variables that this value names inside a longer text (not those of a value
+/// that is one reference: that value is the variable's).
+fn embedded_values(values: &BTreeMap<String, String>) -> Vec<String> {
+    values
+        .values()
+        .filter(|v| env_reference(v).is_none_or(|var| !is_var_name(var)))
+        .flat_map(|v| {
+            v.match_indices("${")
+                .filter_map(|(i, _)| {
+                    let tail = &v[i + 2..];
+                    tail.find('}').map(|end| tail[..end].to_owned())
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|var| is_var_name(var))
+        .filter_map(|var| std::env::var(var).ok())
+        .filter(|value| !value.is_empty())
+        .collect()
+}
+
+fn is_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn resolve_host(
@@ -618,6 +685,44 @@ fn parse_provider(p: &str) -> Result<Provider, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn references_expand_whole_or_inside_a_text() {
+        // Cargo sets CARGO_PKG_NAME for the tests it runs.
+        assert_eq!(expand_value("$CARGO_PKG_NAME").unwrap(), "mcpeval");
+        assert_eq!(
+            expand_value("Bearer ${CARGO_PKG_NAME}").unwrap(),
+            "Bearer mcpeval"
+        );
+        assert_eq!(
+            expand_value("${CARGO_PKG_NAME}/a-${CARGO_PKG_NAME}.json").unwrap(),
+            "mcpeval/a-mcpeval.json"
+        );
+        assert_eq!(
+            expand_value("plain $5 ${ not a var}").unwrap(),
+            "plain $5 ${ not a var}"
+        );
+        assert_eq!(
+            expand_value("open ${CARGO_PKG_NAME").unwrap(),
+            "open ${CARGO_PKG_NAME"
+        );
+        assert_eq!(
+            expand_value("x ${MCPEVAL_SURELY_UNSET_1234} y").unwrap_err(),
+            "MCPEVAL_SURELY_UNSET_1234"
+        );
+        let map = BTreeMap::from([
+            ("A".to_owned(), "token ${CARGO_PKG_NAME}".to_owned()),
+            ("B".to_owned(), "$CARGO_PKG_NAME".to_owned()),
+        ]);
+        // Only the reference inside a longer text adds its variable's value on its own.
+        assert_eq!(embedded_values(&map), ["mcpeval"]);
+        let err = expand_env(&BTreeMap::from([(
+            "K".to_owned(),
+            "${MCPEVAL_SURELY_UNSET_1234}/x".to_owned(),
+        )]))
+        .unwrap_err();
+        assert!(err.contains("`MCPEVAL_SURELY_UNSET_1234`"), "{err}");
+    }
 
     #[test]
     fn hosts_tables_are_named_hosts_that_all_run() {

@@ -56,6 +56,10 @@ pub struct ServerSpec {
     /// HTTP headers for an HTTP server (never written out: they may carry tokens).
     #[serde(default, skip_serializing)]
     pub headers: BTreeMap<String, String>,
+    /// The values of the variables that `env` and `headers` values name inside a longer text
+    /// (`Bearer ${TOKEN}`): secrets on their own, redacted wherever they appear.
+    #[serde(skip)]
+    pub referenced_values: Vec<String>,
     #[serde(default)]
     pub cwd: Option<PathBuf>,
     pub protocol_era: ProtocolEra,
@@ -102,6 +106,7 @@ impl ServerSpec {
             transport,
             env: BTreeMap::new(),
             headers: BTreeMap::new(),
+            referenced_values: Vec::new(),
             cwd: None,
             protocol_era: ProtocolEra::Auto,
             startup_timeout: Duration::from_secs(30),

@@ -46,7 +46,9 @@ pub struct TrialOutput {
 /// calling a tool or `max_turns` model turns have been taken.
 pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialOutput {
     let started = Instant::now();
-    let mut out = TrialOutput {
+    // The conversation lives in the request and grows there turn by turn (no copy per turn); it
+    // moves into the output at the end.
+    let mut request = CompletionRequest {
         messages: vec![
             Message::System {
                 content: system_prompt(input.profile, input.instructions),
@@ -55,25 +57,33 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
                 content: input.prompt.to_owned(),
             },
         ],
-        ..TrialOutput::default()
-    };
-    let mut request = CompletionRequest {
-        messages: Vec::new(),
         tools: input.tools.specs.clone(),
         seed: input.seed,
         context: input.context.clone(),
     };
+    let mut out = TrialOutput::default();
+    take_turns(input, server, &mut request, &mut out).await;
+    out.messages = std::mem::take(&mut request.messages);
+    out.latency_ms = ms(started.elapsed());
+    out
+}
+
+async fn take_turns(
+    input: &TrialInput<'_>,
+    server: &McpConnection,
+    request: &mut CompletionRequest,
+    out: &mut TrialOutput,
+) {
     loop {
         if out.turns >= input.max_turns {
             out.hit_max_turns = true;
-            break;
+            return;
         }
-        request.messages.clone_from(&out.messages);
-        let completion = match input.model.complete(&request).await {
+        let completion = match input.model.complete(request).await {
             Ok(c) => c,
             Err(e) => {
                 out.infra_error = Some(format!("model `{}`: {}", input.model.id(), chain(&e)));
-                break;
+                return;
             }
         };
         out.turns += 1;
@@ -81,36 +91,37 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
         out.usage.output_tokens += completion.usage.output_tokens;
         out.usage.cache_read_tokens += completion.usage.cache_read_tokens;
         out.usage.cache_write_tokens += completion.usage.cache_write_tokens;
-        out.request_retries
-            .extend(completion.retried.iter().cloned());
-        out.model.get_or_insert(completion.model.clone());
-        out.messages.push(Message::Assistant {
-            content: completion.content.clone(),
-            tool_calls: completion.tool_calls.clone(),
-        });
-        if completion.tool_calls.is_empty() {
-            out.final_answer = Some(completion.content.unwrap_or_default());
-            break;
+        out.request_retries.extend(completion.retried);
+        if out.model.is_none() {
+            out.model = Some(completion.model);
         }
-        for call in &completion.tool_calls {
+        let calls = completion.tool_calls;
+        if calls.is_empty() {
+            out.final_answer = Some(completion.content.clone().unwrap_or_default());
+        }
+        request.messages.push(Message::Assistant {
+            content: completion.content,
+            tool_calls: calls.clone(),
+        });
+        if calls.is_empty() {
+            return;
+        }
+        for call in &calls {
             match execute_call(input, server, call, out.calls.len() as u32).await {
                 Ok((record, reply)) => {
                     out.calls.push(record);
-                    out.messages.push(Message::Tool {
+                    request.messages.push(Message::Tool {
                         tool_call_id: call.id.clone(),
                         content: reply,
                     });
                 }
                 Err(e) => {
                     out.infra_error = Some(e);
-                    out.latency_ms = ms(started.elapsed());
-                    return out;
+                    return;
                 }
             }
         }
     }
-    out.latency_ms = ms(started.elapsed());
-    out
 }
 
 /// Executes one tool call. A call to an unknown tool or with arguments that are not a JSON object

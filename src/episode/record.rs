@@ -111,7 +111,7 @@ pub struct Transcript {
     pub trial: u32,
     pub seed: u64,
     /// The tools as the model was shown them.
-    pub tools: Vec<crate::host::ToolSpec>,
+    pub tools: std::sync::Arc<[crate::host::ToolSpec]>,
     pub messages: Vec<crate::host::Message>,
     /// The judge's verdict, reasoning, raw answer and tokens (tasks with a `judge:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

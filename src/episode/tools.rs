@@ -8,7 +8,7 @@ use crate::host::{HostProfile, ToolSpec};
 /// The tools as shown to the model, with the way back to the server's names.
 #[derive(Debug, Clone, Default)]
 pub struct ToolView {
-    pub specs: Vec<ToolSpec>,
+    pub specs: std::sync::Arc<[ToolSpec]>,
     to_server: HashMap<String, String>,
 }
 

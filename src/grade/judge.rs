@@ -94,7 +94,7 @@ pub async fn judge(
 ) -> Judged {
     let request = CompletionRequest {
         messages: judge_messages(trial, &spec.rubric),
-        tools: vec![],
+        tools: Vec::new().into(),
         seed,
         context,
     };

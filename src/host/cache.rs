@@ -332,7 +332,8 @@ mod tests {
                     "type": "object",
                     "properties": {"query": {"type": "string"}}
                 }),
-            }],
+            }]
+            .into(),
             seed,
             context: RequestContext {
                 task_id: task.into(),
@@ -422,7 +423,9 @@ mod tests {
             "the key ignores messages"
         );
         let mut described = request("t", "baseline", 0, 1);
-        described.tools[0].description = Some("Search the issues".into());
+        let mut tools = described.tools.to_vec();
+        tools[0].description = Some("Search the issues".into());
+        described.tools = tools.into();
         assert_ne!(
             key("openai:m", "", &described),
             base,
@@ -432,12 +435,15 @@ mod tests {
 
     #[test]
     fn the_key_does_not_depend_on_the_order_of_schema_keys() {
-        let mut a = request("t", "baseline", 0, 1);
-        let mut b = a.clone();
-        a.tools[0].input_schema =
-            serde_json::from_str(r#"{"type":"object","required":["q"],"properties":{}}"#).unwrap();
-        b.tools[0].input_schema =
-            serde_json::from_str(r#"{"properties":{},"required":["q"],"type":"object"}"#).unwrap();
+        let with_schema = |schema: &str| {
+            let mut request = request("t", "baseline", 0, 1);
+            let mut tools = request.tools.to_vec();
+            tools[0].input_schema = serde_json::from_str(schema).unwrap();
+            request.tools = tools.into();
+            request
+        };
+        let a = with_schema(r#"{"type":"object","required":["q"],"properties":{}}"#);
+        let b = with_schema(r#"{"properties":{},"required":["q"],"type":"object"}"#);
         assert_eq!(key("openai:m", "", &a), key("openai:m", "", &b));
     }
 

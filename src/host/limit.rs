@@ -147,7 +147,7 @@ mod tests {
     fn request() -> CompletionRequest {
         CompletionRequest {
             messages: Vec::new(),
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             seed: 0,
             ..Default::default()
         }

@@ -67,7 +67,7 @@ pub enum Message {
 #[derive(Debug, Clone, Default)]
 pub struct CompletionRequest {
     pub messages: Vec<Message>,
-    pub tools: Vec<ToolSpec>,
+    pub tools: std::sync::Arc<[ToolSpec]>,
     /// The trial's seed: the same on both sides (common random numbers). Providers that accept a
     /// seed pass it on; the sim host derives all its randomness from it.
     pub seed: u64,

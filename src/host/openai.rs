@@ -18,12 +18,11 @@ use std::time::Duration;
 
 use async_openai::config::{Config, OpenAIConfig};
 use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
-use serde_json::Value;
 
 pub use super::http::RequestCounts;
 use super::http::{JsonEndpoint, OverEndpoint};
 use super::{Completion, CompletionRequest, HostError, Model, RequestOptions};
-use wire::{parse_response, request_body, ToolNames};
+use wire::{parse_response, request_body, RequestBody, ToolNames};
 
 /// Where requests go when `OPENAI_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -173,7 +172,7 @@ impl Model for OpenAiModel {
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, HostError> {
         let names = ToolNames::new(request.tools.iter().map(|t| t.name.as_str()));
         let mut body = request_body(&self.model, request, &names);
-        apply_options(&mut body, &self.options, !request.tools.is_empty());
+        apply_options(&mut body, &self.options);
         let body = serde_json::to_vec(&body)
             .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
         let posted = self.endpoint.post(&body).await?;
@@ -189,19 +188,13 @@ impl Model for OpenAiModel {
 
 /// The host's settings, as chat-completions names them. `parallel_tool_calls` is only sent with
 /// tools (OpenAI rejects it otherwise).
-fn apply_options(body: &mut Value, options: &RequestOptions, has_tools: bool) {
+fn apply_options(body: &mut RequestBody<'_>, options: &RequestOptions) {
     if !options.send_seed {
-        if let Some(map) = body.as_object_mut() {
-            map.remove("seed");
-        }
+        body.seed = None;
     }
-    if let Some(t) = options.temperature {
-        body["temperature"] = t.into();
-    }
-    if let Some(n) = options.max_tokens {
-        body["max_tokens"] = n.into();
-    }
-    if let (Some(p), true) = (options.parallel_tool_calls, has_tools) {
-        body["parallel_tool_calls"] = p.into();
+    body.temperature = options.temperature;
+    body.max_tokens = options.max_tokens;
+    if body.has_tools() {
+        body.parallel_tool_calls = options.parallel_tool_calls;
     }
 }

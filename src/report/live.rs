@@ -134,7 +134,7 @@ mod tests {
                     host: e.host.clone(),
                     trial: e.trial,
                     seed: e.seed,
-                    tools: Vec::new(),
+                    tools: Vec::new().into(),
                     messages: Vec::new(),
                     judge: None,
                 }),

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use tokio::sync::{Mutex, OnceCell};
 
 use crate::config::{Isolation, ServerSpec};
-use crate::episode::Side;
+use crate::episode::{Side, ToolView};
+use crate::host::HostProfile;
 use crate::mcp::{McpConnection, McpError, ServerInfo};
 
 /// A live server with what it listed once at connection time.
@@ -14,6 +15,9 @@ pub struct Server {
     pub connection: McpConnection,
     pub tools: Vec<rmcp::model::Tool>,
     pub info: ServerInfo,
+    /// The tools as each host shows them (by host index), made on a host's first trial here and
+    /// shared by its later ones: a trial copies no schema.
+    views: std::sync::Mutex<HashMap<usize, Arc<ToolView>>>,
 }
 
 impl Server {
@@ -26,7 +30,17 @@ impl Server {
             connection,
             tools,
             info,
+            views: std::sync::Mutex::default(),
         })
+    }
+
+    /// The tools as the host with this index and profile shows them to its model.
+    pub fn view(&self, host: usize, profile: &HostProfile) -> Arc<ToolView> {
+        let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+        views
+            .entry(host)
+            .or_insert_with(|| Arc::new(ToolView::new(&self.tools, profile)))
+            .clone()
     }
 }
 

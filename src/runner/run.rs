@@ -13,9 +13,7 @@ use super::events::{RunEvent, RunEventKind};
 use super::pool::ServerPool;
 use super::schedule::{schedule, trial_seed, TrialKey};
 use crate::config::{HostConfig, RunConfig};
-use crate::episode::{
-    run_trial, Episode, Redactor, Side, ToolView, Transcript, TrialInput, TrialOutput,
-};
+use crate::episode::{run_trial, Episode, Redactor, Side, Transcript, TrialInput, TrialOutput};
 use crate::grade::judge::{self, JudgedCall, JudgedTrial};
 use crate::grade::{grade, Grade, Judged, Observed, ObservedCall};
 use crate::host::Model;
@@ -231,7 +229,7 @@ async fn attempt(
     shared: &Shared,
     key: TrialKey,
     seed: u64,
-) -> (TrialOutput, Vec<crate::host::ToolSpec>, Option<Judged>) {
+) -> (TrialOutput, Arc<[crate::host::ToolSpec]>, Option<Judged>) {
     let runner = &shared.runner;
     let host = &runner.hosts[key.host];
     let task = &runner.suite.tasks[key.task];
@@ -242,10 +240,10 @@ async fn attempt(
                 infra_error: Some(crate::episode::chain(&e)),
                 ..TrialOutput::default()
             };
-            return (output, Vec::new(), None);
+            return (output, Vec::new().into(), None);
         }
     };
-    let view = ToolView::new(&lease.server.tools, &host.config.profile);
+    let view = lease.server.view(key.host, &host.config.profile);
     let input = TrialInput {
         prompt: &task.prompt,
         max_turns: task.max_turns,
@@ -271,7 +269,7 @@ async fn attempt(
     let failed = output.infra_error.is_some();
     shared.pool.release(lease, failed).await;
     let judged = judge_output(shared, key, seed, &mut output).await;
-    (output, view.specs, judged)
+    (output, view.specs.clone(), judged)
 }
 
 /// Runs the task's judge on a trial that finished without an infrastructure error. A judge that

@@ -81,7 +81,7 @@ fn conversation() -> CompletionRequest {
                 content: "Go on.".into(),
             },
         ],
-        tools: tools(),
+        tools: tools().into(),
         seed: 7,
         ..Default::default()
     }
@@ -110,7 +110,7 @@ fn names_are_sanitized_unique_and_map_back() {
 fn the_request_maps_system_tool_calls_and_results() {
     let req = conversation();
     let names = ToolNames::new(req.tools.iter().map(|t| t.name.as_str()));
-    let body = request_body(settings(), &req, &names);
+    let body = serde_json::to_value(request_body(settings(), &req, &names)).unwrap();
     let second = names.wire("notes_search");
     let long = names.wire(LONG);
     let expected = json!({
@@ -180,12 +180,13 @@ fn roles_alternate_and_nothing_empty_is_sent() {
             title: None,
             description: None,
             input_schema: json!({"properties": {}}),
-        }],
+        }]
+        .into(),
         seed: 1,
         ..Default::default()
     };
     let names = ToolNames::new(["bare"]);
-    let body = request_body(
+    let body = serde_json::to_value(request_body(
         Settings {
             temperature: Some(0.0),
             max_tokens: 50,
@@ -193,7 +194,8 @@ fn roles_alternate_and_nothing_empty_is_sent() {
         },
         &req,
         &names,
-    );
+    ))
+    .unwrap();
     assert_eq!(body["system"], "late rule");
     assert_eq!(
         body["messages"],
@@ -214,11 +216,12 @@ fn roles_alternate_and_nothing_empty_is_sent() {
         messages: vec![Message::User {
             content: "hi".into(),
         }],
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         seed: 1,
         ..Default::default()
     };
-    let body = request_body(settings(), &bare, &ToolNames::default());
+    let body =
+        serde_json::to_value(request_body(settings(), &bare, &ToolNames::default())).unwrap();
     assert!(body.get("system").is_none() && body.get("tools").is_none());
     assert!(body.get("temperature").is_none());
 }

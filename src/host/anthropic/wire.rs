@@ -2,7 +2,10 @@
 //! OpenAI-shaped conversation onto Anthropic's alternating content-block messages, and a lenient
 //! reading of the response.
 
-use serde_json::{json, Map, Value};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{json, Value};
 
 use crate::host::lenient::excerpt_text;
 use crate::host::lenient::{as_count, excerpt, model_name};
@@ -31,12 +34,34 @@ pub(crate) struct Settings<'a> {
 
 /// The Messages API request body. The system messages become `system`; the rest become
 /// alternating `user` / `assistant` messages of content blocks. Titles are not sent (Anthropic
-/// tools have no such field) and neither is the seed (the API takes none).
-pub(crate) fn request_body(
-    settings: Settings<'_>,
-    req: &CompletionRequest,
+/// tools have no such field) and neither is the seed (the API takes none). The tools are
+/// borrowed, so a turn copies no description or schema.
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestBody<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    messages: Vec<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    input_schema: Cow<'a, Value>,
+}
+
+pub(crate) fn request_body<'a>(
+    settings: Settings<'a>,
+    req: &'a CompletionRequest,
     names: &ToolNames,
-) -> Value {
+) -> RequestBody<'a> {
     let system: Vec<&str> = req
         .messages
         .iter()
@@ -45,49 +70,36 @@ pub(crate) fn request_body(
             _ => None,
         })
         .collect();
-    let mut body = Map::new();
-    body.insert("model".into(), settings.model.into());
-    body.insert("max_tokens".into(), settings.max_tokens.into());
-    if !system.is_empty() {
-        body.insert("system".into(), system.join("\n\n").into());
+    let tools = req
+        .tools
+        .iter()
+        .map(|t| WireTool {
+            name: names.wire(&t.name),
+            description: t.description.as_deref().filter(|d| !d.is_empty()),
+            input_schema: input_schema(&t.input_schema),
+        })
+        .collect();
+    RequestBody {
+        model: settings.model,
+        max_tokens: settings.max_tokens,
+        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        messages: messages(&req.messages, names),
+        tools,
+        temperature: settings.temperature,
     }
-    body.insert(
-        "messages".into(),
-        Value::Array(messages(&req.messages, names)),
-    );
-    if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                let mut tool = Map::new();
-                tool.insert("name".into(), names.wire(&t.name).into());
-                if let Some(d) = t.description.as_ref().filter(|d| !d.is_empty()) {
-                    tool.insert("description".into(), d.clone().into());
-                }
-                tool.insert("input_schema".into(), input_schema(&t.input_schema));
-                Value::Object(tool)
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(t) = settings.temperature {
-        body.insert("temperature".into(), t.into());
-    }
-    Value::Object(body)
 }
 
 /// The API wants an object schema with `"type": "object"`; MCP tools have one, but a server
 /// that leaves `type` out should not make every request fail.
-fn input_schema(schema: &Value) -> Value {
+fn input_schema(schema: &Value) -> Cow<'_, Value> {
     match schema {
-        Value::Object(o) if o.contains_key("type") => schema.clone(),
+        Value::Object(o) if o.contains_key("type") => Cow::Borrowed(schema),
         Value::Object(o) => {
             let mut o = o.clone();
             o.insert("type".into(), "object".into());
-            Value::Object(o)
+            Cow::Owned(Value::Object(o))
         }
-        _ => json!({"type": "object", "properties": {}}),
+        _ => Cow::Owned(json!({"type": "object", "properties": {}})),
     }
 }
 

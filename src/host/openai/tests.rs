@@ -59,7 +59,7 @@ fn request(prompt: &str, seed: u64) -> CompletionRequest {
                 content: prompt.into(),
             },
         ],
-        tools: tools(),
+        tools: tools().into(),
         seed,
         ..Default::default()
     }
@@ -77,7 +77,8 @@ fn names_are_sanitized_unique_and_map_back() {
     for (t, w) in tools().iter().zip(&wire) {
         assert_eq!(names.original(w), t.name);
     }
-    let body = request_body("m", &request("hi", u64::MAX), &names);
+    let request = request("hi", u64::MAX);
+    let body = serde_json::to_value(request_body("m", &request, &names)).unwrap();
     assert_eq!(body["seed"], json!(-1));
     assert_eq!(body["tools"][1]["function"]["name"], json!(wire[1]));
     assert!(body["tools"][0]["function"].get("title").is_none());
@@ -552,7 +553,7 @@ async fn host_settings_and_extra_headers_reach_the_endpoint() {
         .unwrap();
     model.complete(&request("hi", 9)).await.unwrap();
     let bare = CompletionRequest {
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         ..request("hi", 9)
     };
     model.complete(&bare).await.unwrap();

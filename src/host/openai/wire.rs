@@ -1,7 +1,8 @@
 //! The chat-completions wire format on the client side: function names, the request body, and a
 //! lenient reading of the response (real OpenAI-compatible servers bend the format).
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::host::lenient::{as_count, excerpt, model_name};
 use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
@@ -9,59 +10,138 @@ use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallReq
 /// MCP tool names ↔ function names the API accepts (at most 64 characters).
 pub(crate) type ToolNames = crate::host::names::WireNames<64>;
 
-/// The chat-completions request body. Titles are not sent: function tools have no such field.
-pub(crate) fn request_body(model: &str, req: &CompletionRequest, names: &ToolNames) -> Value {
-    let messages: Vec<Value> = req.messages.iter().map(|m| message(m, names)).collect();
-    let mut body = json!({
-        "model": model,
-        "messages": messages,
-        // Bits reinterpreted: int64 on the wire, the same u64 back at a server that reads it so.
-        "seed": req.seed as i64,
-    });
-    if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                let mut function = Map::new();
-                function.insert("name".into(), names.wire(&t.name).into());
-                if let Some(d) = &t.description {
-                    function.insert("description".into(), d.clone().into());
-                }
-                function.insert("parameters".into(), t.input_schema.clone());
-                json!({"type": "function", "function": function})
-            })
-            .collect();
-        body["tools"] = Value::Array(tools);
-    }
-    body
+/// The chat-completions request body, borrowing the conversation and the tools: it is
+/// serialized straight to bytes, so a turn copies no message, description or schema. Titles are
+/// not sent: function tools have no such field.
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestBody<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    /// Bits reinterpreted: int64 on the wire, the same u64 back at a server that reads it so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
 }
 
-fn message(m: &Message, names: &ToolNames) -> Value {
+impl RequestBody<'_> {
+    pub(crate) fn has_tools(&self) -> bool {
+        !self.tools.is_empty()
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum WireMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Debug, Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunctionCall<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireFunctionCall<'a> {
+    name: String,
+    arguments: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireFunction<'a> {
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    parameters: &'a Value,
+}
+
+/// The body of one turn's request (the host's settings are set on it afterwards).
+pub(crate) fn request_body<'a>(
+    model: &'a str,
+    req: &'a CompletionRequest,
+    names: &ToolNames,
+) -> RequestBody<'a> {
+    let tools = req
+        .tools
+        .iter()
+        .map(|t| WireTool {
+            kind: "function",
+            function: WireFunction {
+                name: names.wire(&t.name),
+                description: t.description.as_deref(),
+                parameters: &t.input_schema,
+            },
+        })
+        .collect();
+    RequestBody {
+        model,
+        messages: req.messages.iter().map(|m| message(m, names)).collect(),
+        seed: Some(req.seed as i64),
+        tools,
+        temperature: None,
+        max_tokens: None,
+        parallel_tool_calls: None,
+    }
+}
+
+fn message<'a>(m: &'a Message, names: &ToolNames) -> WireMessage<'a> {
     match m {
-        Message::System { content } => json!({"role": "system", "content": content}),
-        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::System { content } => WireMessage::System { content },
+        Message::User { content } => WireMessage::User { content },
         Message::Assistant {
             content,
             tool_calls,
-        } => {
-            let mut msg = json!({"role": "assistant", "content": content});
-            if !tool_calls.is_empty() {
-                let calls: Vec<Value> = tool_calls
-                    .iter()
-                    .map(|c| {
-                        json!({"id": c.id, "type": "function", "function": {
-                            "name": names.wire(&c.name), "arguments": c.arguments}})
-                    })
-                    .collect();
-                msg["tool_calls"] = Value::Array(calls);
-            }
-            msg
-        }
+        } => WireMessage::Assistant {
+            content: content.as_deref(),
+            tool_calls: tool_calls
+                .iter()
+                .map(|c| WireCall {
+                    id: &c.id,
+                    kind: "function",
+                    function: WireFunctionCall {
+                        name: names.wire(&c.name),
+                        arguments: &c.arguments,
+                    },
+                })
+                .collect(),
+        },
         Message::Tool {
             tool_call_id,
             content,
-        } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
+        } => WireMessage::Tool {
+            tool_call_id,
+            content,
+        },
     }
 }
 

@@ -130,7 +130,7 @@ pub(super) fn request(
                 content: prompt.into(),
             },
         ],
-        tools,
+        tools: tools.into(),
         seed,
         ..Default::default()
     }

@@ -38,7 +38,7 @@ pub(super) fn parse_request(body: &Value) -> Result<CompletionRequest, String> {
     };
     Ok(CompletionRequest {
         messages,
-        tools,
+        tools: tools.into(),
         seed,
         ..Default::default()
     })

@@ -383,7 +383,7 @@ pub(crate) mod tests {
             host: e.host.clone(),
             trial: e.trial,
             seed: e.seed,
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             messages: vec![
                 Message::User {
                     content: "list the open issues".into(),

@@ -290,7 +290,7 @@ mod tests {
             host: "sim".into(),
             trial: 0,
             seed: 1,
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             messages,
             judge: None,
         }

@@ -305,7 +305,7 @@ fn read_transcripts(path: &Path, runs: &Runs, loaded: &mut Loaded) {
             return;
         };
         // The page shows the tools once per host and side: a kept transcript needs no copy.
-        let shown = std::mem::take(&mut transcript.tools);
+        let shown = std::mem::take(&mut transcript.tools).to_vec();
         if seen_tools[side].is_none() {
             seen_tools[side] = Some(shown);
         }
