@@ -9,8 +9,8 @@ use super::table::{HistoryRow, CANDIDATE};
 use super::trend::value;
 use crate::config::StatsConfig;
 use crate::episode::{Episode, Side};
-use crate::report::{compare, Comparison, Row, SUITE};
-use crate::stats::StatsError;
+use crate::report::{Collector, Comparison, Row, SUITE};
+use crate::rundir::EpisodeSource;
 
 /// An earlier run that may serve as the reference.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,35 +38,40 @@ pub fn references(history: &[HistoryRow], version: &str, tonight: &str) -> Vec<R
 
 /// Compares the reference run's baseline episodes (as the baseline) with tonight's (as the
 /// candidate), with the same function `mcpeval compare` uses, over the task × host pairs both
-/// have. `None` when they have none in common.
+/// have. `None` when they have none in common. Each source is read twice (the pairs, then the
+/// episodes of the common pairs) and no episode is held.
 pub fn compare_baselines(
-    reference: &[Episode],
-    tonight: &[Episode],
+    reference: &dyn EpisodeSource,
+    tonight: &dyn EpisodeSource,
     stats: &StatsConfig,
     seed: u64,
-) -> Result<Option<Comparison>, StatsError> {
+) -> anyhow::Result<Option<Comparison>> {
     let key = |e: &Episode| (e.task_id.clone(), e.host.clone());
-    let baseline = |eps: &[Episode]| -> HashSet<(String, String)> {
-        eps.iter()
-            .filter(|e| e.side == Side::Baseline)
-            .map(key)
-            .collect()
+    let baseline_pairs = |source: &dyn EpisodeSource| -> anyhow::Result<_> {
+        let mut pairs = HashSet::new();
+        source.each_episode(&mut |e| {
+            if e.side == Side::Baseline && !pairs.contains(&key(&e)) {
+                pairs.insert(key(&e));
+            }
+        })?;
+        Ok(pairs)
     };
-    let common: HashSet<(String, String)> = baseline(reference)
-        .intersection(&baseline(tonight))
+    let common: HashSet<(String, String)> = baseline_pairs(reference)?
+        .intersection(&baseline_pairs(tonight)?)
         .cloned()
         .collect();
     if common.is_empty() {
         return Ok(None);
     }
-    let pick = |eps: &[Episode]| -> Vec<Episode> {
-        eps.iter()
-            .filter(|e| e.side == Side::Baseline && common.contains(&key(e)))
-            .cloned()
-            .collect()
-    };
-    let (earlier, now) = (pick(reference), pick(tonight));
-    compare(&earlier, &now, stats, seed).map(Some)
+    let mut collector = Collector::default();
+    for (source, as_side) in [(reference, Side::Baseline), (tonight, Side::Candidate)] {
+        source.each_episode(&mut |e| {
+            if e.side == Side::Baseline && common.contains(&key(&e)) {
+                collector.add(as_side, &e);
+            }
+        })?;
+    }
+    Ok(Some(collector.comparison(stats, seed)?))
 }
 
 /// What tonight's drift check came to.

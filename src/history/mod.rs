@@ -2,6 +2,7 @@
 //! trend `mcpeval history` prints and the `--schedule` loop.
 
 mod drift;
+mod record;
 mod schedule;
 mod settings;
 mod store;
@@ -12,6 +13,7 @@ pub use drift::{
     compare_baselines, moved_rows, moved_tasks, references, section, DriftOutcome, Reference,
     MAY_BE_THE_MODEL,
 };
+pub use record::{new_run_dir, record, RecordError};
 pub use schedule::{run as run_schedule, stamp, JobEnd, Schedule, ScheduleError};
 pub use settings::{NightlyFile, NightlySettings};
 pub use store::{append, read, HistoryError, DEFAULT_HISTORY, FAULT_ENV};

@@ -84,6 +84,32 @@ pub fn read_episodes(dir: &Path) -> anyhow::Result<Vec<Episode>> {
     Ok(episodes)
 }
 
+/// Episodes handed over one at a time: a run directory's, streamed from its `episodes.jsonl`, or
+/// episodes already in memory (tests, embedding).
+pub trait EpisodeSource {
+    /// Hands each episode to `each`; returns how many.
+    fn each_episode(&self, each: &mut dyn FnMut(Episode)) -> anyhow::Result<usize>;
+}
+
+impl EpisodeSource for &Path {
+    fn each_episode(&self, each: &mut dyn FnMut(Episode)) -> anyhow::Result<usize> {
+        scan_episodes(self, each)
+    }
+}
+
+impl EpisodeSource for PathBuf {
+    fn each_episode(&self, each: &mut dyn FnMut(Episode)) -> anyhow::Result<usize> {
+        scan_episodes(self, each)
+    }
+}
+
+impl EpisodeSource for Vec<Episode> {
+    fn each_episode(&self, each: &mut dyn FnMut(Episode)) -> anyhow::Result<usize> {
+        self.iter().cloned().for_each(each);
+        Ok(self.len())
+    }
+}
+
 /// Hands each episode of a run directory to `each` as it is read, holding none of them: what
 /// [`read_episodes`] returns, in the same order, in constant memory (16 bytes per trial remember
 /// which trials were seen). Returns how many episodes were handed over.

@@ -13,7 +13,9 @@ mod tables;
 
 pub use create::{create, new_run_id, CreateError};
 pub use info::{git_commit, own_cpu_ms, HostRecord, MergedShard, RunInfo, ServerRecord, RUN_JSON};
-pub use jsonl::{read_episodes, scan_episodes, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL};
+pub use jsonl::{
+    read_episodes, scan_episodes, EpisodeSource, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL,
+};
 pub use merge::{merge, MergeError, Merged};
 pub(crate) use tables::col;
 pub use tables::{
