@@ -206,3 +206,92 @@ fn output_into_a_closed_pipe_ends_quietly_with_status_141() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `compare` reads the columns it needs from episodes.parquet when the table is up to date and
+/// falls back on episodes.jsonl when it is missing or older: the comparison is the same either
+/// way, and a stale table is never read.
+#[test]
+fn compare_reads_the_table_or_the_jsonl_with_the_same_result() {
+    let run = temp_dir();
+    run_demo(run.path(), "4", &[]);
+    let other = temp_dir();
+    run_demo(other.path(), "4", &["--seed", "7"]);
+    let compare_into = |dir: &std::path::Path, out: &std::path::Path| {
+        let result = mcpeval(&[
+            "compare",
+            dir.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(
+            matches!(result.status.code(), Some(0 | 1)),
+            "{}",
+            text(&result)
+        );
+        std::fs::read_to_string(out.join("comparison.csv")).unwrap()
+    };
+    let reports = temp_dir();
+    let both = compare_into(run.path(), &reports.path().join("both"));
+    assert_eq!(
+        both,
+        std::fs::read_to_string(run.path().join("comparison.csv")).unwrap(),
+        "compare differs from the run's own comparison"
+    );
+
+    // Only the table (the JSONL gone): the table alone gives the same comparison.
+    let table_only = temp_dir();
+    for name in ["run.json", "episodes.parquet"] {
+        std::fs::copy(run.path().join(name), table_only.path().join(name)).unwrap();
+    }
+    assert_eq!(
+        compare_into(table_only.path(), &reports.path().join("table")),
+        both
+    );
+
+    // Only the JSONL (a run cut short before its tables).
+    let jsonl_only = temp_dir();
+    for name in ["run.json", "episodes.jsonl"] {
+        std::fs::copy(run.path().join(name), jsonl_only.path().join(name)).unwrap();
+    }
+    assert_eq!(
+        compare_into(jsonl_only.path(), &reports.path().join("jsonl")),
+        both
+    );
+    assert!(!jsonl_only.path().join("episodes.parquet").exists());
+    // Reporting into the run directory itself writes its missing tables on the way.
+    assert_eq!(compare_into(jsonl_only.path(), jsonl_only.path()), both);
+    let rebuilt =
+        ParquetReader::new(File::open(jsonl_only.path().join("episodes.parquet")).unwrap())
+            .finish()
+            .unwrap();
+    let original = ParquetReader::new(File::open(run.path().join("episodes.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    assert!(
+        rebuilt.equals_missing(&original),
+        "the rebuilt table differs"
+    );
+    assert!(jsonl_only.path().join("episodes.csv").is_file());
+    assert!(jsonl_only.path().join("tool_calls.parquet").is_file());
+
+    // A table older than the JSONL (another run's, written before it) is not read.
+    let stale = temp_dir();
+    std::fs::copy(
+        other.path().join("episodes.parquet"),
+        stale.path().join("episodes.parquet"),
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    for name in ["run.json", "episodes.jsonl"] {
+        std::fs::copy(run.path().join(name), stale.path().join(name)).unwrap();
+    }
+    assert_eq!(
+        compare_into(stale.path(), &reports.path().join("stale")),
+        both
+    );
+    let other_comparison = compare_into(other.path(), &reports.path().join("other"));
+    assert_ne!(
+        other_comparison, both,
+        "the two seeds gave the same comparison"
+    );
+}

@@ -218,7 +218,12 @@ Writes comparison.parquet, comparison.csv, summary.md, junit.xml and report.html
 self-contained page, no network needed: the verdict, charts, and each task's transcripts side by
 side from transcripts.jsonl), prints the verdict table, and exits like `mcpeval run`:
   0  no regression on a gated metric     1  a gated metric regressed
-  2  unreadable run directory            3  more infrastructure errors than the limit";
+  2  unreadable run directory            3  more infrastructure errors than the limit
+
+The episodes are read from episodes.parquet (only the columns the tests need) when it is up to
+date, else from episodes.jsonl; nothing holds them all. When the reports go into the run
+directory itself, a run whose tables are missing or older than its episodes.jsonl (cut short,
+or resumed since) gets them rewritten in the same pass.";
 
 #[derive(Debug, Args)]
 #[command(after_help = MERGE_HELP)]

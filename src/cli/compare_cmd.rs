@@ -10,10 +10,11 @@ use super::exit::{CliError, Exit};
 use super::out::{out, outln};
 use crate::episode::Side;
 use crate::report::{verdict_table, write_reports, Collector, Comparison, Outcome, Report};
-use crate::rundir::{scan_episodes, RunInfo};
+use crate::rundir::{rebuild_tables, scan_facts, table_is_current, RunInfo, EPISODES_JSONL};
 
 /// Runs `mcpeval compare` and returns the exit code of the verdict. The episodes are streamed
-/// from `episodes.jsonl` into the comparison, never all held.
+/// into the comparison, never all held: the columns it needs from `episodes.parquet` (polars),
+/// or `episodes.jsonl` when the table is missing or older (a run cut short).
 pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
     let info = RunInfo::read(&args.run).map_err(CliError::usage)?;
     let mut stats = info.config.stats.clone();
@@ -30,18 +31,37 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
         Some(dir) => Some(RunInfo::read(dir).map_err(CliError::usage)?),
         None => None,
     };
+    let out = match (&args.out, &against) {
+        (Some(out), _) => out.clone(),
+        (None, Some(other)) => args.run.join(format!("against-{}", other.run_id)),
+        (None, None) => args.run.clone(),
+    };
     let mut collector = Collector::default();
     let own_baseline = against.is_none();
-    scan_episodes(&args.run, |e| {
-        if e.side == Side::Candidate || own_baseline {
-            collector.add(e.side, &e);
-        }
-    })
-    .map_err(CliError::usage)?;
+    // Reports into the run directory itself: a run cut short (or resumed since) gets its tables
+    // too, written in the same pass over its episodes.
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    let rebuild = same(&out, &args.run)
+        && own_baseline
+        && !table_is_current(&args.run)
+        && args.run.join(EPISODES_JSONL).is_file();
+    if rebuild {
+        rebuild_tables(&args.run, |e| collector.add(e.side, e)).map_err(CliError::usage)?;
+    } else {
+        scan_facts(&args.run, |side, e| {
+            if side == Side::Candidate || own_baseline {
+                collector.add_facts(side, e);
+            }
+        })
+        .map_err(CliError::usage)?;
+    }
     if let (Some(other), Some(dir)) = (&against, &args.against) {
-        scan_episodes(dir, |e| {
-            if e.side == Side::Baseline {
-                collector.add(Side::Baseline, &e);
+        scan_facts(dir, |side, e| {
+            if side == Side::Baseline {
+                collector.add_facts(Side::Baseline, e);
             }
         })
         .map_err(CliError::usage)?;
@@ -61,11 +81,6 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
     // The per-episode numbers are not needed by the reports (report.html reads its few trials
     // from the files itself).
     drop(collector);
-    let out = match (&args.out, &against) {
-        (Some(out), _) => out.clone(),
-        (None, Some(other)) => args.run.join(format!("against-{}", other.run_id)),
-        (None, None) => args.run.clone(),
-    };
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create `{}`", out.display()))?;
     let report = Report {
         info: &info,

@@ -22,7 +22,6 @@ use crate::host::cache::{ResponseCache, CACHE_DIR};
 use crate::report::{Collector, LiveReports, Report, REFRESH_EVERY};
 use crate::rundir::{
     git_commit, own_cpu_ms, scan_episodes, EpisodeWriter, HostRecord, RunInfo, ServerRecord,
-    TableWriter,
 };
 use crate::runner::{
     self, BudgetGuard, DoneKey, EventSink, Price, RunEvent, RunEventKind, Runner, Server, Spent,
@@ -218,7 +217,7 @@ pub(super) async fn run_cancellable(
         .await
         .context("the event consumer stopped")?
         .context("cannot record episodes")?;
-    write_tables(&dir)?;
+    crate::rundir::rebuild_tables(&dir, |_| {})?;
     let collector = std::mem::take(&mut *crate::report::lock_collector(&collector));
     let budget_note = budget_reached.lock().ok().and_then(|r| r.clone());
     info.status = if budget_note.is_some() {
@@ -394,21 +393,6 @@ impl Earlier {
         })?;
         Ok(earlier)
     }
-}
-
-/// The run's tables, from its episodes in one pass, a chunk at a time: nothing holds them all.
-fn write_tables(dir: &Path) -> anyhow::Result<()> {
-    let mut tables = TableWriter::new(dir);
-    let mut failed = None;
-    scan_episodes(dir, |e| {
-        if failed.is_none() {
-            failed = tables.push(e).err();
-        }
-    })?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    tables.finish()
 }
 
 async fn consume(

@@ -1,11 +1,13 @@
 //! One trial: the agent loop between a model and an MCP server's tools, and its record.
 
 mod agent;
+mod facts;
 mod record;
 mod redact;
 mod tools;
 
 pub use agent::{chain, run_trial, TrialInput, TrialOutput};
+pub use facts::EpisodeFacts;
 pub use record::{Episode, Side, ToolCallRecord, Transcript};
 pub use redact::Redactor;
 pub use tools::{system_prompt, ToolView};

@@ -15,7 +15,7 @@ use super::settings::NightlySettings;
 use super::store::{append, HistoryError};
 use super::table::{HistoryRow, RunMeta, CANDIDATE, DRIFT};
 use crate::report::{Collector, SUMMARY_MD};
-use crate::rundir::{scan_episodes, RunInfo, ServerRecord, EPISODES_JSONL};
+use crate::rundir::{scan_facts, RunInfo, ServerRecord, EPISODES_JSONL};
 
 /// Why a job's results could not be recorded.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +37,7 @@ pub fn record(
     log: &dyn Fn(&str),
 ) -> Result<String, RecordError> {
     let mut collector = Collector::default();
-    scan_episodes(dir, |e| collector.add(e.side, &e))?;
+    scan_facts(dir, |side, e| collector.add_facts(side, e))?;
     let comparison = collector
         .comparison(&info.config.stats, info.seed)
         .context("cannot compare the sides")?;

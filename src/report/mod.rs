@@ -16,8 +16,8 @@ mod markdown;
 mod verdict;
 
 pub use comparison::{
-    compare, suite_metrics, suite_scopes, Collector, Comparison, Detectable, Outcome, Row,
-    RunDesign, SideOutcome, TaskOutcome, TaskVerdict, UsageTotal, MAX_PLANNED_TRIALS, SUITE,
+    compare, suite_metrics, suite_scopes, Collector, Comparison, Detectable, EpisodeFacts, Outcome,
+    Row, RunDesign, SideOutcome, TaskOutcome, TaskVerdict, UsageTotal, MAX_PLANNED_TRIALS, SUITE,
 };
 pub use console::verdict_table;
 pub use export::{exporters, write_reports, Exporter, Report, JUNIT_XML, SUMMARY_MD};

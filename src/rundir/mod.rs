@@ -19,6 +19,7 @@ pub use jsonl::{
 pub use merge::{merge, MergeError, Merged};
 pub(crate) use tables::col;
 pub use tables::{
-    write_csv, write_parquet, write_tables, TableWriter, Tables, EPISODES_CSV, EPISODES_PARQUET,
-    TABLE_CHUNK, TOOL_CALLS_PARQUET,
+    rebuild_tables, scan_episode_table, scan_facts, table_is_current, write_csv, write_parquet,
+    write_tables, TableWriter, Tables, EPISODES_CSV, EPISODES_PARQUET, TABLE_CHUNK,
+    TOOL_CALLS_PARQUET,
 };

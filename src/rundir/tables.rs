@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use polars::prelude::*;
 
-use crate::episode::Episode;
+use crate::episode::{Episode, EpisodeFacts, Side};
+use crate::suite::{TaskKind, TaskSet};
 
 pub const EPISODES_PARQUET: &str = "episodes.parquet";
 pub const EPISODES_CSV: &str = "episodes.csv";
@@ -234,6 +235,168 @@ impl TableWriter {
         }
         Ok(())
     }
+}
+
+/// Rows of `episodes.parquet` read at a time by [`scan_episode_table`].
+const READ_CHUNK: usize = 65_536;
+
+/// The columns a comparison reads (see [`EpisodeFacts`]).
+const FACT_COLUMNS: [&str; 18] = [
+    "host",
+    "task_id",
+    "model",
+    "kind",
+    "set",
+    "side",
+    "infra_error",
+    "success",
+    "tool_calls",
+    "tool_errors",
+    "turns",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "judge_input_tokens",
+    "judge_output_tokens",
+    "latency_ms",
+    "grade_failures",
+];
+
+/// Hands each row of the run's `episodes.parquet` to `each` as what a comparison reads of it:
+/// polars reads only those columns, [`READ_CHUNK`] rows at a time, so memory stays flat. `None`
+/// when there is no table or it is older than `episodes.jsonl` (a run cut short, or resumed since
+/// its tables were written): the caller reads the JSONL then.
+pub fn scan_episode_table(
+    dir: &Path,
+    mut each: impl FnMut(Side, &EpisodeFacts),
+) -> anyhow::Result<Option<usize>> {
+    let path = dir.join(EPISODES_PARQUET);
+    if !table_is_current(dir) {
+        return Ok(None);
+    }
+    let cannot = |e: PolarsError| anyhow::anyhow!("cannot read `{}`: {e}", path.display());
+    let open = || File::open(&path).with_context(|| format!("cannot read `{}`", path.display()));
+    let rows = ParquetReader::new(open()?).num_rows().map_err(cannot)?;
+    let mut offset = 0;
+    while offset < rows {
+        let mut df = ParquetReader::new(open()?)
+            .with_columns(Some(FACT_COLUMNS.map(str::to_owned).to_vec()))
+            .with_slice(Some((offset, READ_CHUNK)))
+            .finish()
+            .map_err(cannot)?;
+        df.rechunk_mut();
+        facts_of(&df, &mut each).map_err(cannot)?;
+        offset += df.height().max(1);
+    }
+    Ok(Some(rows))
+}
+
+/// Whether `episodes.parquet` holds the run's episodes: it exists and was written after the last
+/// episode was appended to `episodes.jsonl` (or there is no JSONL).
+pub fn table_is_current(dir: &Path) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (
+        modified(&dir.join(EPISODES_PARQUET)),
+        modified(&dir.join(super::EPISODES_JSONL)),
+    ) {
+        (Some(table), Some(jsonl)) => table >= jsonl,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
+/// Writes the run's tables from its `episodes.jsonl` in one pass, a chunk at a time (nothing
+/// holds them all), handing each episode to `also` on the way. Returns how many were read.
+pub fn rebuild_tables(dir: &Path, mut also: impl FnMut(&Episode)) -> anyhow::Result<usize> {
+    let mut tables = TableWriter::new(dir);
+    let mut failed = None;
+    let read = super::scan_episodes(dir, |e| {
+        also(&e);
+        if failed.is_none() {
+            failed = tables.push(e).err();
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    tables.finish()?;
+    Ok(read)
+}
+
+/// Hands what a comparison reads of each of the run's episodes to `each`: from
+/// `episodes.parquet` when it is up to date ([`scan_episode_table`]), else from
+/// `episodes.jsonl`. Returns how many episodes were read.
+pub fn scan_facts(dir: &Path, mut each: impl FnMut(Side, &EpisodeFacts)) -> anyhow::Result<usize> {
+    if let Some(rows) = scan_episode_table(dir, &mut each)? {
+        return Ok(rows);
+    }
+    super::scan_episodes(dir, |e| each(e.side, &EpisodeFacts::of(&e)))
+}
+
+/// Each row of a chunk of the episode table as [`EpisodeFacts`].
+fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> PolarsResult<()> {
+    let text = |name: &str| df.column(name).and_then(|c| c.str().cloned());
+    let count = |name: &str| df.column(name).and_then(|c| c.u32().cloned());
+    let tokens = |name: &str| df.column(name).and_then(|c| c.u64().cloned());
+    let (host, task, model) = (text("host")?, text("task_id")?, text("model")?);
+    let (kind, set, side) = (text("kind")?, text("set")?, text("side")?);
+    let (infra, failures) = (text("infra_error")?, text("grade_failures")?);
+    let success = df.column("success")?.bool()?.clone();
+    let (calls, errors, turns) = (count("tool_calls")?, count("tool_errors")?, count("turns")?);
+    let (input, output, total) = (
+        tokens("input_tokens")?,
+        tokens("output_tokens")?,
+        tokens("total_tokens")?,
+    );
+    let (judge_in, judge_out) = (
+        tokens("judge_input_tokens")?,
+        tokens("judge_output_tokens")?,
+    );
+    let latency = df.column("latency_ms")?.f64()?.clone();
+    let bad = |what: &str, value: Option<&str>| polars_err!(ComputeError: "unknown {what} `{}`", value.unwrap_or("null"));
+    for i in 0..df.height() {
+        let side = match side.get(i) {
+            Some("baseline") => Side::Baseline,
+            Some("candidate") => Side::Candidate,
+            other => return Err(bad("side", other)),
+        };
+        let kind = match kind.get(i) {
+            Some("tool") => TaskKind::Tool,
+            Some("no-tool") => TaskKind::NoTool,
+            other => return Err(bad("kind", other)),
+        };
+        let set = match set.get(i) {
+            Some("regression") => TaskSet::Regression,
+            Some("capability") => TaskSet::Capability,
+            other => return Err(bad("set", other)),
+        };
+        let success = success.get(i).unwrap_or(false);
+        let facts = EpisodeFacts {
+            host: host.get(i).unwrap_or(""),
+            task_id: task.get(i).unwrap_or(""),
+            model: model.get(i).unwrap_or(""),
+            kind,
+            set,
+            infra_error: infra.get(i).is_some(),
+            success,
+            tool_calls: calls.get(i).unwrap_or(0),
+            tool_errors: errors.get(i).unwrap_or(0),
+            turns: turns.get(i).unwrap_or(0),
+            input_tokens: input.get(i).unwrap_or(0),
+            output_tokens: output.get(i).unwrap_or(0),
+            total_tokens: total.get(i).unwrap_or(0),
+            judge_input_tokens: judge_in.get(i).unwrap_or(0),
+            judge_output_tokens: judge_out.get(i).unwrap_or(0),
+            latency_ms: latency.get(i).unwrap_or(0.0),
+            failure: std::borrow::Cow::Borrowed(if success {
+                ""
+            } else {
+                failures.get(i).unwrap_or("")
+            }),
+        };
+        each(side, &facts);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::model::{Comparison, Detectable, Row, Usage, SUITE};
 use super::planning::{suite_scopes, Pending, Planner};
 use super::suite_rows::suite_rows;
 use super::task_rows::task_rows;
+use super::EpisodeFacts;
 use crate::config::{Metric, StatsConfig};
 use crate::episode::{Episode, Side};
 use crate::report::verdict::{decide, margin, Level, Scope, TestName, Verdict};
@@ -56,17 +57,22 @@ impl Collector {
     /// Counts an episode on `side` (whatever side it records itself: `compare --against` takes
     /// the baseline from another run).
     pub fn add(&mut self, side: Side, e: &Episode) {
+        self.add_facts(side, &EpisodeFacts::of(e));
+    }
+
+    /// Counts what the comparison reads of an episode (from a stored episode or a table row).
+    pub fn add_facts(&mut self, side: Side, e: &EpisodeFacts) {
         self.episodes += 1;
-        self.infra_errors += usize::from(e.infra_error.is_some());
+        self.infra_errors += usize::from(e.infra_error);
         self.usage.add(side, e);
-        if !self.hosts.contains_key(&e.host) {
-            self.hosts.insert(e.host.clone(), BTreeMap::new());
+        if !self.hosts.contains_key(e.host) {
+            self.hosts.insert(e.host.to_owned(), BTreeMap::new());
         }
-        let cells = self.hosts.get_mut(&e.host).expect("inserted above");
-        if !cells.contains_key(&e.task_id) {
-            cells.insert(e.task_id.clone(), Cell::new(e));
+        let cells = self.hosts.get_mut(e.host).expect("inserted above");
+        if !cells.contains_key(e.task_id) {
+            cells.insert(e.task_id.to_owned(), Cell::new(e));
         }
-        let cell = cells.get_mut(&e.task_id).expect("inserted above");
+        let cell = cells.get_mut(e.task_id).expect("inserted above");
         cell.add(index(side), e);
     }
 

@@ -3,10 +3,10 @@
 //! Nothing else of an episode is kept, so a comparison's memory is a few numbers per episode.
 
 use crate::config::Metric;
-use crate::episode::Episode;
 use crate::suite::{TaskKind, TaskSet};
 
 use super::model::{SideOutcome, TaskOutcome};
+use super::EpisodeFacts;
 
 /// The usable episodes of one side of one task × host.
 #[derive(Debug, Default, Clone)]
@@ -47,17 +47,17 @@ impl SideValues {
         &self.values[i]
     }
 
-    fn add(&mut self, e: &Episode) {
+    fn add(&mut self, e: &EpisodeFacts) {
         for (values, metric) in self.values.iter_mut().zip(Metric::TESTED) {
             values.push(value(e, metric));
         }
         self.successes += u64::from(e.success);
         self.called += u64::from(e.tool_calls > 0);
         if !e.success {
-            let why = e.grade.failure_summary();
-            match self.failures.iter_mut().find(|(w, _)| *w == why) {
+            let why = &*e.failure;
+            match self.failures.iter_mut().find(|(w, _)| w == why) {
                 Some((_, n)) => *n += 1,
-                None => self.failures.push((why, 1)),
+                None => self.failures.push((why.to_owned(), 1)),
             }
         }
     }
@@ -84,7 +84,7 @@ pub(super) struct Cell {
 }
 
 impl Cell {
-    pub fn new(e: &Episode) -> Self {
+    pub fn new(e: &EpisodeFacts) -> Self {
         Self {
             kind: e.kind,
             set: e.set,
@@ -93,8 +93,8 @@ impl Cell {
     }
 
     /// Adds an episode of side `side` (0 baseline, 1 candidate).
-    pub fn add(&mut self, side: usize, e: &Episode) {
-        if e.infra_error.is_some() {
+    pub fn add(&mut self, side: usize, e: &EpisodeFacts) {
+        if e.infra_error {
             self.sides[side].infra += 1;
         } else {
             self.sides[side].add(e);
@@ -124,7 +124,7 @@ impl Cell {
 }
 
 /// An episode's value of a per-episode metric.
-fn value(e: &Episode, metric: Metric) -> f64 {
+fn value(e: &EpisodeFacts, metric: Metric) -> f64 {
     match metric {
         Metric::Success => f64::from(u8::from(e.success)),
         Metric::ToolCalls => f64::from(e.tool_calls),

@@ -12,6 +12,8 @@ mod task_rows;
 pub(crate) mod tests;
 
 pub use build::{compare, Collector};
+
+pub use crate::episode::EpisodeFacts;
 pub use model::{
     Comparison, Detectable, Outcome, Row, SideOutcome, TaskOutcome, TaskVerdict, UsageTotal,
     MAX_PLANNED_TRIALS, SUITE,

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::EpisodeFacts;
 use crate::config::{Metric, StatsConfig};
-use crate::episode::{Episode, Side};
+use crate::episode::Side;
 use crate::report::verdict::{Level, Scope, TestName, Verdict};
 use crate::suite::{TaskKind, TaskSet};
 
@@ -186,8 +187,10 @@ impl UsageTotal {
         }
     }
 
-    fn add(&mut self, e: &Episode) {
-        self.model.clone_from(&e.model);
+    fn add(&mut self, e: &EpisodeFacts) {
+        if self.model != e.model {
+            e.model.clone_into(&mut self.model);
+        }
         self.episodes += 1;
         self.requests += u64::from(e.turns);
         self.input_tokens += e.input_tokens;
@@ -203,13 +206,13 @@ impl UsageTotal {
 pub(super) struct Usage(BTreeMap<(String, Side), UsageTotal>);
 
 impl Usage {
-    pub(super) fn add(&mut self, side: Side, e: &Episode) {
-        if let Some(t) = self.0.get_mut(&(e.host.clone(), side)) {
+    pub(super) fn add(&mut self, side: Side, e: &EpisodeFacts) {
+        if let Some(t) = self.0.get_mut(&(e.host.to_owned(), side)) {
             return t.add(e);
         }
-        let mut t = UsageTotal::new(&e.host, side);
+        let mut t = UsageTotal::new(e.host, side);
         t.add(e);
-        self.0.insert((e.host.clone(), side), t);
+        self.0.insert((e.host.to_owned(), side), t);
     }
 
     pub(super) fn totals(&self) -> Vec<UsageTotal> {

@@ -1,0 +1,59 @@
+//! What a comparison reads of one episode, borrowed from a stored episode or a table row.
+
+use std::borrow::Cow;
+
+use super::Episode;
+use crate::suite::{TaskKind, TaskSet};
+
+/// What a comparison reads of one episode: the same whether it comes from `episodes.jsonl` or
+/// from a row of `episodes.parquet`.
+#[derive(Debug, Clone)]
+pub struct EpisodeFacts<'a> {
+    pub host: &'a str,
+    pub task_id: &'a str,
+    pub model: &'a str,
+    pub kind: TaskKind,
+    pub set: TaskSet,
+    pub infra_error: bool,
+    pub success: bool,
+    pub tool_calls: u32,
+    pub tool_errors: u32,
+    pub turns: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_tokens: u64,
+    pub judge_input_tokens: u64,
+    pub judge_output_tokens: u64,
+    pub latency_ms: f64,
+    /// Why the grade failed (`Grade::failure_summary`, the tables' `grade_failures`); read only
+    /// for a failed episode.
+    pub failure: Cow<'a, str>,
+}
+
+impl<'a> EpisodeFacts<'a> {
+    pub fn of(e: &'a Episode) -> Self {
+        Self {
+            host: &e.host,
+            task_id: &e.task_id,
+            model: &e.model,
+            kind: e.kind,
+            set: e.set,
+            infra_error: e.infra_error.is_some(),
+            success: e.success,
+            tool_calls: e.tool_calls,
+            tool_errors: e.tool_errors,
+            turns: e.turns,
+            input_tokens: e.input_tokens,
+            output_tokens: e.output_tokens,
+            total_tokens: e.total_tokens,
+            judge_input_tokens: e.judge_input_tokens,
+            judge_output_tokens: e.judge_output_tokens,
+            latency_ms: e.latency_ms,
+            failure: if e.success {
+                Cow::Borrowed("")
+            } else {
+                Cow::Owned(e.grade.failure_summary())
+            },
+        }
+    }
+}
