@@ -135,8 +135,13 @@ pub fn write_tables(tables: &mut Tables, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Episodes per row group of the tables [`TableWriter`] writes.
+/// Episodes turned into table rows at a time by [`TableWriter`].
 pub const TABLE_CHUNK: usize = 1024;
+
+/// Rows per Parquet row group: the writer keeps each row group's metadata (with column
+/// statistics) until the file is closed, so small groups would make its memory grow with the
+/// run; rows wait as columns (about 100 bytes each) until a group is full.
+const ROW_GROUP: usize = 16 * TABLE_CHUNK;
 
 /// Writes `episodes.parquet`, `episodes.csv` and `tool_calls.parquet` from episodes handed over
 /// one at a time, [`TABLE_CHUNK`] at a time (a Parquet row group and a CSV batch each), so the
@@ -146,6 +151,8 @@ pub const TABLE_CHUNK: usize = 1024;
 pub struct TableWriter {
     dir: PathBuf,
     chunk: Vec<Episode>,
+    /// Rows of the next row groups, not yet written.
+    pending: Option<(DataFrame, DataFrame)>,
     open: Option<OpenTables>,
 }
 
@@ -167,15 +174,41 @@ impl TableWriter {
         Self {
             dir: dir.to_path_buf(),
             chunk: Vec::with_capacity(TABLE_CHUNK),
+            pending: None,
             open: None,
         }
     }
 
-    /// Adds an episode; a full chunk is written out.
+    /// Adds an episode; a full chunk becomes table rows, a full row group is written out.
     pub fn push(&mut self, episode: Episode) -> anyhow::Result<()> {
         self.chunk.push(episode);
         if self.chunk.len() >= TABLE_CHUNK {
+            self.to_rows()?;
+        }
+        if self
+            .pending
+            .as_ref()
+            .is_some_and(|(episodes, _)| episodes.height() >= ROW_GROUP)
+        {
             self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Turns the chunk of episodes into rows waiting for the next row group.
+    fn to_rows(&mut self) -> anyhow::Result<()> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        let episodes = episode_frame(&self.chunk)?;
+        let tool_calls = tool_call_frame(&self.chunk)?;
+        self.chunk.clear();
+        match &mut self.pending {
+            None => self.pending = Some((episodes, tool_calls)),
+            Some((e, t)) => {
+                e.vstack_mut_owned(episodes)?;
+                t.vstack_mut_owned(tool_calls)?;
+            }
         }
         Ok(())
     }
@@ -185,13 +218,14 @@ impl TableWriter {
         File::create(&tmp).with_context(|| format!("cannot create `{}`", tmp.display()))
     }
 
+    /// Writes the waiting rows out (a row group of each table and a CSV batch).
     fn flush(&mut self) -> anyhow::Result<()> {
-        if self.chunk.is_empty() {
+        self.to_rows()?;
+        let Some((mut episodes, mut tool_calls)) = self.pending.take() else {
             return Ok(());
-        }
-        let episodes = episode_frame(&self.chunk)?;
-        let tool_calls = tool_call_frame(&self.chunk)?;
-        self.chunk.clear();
+        };
+        episodes.rechunk_mut();
+        tool_calls.rechunk_mut();
         if self.open.is_none() {
             self.open = Some(OpenTables {
                 episodes: ParquetWriter::new(self.create(EPISODES_PARQUET)?)
@@ -405,9 +439,9 @@ mod tests {
     use crate::episode::{Side, ToolCallRecord};
     use crate::report::comparison_tests::sample_episode;
 
-    /// More than two chunks of episodes, some with tool calls.
+    /// More than two row groups of episodes, some with tool calls.
     fn episodes() -> Vec<Episode> {
-        (0..2 * TABLE_CHUNK + 17)
+        (0..2 * ROW_GROUP + 17)
             .map(|i| {
                 let side = if i % 2 == 0 {
                     Side::Baseline
@@ -450,7 +484,7 @@ mod tests {
                     .unwrap()
             };
             let (a, b) = (read(streamed.path()), read(whole.path()));
-            assert!(a.height() > TABLE_CHUNK, "{name}: {}", a.height());
+            assert!(a.height() > ROW_GROUP, "{name}: {}", a.height());
             assert!(a.equals_missing(&b), "{name} differs");
         }
         let csv = |dir: &Path| std::fs::read_to_string(dir.join(EPISODES_CSV)).unwrap();

@@ -2,17 +2,64 @@
 //! values, the successes, the infrastructure errors left out and the failed grades' reasons.
 //! Nothing else of an episode is kept, so a comparison's memory is a few numbers per episode.
 
+use std::borrow::Cow;
+
 use crate::config::Metric;
 use crate::suite::{TaskKind, TaskSet};
 
 use super::model::{SideOutcome, TaskOutcome};
 use super::EpisodeFacts;
 
+/// One metric's value per episode, exactly: whole numbers (successes, counts, tokens) as `u32`
+/// while every value is one, in half the memory; as `f64` from the first value that is not.
+#[derive(Debug, Clone)]
+enum Values {
+    Whole(Vec<u32>),
+    Real(Vec<f64>),
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        Values::Whole(Vec::new())
+    }
+}
+
+impl Values {
+    fn push(&mut self, v: f64) {
+        match self {
+            Values::Whole(w) if v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v) => {
+                w.push(v as u32)
+            }
+            Values::Whole(w) => {
+                let mut real: Vec<f64> = Vec::with_capacity(w.capacity().max(w.len() + 1));
+                real.extend(w.iter().map(|&x| f64::from(x)));
+                real.push(v);
+                *self = Values::Real(real);
+            }
+            Values::Real(r) => r.push(v),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Values::Whole(w) => w.len(),
+            Values::Real(r) => r.len(),
+        }
+    }
+
+    fn as_f64(&self) -> Cow<'_, [f64]> {
+        match self {
+            Values::Whole(w) => Cow::Owned(w.iter().map(|&x| f64::from(x)).collect()),
+            Values::Real(r) => Cow::Borrowed(r),
+        }
+    }
+}
+
 /// The usable episodes of one side of one task × host.
 #[derive(Debug, Default, Clone)]
 pub(super) struct SideValues {
-    /// One vector per metric of [`Metric::TESTED`], in that order.
-    values: [Vec<f64>; Metric::TESTED.len()],
+    /// One column per metric of [`Metric::TESTED`], in that order.
+    values: [Values; Metric::TESTED.len()],
     successes: u64,
     /// Episodes that called at least one tool.
     called: u64,
@@ -38,13 +85,13 @@ impl SideValues {
         self.called
     }
 
-    /// The values of a tested metric ([`Metric::TESTED`]).
-    pub fn metric(&self, metric: Metric) -> &[f64] {
+    /// The values of a tested metric ([`Metric::TESTED`]), in the order the episodes came.
+    pub fn metric(&self, metric: Metric) -> Cow<'_, [f64]> {
         let i = Metric::TESTED
             .iter()
             .position(|m| *m == metric)
             .expect("only tested metrics have per-episode values");
-        &self.values[i]
+        self.values[i].as_f64()
     }
 
     fn add(&mut self, e: &EpisodeFacts) {
@@ -165,4 +212,40 @@ pub(super) fn pooled_sd(a: &[f64], b: &[f64]) -> f64 {
         v.iter().map(|x| (x - m).powi(2)).sum()
     };
     ((ss(a) + ss(b)) / (n - 2) as f64).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_stay_exact_whole_or_real_in_their_order() {
+        let mut v = Values::default();
+        for x in [3.0, 0.0, 4_000_000_000.0] {
+            v.push(x);
+        }
+        assert!(matches!(v, Values::Whole(_)));
+        assert_eq!(&*v.as_f64(), &[3.0, 0.0, 4_000_000_000.0]);
+        // A fraction, a negative number or one past u32 turns the column into f64, keeping all.
+        for x in [582.381777, -1.0, 5_000_000_000.0, 7.0] {
+            v.push(x);
+        }
+        assert!(matches!(v, Values::Real(_)));
+        assert_eq!(
+            &*v.as_f64(),
+            &[
+                3.0,
+                0.0,
+                4_000_000_000.0,
+                582.381777,
+                -1.0,
+                5_000_000_000.0,
+                7.0
+            ]
+        );
+        assert_eq!(v.len(), 7);
+        let mut big = Values::default();
+        big.push(5_000_000_000.0);
+        assert_eq!(&*big.as_f64(), &[5_000_000_000.0]);
+    }
 }

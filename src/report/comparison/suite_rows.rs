@@ -123,7 +123,7 @@ fn count_row(
     let pooled_mean = |side: usize| {
         let sum: f64 = cells
             .iter()
-            .flat_map(|c| c.sides[side].metric(metric))
+            .flat_map(|c| c.sides[side].metric(metric).into_owned())
             .sum();
         let count = if side == 0 { n.0 } else { n.1 };
         (count > 0).then(|| sum / count as f64)
@@ -132,10 +132,11 @@ fn count_row(
     if cells.is_empty() {
         return Ok(Pending::untested(row));
     }
-    let strata: Vec<(&[f64], &[f64])> = cells
+    let columns: Vec<_> = cells
         .iter()
         .map(|c| (c.sides[0].metric(metric), c.sides[1].metric(metric)))
         .collect();
+    let strata: Vec<(&[f64], &[f64])> = columns.iter().map(|(b, c)| (&**b, &**c)).collect();
     let deltas: Vec<f64> = strata
         .iter()
         .filter_map(|(b, c)| Some(mean(c)? - mean(b)?))

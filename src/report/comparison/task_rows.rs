@@ -21,6 +21,7 @@ pub(super) fn task_rows(
     let mut rows = Vec::new();
     for metric in Metric::TESTED {
         let (b, c) = (b_side.metric(metric), c_side.metric(metric));
+        let (b, c) = (&*b, &*c);
         let row = ctx.row(task, Scope::Task, metric, n, (mean(b), mean(c)));
         if !cell.paired() {
             rows.push(Pending::untested(row));
