@@ -183,7 +183,7 @@ impl TableWriter {
     pub fn push(&mut self, episode: Episode) -> anyhow::Result<()> {
         self.chunk.push(episode);
         if self.chunk.len() >= TABLE_CHUNK {
-            self.to_rows()?;
+            self.chunk_into_rows()?;
         }
         if self
             .pending
@@ -196,7 +196,7 @@ impl TableWriter {
     }
 
     /// Turns the chunk of episodes into rows waiting for the next row group.
-    fn to_rows(&mut self) -> anyhow::Result<()> {
+    fn chunk_into_rows(&mut self) -> anyhow::Result<()> {
         if self.chunk.is_empty() {
             return Ok(());
         }
@@ -220,7 +220,7 @@ impl TableWriter {
 
     /// Writes the waiting rows out (a row group of each table and a CSV batch).
     fn flush(&mut self) -> anyhow::Result<()> {
-        self.to_rows()?;
+        self.chunk_into_rows()?;
         let Some((mut episodes, mut tool_calls)) = self.pending.take() else {
             return Ok(());
         };
