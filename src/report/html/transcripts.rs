@@ -236,6 +236,11 @@ impl Chooser {
             return;
         }
         let [b, c] = cell.waiting.remove(&trial).expect("both sides are there");
+        if cell.waiting.is_empty() {
+            // A map keeps its capacity: one side's trials all read before the other's (a merged
+            // or synthetic run) would otherwise hold a table that size for every task.
+            cell.waiting = std::collections::HashMap::new();
+        }
         let (b, c) = (b.expect("checked"), c.expect("checked"));
         if b.infra_error.is_some() || c.infra_error.is_some() {
             return;
