@@ -331,8 +331,6 @@ fn resume_state(
     Ok((config, Some(dir.to_path_buf()), Some(info)))
 }
 
-/// Starts each server once before the run: a server that cannot start stops the run (exit 3)
-/// with its stderr, rather than failing every trial.
 /// Starts both servers and lists their tools: a server that will not start fails the run before
 /// any trial. The servers are kept for the run's first trials.
 async fn preflight(
@@ -370,7 +368,6 @@ async fn preflight(
     Ok((baseline, candidate, servers))
 }
 
-/// `20261130T051500Z-3fa2c1`: UTC start time and a short hash of the run's settings and clock.
 /// What a resumed run's directory already holds: the trials done (not run again), what they
 /// spent of the budget, and their aggregates for the live reports. Empty for a new run.
 struct Earlier {

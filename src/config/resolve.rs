@@ -164,8 +164,8 @@ impl RunConfig {
 }
 
 impl HostSettings {
-    /// The headers with `$VAR` / `${VAR}` references read from the environment. `Err` names the header and
-    /// the variable that is not set.
+    /// The headers with `$VAR` / `${VAR}` references read from the environment. `Err` names the
+    /// header and the variable that is not set.
     pub fn expanded_headers(&self) -> Result<BTreeMap<String, String>, String> {
         expand_env(&self.headers).map_err(|e| format!("header {e}"))
     }
@@ -536,7 +536,14 @@ fn expand_env(map: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>
 /// The value with its references read from the environment; `Err` is the first variable that
 /// is not set. A `${` without its `}` is kept as text.
 pub fn expand_value(value: &str) -> Result<String, String> {
-    let read = |var: &str| std::env::var(var).map_err(|_| var.to_owned());
+    expand_with(value, |var| std::env::var(var).map_err(|_| var.to_owned()))
+}
+
+/// [`expand_value`] with the variables read by `read`.
+fn expand_with(
+    value: &str,
+    mut read: impl FnMut(&str) -> Result<String, String>,
+) -> Result<String, String> {
     if let Some(var) = value.strip_prefix('$').filter(|v| is_var_name(v)) {
         return read(var);
     }
@@ -562,21 +569,21 @@ pub fn expand_value(value: &str) -> Result<String, String> {
 /// The values of the variables that this value names inside a longer text (not those of a value
 /// that is one reference: that value is the variable's).
 fn embedded_values(values: &BTreeMap<String, String>) -> Vec<String> {
-    values
+    let mut found = Vec::new();
+    for v in values
         .values()
         .filter(|v| env_reference(v).is_none_or(|var| !is_var_name(var)))
-        .flat_map(|v| {
-            v.match_indices("${")
-                .filter_map(|(i, _)| {
-                    let tail = &v[i + 2..];
-                    tail.find('}').map(|end| tail[..end].to_owned())
-                })
-                .collect::<Vec<_>>()
-        })
-        .filter(|var| is_var_name(var))
-        .filter_map(|var| std::env::var(var).ok())
-        .filter(|value| !value.is_empty())
-        .collect()
+    {
+        // An unset variable fails the config's expansion of the same value; nothing to add then.
+        let _ = expand_with(v, |var| {
+            let value = std::env::var(var).map_err(|_| var.to_owned())?;
+            if !value.is_empty() {
+                found.push(value.clone());
+            }
+            Ok(value)
+        });
+    }
+    found
 }
 
 fn is_var_name(name: &str) -> bool {

@@ -138,14 +138,14 @@ pub fn write_tables(tables: &mut Tables, dir: &Path) -> anyhow::Result<()> {
 /// Episodes turned into table rows at a time by [`TableWriter`].
 pub const TABLE_CHUNK: usize = 1024;
 
-/// Rows per Parquet row group: the writer keeps each row group's metadata (with column
-/// statistics) until the file is closed, so small groups would make its memory grow with the
-/// run; rows wait as columns (about 100 bytes each) until a group is full.
+/// Rows per Parquet row group (fewer, larger groups: a smaller footer and faster scans); rows wait
+/// as columns until a group is full.
 const ROW_GROUP: usize = 16 * TABLE_CHUNK;
 
 /// Writes `episodes.parquet`, `episodes.csv` and `tool_calls.parquet` from episodes handed over
-/// one at a time, [`TABLE_CHUNK`] at a time (a Parquet row group and a CSV batch each), so the
-/// tables of a run of any size take the memory of one chunk. The files are written under
+/// one at a time: [`TABLE_CHUNK`] episodes become rows at a time, and [`ROW_GROUP`] rows are
+/// written at a time (a Parquet row group and a CSV batch each), so the tables of a run of any
+/// size take the memory of one row group. The files are written under
 /// `.tmp` names and renamed by [`TableWriter::finish`]: a reader never sees half a table, and a
 /// run cut short keeps the tables it had.
 pub struct TableWriter {
