@@ -4,11 +4,13 @@
 mod common;
 
 use std::collections::HashSet;
+use std::fs::File;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
+use polars::prelude::*;
 
 fn lines(path: &Path) -> usize {
     std::fs::read_to_string(path)
@@ -63,6 +65,26 @@ fn assert_complete(out: &Path) {
         "duplicate episodes"
     );
     assert_eq!(lines(&out.join("transcripts.jsonl")), keys.len());
+    // The tables were written as the runs went, the earlier invocation's episodes first: each
+    // trial is in them once too.
+    let table = ParquetReader::new(File::open(out.join("episodes.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    let column = |name: &str| table.column(name).unwrap().as_materialized_series().clone();
+    let (task, side, trial) = (column("task_id"), column("side"), column("trial"));
+    let rows: HashSet<String> = (0..table.height())
+        .map(|i| {
+            format!(
+                "{}/{}/{}",
+                task.get(i).unwrap(),
+                side.get(i).unwrap(),
+                trial.get(i).unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(table.height(), keys.len(), "episodes.parquet rows");
+    assert_eq!(rows.len(), keys.len(), "a trial twice in episodes.parquet");
+    assert_eq!(lines(&out.join("episodes.csv")), keys.len() + 1);
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["status"], "completed");
@@ -101,6 +123,10 @@ fn a_killed_run_is_finished_by_resume_without_duplicates() {
     assert!(
         lines(&out.join("episodes.jsonl")) < total,
         "the run finished before it was killed"
+    );
+    assert!(
+        !out.join("episodes.parquet").exists(),
+        "a killed run left tables under their final names"
     );
     resume(&server, &out);
     assert_complete(&out);

@@ -165,6 +165,27 @@ fn merged_shards_equal_the_unsharded_run() {
     assert_eq!(info["started_at"].as_str().map(str::to_owned), earliest);
     let run_id = info["run_id"].as_str().unwrap();
     assert!(got.iter().all(|e| e.run_id == run_id));
+    // In run order: run.json's task order, then trial and side (one host), whatever order the
+    // shards were given and finished their trials in.
+    let tasks: Vec<&str> = info["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let place = |e: &Episode| {
+        let task = tasks.iter().position(|t| *t == e.task_id).unwrap();
+        (task, e.trial, e.side)
+    };
+    assert!(
+        got.windows(2).all(|w| place(&w[0]) < place(&w[1])),
+        "merged episodes out of run order"
+    );
+    let table = polars::prelude::ParquetReader::new(
+        std::fs::File::open(merged.join("episodes.parquet")).unwrap(),
+    );
+    use polars::prelude::SerReader;
+    assert_eq!(table.finish().unwrap().height(), got.len());
     let transcripts = std::fs::read_to_string(merged.join("transcripts.jsonl")).unwrap();
     assert_eq!(transcripts.lines().count(), got.len());
     for file in [

@@ -28,7 +28,8 @@ impl EpisodeWriter {
     }
 }
 
-/// Opens for appending, first cutting a partial last line left by a killed run.
+/// Opens for appending, first cutting a partial last line left by a killed run (reading back
+/// from the end only as far as the last line break).
 fn open_append(path: &Path) -> anyhow::Result<File> {
     let mut file = OpenOptions::new()
         .create(true)
@@ -36,20 +37,30 @@ fn open_append(path: &Path) -> anyhow::Result<File> {
         .append(true)
         .open(path)
         .with_context(|| format!("cannot open `{}`", path.display()))?;
-    let len = file.metadata()?.len();
-    if len > 0 {
-        let mut content = Vec::with_capacity(len as usize);
-        file.seek(SeekFrom::Start(0))?;
-        file.read_to_end(&mut content)?;
-        if content.last() != Some(&b'\n') {
-            let keep = content
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1);
-            file.set_len(keep as u64)?;
-        }
+    let keep =
+        whole_lines(&mut file).with_context(|| format!("cannot read `{}`", path.display()))?;
+    if keep < file.metadata()?.len() {
+        file.set_len(keep)?;
     }
     Ok(file)
+}
+
+/// The length of `file` up to and including its last line break (0 when it has none).
+fn whole_lines(file: &mut File) -> std::io::Result<u64> {
+    const BLOCK: u64 = 64 * 1024;
+    let mut end = file.metadata()?.len();
+    let mut block = vec![0u8; BLOCK as usize];
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        let part = &mut block[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(part)?;
+        if let Some(i) = part.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
 }
 
 impl EventSink for EpisodeWriter {
@@ -114,6 +125,23 @@ impl EpisodeSource for Vec<Episode> {
 /// [`read_episodes`] returns, in the same order, in constant memory (16 bytes per trial remember
 /// which trials were seen). Returns how many episodes were handed over.
 pub fn scan_episodes(dir: &Path, mut each: impl FnMut(Episode)) -> anyhow::Result<usize> {
+    scan_episode_lines(dir, |_, e| each(e))
+}
+
+/// Where an episode's line is in `episodes.jsonl`: its first byte and its length (the line break
+/// included).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LineAt {
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// [`scan_episodes`], handing over where each episode's line is too (to read it again later with
+/// [`read_episode_at`]).
+pub(crate) fn scan_episode_lines(
+    dir: &Path,
+    mut each: impl FnMut(LineAt, Episode),
+) -> anyhow::Result<usize> {
     let path: PathBuf = dir.join(EPISODES_JSONL);
     let file = match File::open(&path) {
         Ok(f) => f,
@@ -122,7 +150,7 @@ pub fn scan_episodes(dir: &Path, mut each: impl FnMut(Episode)) -> anyhow::Resul
     };
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut seen = std::collections::HashSet::new();
-    let (mut line, mut number, mut handed) = (String::new(), 0usize, 0usize);
+    let (mut line, mut number, mut handed, mut offset) = (String::new(), 0usize, 0usize, 0u64);
     // A line that did not parse: an error unless it turns out to be the last one.
     let mut bad: Option<(usize, serde_json::Error)> = None;
     loop {
@@ -133,6 +161,11 @@ pub fn scan_episodes(dir: &Path, mut each: impl FnMut(Episode)) -> anyhow::Resul
         if read == 0 {
             break;
         }
+        let at = LineAt {
+            offset,
+            len: u32::try_from(read).context("an episode line of 4 GiB or more")?,
+        };
+        offset += read as u64;
         number += 1;
         if line.trim().is_empty() {
             continue;
@@ -144,13 +177,25 @@ pub fn scan_episodes(dir: &Path, mut each: impl FnMut(Episode)) -> anyhow::Resul
             Ok(e) => {
                 if seen.insert(trial_key(&e)) {
                     handed += 1;
-                    each(e);
+                    each(at, e);
                 }
             }
             Err(e) => bad = Some((number, e)),
         }
     }
     Ok(handed)
+}
+
+/// The episode whose line [`scan_episode_lines`] found at `at` in `file` (an `episodes.jsonl`).
+pub(crate) fn read_episode_at(
+    file: &File,
+    at: LineAt,
+    buffer: &mut Vec<u8>,
+) -> anyhow::Result<Episode> {
+    use std::os::unix::fs::FileExt;
+    buffer.resize(at.len as usize, 0);
+    file.read_exact_at(buffer, at.offset)?;
+    Ok(serde_json::from_slice(buffer)?)
 }
 
 /// A trial's identity (host, task, side, trial index) as a 128-bit hash.
@@ -162,4 +207,36 @@ fn trial_key(e: &Episode) -> u128 {
     h.update(e.side.as_str().as_bytes());
     h.update(&e.trial.to_le_bytes());
     h.digest128()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `open_append` on a file holding `content`: what is left of it.
+    fn after_open(content: &[u8]) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, content).unwrap();
+        drop(open_append(&path).unwrap());
+        std::fs::read(&path).unwrap()
+    }
+
+    #[test]
+    fn a_partial_last_line_is_cut_and_whole_lines_are_kept() {
+        assert_eq!(
+            after_open(b"{\"a\":1}\n{\"b\":2}\n"),
+            b"{\"a\":1}\n{\"b\":2}\n"
+        );
+        assert_eq!(after_open(b"{\"a\":1}\n{\"b\":"), b"{\"a\":1}\n");
+        assert_eq!(after_open(b"{\"a\":"), b"");
+        assert_eq!(after_open(b""), b"");
+        // A partial line longer than the block read back at a time, after whole lines that are too.
+        let long = |c: u8| vec![c; 200_000];
+        let mut content = long(b'a');
+        content.push(b'\n');
+        let whole = content.clone();
+        content.extend(long(b'b'));
+        assert_eq!(after_open(&content), whole);
+    }
 }

@@ -1,6 +1,7 @@
 //! Merging the shards of a run (`mcpeval run --shard I/N`) into one run directory, after checking
 //! that they belong together and hold every unit exactly once.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -10,10 +11,12 @@ use anyhow::{anyhow, Context};
 use serde_json::Value;
 
 use super::info::{MergedShard, RunInfo, RUN_JSON};
-use super::jsonl::{read_episodes, EPISODES_JSONL, TRANSCRIPTS_JSONL};
-use super::tables::{write_tables, Tables};
+use super::jsonl::{
+    read_episode_at, scan_episode_lines, LineAt, EPISODES_JSONL, TRANSCRIPTS_JSONL,
+};
+use super::tables::TableWriter;
 use crate::episode::{Episode, Side};
-use crate::runner::{assign, config_differences, units, Shard, Unit};
+use crate::runner::{config_differences, Deal, Shard, Unit};
 
 /// Why shards were not merged.
 #[derive(Debug, thiserror::Error)]
@@ -68,39 +71,164 @@ pub fn merge(shards: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
     check_same_config(&parts)?;
     check_shards(&parts)?;
     parts.sort_by_key(|p| p.shard.index);
-    let shard_episodes = parts
-        .iter()
-        .map(|p| read_episodes(&p.dir).map_err(MergeError::Unreadable))
-        .collect::<Result<Vec<_>, _>>()?;
-    check_units(&parts, &shard_episodes)?;
-    let mut info = merged_info(&parts, &shard_episodes);
-    let mut episodes: Vec<Episode> = shard_episodes.into_iter().flatten().collect();
-    sort_in_run_order(&mut episodes, &info);
-    for e in &mut episodes {
-        e.run_id.clone_from(&info.run_id);
-    }
-    info.episodes = episodes.len();
-    info.infra_errors = episodes.iter().filter(|e| e.infra_error.is_some()).count();
+    let layout = Layout::of(&parts[0]);
+    let index = Index::scan(&parts, &layout)?;
+    check_units(&parts, &layout, &index)?;
+    let mut info = merged_info(&parts, &index.counts);
     std::fs::create_dir_all(out).with_context(|| format!("cannot create `{}`", out.display()))?;
-    write_episodes(&out.join(EPISODES_JSONL), &episodes)?;
-    let wanted: HashSet<SideUnit> = episodes.iter().map(side_unit).collect();
-    let transcripts = copy_transcripts(&parts, &info.run_id, &wanted, out)?;
-    if transcripts < episodes.len() {
+    let (episodes, infra_errors) = write_in_run_order(&parts, index.places, &info.run_id, out)?;
+    info.episodes = episodes;
+    info.infra_errors = infra_errors;
+    let transcripts = copy_transcripts(&parts, &info.run_id, &layout, &index.holders, out)?;
+    if transcripts < episodes {
         eprintln!(
-            "warning: {} of the {} episodes have no transcript in their shard's {TRANSCRIPTS_JSONL}",
-            episodes.len() - transcripts,
-            episodes.len()
+            "warning: {} of the {episodes} episodes have no transcript in their shard's \
+             {TRANSCRIPTS_JSONL}",
+            episodes - transcripts,
         );
     }
-    let mut tables = Tables::from_episodes(&episodes)?;
-    write_tables(&mut tables, out)?;
     info.write(out)?;
     Ok(Merged {
         out: out.to_path_buf(),
         shards: parts.len(),
-        episodes: episodes.len(),
+        episodes,
         config_hash: parts[0].hash.clone(),
     })
+}
+
+/// A (task, host, trial, side) of the run, by the places of its task and host in `run.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Key {
+    task: u32,
+    host: u32,
+    trial: u32,
+    side: Side,
+}
+
+/// The run's tasks and hosts as `run.json` lists them, and how its units are dealt to shards.
+struct Layout {
+    tasks: HashMap<String, u32>,
+    hosts: HashMap<String, u32>,
+    task_ids: Vec<String>,
+    host_names: Vec<String>,
+    trials: u32,
+    deal: Deal,
+}
+
+impl Layout {
+    fn of(part: &Part) -> Self {
+        let info = &part.info;
+        let host_names: Vec<String> = info.hosts.iter().map(|h| h.name.clone()).collect();
+        let places = |names: &[String]| {
+            let mut map = HashMap::new();
+            for (i, n) in names.iter().enumerate() {
+                map.entry(n.clone()).or_insert(i as u32);
+            }
+            map
+        };
+        Self {
+            tasks: places(&info.tasks),
+            hosts: places(&host_names),
+            task_ids: info.tasks.clone(),
+            deal: Deal::new(&info.tasks, &host_names, info.trials, part.shard.count),
+            host_names,
+            trials: info.trials,
+        }
+    }
+
+    /// The key of a unit whose task and host are the run's (its trial may not be).
+    fn key(&self, task_id: &str, host: &str, trial: u32, side: Side) -> Option<Key> {
+        Some(Key {
+            task: *self.tasks.get(task_id)?,
+            host: *self.hosts.get(host)?,
+            trial,
+            side,
+        })
+    }
+
+    fn unit(&self, k: Key) -> SideUnit {
+        let unit = Unit {
+            task_id: self.task_ids[k.task as usize].clone(),
+            host: self.host_names[k.host as usize].clone(),
+            trial: k.trial,
+        };
+        (unit, k.side)
+    }
+
+    /// The shard that should record the unit; `None` for a trial past the run's.
+    fn owner(&self, k: Key) -> Option<Shard> {
+        let (task, host) = (
+            &self.task_ids[k.task as usize],
+            &self.host_names[k.host as usize],
+        );
+        self.deal.shard_of(task, host, k.trial)
+    }
+
+    /// Sorts units as [`SideUnit`]s sort (task id, host name, trial, side) without making them.
+    fn sort(&self, keys: &mut [Key]) {
+        keys.sort_by_cached_key(|k| {
+            let names = (
+                &self.task_ids[k.task as usize],
+                &self.host_names[k.host as usize],
+            );
+            (self.deal.ranks(names.0, names.1), k.trial, k.side)
+        });
+    }
+}
+
+/// Where an episode of a shard is: read again to be written in run order.
+struct Place {
+    key: Key,
+    part: usize,
+    at: LineAt,
+}
+
+/// What one pass over the shards' episodes finds: where each is, which shard holds each unit,
+/// and what does not belong. A few dozen bytes per episode; no episode is held.
+struct Index {
+    places: Vec<Place>,
+    /// The (first) shard recording each unit of the run's tasks and hosts.
+    holders: HashMap<Key, usize>,
+    /// Units recorded by more than one shard, with every shard that did.
+    twice: BTreeMap<Key, Vec<usize>>,
+    /// Episodes of a task or host the run does not have, with the shards holding them.
+    strays: BTreeMap<SideUnit, Vec<usize>>,
+    /// Episodes per shard.
+    counts: Vec<usize>,
+}
+
+impl Index {
+    fn scan(parts: &[Part], layout: &Layout) -> Result<Self, MergeError> {
+        let mut index = Index {
+            places: Vec::new(),
+            holders: HashMap::new(),
+            twice: BTreeMap::new(),
+            strays: BTreeMap::new(),
+            counts: vec![0; parts.len()],
+        };
+        for (i, part) in parts.iter().enumerate() {
+            let counted = scan_episode_lines(&part.dir, |at, e| {
+                let Some(key) = layout.key(&e.task_id, &e.host, e.trial, e.side) else {
+                    index.strays.entry(side_unit(&e)).or_default().push(i);
+                    return;
+                };
+                match index.holders.entry(key) {
+                    Entry::Vacant(v) => {
+                        v.insert(i);
+                    }
+                    Entry::Occupied(o) => index
+                        .twice
+                        .entry(key)
+                        .or_insert_with(|| vec![*o.get()])
+                        .push(i),
+                }
+                index.places.push(Place { key, part: i, at });
+            })
+            .map_err(MergeError::Unreadable)?;
+            index.counts[i] = counted;
+        }
+        Ok(index)
+    }
 }
 
 fn read_part(dir: &Path) -> Result<Part, MergeError> {
@@ -285,29 +413,30 @@ fn describe((unit, side): &SideUnit) -> String {
 }
 
 /// Every (task, host, trial, side) of the run recorded by exactly one shard, and nothing else.
-fn check_units(parts: &[Part], episodes: &[Vec<Episode>]) -> Result<(), MergeError> {
-    let info = &parts[0].info;
-    let hosts: Vec<String> = info.hosts.iter().map(|h| h.name.clone()).collect();
-    let owner: HashMap<Unit, Shard> = assign(
-        units(&info.tasks, &hosts, info.trials),
-        parts[0].shard.count,
-    )
-    .into_iter()
-    .collect();
-    let mut holders: HashMap<SideUnit, Vec<usize>> = HashMap::new();
-    for (i, eps) in episodes.iter().enumerate() {
-        for e in eps {
-            holders.entry(side_unit(e)).or_default().push(i);
+fn check_units(parts: &[Part], layout: &Layout, index: &Index) -> Result<(), MergeError> {
+    let twice: Vec<(SideUnit, Vec<usize>)> = index
+        .twice
+        .iter()
+        .map(|(k, hs)| (layout.unit(*k), hs.clone()))
+        .collect();
+    let mut outside: Vec<(SideUnit, Vec<usize>)> = index
+        .strays
+        .iter()
+        .map(|(u, hs)| (u.clone(), hs.clone()))
+        .collect();
+    for (k, first) in &index.holders {
+        if layout.owner(*k).is_none() {
+            let holders = index.twice.get(k).cloned().unwrap_or_else(|| vec![*first]);
+            outside.push((layout.unit(*k), holders));
         }
     }
     let problems: Vec<String> = [
-        missing_units(parts, &owner, &holders),
-        held_wrongly(parts, &holders, "recorded twice", |_, hs| hs.len() > 1),
+        missing_units(parts, layout, index),
+        held_wrongly(parts, twice, "recorded twice"),
         held_wrongly(
             parts,
-            &holders,
+            outside,
             "not part of the run's tasks, hosts and trials",
-            |(u, _), _| !owner.contains_key(u),
         ),
     ]
     .into_iter()
@@ -320,35 +449,46 @@ fn check_units(parts: &[Part], episodes: &[Vec<Episode>]) -> Result<(), MergeErr
 }
 
 /// The units no shard recorded, with the shard that should have.
-fn missing_units(
-    parts: &[Part],
-    owner: &HashMap<Unit, Shard>,
-    holders: &HashMap<SideUnit, Vec<usize>>,
-) -> Option<String> {
-    let mut missing: Vec<SideUnit> = owner
-        .keys()
-        .flat_map(|u| Side::BOTH.map(|s| (u.clone(), s)))
-        .filter(|k| !holders.contains_key(k))
-        .collect();
+fn missing_units(parts: &[Part], layout: &Layout, index: &Index) -> Option<String> {
+    let mut missing: Vec<Key> = Vec::new();
+    for task in layout.tasks.values() {
+        for host in layout.hosts.values() {
+            for trial in 0..layout.trials {
+                for side in Side::BOTH {
+                    let key = Key {
+                        task: *task,
+                        host: *host,
+                        trial,
+                        side,
+                    };
+                    if !index.holders.contains_key(&key) {
+                        missing.push(key);
+                    }
+                }
+            }
+        }
+    }
     if missing.is_empty() {
         return None;
     }
-    missing.sort();
+    layout.sort(&mut missing);
+    let owner = |k: &Key| layout.owner(*k).expect("a unit of the run");
     let text = listing(&missing, |k| {
-        match parts.iter().find(|p| p.shard == owner[&k.0]) {
+        let unit = layout.unit(*k);
+        match parts.iter().find(|p| p.shard == owner(k)) {
             Some(p) => format!(
                 "{} (shard {}, `{}`, {})",
-                describe(k),
+                describe(&unit),
                 p.shard,
                 p.dir.display(),
                 p.info.status
             ),
-            None => describe(k),
+            None => describe(&unit),
         }
     });
     let unfinished = parts
         .iter()
-        .any(|p| p.info.status != "completed" && missing.iter().any(|k| owner[&k.0] == p.shard));
+        .any(|p| p.info.status != "completed" && missing.iter().any(|k| owner(k) == p.shard));
     let hint = if unfinished {
         " (finish an unfinished shard with `mcpeval run --resume DIR`)"
     } else {
@@ -360,15 +500,12 @@ fn missing_units(
     ))
 }
 
-/// The units recorded that `wrong` flags, with the directories holding them.
+/// The units recorded where they should not be, with the directories holding them.
 fn held_wrongly(
     parts: &[Part],
-    holders: &HashMap<SideUnit, Vec<usize>>,
+    mut found: Vec<(SideUnit, Vec<usize>)>,
     what: &str,
-    wrong: impl Fn(&SideUnit, &Vec<usize>) -> bool,
 ) -> Option<String> {
-    let mut found: Vec<(&SideUnit, &Vec<usize>)> =
-        holders.iter().filter(|(k, hs)| wrong(k, hs)).collect();
     if found.is_empty() {
         return None;
     }
@@ -395,7 +532,7 @@ fn listing<T>(items: &[T], show: impl Fn(&T) -> String) -> String {
 
 /// The merged run's record: the first shard's, with the run's times, its own id and the shards
 /// it came from. Tags and the git commit are kept where the shards agree.
-fn merged_info(parts: &[Part], episodes: &[Vec<Episode>]) -> RunInfo {
+fn merged_info(parts: &[Part], counts: &[usize]) -> RunInfo {
     let mut info = parts[0].info.clone();
     let instant = |s: &str| chrono::DateTime::parse_from_rfc3339(s).ok();
     info.started_at = parts
@@ -423,12 +560,12 @@ fn merged_info(parts: &[Part], episodes: &[Vec<Episode>]) -> RunInfo {
     }
     info.merged_from = parts
         .iter()
-        .zip(episodes)
-        .map(|(p, eps)| MergedShard {
+        .zip(counts)
+        .map(|(p, &episodes)| MergedShard {
             run_id: p.info.run_id.clone(),
             shard: p.shard,
             status: p.info.status.clone(),
-            episodes: eps.len(),
+            episodes,
             started_at: p.info.started_at.clone(),
             finished_at: p.info.finished_at.clone(),
         })
@@ -452,39 +589,45 @@ fn merged_run_id(parts: &[Part]) -> String {
     format!("{}-{:06x}", now.format("%Y%m%dT%H%M%SZ"), hash & 0xff_ffff)
 }
 
-/// Task order of `run.json`, then host order, trial and side.
-fn sort_in_run_order(episodes: &mut [Episode], info: &RunInfo) {
-    let task_pos: HashMap<&str, usize> = info
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.as_str(), i))
-        .collect();
-    let host_pos: HashMap<&str, usize> = info
-        .hosts
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (h.name.as_str(), i))
-        .collect();
-    episodes.sort_by_cached_key(|e| {
-        (
-            task_pos.get(e.task_id.as_str()).copied(),
-            host_pos.get(e.host.as_str()).copied(),
-            e.trial,
-            e.side,
-        )
-    });
-}
-
-fn write_episodes(path: &Path, episodes: &[Episode]) -> Result<(), MergeError> {
+/// Writes the shards' episodes into OUT's `episodes.jsonl` and tables in run order (task order
+/// of `run.json`, then host order, trial and side) under the merged run id, reading each again
+/// where the index found it. Returns how many episodes, and how many infrastructure errors.
+fn write_in_run_order(
+    parts: &[Part],
+    mut places: Vec<Place>,
+    run_id: &str,
+    out: &Path,
+) -> Result<(usize, usize), MergeError> {
+    places.sort_unstable_by_key(|p| p.key);
+    let path = out.join(EPISODES_JSONL);
     let cannot = || format!("cannot write `{}`", path.display());
-    let mut out = BufWriter::new(File::create(path).with_context(cannot)?);
-    for e in episodes {
-        serde_json::to_writer(&mut out, e).with_context(cannot)?;
-        out.write_all(b"\n").with_context(cannot)?;
+    let files = parts
+        .iter()
+        .map(|p| {
+            let source = p.dir.join(EPISODES_JSONL);
+            File::open(&source)
+                .with_context(|| format!("cannot read `{}`", source.display()))
+                .map_err(MergeError::Unreadable)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut writer = BufWriter::new(File::create(&path).with_context(cannot)?);
+    let mut tables = TableWriter::new(out);
+    let (mut buffer, mut infra_errors) = (Vec::new(), 0);
+    for place in &places {
+        let mut e = read_episode_at(&files[place.part], place.at, &mut buffer).map_err(|e| {
+            let source = parts[place.part].dir.join(EPISODES_JSONL);
+            MergeError::Unreadable(e.context(format!("cannot read `{}` again", source.display())))
+        })?;
+        e.run_id.clear();
+        e.run_id.push_str(run_id);
+        infra_errors += usize::from(e.infra_error.is_some());
+        serde_json::to_writer(&mut writer, &e).with_context(cannot)?;
+        writer.write_all(b"\n").with_context(cannot)?;
+        tables.push(e)?;
     }
-    out.flush().with_context(cannot)?;
-    Ok(())
+    writer.flush().with_context(cannot)?;
+    tables.finish()?;
+    Ok((places.len(), infra_errors))
 }
 
 /// Streams the shards' transcripts into OUT (one line at a time: transcripts can be large),
@@ -492,13 +635,14 @@ fn write_episodes(path: &Path, episodes: &[Episode]) -> Result<(), MergeError> {
 fn copy_transcripts(
     parts: &[Part],
     run_id: &str,
-    wanted: &HashSet<SideUnit>,
+    layout: &Layout,
+    wanted: &HashMap<Key, usize>,
     out: &Path,
 ) -> Result<usize, MergeError> {
     let path = out.join(TRANSCRIPTS_JSONL);
     let cannot = || format!("cannot write `{}`", path.display());
     let mut writer = BufWriter::new(File::create(&path).with_context(cannot)?);
-    let mut written: HashSet<SideUnit> = HashSet::new();
+    let mut written: HashSet<Key> = HashSet::new();
     for part in parts {
         let source = part.dir.join(TRANSCRIPTS_JSONL);
         let file = match File::open(&source) {
@@ -529,14 +673,15 @@ fn copy_transcripts(
                     )))
                 }
             };
-            let Some(key) = transcript_unit(&record) else {
+            let Some((unit, side)) = transcript_unit(&record) else {
                 return Err(usage(format!(
                     "`{}` line {}: a transcript without task_id, host, trial or side",
                     source.display(),
                     n + 1
                 )));
             };
-            if !wanted.contains(&key) || !written.insert(key) {
+            let key = layout.key(&unit.task_id, &unit.host, unit.trial, side);
+            if !key.is_some_and(|k| wanted.contains_key(&k) && written.insert(k)) {
                 continue;
             }
             record["run_id"] = Value::from(run_id);

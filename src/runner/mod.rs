@@ -12,4 +12,6 @@ pub use events::{EventSink, RunEvent, RunEventKind};
 pub use pool::{Server, ServerPool};
 pub use run::{run, DoneKey, HostRuntime, Runner};
 pub use schedule::{schedule, trial_seed, TrialKey};
-pub use shard::{assign, comparable_config, config_differences, config_hash, units, Shard, Unit};
+pub use shard::{
+    assign, comparable_config, config_differences, config_hash, units, Deal, Shard, Unit,
+};

@@ -1,7 +1,7 @@
 //! Sharding a run across machines: the deterministic partition of its (task, host, trial) units,
 //! and the config hash that tells whether shards belong to the same run.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 
@@ -130,6 +130,58 @@ pub fn assign(units: impl IntoIterator<Item = Unit>, count: u32) -> Vec<(Unit, S
             (unit, shard)
         })
         .collect()
+}
+
+/// The partition of [`assign`] worked out per unit instead of from a list of every unit: in the
+/// sorted order, the unit (task, host, trial) comes at place (task's rank × hosts + host's rank)
+/// × trials + trial. Memory is that of the task ids and host names.
+#[derive(Debug, Clone)]
+pub struct Deal {
+    /// Rank of each distinct task id, and of each distinct host name, in sorted order.
+    tasks: HashMap<String, u64>,
+    hosts: HashMap<String, u64>,
+    trials: u32,
+    count: u32,
+}
+
+impl Deal {
+    pub fn new(task_ids: &[String], hosts: &[String], trials: u32, count: u32) -> Self {
+        let ranks = |names: &[String]| -> HashMap<String, u64> {
+            let sorted: BTreeSet<&String> = names.iter().collect();
+            sorted
+                .into_iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), i as u64))
+                .collect()
+        };
+        Self {
+            tasks: ranks(task_ids),
+            hosts: ranks(hosts),
+            trials,
+            count: count.max(1),
+        }
+    }
+
+    /// The shard the unit falls to, as [`assign`] deals it; `None` for a unit that is not one of
+    /// the run's (an unknown task or host, a trial past the run's trials).
+    pub fn shard_of(&self, task_id: &str, host: &str, trial: u32) -> Option<Shard> {
+        let task = self.tasks.get(task_id)?;
+        let host_rank = self.hosts.get(host)?;
+        if trial >= self.trials {
+            return None;
+        }
+        let hosts = self.hosts.len() as u64;
+        let place = (task * hosts + host_rank) * u64::from(self.trials) + u64::from(trial);
+        Some(Shard {
+            index: (place % u64::from(self.count)) as u32 + 1,
+            count: self.count,
+        })
+    }
+
+    /// Where the task id and the host name come in sorted order (the order [`assign`] deals in).
+    pub fn ranks(&self, task_id: &str, host: &str) -> Option<(u64, u64)> {
+        Some((*self.tasks.get(task_id)?, *self.hosts.get(host)?))
+    }
 }
 
 /// The run's config as shards compare it: the resolved config without what may differ between
@@ -302,6 +354,37 @@ mod tests {
             r#"{"index":3,"count":3}"#
         );
         assert!(serde_json::from_str::<Shard>(r#"{"index": 0, "count": 3}"#).is_err());
+    }
+
+    #[test]
+    fn a_deal_gives_each_unit_the_shard_assign_gives_it() {
+        let tasks: Vec<String> = ["zeta", "alpha", "mid", "beta-2", "beta-10"]
+            .map(String::from)
+            .to_vec();
+        let hosts: Vec<String> = ["sim", "openai:gpt-4.1", "anthropic:x"]
+            .map(String::from)
+            .to_vec();
+        for count in [1, 2, 3, 7, 64] {
+            let deal = Deal::new(&tasks, &hosts, 6, count);
+            for (unit, shard) in assign(units(&tasks, &hosts, 6), count) {
+                assert_eq!(
+                    deal.shard_of(&unit.task_id, &unit.host, unit.trial),
+                    Some(shard),
+                    "{unit}, {count} shards"
+                );
+            }
+            assert_eq!(deal.shard_of("alpha", "sim", 6), None, "past the trials");
+            assert_eq!(
+                deal.shard_of("omega", "sim", 0),
+                None,
+                "not a task of the run"
+            );
+            assert_eq!(
+                deal.shard_of("alpha", "other", 0),
+                None,
+                "not a host of the run"
+            );
+        }
     }
 
     #[test]

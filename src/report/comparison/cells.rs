@@ -10,38 +10,82 @@ use crate::suite::{TaskKind, TaskSet};
 use super::model::{SideOutcome, TaskOutcome};
 use super::EpisodeFacts;
 
-/// One metric's value per episode, exactly: whole numbers (successes, counts, tokens) as `u32`
-/// while every value is one, in half the memory; as `f64` from the first value that is not.
+/// One metric's value per episode, exactly, in the narrowest column that holds every value so
+/// far: whole numbers (successes, counts, tokens) as `u8`, `u16` or `u32`, widened at the first
+/// value that does not fit; `f64` from the first value that is not a whole number in `u32`.
 #[derive(Debug, Clone)]
 enum Values {
+    Byte(Vec<u8>),
+    Short(Vec<u16>),
     Whole(Vec<u32>),
     Real(Vec<f64>),
 }
 
 impl Default for Values {
     fn default() -> Self {
-        Values::Whole(Vec::new())
+        Values::Byte(Vec::new())
     }
 }
 
+/// `from` copied into a column of a wider type, with room for as many values as it had.
+fn widen<T: Copy + Into<U>, U>(from: &[T], capacity: usize) -> Vec<U> {
+    let mut to = Vec::with_capacity(capacity.max(from.len() + 1));
+    to.extend(from.iter().map(|&x| x.into()));
+    to
+}
+
 impl Values {
-    fn push(&mut self, v: f64) {
+    /// 0 for `u8`, 1 for `u16`, 2 for `u32`, 3 for `f64`: the narrowest column that holds `v`.
+    fn width_of(v: f64) -> u8 {
+        match v {
+            _ if v.fract() != 0.0 || !(0.0..=f64::from(u32::MAX)).contains(&v) => 3,
+            _ if v <= f64::from(u8::MAX) => 0,
+            _ if v <= f64::from(u16::MAX) => 1,
+            _ => 2,
+        }
+    }
+
+    fn width(&self) -> u8 {
         match self {
-            Values::Whole(w) if v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v) => {
-                w.push(v as u32)
-            }
-            Values::Whole(w) => {
-                let mut real: Vec<f64> = Vec::with_capacity(w.capacity().max(w.len() + 1));
-                real.extend(w.iter().map(|&x| f64::from(x)));
-                real.push(v);
-                *self = Values::Real(real);
-            }
+            Values::Byte(_) => 0,
+            Values::Short(_) => 1,
+            Values::Whole(_) => 2,
+            Values::Real(_) => 3,
+        }
+    }
+
+    /// Makes the column at least `width` wide, keeping its values.
+    fn widen_to(&mut self, width: u8) {
+        let wider = match (&*self, width) {
+            (Values::Byte(b), 1) => Values::Short(widen(b, b.capacity())),
+            (Values::Byte(b), 2) => Values::Whole(widen(b, b.capacity())),
+            (Values::Byte(b), 3) => Values::Real(widen(b, b.capacity())),
+            (Values::Short(s), 2) => Values::Whole(widen(s, s.capacity())),
+            (Values::Short(s), 3) => Values::Real(widen(s, s.capacity())),
+            (Values::Whole(w), 3) => Values::Real(widen(w, w.capacity())),
+            _ => return,
+        };
+        *self = wider;
+    }
+
+    fn push(&mut self, v: f64) {
+        let width = Self::width_of(v);
+        if width > self.width() {
+            self.widen_to(width);
+        }
+        // `v` fits the column now: a whole number within its type's range, or any f64.
+        match self {
+            Values::Byte(b) => b.push(v as u8),
+            Values::Short(s) => s.push(v as u16),
+            Values::Whole(w) => w.push(v as u32),
             Values::Real(r) => r.push(v),
         }
     }
 
     fn len(&self) -> usize {
         match self {
+            Values::Byte(b) => b.len(),
+            Values::Short(s) => s.len(),
             Values::Whole(w) => w.len(),
             Values::Real(r) => r.len(),
         }
@@ -49,6 +93,8 @@ impl Values {
 
     fn as_f64(&self) -> Cow<'_, [f64]> {
         match self {
+            Values::Byte(b) => Cow::Owned(b.iter().map(|&x| f64::from(x)).collect()),
+            Values::Short(s) => Cow::Owned(s.iter().map(|&x| f64::from(x)).collect()),
             Values::Whole(w) => Cow::Owned(w.iter().map(|&x| f64::from(x)).collect()),
             Values::Real(r) => Cow::Borrowed(r),
         }
@@ -221,31 +267,35 @@ mod tests {
     #[test]
     fn values_stay_exact_whole_or_real_in_their_order() {
         let mut v = Values::default();
-        for x in [3.0, 0.0, 4_000_000_000.0] {
-            v.push(x);
-        }
+        let mut all = Vec::new();
+        let mut push = |v: &mut Values, xs: &[f64]| {
+            for &x in xs {
+                v.push(x);
+                all.push(x);
+            }
+            assert_eq!(&*v.as_f64(), &all[..]);
+            assert_eq!(v.len(), all.len());
+        };
+        push(&mut v, &[1.0, 0.0, 255.0]);
+        assert!(matches!(v, Values::Byte(_)));
+        push(&mut v, &[256.0, 7.0]);
+        assert!(matches!(v, Values::Short(_)));
+        push(&mut v, &[65_536.0, 4_000_000_000.0, 3.0]);
         assert!(matches!(v, Values::Whole(_)));
-        assert_eq!(&*v.as_f64(), &[3.0, 0.0, 4_000_000_000.0]);
         // A fraction, a negative number or one past u32 turns the column into f64, keeping all.
-        for x in [582.381777, -1.0, 5_000_000_000.0, 7.0] {
-            v.push(x);
-        }
+        push(&mut v, &[582.381777, -1.0, 5_000_000_000.0, 7.0]);
         assert!(matches!(v, Values::Real(_)));
-        assert_eq!(
-            &*v.as_f64(),
-            &[
-                3.0,
-                0.0,
-                4_000_000_000.0,
-                582.381777,
-                -1.0,
-                5_000_000_000.0,
-                7.0
-            ]
-        );
-        assert_eq!(v.len(), 7);
-        let mut big = Values::default();
-        big.push(5_000_000_000.0);
-        assert_eq!(&*big.as_f64(), &[5_000_000_000.0]);
+        for first in [5_000_000_000.0, 0.5, 70_000.0, 300.0] {
+            let mut one = Values::default();
+            one.push(first);
+            one.push(2.0);
+            assert_eq!(&*one.as_f64(), &[first, 2.0]);
+        }
+        // From u8 straight to f64.
+        let mut jump = Values::default();
+        jump.push(4.0);
+        jump.push(0.25);
+        assert!(matches!(jump, Values::Real(_)));
+        assert_eq!(&*jump.as_f64(), &[4.0, 0.25]);
     }
 }
