@@ -55,7 +55,9 @@ pub enum Command {
     History(HistoryArgs),
     /// Serve the embedded demo MCP server (an issue tracker) over stdio or Streamable HTTP.
     DemoServer(DemoServerArgs),
-    /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint.
+    /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint,
+    /// Anthropic's /v1/messages (streaming or not; count_tokens) and OpenAI's /v1/responses
+    /// (streaming or not), for the API and app hosts.
     SimServer(SimServerArgs),
 }
 
@@ -81,7 +83,13 @@ pub struct RunArgs {
     /// `sim` (the embedded simulated model), `openai:MODEL` (any OpenAI-compatible
     /// chat-completions endpoint; OPENAI_BASE_URL, OPENAI_API_KEY from the environment),
     /// `anthropic:MODEL` (the Messages API; ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL from the
-    /// environment) or a [host.NAME] from the config (repeatable).
+    /// environment), `claude-code[:MODEL]` (Claude Code runs each trial itself, headless: `claude`
+    /// from PATH in a private HOME, the side's server in its --mcp-config, every server tool
+    /// allowed; ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY passed on from the environment; no seed),
+    /// `codex[:MODEL]` (Codex CLI runs each trial itself: `codex exec --json` from PATH with a
+    /// private CODEX_HOME whose config.toml names the side's server and a Responses API provider
+    /// at OPENAI_BASE_URL, key from OPENAI_API_KEY; no seed, no turn limit: the host's timeout
+    /// bounds a trial) or a [host.NAME] from the config (repeatable).
     #[arg(long, value_name = "HOST")]
     pub host: Vec<String>,
     /// Trials per task, per side, per host.

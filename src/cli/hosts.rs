@@ -17,6 +17,9 @@ pub(super) fn build_hosts(config: &RunConfig) -> Result<Vec<HostRuntime>, CliErr
         .hosts
         .iter()
         .map(|h| {
+            if let Some(app) = &h.app {
+                return build_app(h, app);
+            }
             let built =
                 crate::host::build::build(h, &config.sim, config.concurrency).map_err(|e| {
                     CliError::usage(anyhow::Error::new(e).context(format!("host `{}`", h.name)))
@@ -25,9 +28,28 @@ pub(super) fn build_hosts(config: &RunConfig) -> Result<Vec<HostRuntime>, CliErr
                 config: h.clone(),
                 model: built.model,
                 congestion: built.congestion,
+                app: None,
             })
         })
         .collect()
+}
+
+/// An app host: its program found and its version asked now, so that a missing app is a usage
+/// error before the run. It has no model of mcpeval's: the runner hands it whole trials.
+fn build_app(
+    h: &crate::config::HostConfig,
+    app: &crate::host::app::AppSettings,
+) -> Result<HostRuntime, CliError> {
+    let (base, key) = h.env_vars();
+    let host = crate::host::app::AppHost::build(app.clone(), h.model.clone(), base, key)
+        .map_err(|e| CliError::usage(anyhow::anyhow!("host `{}`: {e}", h.name)))?;
+    let name = crate::host::app::AppModelName(host.id());
+    Ok(HostRuntime {
+        config: h.clone(),
+        model: Arc::new(name),
+        congestion: None,
+        app: Some(Arc::new(host)),
+    })
 }
 
 /// The judge models the tasks name (`judge.host`), each built once, like the run's hosts. A judge
@@ -88,7 +110,8 @@ pub(super) fn cached(
     hosts
         .into_iter()
         .map(|mut h| {
-            if !h.model.is_simulated() {
+            // App hosts make their own requests: nothing of theirs passes the cache.
+            if !h.model.is_simulated() && h.app.is_none() {
                 let scope = cache_scope(&h.config);
                 h.model = Arc::new(CachedModel::new(h.model, cache.clone(), scope));
             }

@@ -121,8 +121,27 @@ pub struct ServerFile {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostFile {
-    /// `sim`, `openai` or `anthropic`.
+    /// `sim`, `openai` or `anthropic` (empty for an app host).
+    #[serde(default)]
     pub provider: String,
+    /// A host application that runs the trials itself: `claude-code` or `codex`.
+    pub app: Option<String>,
+    /// The app's program: a path or name on `PATH`, or an argv (`["npx", "-y", "pkg"]`).
+    pub program: Option<ProgramFile>,
+    /// Extra arguments for the app.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment for the app; `${VAR}` values are read from mcpeval's environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Tools the app may call, by the baseline's bare names (`["*"]` = all): Claude Code's
+    /// `--allowedTools`, Codex's `enabled_tools`.
+    pub allowed_tools: Option<Vec<String>>,
+    /// Keep the app's built-in tools (default true; false passes Claude Code `--tools ""`;
+    /// Codex cannot drop its own).
+    pub builtin_tools: Option<bool>,
+    /// Seconds one trial of the app may take (default 300).
+    pub timeout: Option<f64>,
     pub model: Option<String>,
     pub profile: Option<ProfileFile>,
     /// Requests per minute the runner sends this host at most (evenly spaced).
@@ -154,6 +173,23 @@ pub struct HostFile {
     /// Requests in flight to this host at most; on 429 answers the host backs off below it and
     /// grows back (default: the run's concurrency).
     pub max_concurrency: Option<usize>,
+}
+
+/// An app's `program`: one path or name, or an argv list.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ProgramFile {
+    One(String),
+    Argv(Vec<String>),
+}
+
+impl ProgramFile {
+    pub fn argv(&self) -> Vec<String> {
+        match self {
+            Self::One(p) => vec![p.clone()],
+            Self::Argv(v) => v.clone(),
+        }
+    }
 }
 
 impl ConfigFile {

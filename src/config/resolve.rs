@@ -56,6 +56,8 @@ pub enum Provider {
     Sim,
     Openai,
     Anthropic,
+    /// A host application (`app` says which) that runs the trial's loop itself.
+    App,
 }
 
 /// One host of the run, resolved.
@@ -74,6 +76,9 @@ pub struct HostConfig {
     /// How requests are made (`[host.NAME]`): sampling, endpoint, headers, retries.
     #[serde(default)]
     pub settings: HostSettings,
+    /// The app of an app host (`Provider::App`): program, arguments, allow-list, timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<crate::host::app::AppSettings>,
 }
 
 /// The request settings of a `[host.NAME]`; all optional, absent = the provider's default.
@@ -120,8 +125,13 @@ impl HostConfig {
     /// The variables holding the endpoint and the API key: those the `[host.NAME]` names, else
     /// the provider's (`OPENAI_BASE_URL`/`OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`/`ANTHROPIC_API_KEY`).
     pub fn env_vars(&self) -> (&str, &str) {
-        let (base, key) = match self.provider {
-            Provider::Anthropic => ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
+        // An app speaks its vendor's API: Claude Code Anthropic's, Codex OpenAI's.
+        let app = self.app.as_ref().map(|a| a.app);
+        let (base, key) = match (&self.provider, app) {
+            (Provider::App, Some(crate::host::app::AppKind::Codex)) => {
+                ("OPENAI_BASE_URL", "OPENAI_API_KEY")
+            }
+            (Provider::Anthropic | Provider::App, _) => ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
             _ => ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
         };
         (
@@ -157,7 +167,23 @@ impl RunConfig {
                 .chain(&s.referenced_values)
                 .cloned()
         });
-        let hosts = self.hosts.iter().flat_map(|h| h.settings.secret_values());
+        let hosts = self.hosts.iter().flat_map(|h| {
+            let app_env = h.app.iter().flat_map(|a| {
+                a.env
+                    .values()
+                    .map(|v| expand_value(v).unwrap_or_else(|_| v.clone()))
+                    .chain(embedded_values(&a.env))
+                    .collect::<Vec<_>>()
+            });
+            let key = (h.provider == Provider::App)
+                .then(|| std::env::var(h.env_vars().1).ok())
+                .flatten();
+            h.settings
+                .secret_values()
+                .into_iter()
+                .chain(app_env)
+                .chain(key)
+        });
         let marked = self.secret_env.iter().filter_map(|v| std::env::var(v).ok());
         servers.chain(hosts).chain(marked).collect()
     }
@@ -602,20 +628,38 @@ fn resolve_host(
     let mut profile = base.clone();
     let (mut rpm, mut tpm) = (None, None);
     let mut settings = HostSettings::default();
+    let mut app = None;
     let (provider, model) = if let Some(entry) = named.get(given) {
         if let Some(p) = &entry.profile {
             p.apply(&mut profile);
         }
         (rpm, tpm) = (entry.rpm, entry.tpm);
         settings = host_settings(given, entry)?;
-        (parse_provider(&entry.provider)?, entry.model.clone())
+        app = app_settings(given, entry)?;
+        let provider = match (&app, entry.provider.as_str()) {
+            (Some(_), "") => Provider::App,
+            (Some(_), _) => {
+                return Err(ConfigError::Invalid(format!(
+                    "[host.{given}]: give `app` or `provider`, not both"
+                )))
+            }
+            (None, p) => parse_provider(p)?,
+        };
+        (provider, entry.model.clone())
     } else {
-        match given.split_once(':') {
-            Some((p, m)) if !m.is_empty() => (parse_provider(p)?, Some(m.to_owned())),
-            _ => (parse_provider(given)?, None),
+        let (head, model) = match given.split_once(':') {
+            Some((p, m)) if !m.is_empty() => (p, Some(m.to_owned())),
+            _ => (given, None),
+        };
+        match crate::host::app::AppKind::parse(head) {
+            Some(kind) => {
+                app = Some(crate::host::app::AppSettings::new(kind));
+                (Provider::App, model)
+            }
+            None => (parse_provider(head)?, model),
         }
     };
-    if provider != Provider::Sim && model.is_none() {
+    if !matches!(provider, Provider::Sim | Provider::App) && model.is_none() {
         return Err(ConfigError::Invalid(format!(
             "host `{given}` needs a model: write `{given}:MODEL`"
         )));
@@ -628,7 +672,65 @@ fn resolve_host(
         rpm,
         tpm,
         settings,
+        app,
     })
+}
+
+/// The app of `[host.NAME] app = …`, checked; `None` for an API host.
+fn app_settings(
+    name: &str,
+    entry: &HostFile,
+) -> Result<Option<crate::host::app::AppSettings>, ConfigError> {
+    use crate::host::app::{AppKind, AppSettings};
+    let invalid = |m: String| ConfigError::Invalid(format!("[host.{name}]: {m}"));
+    let Some(app) = &entry.app else {
+        let app_only = entry.program.is_some()
+            || !entry.args.is_empty()
+            || !entry.env.is_empty()
+            || entry.allowed_tools.is_some()
+            || entry.builtin_tools.is_some()
+            || entry.timeout.is_some();
+        if app_only {
+            return Err(invalid(
+                "program, args, env, allowed_tools, builtin_tools and timeout are settings of an                  app host: add `app = \"claude-code\"` or `app = \"codex\"`"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    };
+    let kind = AppKind::parse(app).ok_or_else(|| {
+        invalid(format!(
+            "unknown app `{app}`: expected claude-code or codex"
+        ))
+    })?;
+    let mut settings = AppSettings::new(kind);
+    if let Some(program) = &entry.program {
+        let argv = program.argv();
+        if argv.first().is_none_or(|p| p.trim().is_empty()) {
+            return Err(invalid("`program` is empty".into()));
+        }
+        settings.program = argv;
+    }
+    settings.args = entry.args.clone();
+    settings.env = entry.env.clone();
+    settings.allowed_tools = entry.allowed_tools.clone();
+    if let Some(b) = entry.builtin_tools {
+        if !b && kind == AppKind::Codex {
+            return Err(invalid(
+                "`builtin_tools = false`: Codex has no switch to drop its own tools".into(),
+            ));
+        }
+        settings.builtin_tools = b;
+    }
+    if let Some(t) = entry.timeout {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(invalid(format!(
+                "timeout must be a positive number of seconds, got {t}"
+            )));
+        }
+        settings.timeout_s = t;
+    }
+    Ok(Some(settings))
 }
 
 /// The request settings of `[host.NAME]`, checked.
@@ -684,7 +786,7 @@ fn parse_provider(p: &str) -> Result<Provider, ConfigError> {
         "openai" => Ok(Provider::Openai),
         "anthropic" => Ok(Provider::Anthropic),
         other => Err(ConfigError::Invalid(format!(
-            "unknown host `{other}`: expected sim, openai:MODEL, anthropic:MODEL or a [host.NAME] from the config"
+            "unknown host `{other}`: expected sim, openai:MODEL, anthropic:MODEL, claude-code[:MODEL], codex[:MODEL] or a [host.NAME] from the config"
         ))),
     }
 }
@@ -729,6 +831,34 @@ mod tests {
         )]))
         .unwrap_err();
         assert!(err.contains("`MCPEVAL_SURELY_UNSET_1234`"), "{err}");
+    }
+
+    #[test]
+    fn codex_hosts_read_openais_variables_and_keep_their_own_tools() {
+        use crate::host::app::AppKind;
+        let profile = HostProfile::default();
+        let cli = resolve_host("codex:sim", &BTreeMap::new(), &profile).unwrap();
+        assert_eq!(cli.provider, Provider::App);
+        assert_eq!(cli.model.as_deref(), Some("sim"));
+        assert_eq!(cli.app.as_ref().unwrap().app, AppKind::Codex);
+        assert_eq!(cli.env_vars(), ("OPENAI_BASE_URL", "OPENAI_API_KEY"));
+        let claude = resolve_host("claude-code", &BTreeMap::new(), &profile).unwrap();
+        assert_eq!(
+            claude.env_vars(),
+            ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
+        );
+        let text = "[host.cx]\napp = \"codex\"\nallowed_tools = [\"get_issue\"]\n\
+                    [host.bad]\napp = \"codex\"\nbuiltin_tools = false\n";
+        let file = parse_toml("t.toml", text).unwrap();
+        let cx = resolve_host("cx", &file.named_hosts, &profile).unwrap();
+        let app = cx.app.unwrap();
+        assert_eq!(app.program, ["codex"]);
+        assert_eq!(
+            app.allowed_tools.as_deref(),
+            Some(&["get_issue".to_owned()][..])
+        );
+        let err = resolve_host("bad", &file.named_hosts, &profile).unwrap_err();
+        assert!(err.to_string().contains("Codex has no switch"), "{err}");
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub struct TrialOutput {
     pub latency_ms: f64,
     /// Requests to the model that failed and were retried before an answer came (one line each).
     pub request_retries: Vec<String>,
+    /// What an app host reported besides (app hosts only).
+    pub app: Option<super::AppFacts>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without

@@ -99,6 +99,32 @@ pub struct Episode {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub request_retries: Vec<String>,
     pub started_at: String,
+    /// What an app host (Claude Code, …) reported besides the loop's record; absent for API hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<AppFacts>,
+}
+
+/// What an app host reports that mcpeval's own agent loop has no counterpart for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AppFacts {
+    /// `claude-code`.
+    pub app: String,
+    /// The app's version, as it reported it for this trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The cost the app computed for the trial (US dollars, at its own prices).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Tool calls the app refused by its permission rules, in order: the tool's bare name (or the
+    /// app's own name for its built-in tools).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permission_denials: Vec<String>,
+    /// The app's own count of turns (Claude Code's `num_turns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_turns: Option<u32>,
+    /// Calls of the app's built-in tools (not the server's), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub builtin_calls: Vec<String>,
 }
 
 /// The full message exchange of one trial, one line of `transcripts.jsonl` (secrets redacted).

@@ -56,6 +56,11 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
                     .with_congestion(congestion.clone()),
             )
         }
+        Provider::App => {
+            return Err(HostError::Other(
+                "an app host runs its own loop: build it with host::app::AppHost".into(),
+            ))
+        }
         Provider::Anthropic => {
             let (base, key) = host.env_vars();
             let mut model = AnthropicModel::from_env_vars(name, base, key)?

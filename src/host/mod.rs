@@ -2,6 +2,7 @@
 
 pub mod aimd;
 pub mod anthropic;
+pub mod app;
 pub mod build;
 pub mod cache;
 pub mod http;

@@ -1,9 +1,17 @@
-//! `mcpeval sim-server`: the sim model behind an OpenAI-compatible `/v1/chat/completions` endpoint.
+//! `mcpeval sim-server`: the sim model behind an OpenAI-compatible `/v1/chat/completions` endpoint,
+//! Anthropic's Messages API (`/v1/messages`, streaming or not, and `count_tokens`) and OpenAI's
+//! Responses API (`/v1/responses`, streaming or not).
 //!
 //! With [`FaultConfig`] it also fails, hangs or garbles a share of its answers, to test how hosts
 //! and the runner cope; the answers it does give are exactly those of a fault-free server.
 
 mod faults;
+mod messages;
+#[cfg(test)]
+mod messages_tests;
+mod responses;
+#[cfg(test)]
+mod responses_tests;
 #[cfg(test)]
 mod tests;
 mod wire;
@@ -16,7 +24,7 @@ use std::time::Duration;
 use anyhow::Context;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -26,7 +34,9 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::sim::{SimConfig, SimModel};
+use super::Completion;
 pub use faults::{Fault, FaultConfig, Faults, FAULT_STATUSES};
+pub use messages::SEED_HEADER;
 
 /// Request bodies up to this size are accepted (long transcripts).
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
@@ -161,6 +171,12 @@ pub fn router(config: SimConfig, options: ServeOptions) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/chat/completions", post(chat_completions))
+        .route("/v1/messages", post(messages_route))
+        .route("/messages", post(messages_route))
+        .route("/v1/messages/count_tokens", post(count_tokens))
+        .route("/messages/count_tokens", post(count_tokens))
+        .route("/v1/responses", post(responses_route))
+        .route("/responses", post(responses_route))
         .route("/v1/models", get(models))
         .route("/models", get(models))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
@@ -168,25 +184,10 @@ pub fn router(config: SimConfig, options: ServeOptions) -> Router {
 }
 
 async fn chat_completions(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
-    // Over the concurrency limit: refused at once, before any other fault is drawn.
-    let Some(_in_flight) = state.faults.enter() else {
-        return failure(&state.faults, 429);
+    let (_in_flight, fault) = match before_answer(&state, &body, failure).await {
+        Ok(go) => go,
+        Err(refused) => return refused,
     };
-    // Decided apart from the model, whose randomness comes from the request alone.
-    let fault = state.faults.decide(&body);
-    match fault {
-        Some(Fault::Status(status)) => return failure(&state.faults, status),
-        Some(Fault::Hang) => {
-            if let Some(hang) = state.faults.config().hang {
-                tokio::time::sleep(hang).await;
-            }
-            return failure(&state.faults, 503);
-        }
-        _ => {}
-    }
-    if !state.latency.is_zero() {
-        tokio::time::sleep(state.latency).await;
-    }
     let request = match serde_json::from_slice::<Value>(&body)
         .map_err(|e| format!("the body is not JSON: {e}"))
         .and_then(|v| wire::parse_request(&v))
@@ -213,6 +214,192 @@ async fn chat_completions(State(state): State<Arc<AppState>>, body: Bytes) -> Re
         }
         _ => Json(wire::response_body(&completion)).into_response(),
     }
+}
+
+/// `POST /v1/messages` (any query, e.g. `?beta=true`): the same model, faults and latency as the
+/// chat route, answered as a Messages API body or, with `stream: true`, as its SSE events. The
+/// trial's seed comes from the [`SEED_HEADER`] header (0 without it).
+async fn messages_route(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (_in_flight, fault) = match before_answer(&state, &body, anthropic_failure).await {
+        Ok(go) => go,
+        Err(refused) => return refused,
+    };
+    let (request, value) = match anthropic_request(&headers, &body) {
+        Ok(parsed) => parsed,
+        Err(message) => return anthropic_bad_request(&message),
+    };
+    let mut completion = state.sim.respond(&request);
+    let model = value.get("model").and_then(Value::as_str);
+    answer(&value, fault, &mut completion, |c, stream| match stream {
+        true => messages::stream_body(c, model),
+        false => messages::response_body(c, model).to_string(),
+    })
+}
+
+/// `POST /v1/responses`: the same model, faults and latency as the chat route, answered as a
+/// Responses API body or, with `stream: true`, as its SSE events. The trial's seed comes from
+/// the [`SEED_HEADER`] header (0 without it).
+async fn responses_route(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (_in_flight, fault) = match before_answer(&state, &body, failure).await {
+        Ok(go) => go,
+        Err(refused) => return refused,
+    };
+    let parsed = seed_of(&headers).and_then(|seed| {
+        let value = serde_json::from_slice::<Value>(&body)
+            .map_err(|e| format!("the body is not JSON: {e}"))?;
+        Ok((responses::parse_request(&value, seed)?, value))
+    });
+    let (parsed, value) = match parsed {
+        Ok(p) => p,
+        Err(message) => return bad_request(&message),
+    };
+    let mut completion = state.sim.respond(&parsed.request);
+    if !parsed.left_out.is_empty() {
+        completion.usage.input_tokens = parsed.input_tokens();
+    }
+    let model = value.get("model").and_then(Value::as_str);
+    answer(&value, fault, &mut completion, |c, stream| match stream {
+        true => responses::stream_body(c, &parsed, model),
+        false => responses::response_body(c, &parsed, model).to_string(),
+    })
+}
+
+/// The answer of a route that streams on `stream: true` (Messages, Responses): `render` writes the
+/// completion as SSE events or as a JSON body. A bad-arguments fault breaks the tool calls'
+/// arguments (or, without any, cuts the body, as an invalid-JSON fault does).
+fn answer(
+    request: &Value,
+    fault: Option<Fault>,
+    completion: &mut Completion,
+    render: impl FnOnce(&Completion, bool) -> String,
+) -> Response {
+    if matches!(fault, Some(Fault::BadArguments)) {
+        for call in &mut completion.tool_calls {
+            call.arguments = faults::break_arguments(&call.arguments);
+        }
+    }
+    let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let text = render(completion, stream);
+    let content_type = if stream {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let cut = match fault {
+        Some(Fault::InvalidJson) => true,
+        Some(Fault::BadArguments) => completion.tool_calls.is_empty(),
+        _ => false,
+    };
+    let text = if cut { faults::cut_body(&text) } else { text };
+    let mut response = text.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// The trial's seed from the [`SEED_HEADER`] header (0 without it).
+fn seed_of(headers: &HeaderMap) -> Result<u64, String> {
+    match headers.get(SEED_HEADER) {
+        None => Ok(0),
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .ok_or_else(|| format!("`{SEED_HEADER}` must be an unsigned integer")),
+    }
+}
+
+/// `POST /v1/messages/count_tokens`: the sim's count of what the request would send.
+async fn count_tokens(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    match anthropic_request(&headers, &body) {
+        Ok((request, _)) => {
+            let usage = state.sim.respond(&request).usage;
+            Json(json!({"input_tokens": usage.input_tokens})).into_response()
+        }
+        Err(message) => anthropic_bad_request(&message),
+    }
+}
+
+fn anthropic_request(
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(crate::host::CompletionRequest, Value), String> {
+    let seed = match headers.get(SEED_HEADER) {
+        None => 0,
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .ok_or_else(|| format!("`{SEED_HEADER}` must be an unsigned integer"))?,
+    };
+    let value =
+        serde_json::from_slice::<Value>(body).map_err(|e| format!("the body is not JSON: {e}"))?;
+    let request = messages::parse_request(&value, seed)?;
+    Ok((request, value))
+}
+
+fn anthropic_failure(faults: &Faults, status: u16) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let body = if status == 429 {
+        messages::error_body("rate_limit_error", "sim-server: injected rate limit")
+    } else {
+        messages::error_body("api_error", "sim-server: injected server error")
+    };
+    let mut response = (code, Json(body)).into_response();
+    if let Some(seconds) = faults.config().retry_after_for(status) {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+fn anthropic_bad_request(message: &str) -> Response {
+    let body = messages::error_body("invalid_request_error", message);
+    (StatusCode::BAD_REQUEST, Json(body)).into_response()
+}
+
+/// What every route does before the model answers: over the concurrency limit, a 429 at once,
+/// before any other fault is drawn; an injected status or hang, answered with `fail` (the
+/// route's error format); then the latency. The fault is decided apart from the model, whose
+/// randomness comes from the request alone. `Ok` holds the request's place among those in flight
+/// and the fault left for the answer itself (bad arguments, invalid JSON).
+async fn before_answer<'a>(
+    state: &'a AppState,
+    body: &[u8],
+    fail: fn(&Faults, u16) -> Response,
+) -> Result<(faults::InFlight<'a>, Option<Fault>), Response> {
+    let Some(in_flight) = state.faults.enter() else {
+        return Err(fail(&state.faults, 429));
+    };
+    let fault = state.faults.decide(body);
+    match fault {
+        Some(Fault::Status(status)) => return Err(fail(&state.faults, status)),
+        Some(Fault::Hang) => {
+            if let Some(hang) = state.faults.config().hang {
+                tokio::time::sleep(hang).await;
+            }
+            return Err(fail(&state.faults, 503));
+        }
+        _ => {}
+    }
+    if !state.latency.is_zero() {
+        tokio::time::sleep(state.latency).await;
+    }
+    Ok((in_flight, fault))
 }
 
 /// An injected failure: the status, an OpenAI-style error body, and `Retry-After` on 429 and

@@ -26,6 +26,15 @@ pub struct HostRecord {
     pub model: String,
     /// True for the embedded simulator: its results say nothing about a real model.
     pub simulated: bool,
+    /// An app host's program (argv), as configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<Vec<String>>,
+    /// What the app's `--version` printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The extra arguments the host passes the app (mcpeval's own are in the README).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
 }
 
 /// The contents of `run.json`.
@@ -150,6 +159,9 @@ pub(crate) mod tests {
                 name: "sim".into(),
                 model: "sim".into(),
                 simulated: true,
+                program: None,
+                version: None,
+                args: None,
             }],
             judges: Vec::new(),
             seed: 42,

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use rand::Rng;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::Sender;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{RunEvent, RunEventKind};
@@ -25,6 +25,8 @@ pub struct HostRuntime {
     pub model: Arc<dyn Model>,
     /// The host's adaptive concurrency (API hosts), for the end-of-run report.
     pub congestion: Option<Arc<crate::host::aimd::Congestion>>,
+    /// An app host (Claude Code, …) runs each trial itself; `model` then only names it.
+    pub app: Option<Arc<crate::host::app::AppHost>>,
 }
 
 /// Identifies a finished trial across invocations (for `--resume`).
@@ -71,20 +73,23 @@ struct Shared {
     runner: Runner,
     pool: ServerPool,
     started: Instant,
-    events: UnboundedSender<RunEvent>,
+    events: Sender<RunEvent>,
 }
 
 impl Shared {
-    fn emit(&self, kind: RunEventKind) {
-        let _ = self.events.send(RunEvent {
+    async fn emit(&self, kind: RunEventKind) {
+        let event = RunEvent {
             elapsed: self.started.elapsed(),
             kind,
-        });
+        };
+        let _ = self.events.send(event).await;
     }
 }
 
 /// Runs every trial not yet done; returns how many finished and whether the run was cut short.
-pub async fn run(mut runner: Runner, events: UnboundedSender<RunEvent>) -> (usize, bool) {
+/// `events` is bounded: when its consumer (writing the episodes, the tables and the reports)
+/// falls behind, finished trials wait to hand over their records instead of piling up in memory.
+pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) {
     let in_shard = runner.shard.map(|shard| {
         let tasks: Vec<String> = runner.suite.tasks.iter().map(|t| t.id.clone()).collect();
         let hosts: Vec<String> = runner.hosts.iter().map(|h| h.config.name.clone()).collect();
@@ -104,13 +109,25 @@ pub async fn run(mut runner: Runner, events: UnboundedSender<RunEvent>) -> (usiz
             .is_none_or(|s| s.contains(&unit_of(&runner, k)))
     })
     .collect();
+    // An app starts (or connects to) the side's server itself: its trials take none from the
+    // pool, which then starts none ahead for them.
+    let pooled: Vec<(Side, usize)> = order
+        .iter()
+        .filter(|k| runner.hosts[k.host].app.is_none())
+        .map(|k| (k.side, k.task))
+        .collect();
+    let none_pooled = pooled.is_empty();
     let pool = ServerPool::new(
         runner.config.baseline.clone(),
         runner.config.candidate.clone(),
         runner.config.isolation,
-        order.iter().map(|k| (k.side, k.task)),
+        pooled,
         std::mem::take(&mut runner.servers),
     );
+    if none_pooled {
+        // Only app hosts: the preflight's servers would sit idle through the run.
+        pool.shutdown().await;
+    }
     let concurrency = runner.config.concurrency;
     let cancel = runner.cancel.clone();
     let shared = Arc::new(Shared {
@@ -119,11 +136,13 @@ pub async fn run(mut runner: Runner, events: UnboundedSender<RunEvent>) -> (usiz
         events,
         runner,
     });
-    shared.emit(RunEventKind::RunStarted {
-        run_id: shared.runner.run_id.clone(),
-        total: order.len(),
-        already_done: shared.runner.done.len(),
-    });
+    shared
+        .emit(RunEventKind::RunStarted {
+            run_id: shared.runner.run_id.clone(),
+            total: order.len(),
+            already_done: shared.runner.done.len(),
+        })
+        .await;
     let cancel_for_stream = cancel.clone();
     let mut results = futures::stream::iter(order)
         .take_while(move |_| std::future::ready(!cancel_for_stream.is_cancelled()))
@@ -138,10 +157,12 @@ pub async fn run(mut runner: Runner, events: UnboundedSender<RunEvent>) -> (usiz
     }
     drop(results);
     shared.pool.shutdown().await;
-    shared.emit(RunEventKind::RunFinished {
-        completed,
-        cancelled: cancel.is_cancelled(),
-    });
+    shared
+        .emit(RunEventKind::RunFinished {
+            completed,
+            cancelled: cancel.is_cancelled(),
+        })
+        .await;
     (completed, cancel.is_cancelled())
 }
 
@@ -168,12 +189,14 @@ async fn execute(shared: &Shared, key: TrialKey) {
     let host = &runner.hosts[key.host];
     let task = &runner.suite.tasks[key.task];
     let seed = trial_seed(runner.config.seed, &task.id, key.trial);
-    shared.emit(RunEventKind::TrialStarted {
-        task_id: task.id.clone(),
-        side: key.side,
-        host: host.config.name.clone(),
-        trial: key.trial,
-    });
+    shared
+        .emit(RunEventKind::TrialStarted {
+            task_id: task.id.clone(),
+            side: key.side,
+            host: host.config.name.clone(),
+            trial: key.trial,
+        })
+        .await;
     let started_at = chrono::Utc::now().to_rfc3339();
     let mut attempts = Vec::new();
     let (output, tools, judged) = loop {
@@ -181,14 +204,16 @@ async fn execute(shared: &Shared, key: TrialKey) {
         match &output.infra_error {
             Some(error) if (attempts.len() as u32) < runner.config.retries => {
                 attempts.push(error.clone());
-                shared.emit(RunEventKind::TrialRetrying {
-                    task_id: task.id.clone(),
-                    side: key.side,
-                    host: host.config.name.clone(),
-                    trial: key.trial,
-                    attempt: attempts.len() as u32,
-                    error: error.clone(),
-                });
+                shared
+                    .emit(RunEventKind::TrialRetrying {
+                        task_id: task.id.clone(),
+                        side: key.side,
+                        host: host.config.name.clone(),
+                        trial: key.trial,
+                        attempt: attempts.len() as u32,
+                        error: error.clone(),
+                    })
+                    .await;
                 shared.pool.add_use(key.side, key.task).await;
                 tokio::time::sleep(backoff(attempts.len() as u32)).await;
             }
@@ -213,10 +238,12 @@ async fn execute(shared: &Shared, key: TrialKey) {
         judge: judged.map(|j| j.record),
     };
     let transcript = redact_transcript(&runner.redactor, transcript);
-    shared.emit(RunEventKind::TrialFinished {
-        episode: Arc::new(episode),
-        transcript: Arc::new(transcript),
-    });
+    shared
+        .emit(RunEventKind::TrialFinished {
+            episode: Arc::new(episode),
+            transcript: Arc::new(transcript),
+        })
+        .await;
 }
 
 /// Exponential backoff with jitter: 250 ms, 500 ms, 1 s, … (+ up to 50 %).
@@ -233,6 +260,18 @@ async fn attempt(
     let runner = &shared.runner;
     let host = &runner.hosts[key.host];
     let task = &runner.suite.tasks[key.task];
+    if let Some(app) = &host.app {
+        let trial = crate::host::app::AppTrial {
+            prompt: &task.prompt,
+            max_turns: task.max_turns,
+            seed,
+            server: shared.pool.spec(key.side),
+            label: &host.config.profile.server_label,
+        };
+        let mut output = app.run_trial(&trial).await;
+        let judged = judge_output(shared, key, seed, &mut output).await;
+        return (output, Vec::new().into(), judged);
+    }
     let lease = match shared.pool.acquire(key.side, key.task).await {
         Ok(lease) => lease,
         Err(e) => {
@@ -397,6 +436,7 @@ fn build_episode(
         attempts: attempts.into_iter().map(redact).collect(),
         request_retries: output.request_retries.into_iter().map(redact).collect(),
         started_at,
+        app: output.app,
     }
 }
 

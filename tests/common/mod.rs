@@ -103,6 +103,36 @@ pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
+/// A host application `scripts/install-host-apps` puts under `.apps/` (`scripts/test` runs it).
+pub fn installed_app(rel: &str) -> PathBuf {
+    let path = repo_path(rel);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-host-apps (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// The app-host tests' suite. Three tasks: a search, a lookup by id (the tool 2.0.0 renames), and one that needs no tool.
+pub const APP_SUITE: &str = r#"
+- id: search-crash-zephyr
+  prompt: Search for crash issues in the zephyr project
+  expect:
+    calls:
+      - tool: search_issues
+        args: {project: zephyr}
+- id: show-issue-3
+  prompt: Show me issue 3
+  expect:
+    calls:
+      - tool: get_issue
+        args: {id: 3}
+- id: capital-of-france
+  prompt: What is the capital of France?
+  kind: no-tool
+"#;
+
 /// `mcpeval run --baseline B --candidate C --suite tasks/demo --out OUT`, from the repository
 /// root, ready for more arguments and environment.
 pub fn pair_command(baseline: &str, candidate: &str, out: &Path) -> Command {

@@ -75,6 +75,7 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         attempts: Vec::new(),
         request_retries: Vec::new(),
         started_at: STARTED_AT.to_owned(),
+        app: None,
     };
     let tools: &[&str] = match kind {
         TaskKind::Tool => &["search_issues"],
@@ -206,6 +207,9 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
             name: HOST.into(),
             model: "sim".into(),
             simulated: true,
+            program: None,
+            version: None,
+            args: None,
         }],
         judges: Vec::new(),
         seed: SEED,

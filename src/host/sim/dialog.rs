@@ -152,7 +152,7 @@ fn progress(since_user: &[Message]) -> Progress<'_> {
 }
 
 /// Tool results carry no error flag in the chat, so the sim reads them the way a model does.
-pub(super) fn looks_like_error(text: &str) -> bool {
+pub(crate) fn looks_like_error(text: &str) -> bool {
     let t = text.trim_start();
     let head: String = t.chars().take(300).collect::<String>().to_lowercase();
     let starts = [

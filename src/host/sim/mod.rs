@@ -26,6 +26,7 @@ mod tests_suite;
 use serde::{Deserialize, Serialize};
 
 use super::{Completion, CompletionRequest, HostError, Message, Model, ToolCallRequest, Usage};
+pub(crate) use dialog::looks_like_error;
 use dialog::Action;
 
 /// Knobs of the simulated model (config section `[sim]`).
@@ -138,6 +139,12 @@ impl SimModel {
             ..Default::default()
         }
     }
+}
+
+/// The sim's count of the input tokens of these messages and tools (what `respond` reports
+/// for a request of them).
+pub fn count_input_tokens(messages: &[Message], tools: &[crate::host::ToolSpec]) -> u64 {
+    tokens::count_input(messages, tools)
 }
 
 fn call_id(seed: u64, turn: u64) -> u64 {

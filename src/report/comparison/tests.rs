@@ -50,6 +50,7 @@ fn ep(task: &str, kind: TaskKind, side: Side, trial: u32, success: bool, calls: 
         attempts: Vec::new(),
         request_retries: Vec::new(),
         started_at: String::new(),
+        app: None,
     }
 }
 
