@@ -7,6 +7,7 @@ pub mod episode;
 pub mod grade;
 pub mod history;
 pub mod host;
+pub mod job;
 pub mod mcp;
 pub mod report;
 pub mod rundir;

@@ -1,11 +1,9 @@
-//! `mcpeval run`: resolve the config, check the servers, run the trials, write the files.
+//! `mcpeval run`: the arguments turned into a [`RunJob`] (config, tasks, trigger, hosts, run
+//! directory), its outcome into reports, notes and an exit code.
 
-use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use anyhow::Context;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::args::RunArgs;
@@ -16,39 +14,17 @@ use super::hosts::{
 use super::out::outln;
 use super::progress::Progress;
 use crate::config::{resolve, RunConfig};
-use crate::episode::{chain, Redactor, Side};
 use crate::host::aimd::Congestion;
 use crate::host::cache::{ResponseCache, CACHE_DIR};
-use crate::report::{Collector, LiveReports, Report, REFRESH_EVERY};
-use crate::rundir::{
-    git_commit, own_cpu_ms, scan_episodes, EpisodeWriter, HostRecord, RunInfo, ServerRecord,
-    TableWriter,
-};
-use crate::runner::{
-    self, BudgetGuard, DoneKey, EventSink, Price, RunEvent, RunEventKind, Runner, Server, Spent,
-};
-
-/// Run events waiting for the sinks at most (each finished trial's carries its transcript).
-const EVENTS_QUEUED: usize = 256;
+use crate::job::{RunEnd, RunJob};
+use crate::report::Report;
+use crate::rundir::RunInfo;
+use crate::runner;
 
 /// Runs `mcpeval run` and returns the exit code.
 pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
-    fixed_mmap_threshold();
+    crate::job::fixed_mmap_threshold();
     run_cancellable(args, CancellationToken::new()).await
-}
-
-/// glibc raises its mmap threshold each time a large block is freed, up to 32 MiB, so that
-/// polars' short-lived column buffers end up in the heap, whose freed middle is not handed back:
-/// a long run's RSS then keeps what it once held (67 instead of 59 MB at 100k demo episodes). A
-/// fixed threshold (128 KiB, glibc's starting value) keeps large blocks in mappings of their own,
-/// returned when freed. Only for runs: a one-off `compare` of a million episodes is faster
-/// without it.
-pub(super) fn fixed_mmap_threshold() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets a parameter of the allocator, under the allocator's own lock.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
-    }
 }
 
 /// [`run_command`] with a token that, once cancelled, acts as a first Ctrl-C: no new trial
@@ -101,8 +77,9 @@ pub(super) async fn run_cancellable(
         .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))
         .collect();
     let (judges, judge_secrets) = build_judges(&config, &suite)?;
-    let (baseline, candidate, servers) = preflight(&config).await?;
-    let started_at = chrono::Utc::now().to_rfc3339();
+    let preflight = crate::job::preflight(&config)
+        .await
+        .map_err(CliError::infra)?;
     let run_id = match &previous {
         Some(info) => info.run_id.clone(),
         None => crate::rundir::new_run_id(&config),
@@ -134,136 +111,31 @@ pub(super) async fn run_cancellable(
     if let Ok(Some(line)) = design.warning(&config.stats, u64::from(config.trials)) {
         eprintln!("{line}");
     }
-    let mut info = RunInfo {
-        run_id: run_id.clone(),
-        mcpeval_version: env!("CARGO_PKG_VERSION").to_owned(),
-        status: "running".into(),
-        config: config.clone(),
-        baseline,
-        candidate,
-        hosts: hosts
-            .iter()
-            .map(|h| HostRecord {
-                name: h.config.name.clone(),
-                model: h.model.id().to_owned(),
-                simulated: h.model.is_simulated(),
-                program: h.app.as_ref().map(|a| a.settings.program.clone()),
-                version: h.app.as_ref().and_then(|a| a.version.clone()),
-                args: h.app.as_ref().map(|a| a.settings.args.clone()),
-            })
-            .collect(),
-        judges: judges
-            .iter()
-            .map(|(name, model)| HostRecord {
-                name: name.clone(),
-                model: model.id().to_owned(),
-                simulated: model.is_simulated(),
-                program: None,
-                version: None,
-                args: None,
-            })
-            .collect(),
-        seed: config.seed,
-        trials: config.trials,
-        tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),
-        trigger: match (&trigger, &previous) {
-            (Some(t), _) => Some(t.summary.clone()),
-            (None, Some(p)) => p.trigger.clone(),
-            (None, None) => None,
-        },
-        trigger_changes: match (&trigger, &previous) {
-            (Some(t), _) => t.changes.clone(),
-            (None, Some(p)) => p.trigger_changes.clone(),
-            (None, None) => Vec::new(),
-        },
-        started_at: previous
-            .as_ref()
-            .map_or(started_at, |p| p.started_at.clone()),
-        finished_at: None,
-        git_commit: git_commit(),
-        episodes: 0,
-        infra_errors: 0,
-        runner_cpu_ms: None,
-        config_hash: Some(runner::config_hash(&config, &suite.tasks)),
-        shard,
-        merged_from: Vec::new(),
-    };
-    info.write(&dir)?;
-    let earlier = Earlier::scan(&dir, &config.prices)?;
-    let tables = earlier.tables;
-    let mut secrets = config.secret_values();
-    secrets.extend(judge_secrets);
-    let redactor = Redactor::new(secrets.iter().map(String::as_str));
-    // Bounded: a consumer that falls behind holds the trials back, not their records in memory.
-    let (tx, rx) = mpsc::channel(EVENTS_QUEUED);
-    let (budget, budget_reached) = BudgetGuard::new(
-        config.budget.clone(),
-        config.prices.clone(),
-        earlier.spent,
-        cancel.clone(),
-    );
-    // Every episode of the run, folded in as it finishes (and those of an earlier invocation):
-    // the live reports' and, at the end, the final comparison's.
-    let collector = Arc::new(Mutex::new(earlier.collector));
-    let mut sinks: Vec<Box<dyn EventSink>> = vec![
-        Box::new(EpisodeWriter::open(&dir)?),
-        Box::new(tables),
-        Box::new(Progress::new()),
-        Box::new(LiveReports::new(
-            dir.clone(),
-            info.clone(),
-            collector.clone(),
-            REFRESH_EVERY,
-        )),
-    ];
-    if !config.budget.is_unlimited() {
-        sinks.push(Box::new(budget));
-    }
-    let consumer = tokio::spawn(consume(rx, sinks));
-    let ctrl_c = tokio::spawn(watch_ctrl_c(cancel.clone(), tx.clone()));
     let simulated = hosts
         .iter()
         .filter(|h| h.model.is_simulated())
         .map(|h| h.config.name.clone())
         .collect::<Vec<_>>();
-    let runner = Runner {
+    let job = RunJob {
         run_id,
         config,
         suite,
         hosts,
         judges,
-        done: earlier.done,
-        redactor,
-        cancel: cancel.clone(),
+        judge_secrets,
+        preflight,
+        dir: dir.clone(),
+        previous,
+        trigger: trigger.map(|t| (t.summary, t.changes)),
         shard,
-        servers,
     };
     eprintln!("run directory: {}", dir.display());
-    let (_, cancelled) = runner::run(runner, tx).await;
-    ctrl_c.abort();
-    consumer
-        .await
-        .context("the event consumer stopped")?
-        .context("cannot record episodes")?;
-    let collector = std::mem::take(&mut *crate::report::lock_collector(&collector));
-    let budget_note = budget_reached.lock().ok().and_then(|r| r.clone());
-    info.status = if budget_note.is_some() {
-        "budget_reached"
-    } else if cancelled {
-        "interrupted"
-    } else {
-        "completed"
-    }
-    .into();
-    info.finished_at = Some(chrono::Utc::now().to_rfc3339());
-    info.episodes = collector.episodes();
-    info.infra_errors = collector.infra_errors();
-    info.runner_cpu_ms = own_cpu_ms();
-    info.write(&dir)?;
-    let comparison = collector
-        .comparison(&info.config.stats, info.seed)
-        .context("cannot compare the sides")?;
-    drop(collector);
+    let RunEnd {
+        info,
+        comparison,
+        cancelled,
+        budget_note,
+    } = job.execute(cancel, vec![Box::new(Progress::new())]).await?;
     let report = Report {
         info: &info,
         baseline_run: None,
@@ -356,114 +228,6 @@ fn resume_state(
         config.concurrency = c.max(1);
     }
     Ok((config, Some(dir.to_path_buf()), Some(info)))
-}
-
-/// Starts both servers and lists their tools: a server that will not start fails the run before
-/// any trial. The servers are kept for the run's first trials.
-async fn preflight(
-    config: &RunConfig,
-) -> Result<(ServerRecord, ServerRecord, [Option<Server>; 2]), CliError> {
-    let (b, c) = tokio::join!(
-        Server::connect(&config.baseline),
-        Server::connect(&config.candidate)
-    );
-    let mut records = Vec::new();
-    let mut servers = [None, None];
-    for (i, (side, result, spec)) in [
-        (Side::Baseline, b, &config.baseline),
-        (Side::Candidate, c, &config.candidate),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let server = result.map_err(|e| {
-            CliError::infra(anyhow::anyhow!(
-                "{side} server `{}`: {}",
-                spec.display(),
-                chain(&e)
-            ))
-        })?;
-        records.push(ServerRecord {
-            spec: spec.display(),
-            info: Some(server.info.clone()),
-            tools: server.tools.iter().map(|t| t.name.to_string()).collect(),
-        });
-        servers[i] = Some(server);
-    }
-    let candidate = records.pop().expect("two records");
-    let baseline = records.pop().expect("two records");
-    Ok((baseline, candidate, servers))
-}
-
-/// What a resumed run's directory already holds: the trials done (not run again), what they
-/// spent of the budget, their aggregates for the live reports, and the tables' writer, which
-/// has their rows and gets the new episodes' as the run goes. Empty for a new run.
-struct Earlier {
-    done: HashSet<DoneKey>,
-    spent: Spent,
-    collector: Collector,
-    tables: TableWriter,
-}
-
-impl Earlier {
-    fn scan(dir: &Path, prices: &BTreeMap<String, Price>) -> anyhow::Result<Self> {
-        let mut earlier = Self {
-            done: HashSet::new(),
-            spent: Spent::default(),
-            collector: Collector::default(),
-            tables: TableWriter::new(dir),
-        };
-        let mut failed = None;
-        scan_episodes(dir, |e| {
-            earlier.spent.add(&e, prices);
-            earlier.collector.add(e.side, &e);
-            earlier.done.insert(DoneKey::of(&e));
-            if let Err(e) = earlier.tables.push(e) {
-                failed.get_or_insert(e);
-            }
-        })?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(earlier),
-        }
-    }
-}
-
-async fn consume(
-    mut rx: mpsc::Receiver<RunEvent>,
-    mut sinks: Vec<Box<dyn EventSink>>,
-) -> anyhow::Result<()> {
-    let mut first_error = None;
-    while let Some(event) = rx.recv().await {
-        for sink in &mut sinks {
-            if let Err(e) = sink.handle(&event) {
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    for sink in &mut sinks {
-        if let Err(e) = sink.finish() {
-            first_error.get_or_insert(e);
-        }
-    }
-    first_error.map_or(Ok(()), Err)
-}
-
-/// First Ctrl-C: stop starting trials, let those in flight finish. Second: stop now.
-async fn watch_ctrl_c(cancel: CancellationToken, tx: mpsc::Sender<RunEvent>) {
-    if tokio::signal::ctrl_c().await.is_err() {
-        return;
-    }
-    cancel.cancel();
-    let cancelling = RunEvent {
-        elapsed: std::time::Duration::ZERO,
-        kind: RunEventKind::Cancelling,
-    };
-    let _ = tx.send(cancelling).await;
-    if tokio::signal::ctrl_c().await.is_ok() {
-        eprintln!("stopped: the episodes finished so far are in episodes.jsonl");
-        std::process::exit(Exit::Interrupted as i32);
-    }
 }
 
 fn print_notes(info: &RunInfo, dir: &Path, simulated: &[String]) {

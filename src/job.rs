@@ -1,0 +1,333 @@
+//! A run job: what `mcpeval run` (and each `mcpeval nightly` job) does between resolving its
+//! arguments and printing the outcome: check the servers, record `run.json`, run the trials
+//! through the event sinks (episodes, tables, live reports, budget), and compare the sides.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::RunConfig;
+use crate::episode::{chain, Redactor, Side};
+use crate::host::Model;
+use crate::report::{Collector, Comparison, LiveReports, REFRESH_EVERY};
+use crate::rundir::{
+    git_commit, own_cpu_ms, scan_episodes, EpisodeWriter, HostRecord, RunInfo, ServerRecord,
+    TableWriter,
+};
+use crate::runner::{
+    self, BudgetGuard, DoneKey, EventSink, HostRuntime, Price, RunEvent, RunEventKind, Runner,
+    Server, Shard, Spent,
+};
+use crate::suite::Suite;
+
+/// Run events waiting for the sinks at most (each finished trial's carries its transcript).
+const EVENTS_QUEUED: usize = 256;
+
+/// The exit status of a run stopped by a second Ctrl-C (128 + SIGINT).
+const INTERRUPTED: i32 = 130;
+
+/// glibc raises its mmap threshold each time a large block is freed, up to 32 MiB, so that
+/// polars' short-lived column buffers end up in the heap, whose freed middle is not handed back:
+/// a long run's RSS then keeps what it once held (67 instead of 59 MB at 100k demo episodes). A
+/// fixed threshold (128 KiB, glibc's starting value) keeps large blocks in mappings of their own,
+/// returned when freed. Only for runs: a one-off `compare` of a million episodes is faster
+/// without it.
+pub fn fixed_mmap_threshold() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a parameter of the allocator, under the allocator's own lock.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
+/// Both servers started and listed before any trial, kept for the run's first trials.
+pub struct Preflight {
+    pub baseline: ServerRecord,
+    pub candidate: ServerRecord,
+    servers: [Option<Server>; 2],
+}
+
+/// Starts both servers and lists their tools; the error names the side that will not start.
+pub async fn preflight(config: &RunConfig) -> anyhow::Result<Preflight> {
+    let (b, c) = tokio::join!(
+        Server::connect(&config.baseline),
+        Server::connect(&config.candidate)
+    );
+    let mut records = Vec::new();
+    let mut servers = [None, None];
+    for (i, (side, result, spec)) in [
+        (Side::Baseline, b, &config.baseline),
+        (Side::Candidate, c, &config.candidate),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let server = result
+            .map_err(|e| anyhow::anyhow!("{side} server `{}`: {}", spec.display(), chain(&e)))?;
+        records.push(ServerRecord {
+            spec: spec.display(),
+            info: Some(server.info.clone()),
+            tools: server.tools.iter().map(|t| t.name.to_string()).collect(),
+        });
+        servers[i] = Some(server);
+    }
+    let candidate = records.pop().expect("two records");
+    let baseline = records.pop().expect("two records");
+    Ok(Preflight {
+        baseline,
+        candidate,
+        servers,
+    })
+}
+
+/// Everything a run needs, resolved: the config, the tasks, the hosts and judges built, the
+/// servers checked, and its directory (new, or the one `--resume` finishes).
+pub struct RunJob {
+    pub run_id: String,
+    pub config: RunConfig,
+    pub suite: Suite,
+    pub hosts: Vec<HostRuntime>,
+    pub judges: BTreeMap<String, Arc<dyn Model>>,
+    /// Secret values the judges' settings hold (redacted from transcripts with the config's).
+    pub judge_secrets: Vec<String>,
+    pub preflight: Preflight,
+    pub dir: PathBuf,
+    /// `run.json` of the run being resumed.
+    pub previous: Option<RunInfo>,
+    /// The trigger's one-line summary and its changes, when a contract diff picked the tasks.
+    pub trigger: Option<(String, Vec<String>)>,
+    pub shard: Option<Shard>,
+}
+
+/// How a run ended: its final `run.json` and the comparison of its sides.
+pub struct RunEnd {
+    pub info: RunInfo,
+    pub comparison: Comparison,
+    /// Cut short by Ctrl-C (or the caller's token).
+    pub cancelled: bool,
+    /// Why the budget stopped the run, when it did.
+    pub budget_note: Option<String>,
+}
+
+impl RunJob {
+    /// `run.json` as the run starts.
+    fn info(&self) -> RunInfo {
+        let (config, previous) = (&self.config, self.previous.as_ref());
+        let record = |name: &str, model: &Arc<dyn Model>| HostRecord {
+            name: name.to_owned(),
+            model: model.id().to_owned(),
+            simulated: model.is_simulated(),
+            program: None,
+            version: None,
+            args: None,
+        };
+        RunInfo {
+            run_id: self.run_id.clone(),
+            mcpeval_version: env!("CARGO_PKG_VERSION").to_owned(),
+            status: "running".into(),
+            config: config.clone(),
+            baseline: self.preflight.baseline.clone(),
+            candidate: self.preflight.candidate.clone(),
+            hosts: self
+                .hosts
+                .iter()
+                .map(|h| HostRecord {
+                    program: h.app.as_ref().map(|a| a.settings.program.clone()),
+                    version: h.app.as_ref().and_then(|a| a.version.clone()),
+                    args: h.app.as_ref().map(|a| a.settings.args.clone()),
+                    ..record(&h.config.name, &h.model)
+                })
+                .collect(),
+            judges: self.judges.iter().map(|(n, m)| record(n, m)).collect(),
+            seed: config.seed,
+            trials: config.trials,
+            tasks: self.suite.tasks.iter().map(|t| t.id.clone()).collect(),
+            trigger: match (&self.trigger, previous) {
+                (Some((summary, _)), _) => Some(summary.clone()),
+                (None, Some(p)) => p.trigger.clone(),
+                (None, None) => None,
+            },
+            trigger_changes: match (&self.trigger, previous) {
+                (Some((_, changes)), _) => changes.clone(),
+                (None, Some(p)) => p.trigger_changes.clone(),
+                (None, None) => Vec::new(),
+            },
+            started_at: previous
+                .map_or_else(|| chrono::Utc::now().to_rfc3339(), |p| p.started_at.clone()),
+            finished_at: None,
+            git_commit: git_commit(),
+            episodes: 0,
+            infra_errors: 0,
+            runner_cpu_ms: None,
+            config_hash: Some(runner::config_hash(config, &self.suite.tasks)),
+            shard: self.shard,
+            merged_from: Vec::new(),
+        }
+    }
+
+    /// Runs the trials not yet done. `sinks` (e.g. a progress bar) see every run event after
+    /// the run's own (the episode and table writers, the live reports, the budget). A first
+    /// Ctrl-C or `cancel` stops new trials and lets those in flight finish; a second Ctrl-C
+    /// exits at once (the episodes finished are on disk).
+    pub async fn execute(
+        self,
+        cancel: CancellationToken,
+        sinks: Vec<Box<dyn EventSink>>,
+    ) -> anyhow::Result<RunEnd> {
+        let mut info = self.info();
+        let dir = self.dir;
+        info.write(&dir)?;
+        let config = self.config;
+        let earlier = Earlier::scan(&dir, &config.prices)?;
+        let mut secrets = config.secret_values();
+        secrets.extend(self.judge_secrets);
+        let redactor = Redactor::new(secrets.iter().map(String::as_str));
+        // Bounded: a consumer that falls behind holds the trials back, not their records in
+        // memory.
+        let (tx, rx) = mpsc::channel(EVENTS_QUEUED);
+        let (budget, budget_reached) = BudgetGuard::new(
+            config.budget.clone(),
+            config.prices.clone(),
+            earlier.spent,
+            cancel.clone(),
+        );
+        // Every episode of the run, folded in as it finishes (and those of an earlier
+        // invocation): the live reports' and, at the end, the final comparison's.
+        let collector = Arc::new(Mutex::new(earlier.collector));
+        let mut all: Vec<Box<dyn EventSink>> = vec![
+            Box::new(EpisodeWriter::open(&dir)?),
+            Box::new(earlier.tables),
+            Box::new(LiveReports::new(
+                dir.clone(),
+                info.clone(),
+                collector.clone(),
+                REFRESH_EVERY,
+            )),
+        ];
+        if !config.budget.is_unlimited() {
+            all.push(Box::new(budget));
+        }
+        all.extend(sinks);
+        let consumer = tokio::spawn(consume(rx, all));
+        let ctrl_c = tokio::spawn(watch_ctrl_c(cancel.clone(), tx.clone()));
+        let runner = Runner {
+            run_id: self.run_id,
+            config,
+            suite: self.suite,
+            hosts: self.hosts,
+            judges: self.judges,
+            done: earlier.done,
+            redactor,
+            cancel: cancel.clone(),
+            shard: self.shard,
+            servers: self.preflight.servers,
+        };
+        let (_, cancelled) = runner::run(runner, tx).await;
+        ctrl_c.abort();
+        consumer
+            .await
+            .context("the event consumer stopped")?
+            .context("cannot record episodes")?;
+        let collector = std::mem::take(&mut *crate::report::lock_collector(&collector));
+        let budget_note = budget_reached.lock().ok().and_then(|r| r.clone());
+        info.status = if budget_note.is_some() {
+            "budget_reached"
+        } else if cancelled {
+            "interrupted"
+        } else {
+            "completed"
+        }
+        .into();
+        info.finished_at = Some(chrono::Utc::now().to_rfc3339());
+        info.episodes = collector.episodes();
+        info.infra_errors = collector.infra_errors();
+        info.runner_cpu_ms = own_cpu_ms();
+        info.write(&dir)?;
+        let comparison = collector
+            .comparison(&info.config.stats, info.seed)
+            .context("cannot compare the sides")?;
+        Ok(RunEnd {
+            info,
+            comparison,
+            cancelled,
+            budget_note,
+        })
+    }
+}
+
+/// What a resumed run's directory already holds: the trials done (not run again), what they
+/// spent of the budget, their aggregates for the live reports, and the tables' writer, which
+/// has their rows and gets the new episodes' as the run goes. Empty for a new run.
+struct Earlier {
+    done: HashSet<DoneKey>,
+    spent: Spent,
+    collector: Collector,
+    tables: TableWriter,
+}
+
+impl Earlier {
+    fn scan(dir: &Path, prices: &BTreeMap<String, Price>) -> anyhow::Result<Self> {
+        let mut earlier = Self {
+            done: HashSet::new(),
+            spent: Spent::default(),
+            collector: Collector::default(),
+            tables: TableWriter::new(dir),
+        };
+        let mut failed = None;
+        scan_episodes(dir, |e| {
+            earlier.spent.add(&e, prices);
+            earlier.collector.add(e.side, &e);
+            earlier.done.insert(DoneKey::of(&e));
+            if let Err(e) = earlier.tables.push(e) {
+                failed.get_or_insert(e);
+            }
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(earlier),
+        }
+    }
+}
+
+/// Hands every run event to every sink, then finishes them; the first error is returned, after
+/// all sinks have had every event (a report that cannot be written does not lose episodes).
+async fn consume(
+    mut rx: mpsc::Receiver<RunEvent>,
+    mut sinks: Vec<Box<dyn EventSink>>,
+) -> anyhow::Result<()> {
+    let mut first_error = None;
+    while let Some(event) = rx.recv().await {
+        for sink in &mut sinks {
+            if let Err(e) = sink.handle(&event) {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    for sink in &mut sinks {
+        if let Err(e) = sink.finish() {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// First Ctrl-C: stop starting trials, let those in flight finish. Second: stop now.
+async fn watch_ctrl_c(cancel: CancellationToken, tx: mpsc::Sender<RunEvent>) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    cancel.cancel();
+    let cancelling = RunEvent {
+        elapsed: std::time::Duration::ZERO,
+        kind: RunEventKind::Cancelling,
+    };
+    let _ = tx.send(cancelling).await;
+    if tokio::signal::ctrl_c().await.is_ok() {
+        eprintln!("stopped: the episodes finished so far are in episodes.jsonl");
+        std::process::exit(INTERRUPTED);
+    }
+}
