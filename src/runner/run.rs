@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{RunEvent, RunEventKind};
 use super::pool::ServerPool;
-use super::schedule::{schedule, trial_seed, TrialKey};
+use super::schedule::{trial_seed, Schedule, TrialKey};
+use super::shard::Deal;
 use crate::config::{HostConfig, RunConfig};
 use crate::episode::{run_trial, Episode, Redactor, Side, Transcript, TrialInput, TrialOutput};
 use crate::grade::judge::{self, JudgedCall, JudgedTrial};
@@ -90,39 +91,48 @@ impl Shared {
 /// `events` is bounded: when its consumer (writing the episodes, the tables and the reports)
 /// falls behind, finished trials wait to hand over their records instead of piling up in memory.
 pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) {
-    let in_shard = runner.shard.map(|shard| {
-        let tasks: Vec<String> = runner.suite.tasks.iter().map(|t| t.id.clone()).collect();
-        let hosts: Vec<String> = runner.hosts.iter().map(|h| h.config.name.clone()).collect();
-        shard.select(super::units(&tasks, &hosts, runner.config.trials))
-    });
-    let order: Vec<TrialKey> = schedule(
+    let schedule = Schedule::new(
         runner.hosts.len(),
         runner.suite.tasks.len(),
         runner.config.trials,
         runner.config.seed,
-    )
-    .into_iter()
-    .filter(|k| !runner.done.contains(&done_key(&runner, k)))
-    .filter(|k| {
-        in_shard
+    );
+    let in_shard = runner.shard.map(|shard| {
+        let tasks: Vec<String> = runner.suite.tasks.iter().map(|t| t.id.clone()).collect();
+        let hosts: Vec<String> = runner.hosts.iter().map(|h| h.config.name.clone()).collect();
+        (
+            shard,
+            Deal::new(&tasks, &hosts, runner.config.trials, shard.count),
+        )
+    });
+    // The trials to run, in run order, read off the schedule as they are needed (it is not
+    // copied: a run of any size keeps 4 bytes per trial of it).
+    let to_run = |runner: &Runner, key: &TrialKey| {
+        let (host, task) = (
+            &runner.hosts[key.host].config.name,
+            &runner.suite.tasks[key.task].id,
+        );
+        let in_shard = in_shard
             .as_ref()
-            .is_none_or(|s| s.contains(&unit_of(&runner, k)))
-    })
-    .collect();
+            .is_none_or(|(shard, deal)| deal.shard_of(task, host, key.trial) == Some(*shard));
+        in_shard && (runner.done.is_empty() || !runner.done.contains(&done_key(runner, key)))
+    };
+    let total = schedule.iter().filter(|k| to_run(&runner, k)).count();
+    let ready = std::mem::take(&mut runner.servers);
     // An app starts (or connects to) the side's server itself: its trials take none from the
     // pool, which then starts none ahead for them.
-    let pooled: Vec<(Side, usize)> = order
+    let mut none_pooled = true;
+    let pooled = schedule
         .iter()
-        .filter(|k| runner.hosts[k.host].app.is_none())
+        .filter(|k| to_run(&runner, k) && runner.hosts[k.host].app.is_none())
         .map(|k| (k.side, k.task))
-        .collect();
-    let none_pooled = pooled.is_empty();
+        .inspect(|_| none_pooled = false);
     let pool = ServerPool::new(
         runner.config.baseline.clone(),
         runner.config.candidate.clone(),
         runner.config.isolation,
         pooled,
-        std::mem::take(&mut runner.servers),
+        ready,
     );
     if none_pooled {
         // Only app hosts: the preflight's servers would sit idle through the run.
@@ -139,11 +149,12 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
     shared
         .emit(RunEventKind::RunStarted {
             run_id: shared.runner.run_id.clone(),
-            total: order.len(),
+            total,
             already_done: shared.runner.done.len(),
         })
         .await;
     let cancel_for_stream = cancel.clone();
+    let order = schedule.iter().filter(|k| to_run(&shared.runner, k));
     let mut results = futures::stream::iter(order)
         .take_while(move |_| std::future::ready(!cancel_for_stream.is_cancelled()))
         .map(|key| {
@@ -172,14 +183,6 @@ fn done_key(runner: &Runner, key: &TrialKey) -> DoneKey {
         task_id: runner.suite.tasks[key.task].id.clone(),
         trial: key.trial,
         side: key.side,
-    }
-}
-
-fn unit_of(runner: &Runner, key: &TrialKey) -> super::Unit {
-    super::Unit {
-        task_id: runner.suite.tasks[key.task].id.clone(),
-        host: runner.hosts[key.host].config.name.clone(),
-        trial: key.trial,
     }
 }
 
