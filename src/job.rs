@@ -30,20 +30,6 @@ const EVENTS_QUEUED: usize = 256;
 /// The exit status of a run stopped by a second Ctrl-C (128 + SIGINT).
 const INTERRUPTED: i32 = 130;
 
-/// glibc raises its mmap threshold each time a large block is freed, up to 32 MiB, so that
-/// polars' short-lived column buffers end up in the heap, whose freed middle is not handed back:
-/// a long run's RSS then keeps what it once held (67 instead of 59 MB at 100k demo episodes). A
-/// fixed threshold (128 KiB, glibc's starting value) keeps large blocks in mappings of their own,
-/// returned when freed. Only for runs: a one-off `compare` of a million episodes is faster
-/// without it.
-pub fn fixed_mmap_threshold() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets a parameter of the allocator, under the allocator's own lock.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
-    }
-}
-
 /// Both servers started and listed before any trial, kept for the run's first trials.
 pub struct Preflight {
     pub baseline: ServerRecord,

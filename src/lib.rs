@@ -9,6 +9,7 @@ pub mod history;
 pub mod host;
 pub mod job;
 pub mod mcp;
+pub mod memory;
 pub mod report;
 pub mod rundir;
 pub mod runner;

@@ -14,7 +14,7 @@ use crate::rundir::RunInfo;
 
 /// Runs `mcpeval nightly`: one job now, or one at each fire time of `--schedule`.
 pub async fn nightly(args: &NightlyArgs) -> Result<Exit, CliError> {
-    crate::job::fixed_mmap_threshold();
+    crate::memory::fixed_mmap_threshold();
     // A bad config or expression is said now, not at 03:00.
     load(&args.config)?;
     let schedule = match &args.schedule {

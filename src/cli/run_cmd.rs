@@ -23,7 +23,7 @@ use crate::runner;
 
 /// Runs `mcpeval run` and returns the exit code.
 pub async fn run_command(args: &RunArgs) -> Result<Exit, CliError> {
-    crate::job::fixed_mmap_threshold();
+    crate::memory::fixed_mmap_threshold();
     run_cancellable(args, CancellationToken::new()).await
 }
 

@@ -21,9 +21,9 @@ const MAX_SHARE: u32 = 10;
 
 /// An event sink folding each finished episode into the comparison's aggregates (a few numbers
 /// per episode, never the episodes or their transcripts) and rewriting the reports every
-/// [`REFRESH_EVERY`] of run time. A rewrite runs on a thread of its own from a copy of the
-/// aggregates, so the events keep flowing (and the trials' records are not queued in memory)
-/// while it reads the run directory. The run writes the final reports itself at the end.
+/// [`REFRESH_EVERY`] of run time. A rewrite runs on a thread of its own, so the events keep
+/// flowing (and the trials' records are not queued in memory) while it reads the run directory;
+/// only its comparison holds the aggregates back. The run writes the final reports itself at the end.
 pub struct LiveReports {
     dir: PathBuf,
     info: RunInfo,
@@ -65,17 +65,25 @@ impl LiveReports {
     }
 
     fn refresh(&mut self) -> anyhow::Result<()> {
-        let collector = lock(&self.collector).clone();
-        if Side::BOTH.iter().any(|s| collector.count(*s) == 0) {
+        if Side::BOTH
+            .iter()
+            .any(|s| lock(&self.collector).count(*s) == 0)
+        {
             return Ok(());
         }
         self.join()?;
-        let (mut info, dir) = (self.info.clone(), self.dir.clone());
+        let (mut info, dir, collector) =
+            (self.info.clone(), self.dir.clone(), self.collector.clone());
         self.writing = Some(std::thread::spawn(move || {
             let start = Instant::now();
-            let comparison = collector.comparison(&info.config.stats, info.seed)?;
-            info.episodes = collector.episodes();
-            info.infra_errors = collector.infra_errors();
+            // Compared under the lock rather than from a copy of the aggregates (a few bytes
+            // per episode, twice over): new episodes wait meanwhile, the trials do not.
+            let comparison = {
+                let collector = lock(&collector);
+                info.episodes = collector.episodes();
+                info.infra_errors = collector.infra_errors();
+                collector.comparison(&info.config.stats, info.seed)?
+            };
             let report = Report {
                 info: &info,
                 baseline_run: None,
@@ -83,6 +91,8 @@ impl LiveReports {
             };
             // Not appended to $GITHUB_STEP_SUMMARY: only the final summary goes there.
             write_reports_with(&report, &dir, false)?;
+            drop(comparison);
+            crate::memory::return_free_memory();
             Ok(start.elapsed())
         }));
         Ok(())

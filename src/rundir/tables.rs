@@ -283,6 +283,9 @@ impl TableWriter {
         open.tool_calls
             .write_batch(&tool_calls)
             .map_err(|e| cannot(TOOL_CALLS_PARQUET, e))?;
+        drop((episodes, tool_calls));
+        // The group's column buffers are freed: hand their pages back (see `memory`).
+        crate::memory::return_free_memory();
         Ok(())
     }
 

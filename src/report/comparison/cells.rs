@@ -101,6 +101,13 @@ impl Values {
     }
 }
 
+/// Distinct grade explanations kept per side of a task × host.
+const MAX_FAILURES: usize = 100;
+
+/// The entry that counts the failed trials whose explanation came after the first
+/// [`MAX_FAILURES`] distinct ones.
+pub(super) const OTHER_FAILURES: &str = "(other explanations)";
+
 /// The usable episodes of one side of one task × host.
 #[derive(Debug, Default, Clone)]
 pub(super) struct SideValues {
@@ -150,7 +157,15 @@ impl SideValues {
             let why = &*e.failure;
             match self.failures.iter_mut().find(|(w, _)| w == why) {
                 Some((_, n)) => *n += 1,
-                None => self.failures.push((why.to_owned(), 1)),
+                None if self.failures.len() < MAX_FAILURES => {
+                    self.failures.push((why.to_owned(), 1))
+                }
+                // A real model's explanations can differ in every trial: past the first
+                // MAX_FAILURES, the rest are counted together (memory and time stay bounded).
+                None => match self.failures.iter_mut().find(|(w, _)| w == OTHER_FAILURES) {
+                    Some((_, n)) => *n += 1,
+                    None => self.failures.push((OTHER_FAILURES.to_owned(), 1)),
+                },
             }
         }
     }
@@ -263,6 +278,41 @@ pub(super) fn pooled_sd(a: &[f64], b: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distinct_failures_are_bounded_and_the_rest_counted_together() {
+        let mut side = SideValues::default();
+        let facts = |failure: String| EpisodeFacts {
+            host: "h",
+            task_id: "t",
+            model: "m",
+            kind: TaskKind::Tool,
+            set: TaskSet::Regression,
+            infra_error: false,
+            success: false,
+            tool_calls: 1,
+            tool_errors: 0,
+            turns: 2,
+            input_tokens: 10,
+            output_tokens: 5,
+            total_tokens: 15,
+            judge_input_tokens: 0,
+            judge_output_tokens: 0,
+            latency_ms: 1.5,
+            failure: failure.into(),
+        };
+        for i in 0..MAX_FAILURES + 50 {
+            side.add(&facts(format!("got `search`(q={i})")));
+        }
+        side.add(&facts("got `search`(q=0)".into()));
+        let outcome = side.outcome();
+        assert_eq!(outcome.failures.len(), MAX_FAILURES + 1);
+        assert_eq!(outcome.failures[0], ("got `search`(q=0)".to_owned(), 2));
+        let other = outcome.failures.iter().find(|(w, _)| w == OTHER_FAILURES);
+        assert_eq!(other, Some(&(OTHER_FAILURES.to_owned(), 50)));
+        let total: u32 = outcome.failures.iter().map(|(_, n)| n).sum();
+        assert_eq!(total as usize, MAX_FAILURES + 51);
+    }
 
     #[test]
     fn values_stay_exact_whole_or_real_in_their_order() {
