@@ -89,7 +89,10 @@ pub struct RunArgs {
     /// `codex[:MODEL]` (Codex CLI runs each trial itself: `codex exec --json` from PATH with a
     /// private CODEX_HOME whose config.toml names the side's server and a Responses API provider
     /// at OPENAI_BASE_URL, key from OPENAI_API_KEY; no seed, no turn limit: the host's timeout
-    /// bounds a trial) or a [host.NAME] from the config (repeatable).
+    /// bounds a trial), `gemini-cli[:MODEL]` (Gemini CLI runs each trial itself: `gemini -p …
+    /// --output-format stream-json` from PATH in a private HOME whose settings.json names the
+    /// side's server; GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY passed on; no seed) or a
+    /// [host.NAME] from the config (repeatable).
     #[arg(long, value_name = "HOST")]
     pub host: Vec<String>,
     /// Trials per task, per side, per host.
