@@ -226,6 +226,72 @@ timeout = 120
     assert_no_key(&out_dir);
 }
 
+/// Gemini CLI 0.61 writes an HTTP server as `httpUrl` and connects, but its MCP SDK parses
+/// every SSE event's data as JSON, and rmcp 3.11's Streamable HTTP server (the demo's) starts each
+/// stream with a priming event whose data is empty (`data: \nid: 0\nretry: 3000`): the
+/// connection fails, Gemini CLI goes on without the server's tools and says only "MCP issues
+/// detected" on stderr. Every trial is then an infrastructure error, not a failed task, and the
+/// run goes on.
+#[test]
+fn gemini_cli_against_rmcps_http_server_is_an_infrastructure_error_not_a_failed_task() {
+    let program = gemini();
+    let sim = spawn_listening(&["sim-server", "--addr", "127.0.0.1:0"], false);
+    let base = spawn_listening(
+        &["demo-server", "--release", "1.4.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    let cand = spawn_listening(
+        &["demo-server", "--release", "1.5.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    let dir = temp_dir();
+    let suite = dir.path().join("suite.yaml");
+    std::fs::write(&suite, APP_SUITE).unwrap();
+    let config = format!(
+        r#"
+baseline = "http://{base}/mcp"
+candidate = "http://{cand}/mcp"
+hosts = ["gm"]
+concurrency = 2
+retries = 0
+[profile]
+server_label = "tracker"
+[host.gm]
+app = "gemini-cli"
+model = "sim"
+program = {program:?}
+builtin_tools = false
+timeout = 120
+"#,
+        base = base.addr,
+        cand = cand.addr,
+        program = program.display().to_string(),
+    );
+    let config_path = dir.path().join("config.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let out_dir = dir.path().join("run");
+    let out = std::process::Command::new(bin())
+        .args(["run", "--config", config_path.to_str().unwrap()])
+        .args(["--suite", suite.to_str().unwrap()])
+        .args(["--trials", "1", "--out", out_dir.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("GOOGLE_GEMINI_BASE_URL", format!("http://{}", sim.addr))
+        .env("GEMINI_API_KEY", KEY)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let episodes = episodes(&out_dir);
+    assert_eq!(episodes.len(), 6, "{}", text(&out));
+    for e in &episodes {
+        let error = e.infra_error.as_deref().unwrap_or_default();
+        assert!(error.contains("could not use the server"), "{e:?}");
+        assert!(error.contains("MCP issues detected"), "{e:?}");
+        assert_eq!(e.tool_calls, 0, "{e:?}");
+    }
+    assert_no_key(&out_dir);
+}
+
 #[test]
 fn a_gemini_cli_that_crashes_or_hangs_is_an_infrastructure_error() {
     let dir = temp_dir();
