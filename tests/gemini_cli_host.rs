@@ -150,6 +150,12 @@ timeout = 120
         "{host}"
     );
     assert_eq!(host["program"][0], program.display().to_string());
+    // The summary names the app, its version and the model.
+    let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("| hosts | `gm` (app `gemini-cli` `0.61.0`, model `sim`) |"),
+        "{summary}"
+    );
     assert_no_key(&out_dir);
 }
 

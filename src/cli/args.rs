@@ -56,8 +56,9 @@ pub enum Command {
     /// Serve the embedded demo MCP server (an issue tracker) over stdio or Streamable HTTP.
     DemoServer(DemoServerArgs),
     /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint,
-    /// Anthropic's /v1/messages (streaming or not; count_tokens) and OpenAI's /v1/responses
-    /// (streaming or not), for the API and app hosts.
+    /// Anthropic's /v1/messages (streaming or not; count_tokens), OpenAI's /v1/responses
+    /// (streaming or not) and Gemini's /v1beta/models/M:generateContent (also
+    /// :streamGenerateContent, :countTokens), for the API and app hosts.
     SimServer(SimServerArgs),
 }
 

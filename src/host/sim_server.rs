@@ -327,6 +327,14 @@ async fn gemini_route(
     if !parsed.left_out.is_empty() {
         completion.usage.input_tokens = parsed.input_tokens();
     }
+    // A request for JSON of a given shape (Gemini CLI's model router) gets that shape.
+    let wanted = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| gemini::json_schema(&v).map(gemini::schema_instance));
+    if let Some(instance) = wanted {
+        completion.content = Some(instance.to_string());
+        completion.tool_calls.clear();
+    }
     answer(stream, fault, &mut completion, |c, stream| match stream {
         true => gemini::stream_body(c, &parsed, model),
         false => gemini::response_body(c, &parsed, model).to_string(),

@@ -303,6 +303,53 @@ fn unwrap_untrusted(text: &str) -> &str {
     }
 }
 
+/// The schema of the JSON a request asks for instead of free text (`generationConfig`
+/// `responseMimeType: "application/json"` with `responseJsonSchema` or `responseSchema`), as
+/// Gemini CLI's model router does.
+pub(super) fn json_schema(body: &Value) -> Option<&Value> {
+    let config = body.get("generationConfig")?;
+    if config.get("responseMimeType").and_then(Value::as_str) != Some("application/json") {
+        return None;
+    }
+    config
+        .get("responseJsonSchema")
+        .or_else(|| config.get("responseSchema"))
+}
+
+/// The plainest value a schema admits: an object with every property, the first of an enum,
+/// the minimum of a number (else 1), an empty string or list, `false`. The sim has no
+/// opinion on such questions; it only has to answer in the shape asked.
+pub(super) fn schema_instance(schema: &Value) -> Value {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    let kind = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("object")
+        .to_ascii_lowercase();
+    match kind.as_str() {
+        "object" => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            Value::Object(
+                props
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), schema_instance(v)))
+                    .collect(),
+            )
+        }
+        "integer" | "number" => schema.get("minimum").cloned().unwrap_or_else(|| json!(1)),
+        "boolean" => json!(false),
+        "array" => json!([]),
+        _ => json!(""),
+    }
+}
+
 /// The model name the answer carries: the one asked for, else `sim`.
 fn model_name(requested: &str) -> &str {
     if requested.is_empty() {

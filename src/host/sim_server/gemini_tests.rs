@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::gemini::{parse_request, response_body};
+use super::gemini::{json_schema, parse_request, response_body, schema_instance};
 use super::spawn;
 use crate::host::sim::{SimConfig, SimModel};
 use crate::host::Message;
@@ -259,4 +259,23 @@ async fn streamed_and_whole_answers_agree_with_the_chat_route() {
         assert_eq!(bad["error"]["code"], status);
     }
     server.stop().await.unwrap();
+}
+
+#[test]
+fn a_request_for_json_of_a_shape_gets_that_shape() {
+    // Gemini CLI's model router asks so when no model is given.
+    let body = json!({"contents": [], "generationConfig": {
+        "responseMimeType": "application/json",
+        "responseJsonSchema": {"type": "OBJECT", "properties": {
+            "complexity_reasoning": {"type": "STRING"},
+            "complexity_score": {"type": "INTEGER", "minimum": 1},
+            "model": {"type": "STRING", "enum": ["flash", "pro"]},
+            "steps": {"type": "ARRAY", "items": {"type": "STRING"}}},
+            "required": ["complexity_reasoning", "complexity_score"]}}});
+    let schema = json_schema(&body).unwrap();
+    assert_eq!(
+        schema_instance(schema),
+        json!({"complexity_reasoning": "", "complexity_score": 1, "model": "flash", "steps": []})
+    );
+    assert!(json_schema(&json!({"generationConfig": {"temperature": 1}})).is_none());
 }
