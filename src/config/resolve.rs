@@ -696,7 +696,8 @@ fn app_settings(
             || entry.timeout.is_some();
         if app_only {
             return Err(invalid(
-                "program, args, env, allowed_tools, builtin_tools and timeout are settings of an                  app host: add `app = \"claude-code\"`, `app = \"codex\"` or `app = \"gemini-cli\"`"
+                "program, args, env, allowed_tools, builtin_tools and timeout are settings of an \
+                 app host: add `app = \"claude-code\"`, `app = \"codex\"` or `app = \"gemini-cli\"`"
                     .into(),
             ));
         }
