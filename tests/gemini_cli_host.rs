@@ -33,11 +33,15 @@ fn run(config: &str, suite: &Path, trials: &str, dir: &Path, sim: &str) -> (Path
     let config_path = dir.join("config.toml");
     std::fs::write(&config_path, config).unwrap();
     let out_dir = dir.join("run");
+    // mcpeval's own HOME: nothing of a trial (nor of `gemini --version`) may land there.
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
     let out = std::process::Command::new(bin())
         .args(["run", "--config", config_path.to_str().unwrap()])
         .args(["--suite", suite.to_str().unwrap()])
         .args(["--trials", trials, "--out", out_dir.to_str().unwrap()])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("HOME", &home)
         .env("GOOGLE_GEMINI_BASE_URL", format!("http://{sim}"))
         .env("GEMINI_API_KEY", KEY)
         .env_remove("GOOGLE_API_KEY")
@@ -45,6 +49,11 @@ fn run(config: &str, suite: &Path, trials: &str, dir: &Path, sim: &str) -> (Path
         .output()
         .unwrap();
     assert_verdict(&out);
+    let left: Vec<_> = std::fs::read_dir(&home).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "the app wrote into mcpeval's HOME: {left:?}"
+    );
     (out_dir, text(&out))
 }
 
