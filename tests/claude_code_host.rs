@@ -122,6 +122,76 @@ timeout = 120
 }
 
 #[test]
+fn claude_code_reaches_streamable_http_servers_by_their_url() {
+    let program = claude();
+    let sim = spawn_listening(&["sim-server", "--addr", "127.0.0.1:0"], false);
+    let base = spawn_listening(
+        &["demo-server", "--release", "1.4.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    let cand = spawn_listening(
+        &["demo-server", "--release", "1.5.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    let dir = temp_dir();
+    std::fs::write(dir.path().join("suite.yaml"), APP_SUITE).unwrap();
+    let config = format!(
+        r#"
+baseline = "http://{base}/mcp"
+candidate = "http://{cand}/mcp"
+hosts = ["cc"]
+concurrency = 2
+retries = 0
+[profile]
+server_label = "tracker"
+[host.cc]
+app = "claude-code"
+model = "sim"
+program = {program:?}
+builtin_tools = false
+env = {{ ENABLE_TOOL_SEARCH = "false" }}
+timeout = 120
+"#,
+        base = base.addr,
+        cand = cand.addr,
+        program = program.display().to_string()
+    );
+    let config_path = dir.path().join("config.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let out_dir = dir.path().join("run");
+    let out = std::process::Command::new(bin())
+        .args(["run", "--config", config_path.to_str().unwrap()])
+        .args(["--suite", dir.path().join("suite.yaml").to_str().unwrap()])
+        .args(["--trials", "1", "--out", out_dir.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("ANTHROPIC_BASE_URL", format!("http://{}", sim.addr))
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    assert_verdict(&out);
+    let episodes = episodes(&out_dir);
+    assert_eq!(episodes.len(), 6, "{}", text(&out));
+    // The app connected to the running servers itself: their tools were called and answered.
+    for e in &episodes {
+        assert_eq!(e.infra_error, None, "{e:?}");
+        // 1.5.0 answers the search with its new `find_issues`: a regression, not a failure to
+        // reach the server.
+        let baseline = e.side.as_str() == "baseline";
+        assert!(e.success || !baseline, "{e:?}");
+        match e.task_id.as_str() {
+            "search-crash-zephyr" => assert!(e.calls[0].result.contains("crash"), "{e:?}"),
+            "show-issue-3" => {
+                assert!(e.success, "{e:?}");
+                assert_eq!(e.tools_called, "get_issue", "{e:?}");
+            }
+            _ => assert_eq!(e.tool_calls, 0, "{e:?}"),
+        }
+        assert!(e.calls.iter().all(|c| !c.is_error), "{e:?}");
+    }
+}
+
+#[test]
 fn an_app_that_crashes_or_hangs_is_an_infrastructure_error() {
     let dir = temp_dir();
     // A "Claude Code" that answers --version and then fails or sleeps: `false` exits 1 at once.

@@ -56,8 +56,9 @@ pub enum Command {
     /// Serve the embedded demo MCP server (an issue tracker) over stdio or Streamable HTTP.
     DemoServer(DemoServerArgs),
     /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint,
-    /// Anthropic's /v1/messages (streaming or not; count_tokens) and OpenAI's /v1/responses
-    /// (streaming or not), for the API and app hosts.
+    /// Anthropic's /v1/messages (streaming or not; count_tokens), OpenAI's /v1/responses
+    /// (streaming or not) and Gemini's /v1beta/models/M:generateContent (also
+    /// :streamGenerateContent, :countTokens), for the API and app hosts.
     SimServer(SimServerArgs),
 }
 
@@ -89,7 +90,10 @@ pub struct RunArgs {
     /// `codex[:MODEL]` (Codex CLI runs each trial itself: `codex exec --json` from PATH with a
     /// private CODEX_HOME whose config.toml names the side's server and a Responses API provider
     /// at OPENAI_BASE_URL, key from OPENAI_API_KEY; no seed, no turn limit: the host's timeout
-    /// bounds a trial) or a [host.NAME] from the config (repeatable).
+    /// bounds a trial), `gemini-cli[:MODEL]` (Gemini CLI runs each trial itself: `gemini -p …
+    /// --output-format stream-json` from PATH in a private HOME whose settings.json names the
+    /// side's server; GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY passed on; no seed) or a
+    /// [host.NAME] from the config (repeatable).
     #[arg(long, value_name = "HOST")]
     pub host: Vec<String>,
     /// Trials per task, per side, per host.

@@ -124,7 +124,7 @@ pub struct HostFile {
     /// `sim`, `openai` or `anthropic` (empty for an app host).
     #[serde(default)]
     pub provider: String,
-    /// A host application that runs the trials itself: `claude-code` or `codex`.
+    /// A host application that runs the trials itself: `claude-code`, `codex` or `gemini-cli`.
     pub app: Option<String>,
     /// The app's program: a path or name on `PATH`, or an argv (`["npx", "-y", "pkg"]`).
     pub program: Option<ProgramFile>,

@@ -125,11 +125,15 @@ impl HostConfig {
     /// The variables holding the endpoint and the API key: those the `[host.NAME]` names, else
     /// the provider's (`OPENAI_BASE_URL`/`OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`/`ANTHROPIC_API_KEY`).
     pub fn env_vars(&self) -> (&str, &str) {
-        // An app speaks its vendor's API: Claude Code Anthropic's, Codex OpenAI's.
+        // An app speaks its vendor's API: Claude Code Anthropic's, Codex OpenAI's, Gemini CLI
+        // Google's.
         let app = self.app.as_ref().map(|a| a.app);
         let (base, key) = match (&self.provider, app) {
             (Provider::App, Some(crate::host::app::AppKind::Codex)) => {
                 ("OPENAI_BASE_URL", "OPENAI_API_KEY")
+            }
+            (Provider::App, Some(crate::host::app::AppKind::GeminiCli)) => {
+                ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY")
             }
             (Provider::Anthropic | Provider::App, _) => ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
             _ => ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
@@ -692,7 +696,8 @@ fn app_settings(
             || entry.timeout.is_some();
         if app_only {
             return Err(invalid(
-                "program, args, env, allowed_tools, builtin_tools and timeout are settings of an                  app host: add `app = \"claude-code\"` or `app = \"codex\"`"
+                "program, args, env, allowed_tools, builtin_tools and timeout are settings of an \
+                 app host: add `app = \"claude-code\"`, `app = \"codex\"` or `app = \"gemini-cli\"`"
                     .into(),
             ));
         }
@@ -700,7 +705,7 @@ fn app_settings(
     };
     let kind = AppKind::parse(app).ok_or_else(|| {
         invalid(format!(
-            "unknown app `{app}`: expected claude-code or codex"
+            "unknown app `{app}`: expected claude-code, codex or gemini-cli"
         ))
     })?;
     let mut settings = AppSettings::new(kind);
@@ -921,6 +926,23 @@ mod tests {
         };
         let err = resolve(&only_one).unwrap_err().to_string();
         assert!(err.contains("no candidate server"), "{err}");
+    }
+
+    #[test]
+    fn gemini_cli_hosts_read_googles_variables_and_may_drop_their_own_tools() {
+        use crate::host::app::AppKind;
+        let profile = HostProfile::default();
+        let cli = resolve_host("gemini-cli:gemini-2.5-flash", &BTreeMap::new(), &profile).unwrap();
+        assert_eq!(cli.provider, Provider::App);
+        assert_eq!(cli.model.as_deref(), Some("gemini-2.5-flash"));
+        let app = cli.app.as_ref().unwrap();
+        assert_eq!(app.app, AppKind::GeminiCli);
+        assert_eq!(app.program, ["gemini"]);
+        assert_eq!(cli.env_vars(), ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY"));
+        let text = "[host.gm]\napp = \"gemini-cli\"\nbuiltin_tools = false\n";
+        let file = parse_toml("t.toml", text).unwrap();
+        let gm = resolve_host("gm", &file.named_hosts, &profile).unwrap();
+        assert!(!gm.app.unwrap().builtin_tools);
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! `mcpeval sim-server`: the sim model behind an OpenAI-compatible `/v1/chat/completions` endpoint,
-//! Anthropic's Messages API (`/v1/messages`, streaming or not, and `count_tokens`) and OpenAI's
-//! Responses API (`/v1/responses`, streaming or not).
+//! Anthropic's Messages API (`/v1/messages`, streaming or not, and `count_tokens`), OpenAI's
+//! Responses API (`/v1/responses`, streaming or not) and the Gemini API
+//! (`/v1beta/models/{model}:generateContent`, `:streamGenerateContent`, `:countTokens`).
 //!
 //! With [`FaultConfig`] it also fails, hangs or garbles a share of its answers, to test how hosts
 //! and the runner cope; the answers it does give are exactly those of a fault-free server.
 
 mod faults;
+mod gemini;
+#[cfg(test)]
+mod gemini_tests;
 mod messages;
 #[cfg(test)]
 mod messages_tests;
@@ -23,7 +27,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -177,6 +181,8 @@ pub fn router(config: SimConfig, options: ServeOptions) -> Router {
         .route("/messages/count_tokens", post(count_tokens))
         .route("/v1/responses", post(responses_route))
         .route("/responses", post(responses_route))
+        .route("/v1beta/models/{call}", post(gemini_route))
+        .route("/v1/models/{call}", post(gemini_route))
         .route("/v1/models", get(models))
         .route("/models", get(models))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
@@ -234,10 +240,15 @@ async fn messages_route(
     };
     let mut completion = state.sim.respond(&request);
     let model = value.get("model").and_then(Value::as_str);
-    answer(&value, fault, &mut completion, |c, stream| match stream {
-        true => messages::stream_body(c, model),
-        false => messages::response_body(c, model).to_string(),
-    })
+    answer(
+        wants_stream(&value),
+        fault,
+        &mut completion,
+        |c, stream| match stream {
+            true => messages::stream_body(c, model),
+            false => messages::response_body(c, model).to_string(),
+        },
+    )
 }
 
 /// `POST /v1/responses`: the same model, faults and latency as the chat route, answered as a
@@ -266,17 +277,107 @@ async fn responses_route(
         completion.usage.input_tokens = parsed.input_tokens();
     }
     let model = value.get("model").and_then(Value::as_str);
-    answer(&value, fault, &mut completion, |c, stream| match stream {
-        true => responses::stream_body(c, &parsed, model),
-        false => responses::response_body(c, &parsed, model).to_string(),
+    answer(
+        wants_stream(&value),
+        fault,
+        &mut completion,
+        |c, stream| match stream {
+            true => responses::stream_body(c, &parsed, model),
+            false => responses::response_body(c, &parsed, model).to_string(),
+        },
+    )
+}
+
+/// `POST /v1beta/models/{model}:{method}`: `generateContent` (one JSON body),
+/// `streamGenerateContent` (SSE chunks; Gemini CLI asks `?alt=sse`) and `countTokens`, with the
+/// same model, faults and latency as the chat route. The trial's seed comes from the
+/// [`SEED_HEADER`] header (0 without it).
+async fn gemini_route(
+    State(state): State<Arc<AppState>>,
+    Path(call): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Some((model, method)) = call.rsplit_once(':') else {
+        return gemini_error(
+            404,
+            &format!("no method in `{call}`: expected MODEL:generateContent"),
+        );
+    };
+    let stream = match method {
+        "generateContent" => false,
+        "streamGenerateContent" => true,
+        "countTokens" => {
+            return match gemini_request(&headers, &body) {
+                Ok(parsed) => Json(json!({"totalTokens": parsed.input_tokens()})).into_response(),
+                Err(message) => gemini_error(400, &message),
+            };
+        }
+        other => return gemini_error(404, &format!("unknown method `{other}`")),
+    };
+    let (_in_flight, fault) = match before_answer(&state, &body, gemini_failure).await {
+        Ok(go) => go,
+        Err(refused) => return refused,
+    };
+    let parsed = match gemini_request(&headers, &body) {
+        Ok(p) => p,
+        Err(message) => return gemini_error(400, &message),
+    };
+    let mut completion = state.sim.respond(&parsed.request);
+    if !parsed.left_out.is_empty() {
+        completion.usage.input_tokens = parsed.input_tokens();
+    }
+    // A request for JSON of a given shape (Gemini CLI's model router) gets that shape.
+    let wanted = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| gemini::json_schema(&v).map(gemini::schema_instance));
+    if let Some(instance) = wanted {
+        completion.content = Some(instance.to_string());
+        completion.tool_calls.clear();
+    }
+    answer(stream, fault, &mut completion, |c, stream| match stream {
+        true => gemini::stream_body(c, &parsed, model),
+        false => gemini::response_body(c, &parsed, model).to_string(),
     })
 }
 
-/// The answer of a route that streams on `stream: true` (Messages, Responses): `render` writes the
-/// completion as SSE events or as a JSON body. A bad-arguments fault breaks the tool calls'
-/// arguments (or, without any, cuts the body, as an invalid-JSON fault does).
+fn gemini_request(headers: &HeaderMap, body: &[u8]) -> Result<gemini::Parsed, String> {
+    let seed = seed_of(headers)?;
+    let value =
+        serde_json::from_slice::<Value>(body).map_err(|e| format!("the body is not JSON: {e}"))?;
+    gemini::parse_request(&value, seed)
+}
+
+fn gemini_error(status: u16, message: &str) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+    (code, Json(gemini::error_body(status, message))).into_response()
+}
+
+fn gemini_failure(faults: &Faults, status: u16) -> Response {
+    let message = if status == 429 {
+        "sim-server: injected rate limit"
+    } else {
+        "sim-server: injected server error"
+    };
+    let mut response = gemini_error(status, message);
+    if let Some(seconds) = faults.config().retry_after_for(status) {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// Whether a Messages or Responses request asks for SSE (`stream: true`).
+fn wants_stream(request: &Value) -> bool {
+    request.get("stream").and_then(Value::as_bool) == Some(true)
+}
+
+/// The answer of a route that can stream: `render` writes the completion as SSE events (when
+/// `stream`) or as a JSON body. A bad-arguments fault breaks the tool calls' arguments (or,
+/// without any, cuts the body, as an invalid-JSON fault does).
 fn answer(
-    request: &Value,
+    stream: bool,
     fault: Option<Fault>,
     completion: &mut Completion,
     render: impl FnOnce(&Completion, bool) -> String,
@@ -286,7 +387,6 @@ fn answer(
             call.arguments = faults::break_arguments(&call.arguments);
         }
     }
-    let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
     let text = render(completion, stream);
     let content_type = if stream {
         "text/event-stream"

@@ -135,6 +135,20 @@ fn task_name(r: &Row) -> String {
     }
 }
 
+/// An app host as the summary names it: the app, its version and the model it was given
+/// (`claude-code:sim` → app `claude-code` 2.1.332, model `sim`).
+fn app_host(h: &crate::rundir::HostRecord) -> String {
+    let (app, model) = match h.model.split_once(':') {
+        Some((app, model)) => (app, format!("model `{model}`")),
+        None => (h.model.as_str(), "the app's default model".to_owned()),
+    };
+    let version = h
+        .version
+        .as_deref()
+        .map_or_else(String::new, |v| format!(" `{v}`"));
+    format!("`{}` (app `{app}`{version}, {model})", h.name)
+}
+
 fn server(record: &ServerRecord) -> String {
     match &record.info {
         Some(i) => format!(
@@ -186,6 +200,8 @@ fn facts(out: &mut String, report: &Report) {
                     "`{}` (the embedded simulated model, not a real LLM)",
                     h.name
                 )
+            } else if h.program.is_some() {
+                app_host(h)
             } else {
                 format!("`{}` ({})", h.name, h.model)
             }
@@ -590,4 +606,33 @@ fn detectable(out: &mut String, c: &Comparison) {
         );
     }
     let _ = writeln!(out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rundir::HostRecord;
+
+    fn record(model: &str, version: Option<&str>) -> HostRecord {
+        HostRecord {
+            name: "h".into(),
+            model: model.into(),
+            simulated: false,
+            program: Some(vec!["app".into()]),
+            version: version.map(str::to_owned),
+            args: None,
+        }
+    }
+
+    #[test]
+    fn app_hosts_are_named_by_app_version_and_model() {
+        assert_eq!(
+            app_host(&record("gemini-cli:sim", Some("0.61.0"))),
+            "`h` (app `gemini-cli` `0.61.0`, model `sim`)"
+        );
+        assert_eq!(
+            app_host(&record("codex", None)),
+            "`h` (app `codex`, the app's default model)"
+        );
+    }
 }

@@ -203,17 +203,22 @@ fn tail_text(bytes: &[u8]) -> String {
     text.trim().to_owned()
 }
 
-/// `PROGRAM --version`, first line (the apps answer it offline). `Err` when the program cannot
-/// be run or fails.
+/// `PROGRAM --version`, first line (the apps answer it offline), run in a private directory
+/// of its own as `HOME` and working directory (Gemini CLI writes its project list under
+/// `~/.gemini` even for `--version`). `Err` when the program cannot be run or fails.
 pub fn version(program: &[String]) -> Result<String, String> {
     let (name, lead) = program
         .split_first()
         .ok_or("the app's `program` is empty")?;
+    let dir = TrialDir::create(&std::env::temp_dir())
+        .map_err(|e| format!("cannot make a directory to ask `{name}` its version in: {e}"))?;
     let out = std::process::Command::new(name)
         .args(lead)
         .arg("--version")
         .env("DISABLE_AUTOUPDATER", "1")
         .env("DISABLE_TELEMETRY", "1")
+        .env("HOME", dir.home())
+        .current_dir(dir.work())
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot run `{name}`: {e}"))?;

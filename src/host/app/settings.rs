@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::claude::ClaudeCode;
 use super::codex::Codex;
+use super::gemini::GeminiCli;
 use crate::config::ServerSpec;
 use crate::episode::TrialOutput;
 
@@ -22,6 +23,8 @@ pub enum AppKind {
     ClaudeCode,
     #[serde(rename = "codex")]
     Codex,
+    #[serde(rename = "gemini-cli")]
+    GeminiCli,
 }
 
 impl AppKind {
@@ -29,6 +32,7 @@ impl AppKind {
         match name {
             "claude-code" => Some(Self::ClaudeCode),
             "codex" => Some(Self::Codex),
+            "gemini-cli" => Some(Self::GeminiCli),
             _ => None,
         }
     }
@@ -37,6 +41,7 @@ impl AppKind {
         match self {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
+            Self::GeminiCli => "gemini-cli",
         }
     }
 
@@ -45,6 +50,7 @@ impl AppKind {
         match self {
             Self::ClaudeCode => "claude",
             Self::Codex => "codex",
+            Self::GeminiCli => "gemini",
         }
     }
 }
@@ -72,7 +78,8 @@ pub struct AppSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_tools: Option<Vec<String>>,
     /// Whether the app keeps its built-in tools (Claude Code's Bash, Read, …); `false` passes
-    /// `--tools ""` to Claude Code. Codex always keeps its own (it has no such switch).
+    /// `--tools ""` to Claude Code and writes `tools.core = []` for Gemini CLI. Codex always
+    /// keeps its own (it has no such switch).
     pub builtin_tools: bool,
     /// Seconds one trial may take.
     pub timeout_s: f64,
@@ -127,7 +134,8 @@ pub struct AppHost {
     pub model: Option<String>,
     /// The variables the app reads its endpoint and key from, copied from mcpeval's environment
     /// (Claude Code `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`; Codex `OPENAI_BASE_URL`,
-    /// `OPENAI_API_KEY`; unless the host names others).
+    /// `OPENAI_API_KEY`; Gemini CLI `GOOGLE_GEMINI_BASE_URL`, `GEMINI_API_KEY`; unless the host
+    /// names others).
     pub base_url_env: String,
     pub api_key_env: String,
     /// What `PROGRAM --version` printed when the host was built.
@@ -169,6 +177,7 @@ impl AppHost {
         match self.settings.app {
             AppKind::ClaudeCode => ClaudeCode { host: self }.run(trial).await,
             AppKind::Codex => Codex { host: self }.run(trial).await,
+            AppKind::GeminiCli => GeminiCli { host: self }.run(trial).await,
         }
     }
 
