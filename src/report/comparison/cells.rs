@@ -155,17 +155,19 @@ impl SideValues {
         self.called += u64::from(e.tool_calls > 0);
         if !e.success {
             let why = &*e.failure;
-            match self.failures.iter_mut().find(|(w, _)| w == why) {
-                Some((_, n)) => *n += 1,
-                None if self.failures.len() < MAX_FAILURES => {
-                    self.failures.push((why.to_owned(), 1))
-                }
-                // A real model's explanations can differ in every trial: past the first
-                // MAX_FAILURES, the rest are counted together (memory and time stay bounded).
-                None => match self.failures.iter_mut().find(|(w, _)| w == OTHER_FAILURES) {
-                    Some((_, n)) => *n += 1,
-                    None => self.failures.push((OTHER_FAILURES.to_owned(), 1)),
-                },
+            let known = self.failures.len() < MAX_FAILURES;
+            // A real model's explanations can differ in every trial: past the first
+            // MAX_FAILURES distinct ones, the rest are counted together (memory and time stay
+            // bounded).
+            let key = match self.failures.iter().position(|(w, _)| w == why) {
+                Some(i) => Some(i),
+                None if known => None,
+                None => self.failures.iter().position(|(w, _)| w == OTHER_FAILURES),
+            };
+            match key {
+                Some(i) => self.failures[i].1 += 1,
+                None if known => self.failures.push((why.to_owned(), 1)),
+                None => self.failures.push((OTHER_FAILURES.to_owned(), 1)),
             }
         }
     }
