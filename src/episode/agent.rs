@@ -192,7 +192,7 @@ async fn execute_call(
             )
         }
     };
-    record.result = truncate(&reply, RECORDED_RESULT_CHARS);
+    record.result = recorded_result(&reply);
     Ok((record, reply))
 }
 
@@ -209,6 +209,12 @@ fn parse_arguments(
         Ok(other) => Err(format!("expected a JSON object, got `{other}`")),
         Err(e) => Err(format!("not JSON ({e})")),
     }
+}
+
+/// A tool result as an episode records it: cut after [`RECORDED_RESULT_CHARS`] characters, with
+/// how many bytes were left out (the agent loop's and the app hosts' records alike).
+pub fn recorded_result(text: &str) -> String {
+    truncate(text, RECORDED_RESULT_CHARS)
 }
 
 fn truncate(text: &str, max: usize) -> String {

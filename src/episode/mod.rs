@@ -6,7 +6,7 @@ mod record;
 mod redact;
 mod tools;
 
-pub use agent::{chain, run_trial, TrialInput, TrialOutput};
+pub use agent::{chain, recorded_result, run_trial, TrialInput, TrialOutput};
 pub use facts::EpisodeFacts;
 pub use record::{AppFacts, Episode, Side, ToolCallRecord, Transcript};
 pub use redact::Redactor;

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::claude_stream::parse_stream;
 use super::process::{AppRun, TrialDir};
-use super::settings::{AppHost, AppTrial};
+use super::settings::{AppHost, AppKind, AppTrial};
 use crate::config::{ServerSpec, Transport};
 use crate::episode::TrialOutput;
 
@@ -71,12 +71,15 @@ impl ClaudeCode<'_> {
     pub async fn run(&self, trial: &AppTrial<'_>) -> TrialOutput {
         let dir = match TrialDir::create(self.host.scratch()) {
             Ok(dir) => dir,
-            Err(e) => return infra(format!("cannot make the trial's directory: {e}")),
+            Err(e) => {
+                return AppKind::ClaudeCode.infra(format!("cannot make the trial's directory: {e}"))
+            }
         };
         let config_path = dir.root.join("mcp.json");
         let config = mcp_config(trial.server, trial.label);
         if let Err(e) = std::fs::write(&config_path, config.to_string()) {
-            return infra(format!("cannot write {}: {e}", config_path.display()));
+            return AppKind::ClaudeCode
+                .infra(format!("cannot write {}: {e}", config_path.display()));
         }
         let run = AppRun {
             program: &self.host.settings.program,
@@ -87,7 +90,7 @@ impl ClaudeCode<'_> {
         };
         let finished = match run.run().await {
             Ok(f) => f,
-            Err(e) => return infra(e),
+            Err(e) => return AppKind::ClaudeCode.infra(e),
         };
         parse_stream(&finished, trial.label, trial.prompt)
     }
@@ -157,13 +160,6 @@ impl ClaudeCode<'_> {
             env.insert(k.clone(), value);
         }
         env
-    }
-}
-
-fn infra(error: String) -> TrialOutput {
-    TrialOutput {
-        infra_error: Some(format!("claude-code: {error}")),
-        ..TrialOutput::default()
     }
 }
 

@@ -9,11 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::process::Finished;
-use crate::episode::{AppFacts, ToolCallRecord, TrialOutput};
+use crate::episode::{recorded_result, AppFacts, ToolCallRecord, TrialOutput};
 use crate::host::{Message, ToolCallRequest};
-
-/// A tool result longer than this is cut in the stored record (as the agent loop does).
-const RECORDED_RESULT_CHARS: usize = 4000;
 
 /// The transcript read into the episode's record. A crash, a timeout, a stream without a
 /// `result` event, an API error or a server that did not connect is an infrastructure error
@@ -209,7 +206,7 @@ impl<'a> Reader<'a> {
                 record.is_error = is_error;
                 record.error_kind = is_error.then(|| "tool".to_owned());
                 record.latency_ms = at.saturating_sub(p.at).as_secs_f64() * 1000.0;
-                record.result = truncate(&text, RECORDED_RESULT_CHARS);
+                record.result = recorded_result(&text);
             }
             self.out.messages.push(Message::Tool {
                 tool_call_id: id.to_owned(),
@@ -296,13 +293,6 @@ fn result_text(content: Option<&Value>) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
         _ => String::new(),
-    }
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}… [{} more bytes]", &text[..cut], text.len() - cut),
-        None => text.to_owned(),
     }
 }
 

@@ -9,7 +9,7 @@ use toml::{Table, Value};
 
 use super::codex_events::parse_events;
 use super::process::{AppRun, TrialDir};
-use super::settings::{AppHost, AppTrial};
+use super::settings::{AppHost, AppKind, AppTrial};
 use crate::config::{ServerSpec, Transport};
 use crate::episode::TrialOutput;
 
@@ -136,7 +136,9 @@ impl Codex<'_> {
     pub async fn run(&self, trial: &AppTrial<'_>) -> TrialOutput {
         let dir = match TrialDir::create(self.host.scratch()) {
             Ok(dir) => dir,
-            Err(e) => return infra(format!("cannot make the trial's directory: {e}")),
+            Err(e) => {
+                return AppKind::Codex.infra(format!("cannot make the trial's directory: {e}"))
+            }
         };
         let codex_home = dir.home().join(".codex");
         let key = std::env::var(&self.host.api_key_env).ok();
@@ -154,7 +156,7 @@ impl Codex<'_> {
         if let Err(e) =
             std::fs::create_dir_all(&codex_home).and_then(|_| std::fs::write(&config_path, config))
         {
-            return infra(format!("cannot write {}: {e}", config_path.display()));
+            return AppKind::Codex.infra(format!("cannot write {}: {e}", config_path.display()));
         }
         let mut env: BTreeMap<String, String> = PASSED
             .iter()
@@ -181,7 +183,7 @@ impl Codex<'_> {
         };
         let finished = match run.run().await {
             Ok(f) => f,
-            Err(e) => return infra(e),
+            Err(e) => return AppKind::Codex.infra(e),
         };
         parse_events(
             &finished,
@@ -209,13 +211,6 @@ impl Codex<'_> {
         args.extend(self.host.settings.args.iter().cloned());
         args.extend(["--".into(), trial.prompt.into()]);
         args
-    }
-}
-
-fn infra(error: String) -> TrialOutput {
-    TrialOutput {
-        infra_error: Some(format!("codex: {error}")),
-        ..TrialOutput::default()
     }
 }
 

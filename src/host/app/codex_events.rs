@@ -13,11 +13,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::process::Finished;
-use crate::episode::{AppFacts, ToolCallRecord, TrialOutput};
+use crate::episode::{recorded_result, AppFacts, ToolCallRecord, TrialOutput};
 use crate::host::{Message, ToolCallRequest};
-
-/// A tool result longer than this is cut in the stored record (as the agent loop does).
-const RECORDED_RESULT_CHARS: usize = 4000;
 
 /// What Codex 0.171 answers for a call its approval policy refuses.
 const APPROVAL_REFUSED: &str = "requires approval, but approval policy is never";
@@ -205,7 +202,7 @@ impl<'a> Reader<'a> {
                     self.facts.permission_denials.push(record.tool.clone());
                 }
                 record.latency_ms = at.saturating_sub(started).as_secs_f64() * 1000.0;
-                record.result = truncate(&text, RECORDED_RESULT_CHARS);
+                record.result = recorded_result(&text);
                 self.out.messages.push(Message::Tool {
                     tool_call_id: id.to_owned(),
                     content: text,
@@ -261,13 +258,6 @@ fn result_text(result: &Value) -> String {
     match result.get("structured_content") {
         None | Some(Value::Null) => String::new(),
         Some(v) => v.to_string(),
-    }
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}… [{} more bytes]", &text[..cut], text.len() - cut),
-        None => text.to_owned(),
     }
 }
 

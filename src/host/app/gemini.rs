@@ -10,7 +10,7 @@ use toml::Table;
 
 use super::gemini_stream::parse_stream;
 use super::process::{AppRun, TrialDir};
-use super::settings::{AppHost, AppTrial};
+use super::settings::{AppHost, AppKind, AppTrial};
 use crate::config::{ServerSpec, Transport};
 use crate::episode::TrialOutput;
 
@@ -155,7 +155,9 @@ impl GeminiCli<'_> {
     pub async fn run(&self, trial: &AppTrial<'_>) -> TrialOutput {
         let dir = match TrialDir::create(self.host.scratch()) {
             Ok(dir) => dir,
-            Err(e) => return infra(format!("cannot make the trial's directory: {e}")),
+            Err(e) => {
+                return AppKind::GeminiCli.infra(format!("cannot make the trial's directory: {e}"))
+            }
         };
         let settings = &self.host.settings;
         let allowed = settings.allowed_tools.as_deref();
@@ -175,7 +177,7 @@ impl GeminiCli<'_> {
             .and_then(|_| std::fs::write(&settings_path, doc.to_string()))
             .and_then(|_| std::fs::write(&policy_path, policy_toml(trial.label, allowed)));
         if let Err(e) = written {
-            return infra(format!("cannot write the trial's settings: {e}"));
+            return AppKind::GeminiCli.infra(format!("cannot write the trial's settings: {e}"));
         }
         let run = AppRun {
             program: &settings.program,
@@ -186,7 +188,7 @@ impl GeminiCli<'_> {
         };
         let finished = match run.run().await {
             Ok(f) => f,
-            Err(e) => return infra(e),
+            Err(e) => return AppKind::GeminiCli.infra(e),
         };
         parse_stream(
             &finished,
@@ -244,13 +246,6 @@ impl GeminiCli<'_> {
             env.insert(k.clone(), value);
         }
         env
-    }
-}
-
-fn infra(error: String) -> TrialOutput {
-    TrialOutput {
-        infra_error: Some(format!("gemini-cli: {error}")),
-        ..TrialOutput::default()
     }
 }
 

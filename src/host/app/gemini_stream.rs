@@ -13,11 +13,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::process::Finished;
-use crate::episode::{AppFacts, ToolCallRecord, TrialOutput};
+use crate::episode::{recorded_result, AppFacts, ToolCallRecord, TrialOutput};
 use crate::host::{Message, ToolCallRequest};
-
-/// A tool result longer than this is cut in the stored record (as the agent loop does).
-const RECORDED_RESULT_CHARS: usize = 4000;
 
 /// What Gemini CLI 0.61 answers, headless, for a call its policy says to ask about.
 const CONFIRMATION_REFUSED: &str = "requires user confirmation, which is not supported";
@@ -219,7 +216,7 @@ impl<'a> Reader<'a> {
                 self.facts.permission_denials.push(record.tool.clone());
             }
             record.latency_ms = at.saturating_sub(started).as_secs_f64() * 1000.0;
-            record.result = truncate(&text, RECORDED_RESULT_CHARS);
+            record.result = recorded_result(&text);
         }
         self.out.messages.push(Message::Tool {
             tool_call_id: id.to_owned(),
@@ -277,13 +274,6 @@ pub fn server_error_text(message: &str) -> Option<String> {
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .collect();
     (!texts.is_empty()).then(|| texts.join("\n"))
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}… [{} more bytes]", &text[..cut], text.len() - cut),
-        None => text.to_owned(),
-    }
 }
 
 #[cfg(test)]

@@ -45,6 +45,14 @@ impl AppKind {
         }
     }
 
+    /// A trial this app could not be started for: an infrastructure error naming the app.
+    pub fn infra(self, error: String) -> TrialOutput {
+        TrialOutput {
+            infra_error: Some(format!("{}: {error}", self.as_str())),
+            ..TrialOutput::default()
+        }
+    }
+
     /// The program run when the config names none (looked up on `PATH`).
     pub fn default_program(self) -> &'static str {
         match self {
