@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::process::Finished;
+use super::stream::{arguments_text, called_tool, opening};
 use crate::episode::{recorded_result, AppFacts, ToolCallRecord, TrialOutput};
 use crate::host::{Message, ToolCallRequest};
 
@@ -50,12 +51,7 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn new(label: &'a str, prompt: &str) -> Self {
-        let out = TrialOutput {
-            messages: vec![Message::User {
-                content: prompt.to_owned(),
-            }],
-            ..TrialOutput::default()
-        };
+        let out = opening(prompt);
         Self {
             label,
             out,
@@ -149,18 +145,9 @@ impl<'a> Reader<'a> {
     fn tool_use(&mut self, block: &Value, at: Duration) -> ToolCallRequest {
         let id = block.get("id").and_then(Value::as_str).unwrap_or("");
         let name = block.get("name").and_then(Value::as_str).unwrap_or("");
-        let arguments = match block.get("input") {
-            None | Some(Value::Null) => "{}".to_owned(),
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-        };
-        let tool = match self.server_tool(name) {
-            Some(bare) => bare.to_owned(),
-            None => {
-                self.facts.builtin_calls.push(name.to_owned());
-                name.to_owned()
-            }
-        };
+        let arguments = arguments_text(block.get("input"));
+        let bare = self.server_tool(name);
+        let tool = called_tool(&mut self.facts, bare, name);
         self.ids.insert(id.to_owned(), self.out.calls.len());
         self.pending.insert(
             id.to_owned(),

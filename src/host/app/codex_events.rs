@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::process::Finished;
+use super::stream::{arguments_text, opening};
 use crate::episode::{recorded_result, AppFacts, ToolCallRecord, TrialOutput};
 use crate::host::{Message, ToolCallRequest};
 
@@ -69,12 +70,7 @@ impl<'a> Reader<'a> {
     fn new(label: &'a str, prompt: &str) -> Self {
         Self {
             label,
-            out: TrialOutput {
-                messages: vec![Message::User {
-                    content: prompt.to_owned(),
-                }],
-                ..TrialOutput::default()
-            },
+            out: opening(prompt),
             facts: AppFacts {
                 app: "codex".into(),
                 ..AppFacts::default()
@@ -128,11 +124,7 @@ impl<'a> Reader<'a> {
         }
         let server = item.get("server").and_then(Value::as_str).unwrap_or("");
         let tool = item.get("tool").and_then(Value::as_str).unwrap_or("");
-        let arguments = match item.get("arguments") {
-            None | Some(Value::Null) => "{}".to_owned(),
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-        };
+        let arguments = arguments_text(item.get("arguments"));
         // Another server's tool (none is configured): kept under the app's naming.
         let name = if server == self.label {
             tool.to_owned()

@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::process::Finished;
+use super::stream::{arguments_text, called_tool, opening};
 use crate::episode::{recorded_result, AppFacts, ToolCallRecord, TrialOutput};
 use crate::host::{Message, ToolCallRequest};
 
@@ -72,12 +73,7 @@ impl<'a> Reader<'a> {
     fn new(label: &'a str, prompt: &str) -> Self {
         Self {
             label,
-            out: TrialOutput {
-                messages: vec![Message::User {
-                    content: prompt.to_owned(),
-                }],
-                ..TrialOutput::default()
-            },
+            out: opening(prompt),
             facts: AppFacts {
                 app: "gemini-cli".into(),
                 ..AppFacts::default()
@@ -148,18 +144,9 @@ impl<'a> Reader<'a> {
     fn tool_use(&mut self, event: &Value, at: Duration) {
         let id = event.get("tool_id").and_then(Value::as_str).unwrap_or("");
         let name = event.get("tool_name").and_then(Value::as_str).unwrap_or("");
-        let arguments = match event.get("parameters") {
-            None | Some(Value::Null) => "{}".to_owned(),
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-        };
-        let tool = match self.server_tool(name) {
-            Some(bare) => bare.to_owned(),
-            None => {
-                self.facts.builtin_calls.push(name.to_owned());
-                name.to_owned()
-            }
-        };
+        let arguments = arguments_text(event.get("parameters"));
+        let bare = self.server_tool(name);
+        let tool = called_tool(&mut self.facts, bare, name);
         let index = self.out.calls.len();
         self.out.calls.push(ToolCallRecord {
             index: index as u32,

@@ -10,6 +10,7 @@ mod gemini;
 mod gemini_stream;
 mod process;
 mod settings;
+mod stream;
 
 pub use claude::{mcp_config, ClaudeCode};
 pub use claude_stream::parse_stream;
