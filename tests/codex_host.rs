@@ -55,14 +55,9 @@ timeout = 120
     let config_path = dir.path().join("config.toml");
     std::fs::write(&config_path, config).unwrap();
     let out_dir = dir.path().join("run");
-    let out = std::process::Command::new(bin())
-        .args(["run", "--config", config_path.to_str().unwrap()])
-        .args(["--suite", dir.path().join("suite.yaml").to_str().unwrap()])
-        .args(["--trials", "2", "--out", out_dir.to_str().unwrap()])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let out = config_command(&config_path, &dir.path().join("suite.yaml"), "2", &out_dir)
         .env("OPENAI_BASE_URL", format!("http://{}/v1", sim.addr))
         .env("OPENAI_API_KEY", KEY)
-        .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .unwrap();
     assert_verdict(&out);
@@ -149,11 +144,7 @@ fn a_codex_that_crashes_or_hangs_is_an_infrastructure_error() {
         );
         std::fs::write(&config_path, config).unwrap();
         let out_dir = dir.path().join(format!("run{hang}"));
-        let out = std::process::Command::new(bin())
-            .args(["run", "--config", config_path.to_str().unwrap()])
-            .args(["--suite", dir.path().join("suite.yaml").to_str().unwrap()])
-            .args(["--trials", "1", "--out", out_dir.to_str().unwrap()])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+        let out = config_command(&config_path, &dir.path().join("suite.yaml"), "1", &out_dir)
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(3), "{}", text(&out));

@@ -36,16 +36,11 @@ fn run(config: &str, suite: &Path, trials: &str, dir: &Path, sim: &str) -> (Path
     // mcpeval's own HOME: nothing of a trial (nor of `gemini --version`) may land there.
     let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let out = std::process::Command::new(bin())
-        .args(["run", "--config", config_path.to_str().unwrap()])
-        .args(["--suite", suite.to_str().unwrap()])
-        .args(["--trials", trials, "--out", out_dir.to_str().unwrap()])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let out = config_command(&config_path, suite, trials, &out_dir)
         .env("HOME", &home)
         .env("GOOGLE_GEMINI_BASE_URL", format!("http://{sim}"))
         .env("GEMINI_API_KEY", KEY)
         .env_remove("GOOGLE_API_KEY")
-        .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .unwrap();
     assert_verdict(&out);
@@ -285,14 +280,9 @@ timeout = 120
     let config_path = dir.path().join("config.toml");
     std::fs::write(&config_path, config).unwrap();
     let out_dir = dir.path().join("run");
-    let out = std::process::Command::new(bin())
-        .args(["run", "--config", config_path.to_str().unwrap()])
-        .args(["--suite", suite.to_str().unwrap()])
-        .args(["--trials", "1", "--out", out_dir.to_str().unwrap()])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let out = config_command(&config_path, &suite, "1", &out_dir)
         .env("GOOGLE_GEMINI_BASE_URL", format!("http://{}", sim.addr))
         .env("GEMINI_API_KEY", KEY)
-        .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
@@ -330,11 +320,7 @@ fn a_gemini_cli_that_crashes_or_hangs_is_an_infrastructure_error() {
         );
         std::fs::write(&config_path, config).unwrap();
         let out_dir = dir.path().join(format!("run{hang}"));
-        let out = std::process::Command::new(bin())
-            .args(["run", "--config", config_path.to_str().unwrap()])
-            .args(["--suite", dir.path().join("suite.yaml").to_str().unwrap()])
-            .args(["--trials", "1", "--out", out_dir.to_str().unwrap()])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+        let out = config_command(&config_path, &dir.path().join("suite.yaml"), "1", &out_dir)
             .env("GEMINI_API_KEY", KEY)
             .output()
             .unwrap();

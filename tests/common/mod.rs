@@ -145,6 +145,18 @@ pub fn pair_command(baseline: &str, candidate: &str, out: &Path) -> Command {
     cmd
 }
 
+/// `mcpeval run --config CONFIG --suite SUITE --trials N --out OUT`, from the repository root,
+/// ready for more arguments and environment (the app-host tests' runs).
+pub fn config_command(config: &Path, suite: &Path, trials: &str, out: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--config", config.to_str().unwrap()])
+        .args(["--suite", suite.to_str().unwrap()])
+        .args(["--trials", trials, "--out", out.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("GITHUB_STEP_SUMMARY");
+    cmd
+}
+
 /// Runs `pair_command` with `extra` arguments and waits.
 pub fn run_pair(baseline: &str, candidate: &str, out: &Path, extra: &[&str]) -> Output {
     pair_command(baseline, candidate, out)
