@@ -139,6 +139,19 @@ pub struct StatsConfig {
     pub power: f64,
     /// Resamples of each bootstrap interval.
     pub bootstrap_resamples: usize,
+    /// Adaptive trials: run each task in looks of `look_every` trials per side up to
+    /// `max_trials`, and stop it once its verdict is settled ([`crate::report::adaptive`]).
+    pub adaptive: bool,
+    /// Trials per side between two looks of an adaptive run.
+    pub look_every: u32,
+    /// Trials per side an adaptive run gives a task at most.
+    pub max_trials: u32,
+    /// Trials per side before an adaptive run first decides (default: `look_every`); rounded
+    /// up to a look.
+    pub min_trials: Option<u32>,
+    /// An adaptive task stops for futility when the predictive power of each gated row that is
+    /// not otherwise settled (the chance it would still end as a regression) is below this.
+    pub futility: f64,
 }
 
 impl Default for StatsConfig {
@@ -160,6 +173,11 @@ impl Default for StatsConfig {
             max_infra_share: 0.10,
             power: 0.8,
             bootstrap_resamples: crate::stats::DEFAULT_RESAMPLES,
+            adaptive: false,
+            look_every: 5,
+            max_trials: 30,
+            min_trials: None,
+            futility: 0.05,
         }
     }
 }
@@ -216,7 +234,37 @@ impl StatsConfig {
         if self.bootstrap_resamples == 0 {
             return Err("[stats] `bootstrap_resamples` must be at least 1".into());
         }
+        if self.look_every == 0 {
+            return Err("[stats] `look_every` must be at least 1".into());
+        }
+        if self.max_trials < self.look_every {
+            return Err(format!(
+                "[stats] `max_trials` ({}) must be at least `look_every` ({})",
+                self.max_trials, self.look_every
+            ));
+        }
+        if let Some(min) = self.min_trials.filter(|m| *m == 0 || *m > self.max_trials) {
+            return Err(format!(
+                "[stats] `min_trials` must lie in [1, max_trials = {}], got {min}",
+                self.max_trials
+            ));
+        }
+        open01("futility", self.futility)?;
         Ok(())
+    }
+
+    /// The trials per side at each look of an adaptive run: every `look_every` up to
+    /// `max_trials` (the last look at `max_trials` itself), none before `min_trials`.
+    pub fn looks(&self) -> Vec<u32> {
+        let every = self.look_every.max(1);
+        let min = self.min_trials.unwrap_or(every).max(1);
+        let mut looks: Vec<u32> = (1..)
+            .map(|j| j * every)
+            .take_while(|n| *n < self.max_trials)
+            .filter(|n| *n >= min)
+            .collect();
+        looks.push(self.max_trials.max(1));
+        looks
     }
 }
 
@@ -235,6 +283,11 @@ pub struct StatsFile {
     pub max_infra_share: Option<f64>,
     pub power: Option<f64>,
     pub bootstrap_resamples: Option<usize>,
+    pub adaptive: Option<bool>,
+    pub look_every: Option<u32>,
+    pub max_trials: Option<u32>,
+    pub min_trials: Option<u32>,
+    pub futility: Option<f64>,
 }
 
 impl StatsFile {
@@ -251,6 +304,11 @@ impl StatsFile {
             max_infra_share: over.max_infra_share.or(self.max_infra_share),
             power: over.power.or(self.power),
             bootstrap_resamples: over.bootstrap_resamples.or(self.bootstrap_resamples),
+            adaptive: over.adaptive.or(self.adaptive),
+            look_every: over.look_every.or(self.look_every),
+            max_trials: over.max_trials.or(self.max_trials),
+            min_trials: over.min_trials.or(self.min_trials),
+            futility: over.futility.or(self.futility),
         }
     }
 
@@ -271,6 +329,11 @@ impl StatsFile {
             max_infra_share: self.max_infra_share.unwrap_or(d.max_infra_share),
             power: self.power.unwrap_or(d.power),
             bootstrap_resamples: self.bootstrap_resamples.unwrap_or(d.bootstrap_resamples),
+            adaptive: self.adaptive.unwrap_or(d.adaptive),
+            look_every: self.look_every.unwrap_or(d.look_every),
+            max_trials: self.max_trials.unwrap_or(d.max_trials),
+            min_trials: self.min_trials.or(d.min_trials),
+            futility: self.futility.unwrap_or(d.futility),
         }
     }
 }
@@ -304,5 +367,30 @@ mod tests {
         };
         assert!(bad.validate().unwrap_err().contains("alpha"));
         assert!(toml::from_str::<StatsFile>("gated = [\"calls\"]").is_err());
+    }
+
+    #[test]
+    fn looks_of_an_adaptive_design() {
+        let d = StatsConfig::default();
+        assert_eq!(d.looks(), vec![5, 10, 15, 20, 25, 30]);
+        let odd = StatsConfig {
+            look_every: 4,
+            max_trials: 10,
+            min_trials: Some(6),
+            ..d.clone()
+        };
+        assert_eq!(odd.looks(), vec![8, 10]);
+        let late = StatsConfig {
+            min_trials: Some(30),
+            ..d.clone()
+        };
+        assert_eq!(late.looks(), vec![30]);
+        let bad = StatsConfig {
+            max_trials: 3,
+            ..d.clone()
+        };
+        assert!(bad.validate().unwrap_err().contains("max_trials"));
+        let bad = StatsConfig { futility: 1.0, ..d };
+        assert!(bad.validate().unwrap_err().contains("futility"));
     }
 }

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use super::Episode;
+use crate::config::Metric;
 use crate::suite::{TaskKind, TaskSet};
 
 /// What a comparison reads of one episode: the same whether it comes from `episodes.jsonl` or
@@ -11,6 +12,8 @@ use crate::suite::{TaskKind, TaskSet};
 pub struct EpisodeFacts<'a> {
     pub host: &'a str,
     pub task_id: &'a str,
+    /// The trial's index (adaptive runs replay their looks in trial order).
+    pub trial: u32,
     pub model: &'a str,
     pub kind: TaskKind,
     pub set: TaskSet,
@@ -35,6 +38,7 @@ impl<'a> EpisodeFacts<'a> {
         Self {
             host: &e.host,
             task_id: &e.task_id,
+            trial: e.trial,
             model: &e.model,
             kind: e.kind,
             set: e.set,
@@ -54,6 +58,23 @@ impl<'a> EpisodeFacts<'a> {
             } else {
                 Cow::Owned(e.grade.failure_summary())
             },
+        }
+    }
+
+    /// The episode's value of a per-episode metric ([`Metric::TESTED`]).
+    pub fn value(&self, metric: Metric) -> f64 {
+        match metric {
+            Metric::Success => f64::from(u8::from(self.success)),
+            Metric::ToolCalls => f64::from(self.tool_calls),
+            Metric::ToolErrors => f64::from(self.tool_errors),
+            Metric::InputTokens => self.input_tokens as f64,
+            Metric::OutputTokens => self.output_tokens as f64,
+            Metric::TotalTokens => self.total_tokens as f64,
+            Metric::Turns => f64::from(self.turns),
+            Metric::LatencyMs => self.latency_ms,
+            Metric::PassAtK | Metric::PassHatK | Metric::FalseCallRate | Metric::MissedCallRate => {
+                unreachable!("only the tested metrics are kept per episode")
+            }
         }
     }
 }

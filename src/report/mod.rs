@@ -2,6 +2,7 @@
 //! it (comparison tables, summary.md, junit.xml, report.html). The run directory's own files are
 //! `rundir`'s.
 
+pub mod adaptive;
 mod comparison;
 #[cfg(test)]
 pub(crate) use comparison::tests as comparison_tests;

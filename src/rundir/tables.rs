@@ -337,9 +337,10 @@ impl EventSink for TableWriter {
 const READ_CHUNK: usize = 65_536;
 
 /// The columns a comparison reads (see [`EpisodeFacts`]).
-const FACT_COLUMNS: [&str; 18] = [
+const FACT_COLUMNS: [&str; 19] = [
     "host",
     "task_id",
+    "trial",
     "model",
     "kind",
     "set",
@@ -439,6 +440,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
     let (infra, failures) = (text("infra_error")?, text("grade_failures")?);
     let success = df.column("success")?.bool()?.clone();
     let (calls, errors, turns) = (count("tool_calls")?, count("tool_errors")?, count("turns")?);
+    let trial = count("trial")?;
     let (input, output, total) = (
         tokens("input_tokens")?,
         tokens("output_tokens")?,
@@ -470,6 +472,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
         let facts = EpisodeFacts {
             host: host.get(i).unwrap_or(""),
             task_id: task.get(i).unwrap_or(""),
+            trial: trial.get(i).unwrap_or(0),
             model: model.get(i).unwrap_or(""),
             kind,
             set,

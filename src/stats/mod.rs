@@ -17,6 +17,7 @@ mod pass_at_k;
 mod power;
 mod rank;
 mod risk_difference;
+mod sequential;
 #[cfg(test)]
 mod test_support;
 mod types;
@@ -44,6 +45,7 @@ pub use risk_difference::{
     compare_stratified_rates, mh_risk_difference, stratified_newcombe_interval, RiskDifference,
     StratifiedRates,
 };
+pub use sequential::{look_weights, obf_spent, one_sided_critical, predictive_power};
 pub use types::{Interval, Proportion, StatsError, Table2x2, TestResult};
 pub use van_elteren::van_elteren;
 pub use wilcoxon::wilcoxon_signed_rank;

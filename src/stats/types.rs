@@ -102,6 +102,8 @@ pub enum StatsError {
     },
     #[error("the bootstrap needs at least one resample")]
     NoResamples,
+    #[error("invalid looks of an adaptive design: {0}")]
+    InvalidLooks(String),
 }
 
 /// Checks that every value of the sample `name` is finite and that it is not empty.

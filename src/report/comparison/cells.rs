@@ -149,7 +149,7 @@ impl SideValues {
 
     fn add(&mut self, e: &EpisodeFacts) {
         for (values, metric) in self.values.iter_mut().zip(Metric::TESTED) {
-            values.push(value(e, metric));
+            values.push(e.value(metric));
         }
         self.successes += u64::from(e.success);
         self.called += u64::from(e.tool_calls > 0);
@@ -233,23 +233,6 @@ impl Cell {
     }
 }
 
-/// An episode's value of a per-episode metric.
-fn value(e: &EpisodeFacts, metric: Metric) -> f64 {
-    match metric {
-        Metric::Success => f64::from(u8::from(e.success)),
-        Metric::ToolCalls => f64::from(e.tool_calls),
-        Metric::ToolErrors => f64::from(e.tool_errors),
-        Metric::InputTokens => e.input_tokens as f64,
-        Metric::OutputTokens => e.output_tokens as f64,
-        Metric::TotalTokens => e.total_tokens as f64,
-        Metric::Turns => f64::from(e.turns),
-        Metric::LatencyMs => e.latency_ms,
-        Metric::PassAtK | Metric::PassHatK | Metric::FalseCallRate | Metric::MissedCallRate => {
-            unreachable!("only the tested metrics are kept per episode")
-        }
-    }
-}
-
 pub(super) fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
@@ -287,6 +270,7 @@ mod tests {
         let facts = |failure: String| EpisodeFacts {
             host: "h",
             task_id: "t",
+            trial: 0,
             model: "m",
             kind: TaskKind::Tool,
             set: TaskSet::Regression,
