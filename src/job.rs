@@ -11,16 +11,17 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::RunConfig;
-use crate::episode::{chain, Redactor, Side};
+use crate::episode::{chain, EpisodeFacts, Redactor, Side};
 use crate::host::Model;
+use crate::report::adaptive::{Design, Looks};
 use crate::report::{Collector, Comparison, LiveReports, REFRESH_EVERY};
 use crate::rundir::{
     git_commit, own_cpu_ms, scan_episodes, EpisodeWriter, HostRecord, RunInfo, ServerRecord,
     TableWriter,
 };
 use crate::runner::{
-    self, BudgetGuard, DoneKey, EventSink, HostRuntime, Price, RunEvent, RunEventKind, Runner,
-    Server, Shard, Spent,
+    self, BudgetGuard, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,
+    Shard, Spent, StoppingPolicy,
 };
 use crate::suite::Suite;
 
@@ -168,7 +169,7 @@ impl RunJob {
         let dir = self.dir;
         info.write(&dir)?;
         let config = self.config;
-        let earlier = Earlier::scan(&dir, &config.prices)?;
+        let earlier = Earlier::scan(&dir, &config)?;
         let mut secrets = config.secret_values();
         secrets.extend(self.judge_secrets);
         let redactor = Redactor::new(secrets.iter().map(String::as_str));
@@ -184,6 +185,15 @@ impl RunJob {
         // Every episode of the run, folded in as it finishes (and those of an earlier
         // invocation): the live reports' and, at the end, the final comparison's.
         let collector = Arc::new(Mutex::new(earlier.collector));
+        let policy = match config.stats.adaptive {
+            true => {
+                let design =
+                    Design::new(&config.stats, self.hosts.len()).context("the adaptive design")?;
+                let tasks = self.suite.tasks.len();
+                Some(Arc::new(StoppingPolicy::new(design, earlier.looks, tasks)))
+            }
+            false => None,
+        };
         let mut all: Vec<Box<dyn EventSink>> = vec![
             Box::new(EpisodeWriter::open(&dir)?),
             Box::new(earlier.tables),
@@ -211,6 +221,7 @@ impl RunJob {
             cancel: cancel.clone(),
             shard: self.shard,
             servers: self.preflight.servers,
+            policy,
         };
         let (_, cancelled) = runner::run(runner, tx).await;
         ctrl_c.abort();
@@ -252,21 +263,27 @@ struct Earlier {
     done: HashSet<DoneKey>,
     spent: Spent,
     collector: Collector,
+    /// An adaptive run's trials by index, for its stopping policy.
+    looks: Looks,
     tables: TableWriter,
 }
 
 impl Earlier {
-    fn scan(dir: &Path, prices: &BTreeMap<String, Price>) -> anyhow::Result<Self> {
+    fn scan(dir: &Path, config: &RunConfig) -> anyhow::Result<Self> {
         let mut earlier = Self {
             done: HashSet::new(),
             spent: Spent::default(),
-            collector: Collector::default(),
+            collector: Collector::for_stats(&config.stats),
+            looks: Looks::default(),
             tables: TableWriter::new(dir),
         };
         let mut failed = None;
         scan_episodes(dir, |e| {
-            earlier.spent.add(&e, prices);
+            earlier.spent.add(&e, &config.prices);
             earlier.collector.add(e.side, &e);
+            if config.stats.adaptive {
+                earlier.looks.add(e.side, &EpisodeFacts::of(&e));
+            }
             earlier.done.insert(DoneKey::of(&e));
             if let Err(e) = earlier.tables.push(e) {
                 failed.get_or_insert(e);

@@ -115,8 +115,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "ERA")]
     pub protocol_era: Option<ProtocolEra>,
     /// Finish a cut-short run in DIR without repeating its finished trials.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials"])]
     pub resume: Option<PathBuf>,
+    /// Adaptive trials ([stats] adaptive = true): each task runs in looks of [stats] look_every
+    /// trials per side (5) up to --max-trials, and stops once its verdict is settled (futility,
+    /// no change, or a regression or improvement no remaining trial could undo); --trials is
+    /// then ignored. comparison.* gets `trials_run` and `stopped` per task row.
+    #[arg(long, conflicts_with = "trials")]
+    pub adaptive: bool,
+    /// With --adaptive: at most N trials per task and side ([stats] max_trials, default 30).
+    #[arg(long, value_name = "N", requires = "adaptive")]
+    pub max_trials: Option<u32>,
     /// A label stored in run.json (repeatable): --tag branch=main.
     #[arg(long, value_name = "K=V", value_parser = parse_tag)]
     pub tag: Vec<(String, String)>,
@@ -389,6 +398,8 @@ impl RunArgs {
             protocol_era: self.protocol_era,
             tags: self.tag.iter().cloned().collect::<BTreeMap<_, _>>(),
             correction: self.correction,
+            adaptive: self.adaptive,
+            max_trials: self.max_trials,
         }
     }
 }

@@ -16,6 +16,10 @@ pub struct Progress {
     infra: u32,
     /// For plain output: the next tenth of the run to report, and the total.
     plain: Option<(u64, u64)>,
+    /// The trials this invocation would run at most.
+    total: u64,
+    /// An adaptive run after a look: tasks settled, still running, and trials saved so far.
+    settled: Option<(usize, usize, u64)>,
 }
 
 impl Progress {
@@ -34,6 +38,8 @@ impl Progress {
             successes: [0; 2],
             infra: 0,
             plain,
+            total: 0,
+            settled: None,
         }
     }
 
@@ -55,8 +61,14 @@ impl Progress {
         } else {
             String::new()
         };
+        let looks = match self.settled {
+            Some((settled, running, skipped)) => {
+                format!("  tasks settled {settled}, running {running}, trials saved {skipped}")
+            }
+            None => String::new(),
+        };
         format!(
-            "baseline {}/{} ok · candidate {}/{} ok{infra}",
+            "baseline {}/{} ok · candidate {}/{} ok{infra}{looks}",
             self.successes[0], self.done[0], self.successes[1], self.done[1]
         )
     }
@@ -75,6 +87,7 @@ impl EventSink for Progress {
                 if let Some(plain) = self.plain.as_mut() {
                     plain.1 = *total as u64;
                 }
+                self.total = *total as u64;
                 self.bar.set_length(*total as u64);
                 self.bar.set_message(self.message());
             }
@@ -104,6 +117,26 @@ impl EventSink for Progress {
                 self.bar.suspend(|| {
                     eprintln!(
                         "interrupted: finishing the trials in flight, then writing the files (Ctrl-C again to stop now)"
+                    )
+                });
+            }
+            RunEventKind::LookFinished {
+                look,
+                looks,
+                settled,
+                running,
+                saved,
+            } => {
+                // Both sides' trials the settled tasks will not run.
+                let skipped = 2 * saved;
+                if let Some(total) = self.total.checked_sub(skipped) {
+                    self.bar.set_length(total.max(self.bar.position()));
+                }
+                self.settled = Some((*settled, *running, skipped));
+                self.bar.set_message(self.message());
+                self.bar.suspend(|| {
+                    eprintln!(
+                        "look {look}/{looks}: {settled} tasks settled, {running} running, {skipped} trials saved"
                     )
                 });
             }

@@ -47,6 +47,10 @@ pub struct Overrides {
     pub protocol_era: Option<super::ProtocolEra>,
     pub tags: BTreeMap<String, String>,
     pub correction: Option<crate::stats::Adjustment>,
+    /// `--adaptive`: adaptive trials whatever the config says.
+    pub adaptive: bool,
+    /// `--max-trials`: `[stats] max_trials`.
+    pub max_trials: Option<u32>,
 }
 
 /// Which provider drives a host.
@@ -471,7 +475,17 @@ fn build(
     if let Some(correction) = over.correction {
         stats.correction = correction;
     }
+    stats.adaptive |= over.adaptive;
+    if let Some(max) = over.max_trials {
+        stats.max_trials = max;
+    }
     stats.validate().map_err(invalid)?;
+    // An adaptive run's trials per task and side are its design's most.
+    let trials = if stats.adaptive {
+        stats.max_trials
+    } else {
+        trials
+    };
     let suites = file.suites.clone().unwrap_or_default();
     if suites.is_empty() {
         return Err(invalid(

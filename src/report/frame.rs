@@ -9,7 +9,8 @@ pub const COMPARISON_PARQUET: &str = "comparison.parquet";
 pub const COMPARISON_CSV: &str = "comparison.csv";
 
 /// `comparison.parquet`: the columns DESIGN.md fixes, then `gated`, `margin`, `k`,
-/// `trials_needed`, `scope`, `mde` and `relative_change`.
+/// `trials_needed`, `scope`, `mde`, `relative_change`, and for adaptive runs `trials_run` and
+/// `stopped`.
 pub fn comparison_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
     macro_rules! field {
         ($f:expr) => {
@@ -38,5 +39,7 @@ pub fn comparison_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         col("scope", field!(|r| r.scope.as_str())),
         col("mde", field!(|r| r.mde)),
         col("relative_change", field!(|r| r.relative_change)),
+        col("trials_run", field!(|r| r.trials_run)),
+        col("stopped", field!(|r| r.stopped.map(|s| s.as_str()))),
     ])
 }

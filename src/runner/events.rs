@@ -41,6 +41,15 @@ pub enum RunEventKind {
     },
     /// The first Ctrl-C: no new trials start; those in flight finish.
     Cancelling,
+    /// An adaptive run decided a look: tasks × hosts settled and still running, and the trials
+    /// per side the settled ones did not need (against `max_trials` each).
+    LookFinished {
+        look: u32,
+        looks: u32,
+        settled: usize,
+        running: usize,
+        saved: u64,
+    },
     RunFinished {
         completed: usize,
         cancelled: bool,

@@ -2,6 +2,7 @@
 
 mod budget;
 mod events;
+mod policy;
 mod pool;
 mod run;
 mod schedule;
@@ -9,6 +10,7 @@ mod shard;
 
 pub use budget::{cost, episode_cost, price_for, Budget, BudgetGuard, Price, Spent};
 pub use events::{EventSink, RunEvent, RunEventKind};
+pub use policy::StoppingPolicy;
 pub use pool::{Server, ServerPool};
 pub use run::{run, DoneKey, HostRuntime, Runner};
 pub use schedule::{schedule, trial_seed, TrialKey};

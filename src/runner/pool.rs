@@ -240,6 +240,35 @@ impl ServerPool {
         }
     }
 
+    /// `n` trials of this side and task will not run after all (an adaptive task settled): a
+    /// shared server closes once no remaining trial needs it, and none is started ahead for them.
+    pub async fn forget_uses(&self, side: Side, task: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        {
+            let mut warm = self.warm.lock().await;
+            let i = side as usize;
+            warm.remaining[i] = warm.remaining[i].saturating_sub(n);
+        }
+        let Some(key) = pool_key(self.isolation, side, task) else {
+            return;
+        };
+        let idle = {
+            let mut slots = self.slots.lock().await;
+            match slots.get_mut(&key) {
+                Some((slot, remaining)) => {
+                    *remaining = remaining.saturating_sub(n);
+                    (*remaining == 0).then(|| std::mem::take(slot))
+                }
+                None => None,
+            }
+        };
+        if let Some(server) = idle.and_then(|slot| slot.get().cloned()) {
+            close(server).await;
+        }
+    }
+
     /// A retry will use the key again: count it.
     pub async fn add_use(&self, side: Side, task: usize) {
         self.warm.lock().await.remaining[side as usize] += 1;

@@ -68,6 +68,9 @@ pub struct Runner {
     /// A baseline and a candidate server already started and listed (the preflight's), for the
     /// first trials that need one: the run does not start each twice.
     pub servers: [Option<super::Server>; 2],
+    /// An adaptive run's stopping policy: trials run in looks, and a task settled after a look
+    /// runs no more.
+    pub policy: Option<Arc<super::StoppingPolicy>>,
 }
 
 struct Shared {
@@ -91,30 +94,28 @@ impl Shared {
 /// `events` is bounded: when its consumer (writing the episodes, the tables and the reports)
 /// falls behind, finished trials wait to hand over their records instead of piling up in memory.
 pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) {
-    let schedule = Schedule::new(
-        runner.hosts.len(),
-        runner.suite.tasks.len(),
-        runner.config.trials,
-        runner.config.seed,
-    );
+    let (hosts, tasks) = (runner.hosts.len(), runner.suite.tasks.len());
+    let schedule = Schedule::new(hosts, tasks, runner.config.trials, runner.config.seed);
+    let policy = runner.policy.clone();
+    // An adaptive run deals whole tasks to shards (a shard decides its tasks' looks alone).
+    let by_unit = policy.is_some();
     let in_shard = runner.shard.map(|shard| {
         let tasks: Vec<String> = runner.suite.tasks.iter().map(|t| t.id.clone()).collect();
         let hosts: Vec<String> = runner.hosts.iter().map(|h| h.config.name.clone()).collect();
-        (
-            shard,
-            Deal::new(&tasks, &hosts, runner.config.trials, shard.count),
-        )
+        let trials = if by_unit { 1 } else { runner.config.trials };
+        (shard, Deal::new(&tasks, &hosts, trials, shard.count))
     });
     // The trials to run, in run order, read off the schedule as they are needed (it is not
     // copied: a run of any size keeps 4 bytes per trial of it).
-    let to_run = |runner: &Runner, key: &TrialKey| {
+    let to_run = move |runner: &Runner, key: &TrialKey| {
         let (host, task) = (
             &runner.hosts[key.host].config.name,
             &runner.suite.tasks[key.task].id,
         );
+        let trial = if by_unit { 0 } else { key.trial };
         let in_shard = in_shard
             .as_ref()
-            .is_none_or(|(shard, deal)| deal.shard_of(task, host, key.trial) == Some(*shard));
+            .is_none_or(|(shard, deal)| deal.shard_of(task, host, trial) == Some(*shard));
         in_shard && (runner.done.is_empty() || !runner.done.contains(&done_key(runner, key)))
     };
     let total = schedule.iter().filter(|k| to_run(&runner, k)).count();
@@ -138,7 +139,6 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
         // Only app hosts: the preflight's servers would sit idle through the run.
         pool.shutdown().await;
     }
-    let concurrency = runner.config.concurrency;
     let cancel = runner.cancel.clone();
     let shared = Arc::new(Shared {
         pool,
@@ -153,20 +153,76 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
             already_done: shared.runner.done.len(),
         })
         .await;
-    let cancel_for_stream = cancel.clone();
-    let order = schedule.iter().filter(|k| to_run(&shared.runner, k));
-    let mut results = futures::stream::iter(order)
-        .take_while(move |_| std::future::ready(!cancel_for_stream.is_cancelled()))
-        .map(|key| {
-            let shared = shared.clone();
-            async move { execute(&shared, key).await }
-        })
-        .buffer_unordered(concurrency);
-    let mut completed = 0;
-    while results.next().await.is_some() {
-        completed += 1;
-    }
-    drop(results);
+    let completed = match &policy {
+        None => {
+            let order = schedule.iter().filter(|k| to_run(&shared.runner, k));
+            run_keys(&shared, order, &cancel).await
+        }
+        Some(policy) => {
+            let mut running = vec![true; hosts * tasks];
+            let mut completed = 0;
+            let mut from = 0;
+            let looks = policy.looks();
+            for (j, &n) in looks.iter().enumerate() {
+                // One look: the trials from..n of every task still running, paired and in a
+                // seeded order of their own (the trial seeds stay those of the fixed design).
+                let order = Schedule::new(
+                    hosts,
+                    tasks,
+                    n - from,
+                    look_seed(shared.runner.config.seed, j),
+                );
+                let keys: Vec<TrialKey> = order
+                    .iter()
+                    .map(|k| TrialKey {
+                        trial: k.trial + from,
+                        ..k
+                    })
+                    .filter(|k| running[k.host * tasks + k.task] && to_run(&shared.runner, k))
+                    .collect();
+                completed += run_keys(&shared, keys.into_iter(), &cancel).await;
+                if cancel.is_cancelled() {
+                    break;
+                }
+                let (mut settled, mut saved) = (0, 0u64);
+                for (unit, on) in running.iter_mut().enumerate() {
+                    let (host, task) = (unit / tasks, unit % tasks);
+                    if *on {
+                        let runner = &shared.runner;
+                        let stopped = policy.stopped(
+                            &runner.hosts[host].config.name,
+                            &runner.suite.tasks[task].id,
+                        );
+                        if stopped.is_some() {
+                            *on = false;
+                            let left = shared.runner.config.trials.saturating_sub(n);
+                            for side in Side::BOTH {
+                                shared.pool.forget_uses(side, task, left as usize).await;
+                            }
+                        }
+                    }
+                    if !*on {
+                        settled += 1;
+                        saved += u64::from(shared.runner.config.trials.saturating_sub(n));
+                    }
+                }
+                shared
+                    .emit(RunEventKind::LookFinished {
+                        look: j as u32 + 1,
+                        looks: looks.len() as u32,
+                        settled,
+                        running: running.len() - settled,
+                        saved,
+                    })
+                    .await;
+                if settled == running.len() {
+                    break;
+                }
+                from = n;
+            }
+            completed
+        }
+    };
     shared.pool.shutdown().await;
     shared
         .emit(RunEventKind::RunFinished {
@@ -175,6 +231,33 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
         })
         .await;
     (completed, cancel.is_cancelled())
+}
+
+/// Runs `keys` with the run's concurrency until they are done or the run is cancelled; returns
+/// how many finished.
+async fn run_keys(
+    shared: &Arc<Shared>,
+    keys: impl Iterator<Item = TrialKey>,
+    cancel: &CancellationToken,
+) -> usize {
+    let cancel = cancel.clone();
+    let mut results = futures::stream::iter(keys)
+        .take_while(move |_| std::future::ready(!cancel.is_cancelled()))
+        .map(|key| {
+            let shared = shared.clone();
+            async move { execute(&shared, key).await }
+        })
+        .buffer_unordered(shared.runner.config.concurrency);
+    let mut completed = 0;
+    while results.next().await.is_some() {
+        completed += 1;
+    }
+    completed
+}
+
+/// The seed of look `j`'s run order (each look's trials are shuffled apart).
+fn look_seed(seed: u64, j: usize) -> u64 {
+    seed ^ (j as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 fn done_key(runner: &Runner, key: &TrialKey) -> DoneKey {
@@ -241,6 +324,9 @@ async fn execute(shared: &Shared, key: TrialKey) {
         judge: judged.map(|j| j.record),
     };
     let transcript = redact_transcript(&runner.redactor, transcript);
+    if let Some(policy) = &runner.policy {
+        policy.record(&episode);
+    }
     shared
         .emit(RunEventKind::TrialFinished {
             episode: Arc::new(episode),

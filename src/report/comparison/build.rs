@@ -11,6 +11,7 @@ use super::task_rows::task_rows;
 use super::EpisodeFacts;
 use crate::config::{Metric, StatsConfig};
 use crate::episode::{Episode, Side};
+use crate::report::adaptive::{Design, Looks, UnitOutcome};
 use crate::report::verdict::{decide, margin, Level, Scope, TestName, Verdict};
 use crate::stats::{
     min_detectable_drop, p_adjusted, BootstrapConfig, Comparison as Delta, StatsError,
@@ -44,6 +45,17 @@ pub struct Collector {
     episodes: usize,
     infra_errors: usize,
     usage: Usage,
+    adaptive: Option<Adaptive>,
+}
+
+/// What an adaptive run's comparison keeps besides the cells: every trial by index (to replay the
+/// stopping rule), and the cells of the trials before the first look, which the suite rows test
+/// (a fixed number per task, so the stratified tests stay valid whatever stopped the tasks).
+#[derive(Debug, Clone)]
+struct Adaptive {
+    looks: Looks,
+    first_look: u32,
+    suite_cells: BTreeMap<String, BTreeMap<String, Cell>>,
 }
 
 fn index(side: Side) -> usize {
@@ -54,6 +66,19 @@ fn index(side: Side) -> usize {
 }
 
 impl Collector {
+    /// A collector for a run compared with `stats`: an adaptive run's also keeps its trials by
+    /// index (see [`crate::report::adaptive`]).
+    pub fn for_stats(stats: &StatsConfig) -> Self {
+        Self {
+            adaptive: stats.adaptive.then(|| Adaptive {
+                looks: Looks::default(),
+                first_look: stats.looks()[0],
+                suite_cells: BTreeMap::new(),
+            }),
+            ..Self::default()
+        }
+    }
+
     /// Counts an episode on `side` (whatever side it records itself: `compare --against` takes
     /// the baseline from another run).
     pub fn add(&mut self, side: Side, e: &Episode) {
@@ -74,6 +99,18 @@ impl Collector {
         }
         let cell = cells.get_mut(e.task_id).expect("inserted above");
         cell.add(index(side), e);
+        if let Some(adaptive) = &mut self.adaptive {
+            adaptive.looks.add(side, e);
+            if e.trial < adaptive.first_look {
+                adaptive
+                    .suite_cells
+                    .entry(e.host.to_owned())
+                    .or_default()
+                    .entry(e.task_id.to_owned())
+                    .or_insert_with(|| Cell::new(e))
+                    .add(index(side), e);
+            }
+        }
     }
 
     /// Episodes counted on `side`, infrastructure errors included.
@@ -114,11 +151,20 @@ impl Collector {
     pub fn comparison(&self, stats: &StatsConfig, seed: u64) -> Result<Comparison, StatsError> {
         let level = Level::new(stats, self.hosts.len());
         let mut planner = Planner::new(stats);
+        let design = match &self.adaptive {
+            Some(_) => Some(Design::new(stats, self.hosts.len())?),
+            None => None,
+        };
         let (mut rows, mut tasks, mut detectable) = (Vec::new(), Vec::new(), Vec::new());
         for (host, cells) in &self.hosts {
             let ctx = Context { host, stats, seed };
             let mut pending: Vec<Pending> = Vec::new();
-            let members: Vec<(&Cell, _)> = cells.values().map(|c| (c, (c.kind, c.set))).collect();
+            let suite_cells = match &self.adaptive {
+                Some(a) => a.suite_cells.get(host).unwrap_or(cells),
+                None => cells,
+            };
+            let members: Vec<(&Cell, _)> =
+                suite_cells.values().map(|c| (c, (c.kind, c.set))).collect();
             let kinds: Vec<_> = members.iter().map(|(_, ks)| *ks).collect();
             for scope in suite_scopes(&kinds) {
                 let in_scope: Vec<&Cell> = members
@@ -129,7 +175,14 @@ impl Collector {
                 pending.extend(suite_rows(&ctx, scope, &in_scope)?);
             }
             for (task, cell) in cells {
-                pending.extend(task_rows(&ctx, task, cell)?);
+                let mut task_pending = task_rows(&ctx, task, cell)?;
+                if let (Some(adaptive), Some(design)) = (&self.adaptive, &design) {
+                    let outcome = adaptive.looks.outcome(design, host, task, cells.len())?;
+                    for p in &mut task_pending {
+                        stopped_row(&mut p.row, &outcome);
+                    }
+                }
+                pending.extend(task_pending);
                 tasks.push(cell.outcome(task, host));
             }
             let levels = adjust(&mut pending, stats, level)?;
@@ -157,6 +210,19 @@ impl Collector {
             detectable,
             usage: self.usage.totals(),
         })
+    }
+}
+
+/// An adaptive task's row: how far it ran, why it stopped, and, stopped early, the p-value the
+/// design vouches for in place of the fixed test's.
+fn stopped_row(row: &mut Row, outcome: &UnitOutcome) {
+    row.trials_run = Some(outcome.trials_run);
+    row.stopped = outcome.stopped;
+    let tested = Metric::TESTED.iter().position(|m| *m == row.metric);
+    if let Some(bound) = tested.and_then(|m| outcome.p_bound[m]) {
+        if row.p_value.is_some() {
+            row.p_value = Some(bound);
+        }
     }
 }
 
@@ -210,6 +276,8 @@ impl Context<'_> {
             scope,
             relative_change: None,
             mde: None,
+            trials_run: None,
+            stopped: None,
         }
     }
 }

@@ -54,6 +54,10 @@ pub struct Row {
     /// row flags as a regression with the configured power at its own level and trial counts;
     /// null when no change could be flagged.
     pub mde: Option<f64>,
+    /// An adaptive run's task rows: trials per side the task ran to (its last look decided).
+    pub trials_run: Option<u32>,
+    /// An adaptive run's task rows: why the task stopped (null while it still runs).
+    pub stopped: Option<crate::report::adaptive::Stopped>,
 }
 
 impl Row {
