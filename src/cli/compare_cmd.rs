@@ -36,7 +36,7 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
         (None, Some(other)) => args.run.join(format!("against-{}", other.run_id)),
         (None, None) => args.run.clone(),
     };
-    let mut collector = Collector::default();
+    let mut collector = Collector::for_stats(&stats);
     let own_baseline = against.is_none();
     // Reports into the run directory itself: a run cut short (or resumed since) gets its tables
     // too, written in the same pass over its episodes.

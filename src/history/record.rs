@@ -36,7 +36,7 @@ pub fn record(
     settings: &NightlySettings,
     log: &dyn Fn(&str),
 ) -> Result<String, RecordError> {
-    let mut collector = Collector::default();
+    let mut collector = Collector::for_stats(&info.config.stats);
     scan_facts(dir, |side, e| collector.add_facts(side, e))?;
     let comparison = collector
         .comparison(&info.config.stats, info.seed)

@@ -651,27 +651,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore]
-    fn explore() {
-        for futility in [1e-9, 0.01, 0.05, 0.1, 0.2] {
-            for (every, min) in [(5, 5), (5, 10), (10, 10)] {
-                let stats = StatsConfig {
-                    futility,
-                    look_every: every,
-                    min_trials: Some(min),
-                    ..success_only()
-                };
-                let moved = simulate_with(&stats, &suite_rates(2, 30, 3, 0.4), 300, 8);
-                let aa = simulate_with(&stats, &suite_rates(1, 30, 0, 0.0), 300, 7);
-                eprintln!(
-                    "futility {futility} every {every} min {min}: detected {} fixed {} share {:.3} | A/A alarms {} share {:.3}",
-                    moved.detected, moved.detected_fixed, moved.share_of_trials, aa.false_alarms, aa.share_of_trials
-                );
-            }
-        }
-    }
-
-    #[test]
     fn an_a_a_suite_keeps_the_false_alarm_rate_and_saves_trials() {
         let rates = suite_rates(1, 30, 0, 0.0);
         let sim = simulate(&rates, 400, 7);

@@ -21,9 +21,59 @@ pub fn summary(report: &Report) -> String {
     broken(&mut out, c);
     regressed(&mut out, c);
     others(&mut out, c);
+    adaptive(&mut out, c);
     usage(&mut out, report);
     detectable(&mut out, c);
     out
+}
+
+/// An adaptive run: per task how many trials it took and why it stopped, and the trials and
+/// tokens spent against what the fixed design (`max_trials` for every task) would have spent.
+fn adaptive(out: &mut String, c: &Comparison) {
+    let rows: Vec<&Row> = c
+        .rows
+        .iter()
+        .filter(|r| !r.is_suite() && r.metric == Metric::Success && r.trials_run.is_some())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let max = u64::from(c.stats.max_trials);
+    let _ = writeln!(
+        out,
+        "## Adaptive trials\n\nEach task ran in looks of {} trials per side, up to {max}, until its \
+         verdict was settled.\n\n| task | host | trials per side | stopped |\n|---|---|---:|---|",
+        c.stats.look_every
+    );
+    let (mut run, mut tokens, mut fixed_tokens) = (0u64, 0.0, 0.0);
+    for r in &rows {
+        let n = r.trials_run.unwrap_or(0);
+        run += 2 * u64::from(n);
+        let stopped = r.stopped.map_or("running", |s| s.as_str());
+        let _ = writeln!(out, "| `{}` | `{}` | {n} | {stopped} |", r.task_id, r.host);
+        let used = c.rows.iter().find(|t| {
+            t.metric == Metric::TotalTokens && t.task_id == r.task_id && t.host == r.host
+        });
+        if let Some(t) = used {
+            let (b, cand) = (
+                t.baseline_mean.unwrap_or(0.0),
+                t.candidate_mean.unwrap_or(0.0),
+            );
+            tokens += b * f64::from(t.n_baseline) + cand * f64::from(t.n_candidate);
+            fixed_tokens += (b + cand) * max as f64;
+        }
+    }
+    let fixed = 2 * max * rows.len() as u64;
+    let share = |a: f64, b: f64| if b > 0.0 { 100.0 * a / b } else { 0.0 };
+    let _ = writeln!(
+        out,
+        "\nTrials: {run} of the fixed design's {fixed} ({:.0} %). Tokens: {:.0} against about {:.0} \
+         at {max} trials per task ({:.0} %).\n",
+        share(run as f64, fixed as f64),
+        tokens,
+        fixed_tokens,
+        share(tokens, fixed_tokens)
+    );
 }
 
 /// Requests, tokens and the estimated cost per host and side (`[prices]` of the config).

@@ -113,6 +113,9 @@ struct Layout {
     host_names: Vec<String>,
     trials: u32,
     deal: Deal,
+    /// An adaptive run deals whole tasks to shards, and each stops its tasks where its rule
+    /// says: no trial count is expected per task.
+    by_unit: bool,
 }
 
 impl Layout {
@@ -130,9 +133,19 @@ impl Layout {
             tasks: places(&info.tasks),
             hosts: places(&host_names),
             task_ids: info.tasks.clone(),
-            deal: Deal::new(&info.tasks, &host_names, info.trials, part.shard.count),
+            deal: Deal::new(
+                &info.tasks,
+                &host_names,
+                if info.config.stats.adaptive {
+                    1
+                } else {
+                    info.trials
+                },
+                part.shard.count,
+            ),
             host_names,
             trials: info.trials,
+            by_unit: info.config.stats.adaptive,
         }
     }
 
@@ -161,6 +174,11 @@ impl Layout {
             &self.task_ids[k.task as usize],
             &self.host_names[k.host as usize],
         );
+        if self.by_unit {
+            return (k.trial < self.trials)
+                .then(|| self.deal.shard_of(task, host, 0))
+                .flatten();
+        }
         self.deal.shard_of(task, host, k.trial)
     }
 
@@ -450,6 +468,9 @@ fn check_units(parts: &[Part], layout: &Layout, index: &Index) -> Result<(), Mer
 
 /// The units no shard recorded, with the shard that should have.
 fn missing_units(parts: &[Part], layout: &Layout, index: &Index) -> Option<String> {
+    if layout.by_unit {
+        return None;
+    }
     let mut missing: Vec<Key> = Vec::new();
     for task in layout.tasks.values() {
         for host in layout.hosts.values() {
