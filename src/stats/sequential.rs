@@ -110,7 +110,8 @@ mod tests {
         // Python: N().cdf((z - zc * t ** 0.5) / (1 - t) ** 0.5) with z = 1.5, t = 1/3, zc = 2.5
         let got = predictive_power(1.5, 1.0 / 3.0, 2.5);
         assert!((got - 0.5276446273039475).abs() < 1e-9, "{got}");
-        assert!(predictive_power(0.0, 0.2, 3.0) < 0.01);
+        // No trend at a fifth of the trials: Φ(−1.5).
+        assert!((predictive_power(0.0, 0.2, 3.0) - 0.06680720126885807).abs() < 1e-9);
         assert!(predictive_power(4.0, 0.5, 3.0) > 0.95);
         assert_eq!(predictive_power(3.1, 1.0, 3.0), 1.0);
         assert_eq!(predictive_power(2.9, 1.0, 3.0), 0.0);
