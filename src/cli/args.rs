@@ -115,7 +115,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "ERA")]
     pub protocol_era: Option<ProtocolEra>,
     /// Finish a cut-short run in DIR without repeating its finished trials.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget"])]
     pub resume: Option<PathBuf>,
     /// Adaptive trials ([stats] adaptive = true): each task runs in looks of [stats] look_every
     /// trials per side (5) up to --max-trials, and stops once its verdict is settled (futility,
@@ -126,6 +126,11 @@ pub struct RunArgs {
     /// With --adaptive: at most N trials per task and side ([stats] max_trials, default 30).
     #[arg(long, value_name = "N", requires = "adaptive")]
     pub max_trials: Option<u32>,
+    /// With --adaptive: N trials per side for the whole run ([stats] trial_budget). Each look
+    /// goes to the tasks not yet settled, the likeliest regressions first; a task the budget
+    /// cannot give its next look stops (`stopped = budget`).
+    #[arg(long, value_name = "N", requires = "adaptive")]
+    pub trial_budget: Option<u64>,
     /// A label stored in run.json (repeatable): --tag branch=main.
     #[arg(long, value_name = "K=V", value_parser = parse_tag)]
     pub tag: Vec<(String, String)>,
@@ -400,6 +405,7 @@ impl RunArgs {
             correction: self.correction,
             adaptive: self.adaptive,
             max_trials: self.max_trials,
+            trial_budget: self.trial_budget,
         }
     }
 }

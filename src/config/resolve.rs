@@ -51,6 +51,8 @@ pub struct Overrides {
     pub adaptive: bool,
     /// `--max-trials`: `[stats] max_trials`.
     pub max_trials: Option<u32>,
+    /// `--trial-budget`: `[stats] trial_budget`.
+    pub trial_budget: Option<u64>,
 }
 
 /// Which provider drives a host.
@@ -478,6 +480,9 @@ fn build(
     stats.adaptive |= over.adaptive;
     if let Some(max) = over.max_trials {
         stats.max_trials = max;
+    }
+    if let Some(budget) = over.trial_budget {
+        stats.trial_budget = Some(budget);
     }
     stats.validate().map_err(invalid)?;
     // An adaptive run's trials per task and side are its design's most.

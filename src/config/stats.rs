@@ -152,6 +152,9 @@ pub struct StatsConfig {
     /// An adaptive task stops for futility when the predictive power of each gated row that is
     /// not otherwise settled (the chance it would still end as a regression) is below this.
     pub futility: f64,
+    /// An adaptive run's trials per side for the whole run (all tasks and hosts): each look
+    /// goes to the tasks not yet settled, the likeliest regressions first, while it lasts.
+    pub trial_budget: Option<u64>,
 }
 
 impl Default for StatsConfig {
@@ -178,6 +181,7 @@ impl Default for StatsConfig {
             max_trials: 30,
             min_trials: None,
             futility: 0.05,
+            trial_budget: None,
         }
     }
 }
@@ -250,6 +254,9 @@ impl StatsConfig {
             ));
         }
         open01("futility", self.futility)?;
+        if self.trial_budget == Some(0) {
+            return Err("[stats] `trial_budget` must be at least 1".into());
+        }
         Ok(())
     }
 
@@ -288,6 +295,7 @@ pub struct StatsFile {
     pub max_trials: Option<u32>,
     pub min_trials: Option<u32>,
     pub futility: Option<f64>,
+    pub trial_budget: Option<u64>,
 }
 
 impl StatsFile {
@@ -309,6 +317,7 @@ impl StatsFile {
             max_trials: over.max_trials.or(self.max_trials),
             min_trials: over.min_trials.or(self.min_trials),
             futility: over.futility.or(self.futility),
+            trial_budget: over.trial_budget.or(self.trial_budget),
         }
     }
 
@@ -334,6 +343,7 @@ impl StatsFile {
             max_trials: self.max_trials.unwrap_or(d.max_trials),
             min_trials: self.min_trials.or(d.min_trials),
             futility: self.futility.unwrap_or(d.futility),
+            trial_budget: self.trial_budget.or(d.trial_budget),
         }
     }
 }

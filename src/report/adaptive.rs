@@ -44,6 +44,8 @@ pub enum Stopped {
     Improvement,
     /// It ran to `max_trials` without settling.
     MaxTrials,
+    /// The run's trial budget could not give it its next look.
+    Budget,
 }
 
 impl Stopped {
@@ -54,6 +56,7 @@ impl Stopped {
             Stopped::Regression => "regression",
             Stopped::Improvement => "improvement",
             Stopped::MaxTrials => "max_trials",
+            Stopped::Budget => "budget",
         }
     }
 }
@@ -149,6 +152,11 @@ impl Design {
         &self.looks
     }
 
+    /// The run's trials per side, if it has a budget (`[stats] trial_budget`).
+    pub fn budget(&self) -> Option<u64> {
+        self.stats.trial_budget
+    }
+
     pub fn max_trials(&self) -> u32 {
         *self.looks.last().expect("a design has a look")
     }
@@ -174,6 +182,44 @@ impl Looks {
         } else {
             Slot::Done(Metric::TESTED.map(|m| e.value(m)))
         };
+    }
+
+    /// Trials per side recorded over every task (the larger side of each).
+    pub fn trials(&self) -> u64 {
+        self.units
+            .values()
+            .map(|u| u.sides.iter().map(Vec::len).max().unwrap_or(0) as u64)
+            .sum()
+    }
+
+    /// How likely the task is to end as a regression: the largest predictive power over its
+    /// gated rows at its last look decided (1 before its first). A budget's looks go to the
+    /// likeliest first.
+    pub fn priority(&self, design: &Design, host: &str, task: &str, tasks: usize) -> f64 {
+        let Ok(outcome) = self.outcome(design, host, task, tasks) else {
+            return 1.0;
+        };
+        let Some(unit) = self.units.get(&(host.to_owned(), task.to_owned())) else {
+            return 1.0;
+        };
+        let n = outcome.trials_run;
+        if n == 0 {
+            return 1.0;
+        }
+        let t = f64::from(n) / f64::from(design.max_trials());
+        let z_crit = one_sided_critical(design.task_level(tasks) / 2.0);
+        Metric::TESTED
+            .into_iter()
+            .enumerate()
+            .filter(|(_, m)| design.stats.gated.contains(m))
+            .map(|(m, metric)| {
+                let (b, c) = (unit.values(0, m, n), unit.values(1, m, n));
+                if b.is_empty() || c.is_empty() {
+                    return 1.0;
+                }
+                predictive_power(worse_z(metric, &b, &c), t, z_crit)
+            })
+            .fold(0.0, f64::max)
     }
 
     /// The number of tasks of `host` seen.
@@ -227,6 +273,53 @@ impl Looks {
         }
         Ok(out)
     }
+
+    /// [`Looks::outcome`] of a run that has ended: in a budgeted run, a task whose trials end
+    /// at a look that did not settle it stopped because the budget gave it no more
+    /// ([`Stopped::Budget`], with the p-values of a task stopped early).
+    pub fn final_outcome(
+        &self,
+        design: &Design,
+        host: &str,
+        task: &str,
+        tasks: usize,
+    ) -> Result<UnitOutcome, StatsError> {
+        let mut out = self.outcome(design, host, task, tasks)?;
+        let Some(unit) = self.units.get(&(host.to_owned(), task.to_owned())) else {
+            return Ok(out);
+        };
+        let recorded = unit.sides.iter().map(Vec::len).max().unwrap_or(0);
+        let ends_at_look = recorded == out.trials_run as usize && out.trials_run > 0;
+        if out.stopped.is_none() && design.stats.trial_budget.is_some() && ends_at_look {
+            out.stopped = Some(Stopped::Budget);
+            out.p_bound = bounds(unit, out.trials_run, design.max_trials())?;
+        }
+        Ok(out)
+    }
+}
+
+/// Which of the tasks still running get their next look, of `need` trials per side each, from
+/// `left` trials per side of the run's budget (`None`: no budget): every one if they fit, else
+/// as many as fit, highest `priority` first (ties in the order given).
+pub fn allocate(priorities: &[f64], need: u64, left: Option<u64>) -> Vec<bool> {
+    let Some(left) = left else {
+        return vec![true; priorities.len()];
+    };
+    let fit = if need == 0 {
+        priorities.len()
+    } else {
+        (left / need) as usize
+    };
+    if fit >= priorities.len() {
+        return vec![true; priorities.len()];
+    }
+    let mut order: Vec<usize> = (0..priorities.len()).collect();
+    order.sort_by(|&a, &b| priorities[b].total_cmp(&priorities[a]));
+    let mut chosen = vec![false; priorities.len()];
+    for &i in order.iter().take(fit) {
+        chosen[i] = true;
+    }
+    chosen
 }
 
 /// How one gated row stands after a look.
@@ -361,7 +454,8 @@ fn bounds(unit: &Unit, n: u32, max: u32) -> Result<[Option<f64>; TESTED], StatsE
             let mut largest = 0.0f64;
             each_ending(&b, &c, u64::from(max - n), |p, _| {
                 largest = largest.max(p);
-                true
+                // No p is larger than 1 (an ending with equal rates): nothing more to find.
+                largest < 1.0 - 1e-9
             })?;
             largest
         } else {
@@ -421,6 +515,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
+    use crate::stats::{cmh_test, mh_risk_difference, Table2x2};
     use crate::suite::{TaskKind, TaskSet};
 
     pub(crate) fn facts(task: &str, trial: u32, success: bool, calls: u32) -> EpisodeFacts<'_> {
@@ -468,7 +563,10 @@ mod tests {
         assert_eq!(out.looks, 2);
         assert_eq!(out.trials_run, 10);
         assert_eq!(out.stopped, Some(Stopped::Futility));
-        assert_eq!(out.p_bound[0], Some(1.0), "nothing could come of it");
+        assert!(
+            out.p_bound[0].unwrap() > 1.0 - 1e-9,
+            "nothing could come of it"
+        );
     }
 
     #[test]
@@ -543,73 +641,100 @@ mod tests {
     }
 
     pub(crate) fn simulate(rates: &[(f64, f64)], runs: usize, seed: u64) -> Simulated {
-        simulate_with(&success_only(), rates, runs, seed)
+        simulate_with(&success_only(), rates, runs, seed, 30)
     }
 
+    /// The adaptive run look by look as the runner makes it (each look to the tasks still
+    /// running, through [`allocate`] when there is a budget), and the fixed design at
+    /// `fixed_trials` on the same draws, judged by its task rows and its CMH suite row.
     pub(crate) fn simulate_with(
         stats: &StatsConfig,
         rates: &[(f64, f64)],
         runs: usize,
         seed: u64,
+        fixed_trials: u32,
     ) -> Simulated {
-        let stats = stats.clone();
-        let design = Design::new(&stats, 1).unwrap();
-        let max = design.max_trials();
-        let ids: Vec<String> = (0..rates.len()).map(|i| format!("t{i}")).collect();
+        let design = Design::new(stats, 1).unwrap();
+        let max = design.max_trials().max(fixed_trials);
+        let k = rates.len();
+        let ids: Vec<String> = (0..k).map(|i| format!("t{i}")).collect();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let (mut alarms, mut trials, mut detected, mut detected_fixed) = (0, 0u64, 0, 0);
         let moved: Vec<bool> = rates.iter().map(|(b, c)| b != c).collect();
+        let level = design.level.family_alpha;
         for _ in 0..runs {
-            let mut looks = Looks::default();
             let draws: Vec<[Vec<bool>; 2]> = rates
                 .iter()
                 .map(|&(b, c)| {
                     [b, c].map(|p| (0..max).map(|_| rng.random_bool(p)).collect::<Vec<bool>>())
                 })
                 .collect();
-            // Adaptive: feed look by look while the task runs.
-            let mut p = Vec::new();
-            for (i, id) in ids.iter().enumerate() {
-                let mut out = None;
-                for &n in design.looks() {
-                    let from = out.as_ref().map_or(0, |o: &UnitOutcome| o.trials_run);
+            let mut looks = Looks::default();
+            let mut running = vec![true; k];
+            let mut from = 0;
+            for &n in design.looks() {
+                let waiting: Vec<usize> = (0..k).filter(|&i| running[i]).collect();
+                if let Some(budget) = stats.trial_budget {
+                    let priorities: Vec<f64> = waiting
+                        .iter()
+                        .map(|&i| looks.priority(&design, "sim", &ids[i], k))
+                        .collect();
+                    let left = budget.saturating_sub(looks.trials());
+                    let chosen = allocate(&priorities, u64::from(n - from), Some(left));
+                    for (&i, chosen) in waiting.iter().zip(chosen) {
+                        running[i] &= chosen;
+                    }
+                }
+                let now: Vec<usize> = (0..k).filter(|&i| running[i]).collect();
+                for i in now {
                     for trial in from..n {
                         for (s, side) in Side::BOTH.into_iter().enumerate() {
                             let ok = draws[i][s][trial as usize];
-                            looks.add(side, &facts(id, trial, ok, 1));
+                            looks.add(side, &facts(&ids[i], trial, ok, 1));
                         }
                     }
-                    let o = looks.outcome(&design, "sim", id, ids.len()).unwrap();
-                    let stop = o.stopped.is_some();
-                    out = Some(o);
-                    if stop {
-                        break;
-                    }
+                    let o = looks.outcome(&design, "sim", &ids[i], k).unwrap();
+                    running[i] = o.stopped.is_none();
                 }
-                let out = out.unwrap();
-                trials += u64::from(out.trials_run);
-                let (b, c) = (
-                    &draws[i][0][..out.trials_run as usize],
-                    &draws[i][1][..out.trials_run as usize],
-                );
-                let fixed = fisher_exact(count(b), count(c)).unwrap().p_value;
-                p.push((out.p_bound[0].or(Some(fixed)), mean_of(c) - mean_of(b)));
+                from = n;
             }
-            let flagged = flags(&p, &stats, design.level.family_alpha);
+            let p: Vec<(Option<f64>, f64)> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| {
+                    let out = looks.final_outcome(&design, "sim", id, k).unwrap();
+                    trials += u64::from(out.trials_run);
+                    let n = out.trials_run as usize;
+                    let (b, c) = (&draws[i][0][..n], &draws[i][1][..n]);
+                    let fixed = fisher_exact(count(b), count(c)).unwrap().p_value;
+                    (out.p_bound[0].or(Some(fixed)), mean_of(c) - mean_of(b))
+                })
+                .collect();
+            let flagged = flags(&p, stats, level);
             alarms += usize::from(flagged.iter().zip(&moved).any(|(f, m)| *f && !m));
             detected += usize::from(flagged.iter().zip(&moved).any(|(f, m)| *f && *m));
-            // Fixed: Fisher at max_trials for every task, Holm.
+            // Fixed: Fisher at fixed_trials for every task, Holm, and the CMH suite row.
+            let n = fixed_trials as usize;
             let fixed: Vec<(Option<f64>, f64)> = draws
                 .iter()
                 .map(|[b, c]| {
-                    let p = fisher_exact(count(b), count(c)).unwrap().p_value;
-                    (Some(p), mean_of(c) - mean_of(b))
+                    let p = fisher_exact(count(&b[..n]), count(&c[..n]))
+                        .unwrap()
+                        .p_value;
+                    (Some(p), mean_of(&c[..n]) - mean_of(&b[..n]))
                 })
                 .collect();
-            let flagged = flags(&fixed, &stats, design.level.family_alpha);
-            detected_fixed += usize::from(flagged.iter().zip(&moved).any(|(f, m)| *f && *m));
+            let flagged = flags(&fixed, stats, level);
+            let tables: Vec<Table2x2> = draws
+                .iter()
+                .map(|[b, c]| Table2x2::new(count(&b[..n]), count(&c[..n])))
+                .collect();
+            let suite = cmh_test(&tables).unwrap().p_value <= level
+                && mh_risk_difference(&tables).unwrap().estimate < -stats.suite_success_margin;
+            let task = flagged.iter().zip(&moved).any(|(f, m)| *f && *m);
+            detected_fixed += usize::from(task || suite);
         }
-        let fixed_trials = (runs * rates.len()) as f64 * f64::from(max);
+        let fixed_trials = (runs * k) as f64 * f64::from(design.max_trials());
         Simulated {
             false_alarms: alarms as f64 / runs as f64,
             share_of_trials: trials as f64 / fixed_trials,
@@ -669,5 +794,25 @@ mod tests {
             sim.detected_fixed
         );
         assert!(sim.share_of_trials <= 0.6, "{}", sim.share_of_trials);
+    }
+
+    #[test]
+    fn a_budget_goes_where_the_candidate_moved() {
+        // 18 tasks, 3 falling by 0.4; 20 trials per task and side in all.
+        let rates = suite_rates(3, 18, 3, 0.4);
+        let stats = StatsConfig {
+            trial_budget: Some(20 * 18),
+            max_trials: 40,
+            ..success_only()
+        };
+        let budgeted = simulate_with(&stats, &rates, 300, 9, 20);
+        eprintln!(
+            "budget of 20 per task: adaptive detects {:.3}, the fixed 20-trial design {:.3}; \
+             trials {:.3} of 40 per task",
+            budgeted.detected, budgeted.detected_fixed, budgeted.share_of_trials
+        );
+        assert!(budgeted.detected >= 0.8, "{}", budgeted.detected);
+        assert!(budgeted.share_of_trials <= 0.5 + 1e-9, "over budget");
+        assert!(budgeted.false_alarms <= 0.05, "{}", budgeted.false_alarms);
     }
 }

@@ -43,6 +43,21 @@ impl StoppingPolicy {
             .and_then(|o| o.stopped)
     }
 
+    /// Trials per side recorded so far over every task.
+    pub fn trials(&self) -> u64 {
+        self.lock().trials()
+    }
+
+    /// How likely the task is to end as a regression (the budget's looks go to the likeliest).
+    pub fn priority(&self, host: &str, task: &str) -> f64 {
+        self.lock().priority(&self.design, host, task, self.tasks)
+    }
+
+    /// The run's trials per side, if it has a budget.
+    pub fn budget(&self) -> Option<u64> {
+        self.design.budget()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Looks> {
         self.looks
             .lock()

@@ -107,16 +107,19 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
     });
     // The trials to run, in run order, read off the schedule as they are needed (it is not
     // copied: a run of any size keeps 4 bytes per trial of it).
-    let to_run = move |runner: &Runner, key: &TrialKey| {
+    let in_shard_of = move |runner: &Runner, key: &TrialKey| {
         let (host, task) = (
             &runner.hosts[key.host].config.name,
             &runner.suite.tasks[key.task].id,
         );
         let trial = if by_unit { 0 } else { key.trial };
-        let in_shard = in_shard
+        in_shard
             .as_ref()
-            .is_none_or(|(shard, deal)| deal.shard_of(task, host, trial) == Some(*shard));
-        in_shard && (runner.done.is_empty() || !runner.done.contains(&done_key(runner, key)))
+            .is_none_or(|(shard, deal)| deal.shard_of(task, host, trial) == Some(*shard))
+    };
+    let to_run = |runner: &Runner, key: &TrialKey| {
+        in_shard_of(runner, key)
+            && (runner.done.is_empty() || !runner.done.contains(&done_key(runner, key)))
     };
     let total = schedule.iter().filter(|k| to_run(&runner, k)).count();
     let ready = std::mem::take(&mut runner.servers);
@@ -160,12 +163,60 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
         }
         Some(policy) => {
             let mut running = vec![true; hosts * tasks];
+            // The units this invocation runs (a shard's), and its share of a trial budget.
+            let mine: Vec<bool> = (0..hosts * tasks)
+                .map(|u| {
+                    let key = TrialKey {
+                        host: u / tasks,
+                        task: u % tasks,
+                        trial: 0,
+                        side: Side::Baseline,
+                    };
+                    in_shard_of(&shared.runner, &key)
+                })
+                .collect();
+            let budget = policy.budget().map(|b| {
+                let share = mine.iter().filter(|m| **m).count() as u64;
+                b * share / (hosts * tasks).max(1) as u64
+            });
             let mut completed = 0;
             let mut from = 0;
             let looks = policy.looks();
             for (j, &n) in looks.iter().enumerate() {
                 // One look: the trials from..n of every task still running, paired and in a
                 // seeded order of their own (the trial seeds stay those of the fixed design).
+                let need = u64::from(n - from);
+                if let Some(budget) = budget {
+                    // The budget's looks go to the likeliest regressions first; a task that gets
+                    // none stops here.
+                    let runner = &shared.runner;
+                    let waiting: Vec<usize> = (0..running.len())
+                        .filter(|&u| running[u] && mine[u])
+                        .collect();
+                    let priorities: Vec<f64> = waiting
+                        .iter()
+                        .map(|&u| {
+                            policy.priority(
+                                &runner.hosts[u / tasks].config.name,
+                                &runner.suite.tasks[u % tasks].id,
+                            )
+                        })
+                        .collect();
+                    let left = budget.saturating_sub(policy.trials());
+                    let chosen = crate::report::adaptive::allocate(&priorities, need, Some(left));
+                    for (&u, chosen) in waiting.iter().zip(chosen) {
+                        if !chosen {
+                            running[u] = false;
+                            let left = shared.runner.config.trials.saturating_sub(from);
+                            for side in Side::BOTH {
+                                shared
+                                    .pool
+                                    .forget_uses(side, u % tasks, left as usize)
+                                    .await;
+                            }
+                        }
+                    }
+                }
                 let order = Schedule::new(
                     hosts,
                     tasks,

@@ -177,7 +177,9 @@ impl Collector {
             for (task, cell) in cells {
                 let mut task_pending = task_rows(&ctx, task, cell)?;
                 if let (Some(adaptive), Some(design)) = (&self.adaptive, &design) {
-                    let outcome = adaptive.looks.outcome(design, host, task, cells.len())?;
+                    let outcome = adaptive
+                        .looks
+                        .final_outcome(design, host, task, cells.len())?;
                     for p in &mut task_pending {
                         stopped_row(&mut p.row, &outcome);
                     }
