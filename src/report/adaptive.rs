@@ -305,11 +305,7 @@ pub fn allocate(priorities: &[f64], need: u64, left: Option<u64>) -> Vec<bool> {
     let Some(left) = left else {
         return vec![true; priorities.len()];
     };
-    let fit = if need == 0 {
-        priorities.len()
-    } else {
-        (left / need) as usize
-    };
+    let fit = left.checked_div(need).map_or(priorities.len(), |f| f as usize);
     if fit >= priorities.len() {
         return vec![true; priorities.len()];
     }
