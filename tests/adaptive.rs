@@ -93,6 +93,12 @@ fn the_demo_finds_the_fixed_designs_regressions_with_fewer_trials() {
     );
     let summary = std::fs::read_to_string(adaptive.join("summary.md")).unwrap();
     assert!(summary.contains("Adaptive trials"), "{summary}");
+    let html = std::fs::read_to_string(adaptive.join("report.html")).unwrap();
+    assert!(html.contains("<th>trials per side · stopped</th>"));
+    let (task, (_, n, why)) = a.iter().next().unwrap();
+    assert!(html.contains(&format!("{n} · {why}</td>")), "{task}");
+    let html = std::fs::read_to_string(fixed.join("report.html")).unwrap();
+    assert!(!html.contains("trials per side · stopped"));
 }
 
 fn adaptive_run(server: &Background, out: &Path, concurrency: &str) -> Command {
@@ -193,4 +199,35 @@ fn adaptive_shards_run_whole_tasks_and_merge_to_the_whole_runs_end() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert_eq!(task_rows(&merged, "success"), task_rows(&whole, "success"));
     assert_eq!(episodes(&merged).len(), episodes(&whole).len());
+}
+
+#[test]
+fn a_trial_budget_stops_the_tasks_it_cannot_give_a_look() {
+    let dir = temp_dir();
+    let out_dir = dir.path().join("budget");
+    // 18 tasks: the first look takes 90 trials per side, the second at most 90 more.
+    let out = run_pair(
+        "demo:1.4.0",
+        "demo:1.5.0",
+        &out_dir,
+        &["--adaptive", "--trial-budget", "150"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    let eps = episodes(&out_dir);
+    for side in ["baseline", "candidate"] {
+        let n = eps.iter().filter(|e| e.side.as_str() == side).count();
+        assert!(n <= 150, "{side}: {n} trials against a budget of 150");
+    }
+    let rows = task_rows(&out_dir, "success");
+    let budget: Vec<&String> = rows
+        .iter()
+        .filter(|(_, (_, _, stopped))| stopped == "budget")
+        .map(|(task, _)| task)
+        .collect();
+    assert!(!budget.is_empty(), "{rows:?}");
+    // Every task got the first look; the budget's second went to tasks the first left open.
+    for (task, (_, trials_run, _)) in &rows {
+        let n: u32 = trials_run.parse().unwrap();
+        assert!(n == 5 || n == 10, "{task}: {n}");
+    }
 }

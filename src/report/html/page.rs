@@ -132,6 +132,11 @@ fn verdict_table(out: &mut String, c: &Comparison) {
          tasks with a regression</label></p>\n<table id=\"verdicts\"><thead><tr><th>task</th>\
          <th>host</th><th>success</th>"
     );
+    // An adaptive run: how many trials each task took, and why it stopped.
+    let adaptive = c.stats.adaptive;
+    if adaptive {
+        out.push_str("<th>trials per side · stopped</th>");
+    }
     for m in &gated {
         let _ = write!(out, "<th>{}</th>", escape(m.as_str()));
     }
@@ -163,6 +168,9 @@ fn verdict_table(out: &mut String, c: &Comparison) {
                 escape(&label),
                 escape(host)
             );
+            if adaptive {
+                out.push_str("<td>–</td>");
+            }
             for m in &gated {
                 cell(
                     out,
@@ -187,6 +195,18 @@ fn verdict_table(out: &mut String, c: &Comparison) {
             escape(&format::successes(&t.baseline)),
             escape(&format::successes(&t.candidate))
         );
+        if adaptive {
+            let success = c
+                .task_rows(&t.task_id, &t.host)
+                .find(|r| r.metric == Metric::Success);
+            let (n, why) = success.map_or((None, None), |r| (r.trials_run, r.stopped));
+            let _ = write!(
+                out,
+                "<td class=\"num\">{} · {}</td>",
+                n.map_or("–".to_owned(), |n| n.to_string()),
+                why.map_or("running", |w| w.as_str())
+            );
+        }
         for m in &gated {
             cell(
                 out,
