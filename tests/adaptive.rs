@@ -132,19 +132,7 @@ fn a_killed_adaptive_run_resumes_to_the_uninterrupted_runs_end() {
     assert!(wait_for(|| count() >= 200, Duration::from_secs(120)));
     child.kill().unwrap();
     child.wait().unwrap();
-    let output = Command::new(bin())
-        .args([
-            "run",
-            "--resume",
-            cut.to_str().unwrap(),
-            "--concurrency",
-            "8",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
-        .output()
-        .unwrap();
-    assert_verdict(&output);
+    assert_verdict(&resume_run(&server, &cut));
     let output = adaptive_run(&server, &whole, "8").output().unwrap();
     assert_verdict(&output);
 

@@ -36,19 +36,7 @@ fn slow_run(server: &Background, out: &Path) -> std::process::Child {
 }
 
 fn resume(server: &Background, out: &Path) {
-    let output = Command::new(bin())
-        .args([
-            "run",
-            "--resume",
-            out.to_str().unwrap(),
-            "--concurrency",
-            "8",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
-        .output()
-        .unwrap();
-    assert_verdict(&output);
+    assert_verdict(&resume_run(server, out));
 }
 
 fn assert_complete(out: &Path) {

@@ -222,11 +222,6 @@ impl Looks {
             .fold(0.0, f64::max)
     }
 
-    /// The number of tasks of `host` seen.
-    pub fn tasks_of(&self, host: &str) -> usize {
-        self.units.keys().filter(|(h, _)| h == host).count()
-    }
-
     /// The rule replayed over the looks of one task × host that are complete. `tasks`: the
     /// host's tasks in the run (the size of each family the task's rows are adjusted in).
     pub fn outcome(

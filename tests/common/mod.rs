@@ -157,6 +157,23 @@ pub fn config_command(config: &Path, suite: &Path, trials: &str, out: &Path) -> 
     cmd
 }
 
+/// `mcpeval run --resume OUT --concurrency 8` against the sim-server at `server`, from the
+/// repository root; waits for it.
+pub fn resume_run(server: &Background, out: &Path) -> Output {
+    Command::new(bin())
+        .args([
+            "run",
+            "--resume",
+            out.to_str().unwrap(),
+            "--concurrency",
+            "8",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .output()
+        .expect("mcpeval runs")
+}
+
 /// Runs `pair_command` with `extra` arguments and waits.
 pub fn run_pair(baseline: &str, candidate: &str, out: &Path, extra: &[&str]) -> Output {
     pair_command(baseline, candidate, out)
