@@ -1,7 +1,8 @@
 //! The run-level false-alarm rate of adaptive runs, by simulation: synthetic A/A suites (both
 //! sides drawn independently from one task model, every gated metric of the defaults) are run
-//! look by look under the real stopping rule, compared as an adaptive run is (suite rows
-//! included), and fail at most α of the time; `mcpeval compare` on such runs agrees.
+//! look by look under the real stopping rule, written as run directories and judged by
+//! `mcpeval compare` (suite rows included): they fail at most α of the time, and the binary's
+//! rows agree with the library's.
 
 mod common;
 mod synthetic;
@@ -70,22 +71,40 @@ fn compare(eps: &[Episode], stats: &StatsConfig) -> Comparison {
     collector.comparison(stats, SEED).expect("compare runs")
 }
 
+/// Each A/A run written as a run directory and judged by `mcpeval compare` (exit 1: a
+/// regression), on two threads.
 #[test]
 fn adaptive_aa_suites_fail_at_most_alpha_of_the_time_and_save_trials() {
     let start = Instant::now();
     let stats = stats();
     let fixed = (TASKS * 2 * stats.max_trials as usize) as f64;
-    // The data sets on two threads (each comparison plans its rows, which takes a while).
+    let dir = common::temp_dir();
     let half = |part: u64| {
-        let stats = &stats;
+        let (stats, root) = (&stats, dir.path());
         move || {
             let (mut alarms, mut spent) = (0u64, 0usize);
             for seed in (0..DATASETS).filter(|s| s % 2 == part) {
                 let (eps, n) = adaptive_aa_run(seed, stats);
                 spent += n;
-                let c = compare(&eps, stats);
-                assert_ne!(c.outcome(), Outcome::InfraFailure, "data set {seed}");
-                alarms += u64::from(c.outcome() == Outcome::Regression);
+                let id = format!("20261201T000000Z-aa{seed:04}");
+                let run = root.join(&id);
+                write_run(&run, &run_info(&id, stats.max_trials, stats, &eps), &eps);
+                let out = root.join(format!("{id}-compared"));
+                let output = common::mcpeval(&[
+                    "compare",
+                    run.to_str().unwrap(),
+                    "--out",
+                    out.to_str().unwrap(),
+                ]);
+                let code = output.status.code();
+                assert!(
+                    matches!(code, Some(0 | 1)),
+                    "data set {seed}: {}",
+                    common::text(&output)
+                );
+                alarms += u64::from(code == Some(1));
+                std::fs::remove_dir_all(&run).ok();
+                std::fs::remove_dir_all(&out).ok();
             }
             (alarms, spent)
         }
@@ -100,8 +119,8 @@ fn adaptive_aa_suites_fail_at_most_alpha_of_the_time_and_save_trials() {
     let rate = alarms as f64 / DATASETS as f64;
     let share = spent as f64 / (fixed * DATASETS as f64);
     eprintln!(
-        "adaptive A/A: {alarms} of {DATASETS} runs failed (rate {rate:.4}); trials {:.1} % of \
-         the fixed design's; {:.1} s",
+        "adaptive A/A through `mcpeval compare`: {alarms} of {DATASETS} runs failed (rate \
+         {rate:.4}); trials {:.1} % of the fixed design's; {:.1} s",
         100.0 * share,
         start.elapsed().as_secs_f64()
     );
