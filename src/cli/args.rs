@@ -119,8 +119,9 @@ pub struct RunArgs {
     pub resume: Option<PathBuf>,
     /// Adaptive trials ([stats] adaptive = true): each task runs in looks of [stats] look_every
     /// trials per side (5) up to --max-trials, and stops once its verdict is settled (futility,
-    /// no change, or a regression or improvement no remaining trial could undo); --trials is
-    /// then ignored. comparison.* gets `trials_run` and `stopped` per task row.
+    /// no change, or a regression or improvement no remaining trial could undo); a config's
+    /// `trials` is then ignored (and --trials not allowed). comparison.* gets `trials_run` and
+    /// `stopped` per task row.
     #[arg(long, conflicts_with = "trials")]
     pub adaptive: bool,
     /// With --adaptive: at most N trials per task and side ([stats] max_trials, default 30).
