@@ -113,9 +113,6 @@ struct Layout {
     host_names: Vec<String>,
     trials: u32,
     deal: Deal,
-    /// An adaptive run deals whole tasks to shards, and each stops its tasks where its rule
-    /// says: no trial count is expected per task.
-    by_unit: bool,
 }
 
 impl Layout {
@@ -133,19 +130,12 @@ impl Layout {
             tasks: places(&info.tasks),
             hosts: places(&host_names),
             task_ids: info.tasks.clone(),
-            deal: Deal::new(
-                &info.tasks,
-                &host_names,
-                if info.config.stats.adaptive {
-                    1
-                } else {
-                    info.trials
-                },
-                part.shard.count,
-            ),
+            deal: match info.config.stats.adaptive {
+                true => Deal::whole_tasks(&info.tasks, &host_names, info.trials, part.shard.count),
+                false => Deal::new(&info.tasks, &host_names, info.trials, part.shard.count),
+            },
             host_names,
             trials: info.trials,
-            by_unit: info.config.stats.adaptive,
         }
     }
 
@@ -174,11 +164,6 @@ impl Layout {
             &self.task_ids[k.task as usize],
             &self.host_names[k.host as usize],
         );
-        if self.by_unit {
-            return (k.trial < self.trials)
-                .then(|| self.deal.shard_of(task, host, 0))
-                .flatten();
-        }
         self.deal.shard_of(task, host, k.trial)
     }
 
@@ -468,7 +453,8 @@ fn check_units(parts: &[Part], layout: &Layout, index: &Index) -> Result<(), Mer
 
 /// The units no shard recorded, with the shard that should have.
 fn missing_units(parts: &[Part], layout: &Layout, index: &Index) -> Option<String> {
-    if layout.by_unit {
+    // An adaptive run's shards stop each task where its rule says: no trial count is expected.
+    if layout.deal.deals_whole_tasks() {
         return None;
     }
     let mut missing: Vec<Key> = Vec::new();

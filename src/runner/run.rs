@@ -102,8 +102,12 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
     let in_shard = runner.shard.map(|shard| {
         let tasks: Vec<String> = runner.suite.tasks.iter().map(|t| t.id.clone()).collect();
         let hosts: Vec<String> = runner.hosts.iter().map(|h| h.config.name.clone()).collect();
-        let trials = if by_unit { 1 } else { runner.config.trials };
-        (shard, Deal::new(&tasks, &hosts, trials, shard.count))
+        let (trials, count) = (runner.config.trials, shard.count);
+        let deal = match by_unit {
+            true => Deal::whole_tasks(&tasks, &hosts, trials, count),
+            false => Deal::new(&tasks, &hosts, trials, count),
+        };
+        (shard, deal)
     });
     // The trials to run, in run order, read off the schedule as they are needed (it is not
     // copied: a run of any size keeps 4 bytes per trial of it).
@@ -112,10 +116,9 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
             &runner.hosts[key.host].config.name,
             &runner.suite.tasks[key.task].id,
         );
-        let trial = if by_unit { 0 } else { key.trial };
         in_shard
             .as_ref()
-            .is_none_or(|(shard, deal)| deal.shard_of(task, host, trial) == Some(*shard))
+            .is_none_or(|(shard, deal)| deal.shard_of(task, host, key.trial) == Some(*shard))
     };
     let to_run = |runner: &Runner, key: &TrialKey| {
         in_shard_of(runner, key)

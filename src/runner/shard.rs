@@ -142,9 +142,26 @@ pub struct Deal {
     hosts: HashMap<String, u64>,
     trials: u32,
     count: u32,
+    /// Deal (task, host) pairs with all their trials (an adaptive run's shards decide their
+    /// tasks' looks alone) rather than single trials.
+    whole_tasks: bool,
 }
 
 impl Deal {
+    /// The deal of an adaptive run: each (task, host) with all its trials to one shard, dealt as
+    /// [`Deal::new`] deals single-trial units.
+    pub fn whole_tasks(task_ids: &[String], hosts: &[String], trials: u32, count: u32) -> Self {
+        Self {
+            whole_tasks: true,
+            ..Self::new(task_ids, hosts, trials, count)
+        }
+    }
+
+    /// Whether it deals whole tasks ([`Deal::whole_tasks`]).
+    pub fn deals_whole_tasks(&self) -> bool {
+        self.whole_tasks
+    }
+
     pub fn new(task_ids: &[String], hosts: &[String], trials: u32, count: u32) -> Self {
         let ranks = |names: &[String]| -> HashMap<String, u64> {
             let sorted: BTreeSet<&String> = names.iter().collect();
@@ -159,6 +176,7 @@ impl Deal {
             hosts: ranks(hosts),
             trials,
             count: count.max(1),
+            whole_tasks: false,
         }
     }
 
@@ -171,7 +189,11 @@ impl Deal {
             return None;
         }
         let hosts = self.hosts.len() as u64;
-        let place = (task * hosts + host_rank) * u64::from(self.trials) + u64::from(trial);
+        let (per_pair, trial) = match self.whole_tasks {
+            true => (1, 0),
+            false => (u64::from(self.trials), u64::from(trial)),
+        };
+        let place = (task * hosts + host_rank) * per_pair + trial;
         Some(Shard {
             index: (place % u64::from(self.count)) as u32 + 1,
             count: self.count,
@@ -354,6 +376,30 @@ mod tests {
             r#"{"index":3,"count":3}"#
         );
         assert!(serde_json::from_str::<Shard>(r#"{"index": 0, "count": 3}"#).is_err());
+    }
+
+    #[test]
+    fn a_whole_task_deal_gives_every_trial_of_a_pair_one_shard() {
+        let tasks: Vec<String> = ["b", "a", "c"].map(String::from).to_vec();
+        let hosts: Vec<String> = ["h2", "h1"].map(String::from).to_vec();
+        let deal = Deal::whole_tasks(&tasks, &hosts, 30, 4);
+        let single = Deal::new(&tasks, &hosts, 1, 4);
+        assert!(deal.deals_whole_tasks() && !single.deals_whole_tasks());
+        for task in &tasks {
+            for host in &hosts {
+                // The pair's shard is that of its one unit in a one-trial deal.
+                let shard = single.shard_of(task, host, 0);
+                assert!(shard.is_some());
+                for trial in 0..30 {
+                    assert_eq!(
+                        deal.shard_of(task, host, trial),
+                        shard,
+                        "{task} {host} {trial}"
+                    );
+                }
+                assert_eq!(deal.shard_of(task, host, 30), None, "past the run's trials");
+            }
+        }
     }
 
     #[test]
