@@ -165,9 +165,8 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
             run_keys(&shared, order, &cancel).await
         }
         Some(policy) => {
-            let mut running = vec![true; hosts * tasks];
-            // The units this invocation runs (a shard's), and its share of a trial budget.
-            let mine: Vec<bool> = (0..hosts * tasks)
+            // The (host, task) units this invocation runs (a shard's own) that are not settled.
+            let mut running: Vec<bool> = (0..hosts * tasks)
                 .map(|u| {
                     let key = TrialKey {
                         host: u / tasks,
@@ -178,10 +177,14 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
                     in_shard_of(&shared.runner, &key)
                 })
                 .collect();
+            // A shard's share of a trial budget: its units' share of the run's.
             let budget = policy.budget().map(|b| {
-                let share = mine.iter().filter(|m| **m).count() as u64;
+                let share = running.iter().filter(|m| **m).count() as u64;
                 b * share / (hosts * tasks).max(1) as u64
             });
+            let units = running.iter().filter(|m| **m).count();
+            // Trials per side the settled tasks will not run.
+            let mut saved = 0u64;
             let mut completed = 0;
             let mut from = 0;
             let looks = policy.looks();
@@ -193,9 +196,7 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
                     // The budget's looks go to the likeliest regressions first; a task that gets
                     // none stops here.
                     let runner = &shared.runner;
-                    let waiting: Vec<usize> = (0..running.len())
-                        .filter(|&u| running[u] && mine[u])
-                        .collect();
+                    let waiting: Vec<usize> = (0..running.len()).filter(|&u| running[u]).collect();
                     let priorities: Vec<f64> = waiting
                         .iter()
                         .map(|&u| {
@@ -210,13 +211,7 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
                     for (&u, chosen) in waiting.iter().zip(chosen) {
                         if !chosen {
                             running[u] = false;
-                            let left = shared.runner.config.trials.saturating_sub(from);
-                            for side in Side::BOTH {
-                                shared
-                                    .pool
-                                    .forget_uses(side, u % tasks, left as usize)
-                                    .await;
-                            }
+                            saved += forget_task(&shared, u % tasks, from).await;
                         }
                     }
                 }
@@ -238,38 +233,26 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
                 if cancel.is_cancelled() {
                     break;
                 }
-                let (mut settled, mut saved) = (0, 0u64);
                 for (unit, on) in running.iter_mut().enumerate() {
                     let (host, task) = (unit / tasks, unit % tasks);
-                    if *on {
-                        let runner = &shared.runner;
-                        let stopped = policy.stopped(
-                            &runner.hosts[host].config.name,
-                            &runner.suite.tasks[task].id,
-                        );
-                        if stopped.is_some() {
-                            *on = false;
-                            let left = shared.runner.config.trials.saturating_sub(n);
-                            for side in Side::BOTH {
-                                shared.pool.forget_uses(side, task, left as usize).await;
-                            }
-                        }
-                    }
-                    if !*on {
-                        settled += 1;
-                        saved += u64::from(shared.runner.config.trials.saturating_sub(n));
+                    let runner = &shared.runner;
+                    let name = &runner.hosts[host].config.name;
+                    if *on && policy.stopped(name, &runner.suite.tasks[task].id).is_some() {
+                        *on = false;
+                        saved += forget_task(&shared, task, n).await;
                     }
                 }
+                let still = running.iter().filter(|on| **on).count();
                 shared
                     .emit(RunEventKind::LookFinished {
                         look: j as u32 + 1,
                         looks: looks.len() as u32,
-                        settled,
-                        running: running.len() - settled,
+                        settled: units - still,
+                        running: still,
                         saved,
                     })
                     .await;
-                if settled == running.len() {
+                if still == 0 {
                     break;
                 }
                 from = n;
@@ -307,6 +290,16 @@ async fn run_keys(
         completed += 1;
     }
     completed
+}
+
+/// A settled task's trials after the first `from` will not run: its servers' uses are released.
+/// Returns how many trials per side that saves.
+async fn forget_task(shared: &Shared, task: usize, from: u32) -> u64 {
+    let left = shared.runner.config.trials.saturating_sub(from);
+    for side in Side::BOTH {
+        shared.pool.forget_uses(side, task, left as usize).await;
+    }
+    u64::from(left)
 }
 
 /// The seed of look `j`'s run order (each look's trials are shuffled apart).
