@@ -24,10 +24,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Metric, StatsConfig};
 use crate::episode::{EpisodeFacts, Side};
+use crate::report::comparison::entry_of;
 use crate::report::verdict::{margin, Level, Scope};
 use crate::stats::{
     compare_success, fisher_exact, look_weights, normal_mean_difference, one_sided_critical,
-    predictive_power, Proportion, StatsError,
+    predictive_power, welch_standard_error, Proportion, StatsError,
 };
 
 /// Why an adaptive task stopped (the `stopped` column).
@@ -165,13 +166,13 @@ impl Design {
 /// Every adaptive task's trials by index, fed one episode at a time (a few numbers per trial).
 #[derive(Debug, Clone, Default)]
 pub struct Looks {
-    units: BTreeMap<(String, String), Unit>,
+    /// By host, then task.
+    units: BTreeMap<String, BTreeMap<String, Unit>>,
 }
 
 impl Looks {
     pub fn add(&mut self, side: Side, e: &EpisodeFacts) {
-        let key = (e.host.to_owned(), e.task_id.to_owned());
-        let unit = self.units.entry(key).or_default();
+        let unit = entry_of(&mut self.units, e.host, e.task_id, Unit::default);
         let trials = &mut unit.sides[side as usize];
         let i = e.trial as usize;
         if trials.len() <= i {
@@ -188,8 +189,13 @@ impl Looks {
     pub fn trials(&self) -> u64 {
         self.units
             .values()
+            .flat_map(BTreeMap::values)
             .map(|u| u.sides.iter().map(Vec::len).max().unwrap_or(0) as u64)
             .sum()
+    }
+
+    fn unit(&self, host: &str, task: &str) -> Option<&Unit> {
+        self.units.get(host)?.get(task)
     }
 
     /// How likely the task is to end as a regression: the largest predictive power over its
@@ -199,7 +205,7 @@ impl Looks {
         let Ok(outcome) = self.outcome(design, host, task, tasks) else {
             return 1.0;
         };
-        let Some(unit) = self.units.get(&(host.to_owned(), task.to_owned())) else {
+        let Some(unit) = self.unit(host, task) else {
             return 1.0;
         };
         let n = outcome.trials_run;
@@ -207,7 +213,7 @@ impl Looks {
             return 1.0;
         }
         let t = f64::from(n) / f64::from(design.max_trials());
-        let z_crit = one_sided_critical(design.task_level(tasks) / 2.0);
+        let alpha_task = design.task_level(tasks);
         Metric::TESTED
             .into_iter()
             .enumerate()
@@ -217,7 +223,7 @@ impl Looks {
                 if b.is_empty() || c.is_empty() {
                     return 1.0;
                 }
-                predictive_power(worse_z(metric, &b, &c), t, z_crit)
+                regression_power(metric, &b, &c, t, alpha_task)
             })
             .fold(0.0, f64::max)
     }
@@ -237,7 +243,7 @@ impl Looks {
             stopped: None,
             p_bound: [None; TESTED],
         };
-        let Some(unit) = self.units.get(&(host.to_owned(), task.to_owned())) else {
+        let Some(unit) = self.unit(host, task) else {
             return Ok(out);
         };
         let last = design.looks.len() - 1;
@@ -280,7 +286,7 @@ impl Looks {
         tasks: usize,
     ) -> Result<UnitOutcome, StatsError> {
         let mut out = self.outcome(design, host, task, tasks)?;
-        let Some(unit) = self.units.get(&(host.to_owned(), task.to_owned())) else {
+        let Some(unit) = self.unit(host, task) else {
             return Ok(out);
         };
         let recorded = unit.sides.iter().map(Vec::len).max().unwrap_or(0);
@@ -383,9 +389,7 @@ fn look(design: &Design, unit: &Unit, at: &Look) -> Result<Option<Stopped>, Stat
             if worst_end < row_margin || worst_end <= 0.0 {
                 RowState::Settled(Stopped::NoChange)
             } else {
-                let z = worse_z(metric, &b, &c);
-                let z_crit = one_sided_critical(at.alpha_task / 2.0);
-                if predictive_power(z, t, z_crit) < stats.futility {
+                if regression_power(metric, &b, &c, t, at.alpha_task) < stats.futility {
                     RowState::Settled(Stopped::Futility)
                 } else {
                     RowState::Open
@@ -469,6 +473,13 @@ fn proportion(v: &[f64]) -> Proportion {
     )
 }
 
+/// The predictive power of a row ending as a regression at `max_trials` (its p at or below
+/// `alpha_task`, two-sided), from its values at information fraction `t`.
+fn regression_power(metric: Metric, b: &[f64], c: &[f64], t: f64, alpha_task: f64) -> f64 {
+    let z_crit = one_sided_critical(alpha_task / 2.0);
+    predictive_power(worse_z(metric, b, c), t, z_crit)
+}
+
 /// The standardised change in the bad direction: for a rate, the difference of the rates with
 /// half a success and half a failure added to each side (so that 5 of 5 against 5 of 5 has a
 /// spread); for a count, Welch's `Δ / √(s_b²/n_b + s_c²/n_c)`. Positive = worse.
@@ -480,17 +491,7 @@ fn worse_z(metric: Metric, b: &[f64], c: &[f64]) -> f64 {
         let var = |p: f64, n: usize| p * (1.0 - p) / n as f64;
         (pc - pb, (var(pb, b.len()) + var(pc, c.len())).sqrt())
     } else {
-        let var = |v: &[f64]| {
-            if v.len() < 2 {
-                return 0.0;
-            }
-            let m = mean(v);
-            v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
-        };
-        (
-            mean(c) - mean(b),
-            (var(b) / b.len() as f64 + var(c) / c.len() as f64).sqrt(),
-        )
+        (mean(c) - mean(b), welch_standard_error(b, c))
     };
     let d = sign * delta;
     if se > 0.0 {

@@ -74,6 +74,18 @@ pub fn normal_mean_difference(
     check_sample("baseline", baseline)?;
     check_sample("candidate", candidate)?;
     check_alpha(alpha)?;
+    let se = welch_standard_error(baseline, candidate);
+    let delta = mean(candidate) - mean(baseline);
+    let half = critical_value(alpha) * se;
+    Ok(Interval {
+        low: delta - half,
+        high: delta + half,
+    })
+}
+
+/// Welch's standard error of `mean(candidate) − mean(baseline)`: √(s_b²/n_b + s_c²/n_c), sample
+/// variances with n − 1 (0 for a side of one value). Both samples must be non-empty.
+pub fn welch_standard_error(baseline: &[f64], candidate: &[f64]) -> f64 {
     let variance = |v: &[f64]| -> f64 {
         if v.len() < 2 {
             return 0.0;
@@ -81,15 +93,8 @@ pub fn normal_mean_difference(
         let m = mean(v);
         v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
     };
-    let se = (variance(baseline) / baseline.len() as f64
-        + variance(candidate) / candidate.len() as f64)
-        .sqrt();
-    let delta = mean(candidate) - mean(baseline);
-    let half = critical_value(alpha) * se;
-    Ok(Interval {
-        low: delta - half,
-        high: delta + half,
-    })
+    (variance(baseline) / baseline.len() as f64 + variance(candidate) / candidate.len() as f64)
+        .sqrt()
 }
 
 #[cfg(test)]

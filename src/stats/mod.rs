@@ -29,7 +29,8 @@ pub use bootstrap::{
 };
 pub use cmh::{cmh_exact_test, cmh_test, mantel_fleiss};
 pub use compare::{
-    compare_counts, compare_success, normal_mean_difference, Comparison, NORMAL_INTERVAL_FROM,
+    compare_counts, compare_success, normal_mean_difference, welch_standard_error, Comparison,
+    NORMAL_INTERVAL_FROM,
 };
 pub use fisher::fisher_exact;
 pub use mann_whitney::mann_whitney_u;

@@ -90,25 +90,11 @@ impl Collector {
         self.episodes += 1;
         self.infra_errors += usize::from(e.infra_error);
         self.usage.add(side, e);
-        if !self.hosts.contains_key(e.host) {
-            self.hosts.insert(e.host.to_owned(), BTreeMap::new());
-        }
-        let cells = self.hosts.get_mut(e.host).expect("inserted above");
-        if !cells.contains_key(e.task_id) {
-            cells.insert(e.task_id.to_owned(), Cell::new(e));
-        }
-        let cell = cells.get_mut(e.task_id).expect("inserted above");
-        cell.add(index(side), e);
+        cell_of(&mut self.hosts, e).add(index(side), e);
         if let Some(adaptive) = &mut self.adaptive {
             adaptive.looks.add(side, e);
             if e.trial < adaptive.first_look {
-                adaptive
-                    .suite_cells
-                    .entry(e.host.to_owned())
-                    .or_default()
-                    .entry(e.task_id.to_owned())
-                    .or_insert_with(|| Cell::new(e))
-                    .add(index(side), e);
+                cell_of(&mut adaptive.suite_cells, e).add(index(side), e);
             }
         }
     }
@@ -213,6 +199,32 @@ impl Collector {
             usage: self.usage.totals(),
         })
     }
+}
+
+/// The entry of (`host`, `task`) in a map by host, then task, made by `make` on the pair's first
+/// episode; the names are looked up by reference, so an episode copies neither.
+pub(crate) fn entry_of<'a, T>(
+    map: &'a mut BTreeMap<String, BTreeMap<String, T>>,
+    host: &str,
+    task: &str,
+    make: impl FnOnce() -> T,
+) -> &'a mut T {
+    if !map.contains_key(host) {
+        map.insert(host.to_owned(), BTreeMap::new());
+    }
+    let tasks = map.get_mut(host).expect("inserted above");
+    if !tasks.contains_key(task) {
+        tasks.insert(task.to_owned(), make());
+    }
+    tasks.get_mut(task).expect("inserted above")
+}
+
+/// The episode's cell.
+fn cell_of<'a>(
+    hosts: &'a mut BTreeMap<String, BTreeMap<String, Cell>>,
+    e: &EpisodeFacts,
+) -> &'a mut Cell {
+    entry_of(hosts, e.host, e.task_id, || Cell::new(e))
 }
 
 /// An adaptive task's row: how far it ran, why it stopped, and, stopped early, the p-value the

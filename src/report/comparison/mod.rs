@@ -11,6 +11,7 @@ mod task_rows;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub(crate) use build::entry_of;
 pub use build::{compare, Collector};
 
 pub use crate::episode::EpisodeFacts;
