@@ -11,9 +11,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::RunConfig;
-use crate::episode::{chain, EpisodeFacts, Redactor, Side};
+use crate::episode::{chain, Redactor, Side};
 use crate::host::Model;
-use crate::report::adaptive::{Design, Looks};
+use crate::report::adaptive::Design;
 use crate::report::{Collector, Comparison, LiveReports, REFRESH_EVERY};
 use crate::rundir::{
     git_commit, own_cpu_ms, scan_episodes, EpisodeWriter, HostRecord, RunInfo, ServerRecord,
@@ -182,18 +182,19 @@ impl RunJob {
             earlier.spent,
             cancel.clone(),
         );
-        // Every episode of the run, folded in as it finishes (and those of an earlier
-        // invocation): the live reports' and, at the end, the final comparison's.
-        let collector = Arc::new(Mutex::new(earlier.collector));
-        let policy = match config.stats.adaptive {
-            true => {
+        // An adaptive run's policy starts from the earlier trials the collector already holds.
+        let policy = match earlier.collector.looks() {
+            Some(looks) => {
                 let design =
                     Design::new(&config.stats, self.hosts.len()).context("the adaptive design")?;
                 let tasks = self.suite.tasks.len();
-                Some(Arc::new(StoppingPolicy::new(design, earlier.looks, tasks)))
+                Some(Arc::new(StoppingPolicy::new(design, looks.clone(), tasks)))
             }
-            false => None,
+            None => None,
         };
+        // Every episode of the run, folded in as it finishes (and those of an earlier
+        // invocation): the live reports' and, at the end, the final comparison's.
+        let collector = Arc::new(Mutex::new(earlier.collector));
         let mut all: Vec<Box<dyn EventSink>> = vec![
             Box::new(EpisodeWriter::open(&dir)?),
             Box::new(earlier.tables),
@@ -263,8 +264,6 @@ struct Earlier {
     done: HashSet<DoneKey>,
     spent: Spent,
     collector: Collector,
-    /// An adaptive run's trials by index, for its stopping policy.
-    looks: Looks,
     tables: TableWriter,
 }
 
@@ -274,16 +273,12 @@ impl Earlier {
             done: HashSet::new(),
             spent: Spent::default(),
             collector: Collector::for_stats(&config.stats),
-            looks: Looks::default(),
             tables: TableWriter::new(dir),
         };
         let mut failed = None;
         scan_episodes(dir, |e| {
             earlier.spent.add(&e, &config.prices);
             earlier.collector.add(e.side, &e);
-            if config.stats.adaptive {
-                earlier.looks.add(e.side, &EpisodeFacts::of(&e));
-            }
             earlier.done.insert(DoneKey::of(&e));
             if let Err(e) = earlier.tables.push(e) {
                 failed.get_or_insert(e);

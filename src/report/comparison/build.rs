@@ -99,6 +99,11 @@ impl Collector {
         }
     }
 
+    /// An adaptive run's trials by index, as counted so far (`None` for a fixed run).
+    pub fn looks(&self) -> Option<&Looks> {
+        self.adaptive.as_ref().map(|a| &a.looks)
+    }
+
     /// Episodes counted on `side`, infrastructure errors included.
     pub fn count(&self, side: Side) -> usize {
         let i = index(side);
