@@ -486,4 +486,17 @@ pub struct SimServerArgs {
     /// once (with --retry-after when given). Shows how hosts back off.
     #[arg(long, value_name = "N")]
     pub max_in_flight: Option<usize>,
+    /// Share of requests (0 to 1) answered by a model that rambles: an answer with no end, one
+    /// token ("more ") per --token-ms, stopped only by the request's output cap
+    /// (`max_tokens`, `finish_reason: "length"`). Streamed requests get it token by token;
+    /// others get it whole once the cap is reached, or never without a cap.
+    #[arg(long, value_name = "R", default_value_t = 0.0)]
+    pub ramble_rate: f64,
+    /// Share of requests (0 to 1) that stall before the first byte: never answered at all (a
+    /// provider that does not answer).
+    #[arg(long, value_name = "R", default_value_t = 0.0)]
+    pub stall_rate: f64,
+    /// The pace of a rambling answer: milliseconds per token.
+    #[arg(long, value_name = "MS", default_value_t = 10)]
+    pub token_ms: u64,
 }

@@ -79,6 +79,9 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
                 garbage_rate: args.garbage_rate,
                 max_in_flight: args.max_in_flight,
                 seed: args.fault_seed,
+                ramble_rate: args.ramble_rate,
+                stall_rate: args.stall_rate,
+                token_interval: std::time::Duration::from_millis(args.token_ms),
             };
             faults
                 .validate()
@@ -86,6 +89,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             let options = crate::host::sim_server::ServeOptions {
                 latency: std::time::Duration::from_millis(args.latency_ms),
                 faults,
+                ..Default::default()
             };
             crate::host::sim_server::serve(args.addr, config, options).await?;
             Ok(Exit::Ok)

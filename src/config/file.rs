@@ -150,8 +150,20 @@ pub struct HostFile {
     pub tpm: Option<u64>,
     /// Sampling temperature sent with every request (absent: the provider's default).
     pub temperature: Option<f64>,
-    /// Output-token limit of one model turn (`max_tokens`; anthropic's default is 1024).
-    pub max_tokens: Option<u32>,
+    /// Output-token limit of one model turn (default 4096 for openai, 1024 for anthropic);
+    /// `0` or `"none"` sends no limit (openai only: the Messages API requires one).
+    pub max_tokens: Option<MaxTokensFile>,
+    /// Ask for answers as a stream of events (default true): tells a provider that does not
+    /// answer from a model that answers slowly, and keeps what a generation cut at `timeout_s`
+    /// produced.
+    pub stream: Option<bool>,
+    /// Seconds connecting may take (default 10).
+    pub connect_timeout_s: Option<f64>,
+    /// Seconds a streamed answer may take to send its first byte (default 60); longer is a
+    /// provider not answering, retried.
+    pub first_byte_timeout_s: Option<f64>,
+    /// Anthropic extended thinking: `budget_tokens` of every request (at least 1024).
+    pub thinking_budget: Option<u32>,
     /// Send the trial's seed (openai; default true). Some compatible servers reject `seed`.
     pub seed: Option<bool>,
     /// `parallel_tool_calls` sent to openai endpoints (absent: the provider's default).
@@ -173,6 +185,14 @@ pub struct HostFile {
     /// Requests in flight to this host at most; on 429 answers the host backs off below it and
     /// grows back (default: the run's concurrency).
     pub max_concurrency: Option<usize>,
+}
+
+/// `max_tokens`: a count, or `"none"` for no limit.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum MaxTokensFile {
+    Count(u32),
+    Word(String),
 }
 
 /// An app's `program`: one path or name, or an argv list.

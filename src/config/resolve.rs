@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::file::{ConfigFile, HostFile, Isolation, ServerFile};
+use super::file::{ConfigFile, HostFile, Isolation, MaxTokensFile, ServerFile};
 use super::{ServerSpec, Transport};
 use crate::host::sim::SimConfig;
 use crate::host::HostProfile;
@@ -92,8 +92,20 @@ pub struct HostConfig {
 pub struct HostSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
+    /// The output cap of one turn; `Some(0)` = none sent (`max_tokens = "none"`), `None` = the
+    /// provider's default cap ([`crate::host::DEFAULT_MAX_TOKENS`], anthropic's 1024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Streamed answers; `None` = yes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_timeout_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_timeout_s: Option<f64>,
+    /// Anthropic extended thinking's `budget_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
     /// Whether the trial's seed is sent (openai); `None` = yes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<bool>,
@@ -682,6 +694,18 @@ fn resolve_host(
             None => (parse_provider(head)?, model),
         }
     };
+    if provider == Provider::Anthropic && settings.max_tokens == Some(0) {
+        return Err(ConfigError::Invalid(format!(
+            "[host.{given}]: max_tokens = 0 / \"none\": the Messages API requires a limit; give \
+             the model's own maximum instead"
+        )));
+    }
+    if provider != Provider::Anthropic && settings.thinking_budget.is_some() {
+        return Err(ConfigError::Invalid(format!(
+            "[host.{given}]: thinking_budget is a setting of anthropic hosts (Anthropic's \
+             extended thinking)"
+        )));
+    }
     if !matches!(provider, Provider::Sim | Provider::App) && model.is_none() {
         return Err(ConfigError::Invalid(format!(
             "host `{given}` needs a model: write `{given}:MODEL`"
@@ -767,8 +791,39 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
             )));
         }
     }
-    if entry.max_tokens == Some(0) {
-        return Err(invalid("max_tokens must be at least 1".into()));
+    let max_tokens = match &entry.max_tokens {
+        None => None,
+        Some(MaxTokensFile::Count(n)) => Some(*n),
+        Some(MaxTokensFile::Word(w)) if w.trim().eq_ignore_ascii_case("none") => Some(0),
+        Some(MaxTokensFile::Word(w)) => {
+            return Err(invalid(format!(
+                "max_tokens must be a number of tokens, or 0 or \"none\" for no limit, got `{w}`"
+            )))
+        }
+    };
+    if let Some(budget) = entry.thinking_budget {
+        if budget < 1024 {
+            return Err(invalid(format!(
+                "thinking_budget must be at least 1024 tokens (the API's minimum), got {budget}"
+            )));
+        }
+        if max_tokens.is_some_and(|m| m <= budget) {
+            return Err(invalid(format!(
+                "max_tokens ({}) must be larger than thinking_budget ({budget}): thinking counts \
+                 towards it",
+                max_tokens.unwrap_or(0)
+            )));
+        }
+    }
+    for (key, value) in [
+        ("connect_timeout_s", entry.connect_timeout_s),
+        ("first_byte_timeout_s", entry.first_byte_timeout_s),
+    ] {
+        if let Some(t) = value.filter(|t| !(t.is_finite() && *t > 0.0)) {
+            return Err(invalid(format!(
+                "{key} must be a positive number of seconds, got {t}"
+            )));
+        }
     }
     if entry.max_attempts == Some(0) {
         return Err(invalid("max_attempts must be at least 1".into()));
@@ -792,7 +847,11 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
     }
     Ok(HostSettings {
         temperature: entry.temperature,
-        max_tokens: entry.max_tokens,
+        max_tokens,
+        stream: entry.stream,
+        connect_timeout_s: entry.connect_timeout_s,
+        first_byte_timeout_s: entry.first_byte_timeout_s,
+        thinking_budget: entry.thinking_budget,
         seed: entry.seed,
         parallel_tool_calls: entry.parallel_tool_calls,
         headers: entry.headers.clone(),

@@ -42,6 +42,13 @@ pub struct TrialOutput {
     pub request_retries: Vec<String>,
     /// What an app host reported besides (app hosts only).
     pub app: Option<super::AppFacts>,
+    /// The first model turn (1-based) whose answer stopped at the output cap.
+    pub truncated_turn: Option<u32>,
+    /// The last turn's streamed answer was still going at the request timeout: the trial ended
+    /// with what it had produced.
+    pub timed_out: bool,
+    /// How each model turn's answer arrived, in order.
+    pub model_turns: Vec<super::ModelTurn>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without
@@ -89,21 +96,36 @@ async fn take_turns(
             }
         };
         out.turns += 1;
-        out.usage.input_tokens += completion.usage.input_tokens;
-        out.usage.output_tokens += completion.usage.output_tokens;
-        out.usage.cache_read_tokens += completion.usage.cache_read_tokens;
-        out.usage.cache_write_tokens += completion.usage.cache_write_tokens;
+        add_usage(&mut out.usage, &completion.usage);
         out.request_retries.extend(completion.retried);
         if out.model.is_none() {
             out.model = Some(completion.model);
         }
-        let calls = completion.tool_calls;
+        out.model_turns.push(super::ModelTurn::of(
+            out.turns,
+            &completion.timing,
+            &completion.usage,
+            completion.truncated,
+            completion.timed_out,
+        ));
+        if completion.truncated && out.truncated_turn.is_none() {
+            out.truncated_turn = Some(out.turns);
+        }
+        // A generation cut at the timeout is the model's last word: calls it had begun are not
+        // made (their arguments may be cut), and what it said is its answer.
+        out.timed_out = completion.timed_out;
+        let calls = if completion.timed_out {
+            Vec::new()
+        } else {
+            completion.tool_calls
+        };
         if calls.is_empty() {
             out.final_answer = Some(completion.content.clone().unwrap_or_default());
         }
         request.messages.push(Message::Assistant {
             content: completion.content,
             tool_calls: calls.clone(),
+            reasoning: completion.reasoning,
         });
         if calls.is_empty() {
             return;
@@ -124,6 +146,14 @@ async fn take_turns(
             }
         }
     }
+}
+
+fn add_usage(total: &mut Usage, turn: &Usage) {
+    total.input_tokens += turn.input_tokens;
+    total.output_tokens += turn.output_tokens;
+    total.cache_read_tokens += turn.cache_read_tokens;
+    total.cache_write_tokens += turn.cache_write_tokens;
+    total.reasoning_tokens += turn.reasoning_tokens;
 }
 
 /// Executes one tool call. A call to an unknown tool or with arguments that are not a JSON object

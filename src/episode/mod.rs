@@ -8,7 +8,7 @@ mod tools;
 
 pub use agent::{chain, recorded_result, run_trial, TrialInput, TrialOutput};
 pub use facts::EpisodeFacts;
-pub use record::{AppFacts, Episode, Side, ToolCallRecord, Transcript};
+pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};
 pub use redact::Redactor;
 pub use tools::{system_prompt, ToolView};
 

@@ -89,6 +89,26 @@ pub struct Episode {
     pub final_answer: Option<String>,
     /// True when the loop stopped at `max_turns` rather than on an answer.
     pub hit_max_turns: bool,
+    /// Output tokens spent on reasoning, summed over the turns (part of `output_tokens`).
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+    /// A model turn stopped at the output cap (`max_tokens`): the model's outcome, graded as it
+    /// came back.
+    #[serde(default)]
+    pub truncated: bool,
+    /// The first turn (1-based) that stopped at the cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated_turn: Option<u32>,
+    /// The model was still answering (streamed) at the host's `timeout_s`: the trial ended with
+    /// what it had produced, graded as such. The model's outcome, not an infrastructure error.
+    #[serde(default)]
+    pub timed_out: bool,
+    /// Time to the first token of the first model turn (streamed answers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    /// How each model turn's answer arrived.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_turns: Vec<ModelTurn>,
     pub calls: Vec<ToolCallRecord>,
     pub grade: Grade,
     /// Earlier attempts of this trial that ended in an infrastructure error, oldest first.
@@ -102,6 +122,46 @@ pub struct Episode {
     /// What an app host (Claude Code, …) reported besides the loop's record; absent for API hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<AppFacts>,
+}
+
+/// How one model turn's answer arrived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelTurn {
+    /// 1-based.
+    pub turn: u32,
+    /// Time to the first token (streamed answers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    /// From sending the request to the end of the answer (the attempt that gave it).
+    pub latency_ms: f64,
+    pub output_tokens: u64,
+    /// Output tokens per second after the first (streamed answers of two tokens or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+}
+
+impl ModelTurn {
+    pub fn of(
+        turn: u32,
+        timing: &crate::host::Timing,
+        usage: &crate::host::Usage,
+        truncated: bool,
+        timed_out: bool,
+    ) -> Self {
+        Self {
+            turn,
+            ttft_ms: timing.ttft_ms,
+            latency_ms: timing.total_ms,
+            output_tokens: usage.output_tokens,
+            tokens_per_s: timing.output_rate(usage.output_tokens),
+            truncated,
+            timed_out,
+        }
+    }
 }
 
 /// What an app host reports that mcpeval's own agent loop has no counterpart for.

@@ -5,6 +5,7 @@
 //! answer back leniently. The key travels in one header marked sensitive and is never part of an
 //! error, a log line or a result.
 
+mod stream;
 pub(crate) mod wire;
 
 #[cfg(test)]
@@ -17,6 +18,7 @@ use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 
 use super::http::{JsonEndpoint, OverEndpoint};
 use super::{Completion, CompletionRequest, HostError, Model};
+use stream::EventReader;
 use wire::{parse_response, request_body, Settings, ToolNames};
 
 /// Where requests go when `ANTHROPIC_BASE_URL` is not set.
@@ -35,6 +37,8 @@ pub struct AnthropicModel {
     base_url: String,
     max_tokens: u32,
     temperature: Option<f64>,
+    thinking_budget: Option<u32>,
+    stream: bool,
     /// `…/v1/messages`, with the key in `x-api-key` (marked sensitive, and taken out of every
     /// error text), under the retry policy.
     endpoint: JsonEndpoint,
@@ -122,6 +126,8 @@ impl AnthropicModel {
             base_url,
             max_tokens: DEFAULT_MAX_TOKENS,
             temperature: None,
+            thinking_budget: None,
+            stream: true,
             endpoint,
         })
     }
@@ -129,6 +135,19 @@ impl AnthropicModel {
     /// Sets `max_tokens` of every request (default 1024).
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Turns on extended thinking with this `budget_tokens` (at least 1024, below
+    /// `max_tokens`, as the API requires).
+    pub fn with_thinking_budget(mut self, budget: u32) -> Self {
+        self.thinking_budget = Some(budget);
+        self
+    }
+
+    /// Whether answers are asked for as a stream of events (default yes).
+    pub fn with_stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
         self
     }
 
@@ -161,16 +180,26 @@ impl Model for AnthropicModel {
             model: &self.model,
             max_tokens: self.max_tokens,
             temperature: self.temperature,
+            thinking_budget: self.thinking_budget,
+            stream: self.stream,
         };
         let body = serde_json::to_vec(&request_body(settings, request, &names))
             .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
-        let posted = self.endpoint.post(&body).await?;
+        let posted = if self.stream {
+            self.endpoint
+                .post_streamed(&body, EventReader::default)
+                .await?
+        } else {
+            self.endpoint.post(&body).await?
+        };
         let mut completion =
             parse_response(&posted.value, &names, &self.model).map_err(|e| match e {
                 HostError::BadResponse(m) => HostError::BadResponse(self.endpoint.redact(&m)),
                 other => other,
             })?;
         completion.retried = posted.retried;
+        completion.timing = posted.timing;
+        completion.timed_out = posted.timed_out;
         Ok(completion)
     }
 }

@@ -66,8 +66,15 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
             let mut model = AnthropicModel::from_env_vars(name, base, key)?
                 .with_retry(retry)
                 .with_headers(headers)?
-                .with_congestion(congestion.clone());
-            if let Some(n) = settings.max_tokens {
+                .with_congestion(congestion.clone())
+                .with_stream(settings.stream.unwrap_or(true));
+            if let Some(budget) = settings.thinking_budget {
+                // Thinking counts towards max_tokens: the default leaves the answer its own 1024.
+                model = model
+                    .with_thinking_budget(budget)
+                    .with_max_tokens(budget + super::anthropic::DEFAULT_MAX_TOKENS);
+            }
+            if let Some(n) = settings.max_tokens.filter(|n| *n > 0) {
                 model = model.with_max_tokens(n);
             }
             if let Some(t) = settings.temperature {
@@ -90,14 +97,25 @@ fn retry_policy(settings: &HostSettings) -> RetryPolicy {
     if let Some(t) = settings.timeout_s {
         retry.request_timeout = Duration::from_secs_f64(t);
     }
+    if let Some(t) = settings.connect_timeout_s {
+        retry.connect_timeout = Duration::from_secs_f64(t);
+    }
+    if let Some(t) = settings.first_byte_timeout_s {
+        retry.first_byte_timeout = Duration::from_secs_f64(t);
+    }
     retry
 }
 
 fn options(settings: &HostSettings) -> RequestOptions {
     RequestOptions {
         temperature: settings.temperature,
-        max_tokens: settings.max_tokens,
+        max_tokens: match settings.max_tokens {
+            None => Some(super::DEFAULT_MAX_TOKENS),
+            Some(0) => None,
+            Some(n) => Some(n),
+        },
         send_seed: settings.seed.unwrap_or(true),
         parallel_tool_calls: settings.parallel_tool_calls,
+        stream: settings.stream.unwrap_or(true),
     }
 }

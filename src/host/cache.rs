@@ -304,6 +304,7 @@ mod tests {
                 arguments: r#"{"query":"crash"}"#.into(),
             }],
             usage: Usage {
+                reasoning_tokens: 0,
                 input_tokens: 100 + n,
                 output_tokens: 7,
                 cache_read_tokens: 3,

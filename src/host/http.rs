@@ -5,15 +5,17 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use serde_json::Value;
 
 use super::aimd::{Congestion, Signal};
 use super::lenient::excerpt_text;
 use super::retry::{parse_retry_after, retryable_status, Attempt, Exhausted, RetryPolicy};
-use super::HostError;
+use super::{HostError, Timing};
 
 /// A provider endpoint: where requests go, with which headers, retried how.
 pub struct JsonEndpoint {
@@ -48,6 +50,32 @@ pub struct RequestCounts {
 pub struct Posted {
     pub value: Value,
     pub retried: Vec<String>,
+    /// How the answer arrived.
+    pub timing: Timing,
+    /// A streamed answer was cut at the request timeout: `value` holds what came before.
+    pub timed_out: bool,
+}
+
+/// The answer of one attempt that succeeded.
+#[derive(Debug)]
+struct Answer {
+    value: Value,
+    timing: Timing,
+    timed_out: bool,
+}
+
+/// Reads a streamed answer one server-sent event at a time into the body the provider would
+/// have sent unstreamed, so that one parser reads both.
+pub trait StreamReader: Send {
+    /// Takes one event (`event` is its type, empty when the server named none). `Ok(true)` when
+    /// it carried output (text, reasoning or a tool call); `Err` for an error event, the
+    /// provider failing mid-answer (retried).
+    fn event(&mut self, event: &str, data: &str) -> Result<bool, String>;
+    /// The answer read so far, as an unstreamed body.
+    fn finish(&mut self) -> Value;
+    /// Whether the answer's end came (a finish reason, a stop event): a stream that closes
+    /// before it is an answer cut in the middle.
+    fn ended(&self) -> bool;
 }
 
 impl fmt::Debug for JsonEndpoint {
@@ -63,14 +91,12 @@ impl fmt::Debug for JsonEndpoint {
 impl JsonEndpoint {
     /// `secrets` are removed from error texts (values shorter than 4 characters are ignored).
     pub fn new(url: String, headers: HeaderMap, secrets: Vec<String>) -> Result<Self, HostError> {
-        let http = reqwest::Client::builder()
-            .build()
-            .map_err(|e| HostError::Other(format!("cannot build the HTTP client: {e}")))?;
+        let retry = RetryPolicy::default();
         Ok(Self {
             url,
             headers,
-            http,
-            retry: RetryPolicy::default(),
+            http: client(&retry)?,
+            retry,
             congestion: None,
             secrets: secrets.into_iter().filter(|s| s.len() >= 4).collect(),
             counts: Counts::default(),
@@ -86,6 +112,12 @@ impl JsonEndpoint {
     }
 
     pub fn set_retry(&mut self, retry: RetryPolicy) {
+        if retry.connect_timeout != self.retry.connect_timeout {
+            // Cannot fail: the default client built with the same settings.
+            if let Ok(http) = client(&retry) {
+                self.http = http;
+            }
+        }
         self.retry = retry;
     }
 
@@ -127,14 +159,40 @@ impl JsonEndpoint {
 
     /// Sends `body` until an attempt succeeds, fails for good, or the attempts run out.
     pub async fn post(&self, body: &[u8]) -> Result<Posted, HostError> {
-        match self
+        let outcome = self
             .retry
-            .run_keeping(|number| self.attempt(number, body))
-            .await
-        {
-            Ok((value, failed)) => Ok(Posted {
-                value,
+            .run_keeping(|number| self.attempt(number, self.send(body)))
+            .await;
+        self.posted(outcome)
+    }
+
+    /// As [`post`](Self::post), for a request that asks for a streamed answer: each attempt reads
+    /// the events into a fresh reader from `reader`. An attempt that gets no byte within
+    /// `first_byte_timeout` is retried; an answer still streaming at `request_timeout` ends there,
+    /// with what came so far (`timed_out`). A server that answers with plain JSON instead is read
+    /// as [`post`](Self::post) reads it.
+    pub async fn post_streamed<R: StreamReader>(
+        &self,
+        body: &[u8],
+        reader: impl Fn() -> R,
+    ) -> Result<Posted, HostError> {
+        let outcome = self
+            .retry
+            .run_keeping(|number| self.attempt(number, self.send_streamed(body, reader())))
+            .await;
+        self.posted(outcome)
+    }
+
+    fn posted(
+        &self,
+        outcome: Result<(Answer, Vec<Failure>), Exhausted<Failure>>,
+    ) -> Result<Posted, HostError> {
+        match outcome {
+            Ok((answer, failed)) => Ok(Posted {
+                value: answer.value,
                 retried: failed.iter().map(Failure::summary).collect(),
+                timing: answer.timing,
+                timed_out: answer.timed_out,
             }),
             Err(exhausted) => Err(self.host_error(exhausted)),
         }
@@ -157,7 +215,11 @@ impl JsonEndpoint {
 
     /// One attempt: wait for a slot, send, then sort the outcome into done, worth retrying, or
     /// final.
-    async fn attempt(&self, number: u32, body: &[u8]) -> Attempt<Value, Failure> {
+    async fn attempt(
+        &self,
+        number: u32,
+        send: impl std::future::Future<Output = Attempt<Answer, Failure>>,
+    ) -> Attempt<Answer, Failure> {
         let slot = match &self.congestion {
             Some(c) => Some(c.acquire().await),
             None => None,
@@ -166,7 +228,7 @@ impl JsonEndpoint {
         if number > 1 {
             self.counts.retries.fetch_add(1, Ordering::Relaxed);
         }
-        let outcome = self.send(body).await;
+        let outcome = send.await;
         if let Some(slot) = slot {
             let throttled = matches!(
                 &outcome,
@@ -181,7 +243,8 @@ impl JsonEndpoint {
         outcome
     }
 
-    async fn send(&self, body: &[u8]) -> Attempt<Value, Failure> {
+    async fn send(&self, body: &[u8]) -> Attempt<Answer, Failure> {
+        let started = Instant::now();
         let sent = self
             .http
             .post(&self.url)
@@ -194,28 +257,149 @@ impl JsonEndpoint {
             Ok(response) => response,
             Err(e) => return transport(e),
         };
-        let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, SystemTime::now()));
+        let (status, retry_after) = status_of(&response);
         let bytes = match response.bytes().await {
             Ok(bytes) => bytes,
             Err(e) => return transport(e),
         };
+        self.whole(status, retry_after, &bytes, started)
+    }
+
+    /// One attempt of a streamed request. The first byte must come within
+    /// `first_byte_timeout`, the whole answer within `request_timeout` (else it is cut there).
+    async fn send_streamed<R: StreamReader>(
+        &self,
+        body: &[u8],
+        mut reader: R,
+    ) -> Attempt<Answer, Failure> {
+        use tokio::time::timeout_at;
+        let started = Instant::now();
+        let now = tokio::time::Instant::now();
+        let deadline = now + self.retry.request_timeout;
+        let first_byte = self
+            .retry
+            .first_byte_timeout
+            .min(self.retry.request_timeout);
+        let first_deadline = now + first_byte;
+        let silent = || Attempt::Retryable {
+            error: Failure::Silent(format!(
+                "no answer within {} s (first_byte_timeout)",
+                seconds(first_byte)
+            )),
+            retry_after: None,
+        };
+        let request = self
+            .http
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .body(body.to_vec())
+            .send();
+        let response = match timeout_at(first_deadline, request).await {
+            Err(_) => return silent(),
+            Ok(Err(e)) => return transport(e),
+            Ok(Ok(response)) => response,
+        };
+        let (status, retry_after) = status_of(&response);
+        let is_events = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !(200..300).contains(&status) || !is_events {
+            return match timeout_at(deadline, response.bytes()).await {
+                Err(_) => Attempt::Retryable {
+                    error: Failure::Silent(format!(
+                        "the answer did not end within {} s (timeout_s)",
+                        seconds(self.retry.request_timeout)
+                    )),
+                    retry_after: None,
+                },
+                Ok(Err(e)) => transport(e),
+                Ok(Ok(bytes)) => self.whole(status, retry_after, &bytes, started),
+            };
+        }
+        let mut events = response.bytes_stream().eventsource();
+        let mut ttft_ms = None;
+        let mut first = true;
+        let mut timed_out = false;
+        loop {
+            let until = if first { first_deadline } else { deadline };
+            let event = match timeout_at(until, events.next()).await {
+                Err(_) if first => return silent(),
+                Err(_) => {
+                    timed_out = true;
+                    break;
+                }
+                Ok(None) if reader.ended() => break,
+                // Not retried here, as an unreadable whole body is not: the runner retries the
+                // trial.
+                Ok(None) => {
+                    return Attempt::Fatal(Failure::Unparsable(format!(
+                        "the stream closed before the answer ended: {}",
+                        self.clean(&reader.finish().to_string())
+                    )))
+                }
+                Ok(Some(Err(e))) => {
+                    return Attempt::Retryable {
+                        error: Failure::Silent(format!("the answer broke off: {e}")),
+                        retry_after: None,
+                    }
+                }
+                Ok(Some(Ok(event))) => event,
+            };
+            first = false;
+            // The chat-completions end mark: the answer is over, finish reason or not.
+            if event.data.trim() == "[DONE]" {
+                break;
+            }
+            match reader.event(&event.event, &event.data) {
+                Ok(true) if ttft_ms.is_none() => ttft_ms = Some(ms(started.elapsed())),
+                Ok(_) => {}
+                Err(message) => {
+                    return Attempt::Retryable {
+                        error: Failure::Silent(self.clean(&message)),
+                        retry_after: None,
+                    }
+                }
+            }
+        }
+        Attempt::Done(Answer {
+            value: reader.finish(),
+            timing: Timing {
+                ttft_ms,
+                total_ms: ms(started.elapsed()),
+            },
+            timed_out,
+        })
+    }
+
+    /// Sorts a whole answer into done, worth retrying, or final.
+    fn whole(
+        &self,
+        status: u16,
+        retry_after: Option<Duration>,
+        bytes: &[u8],
+        started: Instant,
+    ) -> Attempt<Answer, Failure> {
         if (200..300).contains(&status) {
-            return match serde_json::from_slice(&bytes) {
-                Ok(value) => Attempt::Done(value),
+            return match serde_json::from_slice(bytes) {
+                Ok(value) => Attempt::Done(Answer {
+                    value,
+                    timing: Timing {
+                        ttft_ms: None,
+                        total_ms: ms(started.elapsed()),
+                    },
+                    timed_out: false,
+                }),
                 // Not retried here: an answer that arrived but cannot be read is an
                 // infrastructure error of the trial, and the runner retries the trial.
                 Err(e) => Attempt::Fatal(Failure::Unparsable(format!(
                     "unparsable body ({e}): {}",
-                    self.clean(&String::from_utf8_lossy(&bytes))
+                    self.clean(&String::from_utf8_lossy(bytes))
                 ))),
             };
         }
-        let error = HttpStatus::read(status, &bytes, |t| self.clean(t));
+        let error = HttpStatus::read(status, bytes, |t| self.clean(t));
         // OpenAI answers 429 both for a rate limit (wait and retry) and for an exhausted quota
         // (retrying cannot help).
         if retryable_status(status) && !error.is_insufficient_quota() {
@@ -247,6 +431,7 @@ impl JsonEndpoint {
             }
             Failure::Status(status) => Box::new(status),
             Failure::Transport(e) => Box::new(e),
+            Failure::Silent(text) => text.into(),
         };
         let source = if earlier.is_empty() {
             source
@@ -316,6 +501,8 @@ enum Failure {
     Status(HttpStatus),
     Transport(reqwest::Error),
     Unparsable(String),
+    /// A streamed attempt that sent nothing in time, broke off, or carried an error event.
+    Silent(String),
 }
 
 impl Failure {
@@ -324,14 +511,40 @@ impl Failure {
         match self {
             Failure::Status(s) => s.to_string(),
             Failure::Transport(e) => crate::episode::chain(e),
-            Failure::Unparsable(text) => text.clone(),
+            Failure::Unparsable(text) | Failure::Silent(text) => text.clone(),
         }
     }
 }
 
+/// The HTTP client of an endpoint: its connect timeout is the retry policy's.
+fn client(retry: &RetryPolicy) -> Result<reqwest::Client, HostError> {
+    reqwest::Client::builder()
+        .connect_timeout(retry.connect_timeout)
+        .build()
+        .map_err(|e| HostError::Other(format!("cannot build the HTTP client: {e}")))
+}
+
+/// The status of an answer and its `Retry-After`, read before the body.
+fn status_of(response: &reqwest::Response) -> (u16, Option<Duration>) {
+    let retry_after = response
+        .headers()
+        .get(RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse_retry_after(v, SystemTime::now()));
+    (response.status().as_u16(), retry_after)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{}", d.as_secs_f64())
+}
+
 /// A transport failure: timeouts and failures to connect, send or read are worth another
 /// attempt; a request that could not be built (a bad URL) is not.
-fn transport(e: reqwest::Error) -> Attempt<Value, Failure> {
+fn transport(e: reqwest::Error) -> Attempt<Answer, Failure> {
     let e = e.without_url();
     if e.is_timeout() || e.is_connect() || e.is_request() || e.is_body() || e.is_decode() {
         Attempt::Retryable {

@@ -34,3 +34,9 @@ pub(crate) fn model_name(body: &Value, fallback: &str) -> String {
         .unwrap_or(fallback)
         .to_owned()
 }
+
+/// Tokens of a text the provider did not count (reasoning text it returns without a token
+/// count), estimated with the sim's tokenizer: about one per 4 characters of a word.
+pub(crate) fn estimated_tokens(text: &str) -> u64 {
+    crate::host::sim::tokens::count_text(text)
+}

@@ -57,11 +57,29 @@ pub enum Message {
         content: Option<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCallRequest>,
+        /// The model's reasoning before this answer, where the provider returned it: kept in
+        /// the transcript, and sent back only where the API asks for it (Anthropic's signed
+        /// `thinking` blocks).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning: Option<Reasoning>,
     },
     Tool {
         tool_call_id: String,
         content: String,
     },
+}
+
+/// A model's reasoning for one answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// The reasoning text (or the provider's summary of it).
+    pub text: String,
+    /// Anthropic's signature of a `thinking` block, which must come back unchanged with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Anthropic's `redacted_thinking` blocks (encrypted reasoning), sent back as they came.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
 }
 
 /// What the agent loop asks of a model for one turn.
@@ -100,6 +118,12 @@ pub struct Usage {
     /// `cache_creation_input_tokens`, also not included in `input_tokens`).
     #[serde(default)]
     pub cache_write_tokens: u64,
+    /// Output tokens spent on reasoning, part of `output_tokens`: as the provider reported them
+    /// (OpenAI's `completion_tokens_details.reasoning_tokens`), or counted from the reasoning
+    /// text where it reports only the text (llama.cpp's and vLLM's `reasoning_content`,
+    /// Anthropic's `thinking` blocks).
+    #[serde(default)]
+    pub reasoning_tokens: u64,
 }
 
 /// The model's answer for one turn: text, tool calls, or both.
@@ -112,29 +136,75 @@ pub struct Completion {
     pub usage: Usage,
     /// The model that answered, as the provider named it.
     pub model: String,
+    /// The model's reasoning, where the provider returns it (`reasoning_content`, Anthropic's
+    /// `thinking` blocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<Reasoning>,
+    /// The answer stopped at the output cap (`finish_reason: "length"`, Anthropic's
+    /// `stop_reason: "max_tokens"`): what came back is all the model said.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// A streamed answer was still going when the request's `timeout` came: what came back is
+    /// what the model had produced by then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// How the answer arrived (the attempt that gave it). Not stored in the response cache.
+    #[serde(skip)]
+    pub timing: Timing,
     /// One line for each attempt of this request that failed before the answer came (429s,
     /// 5xx, timeouts): kept in the episode's record. Not stored in the response cache.
     #[serde(skip)]
     pub retried: Vec<String>,
 }
 
+/// How one answer arrived, measured on the attempt that gave it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timing {
+    /// From sending the request to the first output (a text, reasoning or tool-call delta) of
+    /// a streamed answer; `None` when the answer was not streamed.
+    pub ttft_ms: Option<f64>,
+    /// From sending the request to the end of the answer.
+    pub total_ms: f64,
+}
+
+impl Timing {
+    /// Output tokens per second after the first one arrived (streamed answers of at least two
+    /// tokens only).
+    pub fn output_rate(&self, output_tokens: u64) -> Option<f64> {
+        let ttft = self.ttft_ms?;
+        let generating = (self.total_ms - ttft) / 1000.0;
+        (output_tokens >= 2 && generating > 0.0).then(|| (output_tokens - 1) as f64 / generating)
+    }
+}
+
+/// The output cap of one model turn of an OpenAI-compatible host unless `[host.NAME]` sets
+/// `max_tokens`: enough for tool calls and an answer, and for a reasoning model's reasoning
+/// besides, while a model that rambles stops within minutes even at a few tokens per second.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
 /// Request settings of a host (`[host.NAME]`), passed to the provider as its API names them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RequestOptions {
     pub temperature: Option<f64>,
+    /// The output cap of one turn; `None` sends none (no limit but the model's own).
     pub max_tokens: Option<u32>,
     /// Send the trial's seed (providers that take one).
     pub send_seed: bool,
     pub parallel_tool_calls: Option<bool>,
+    /// Ask for the answer as a stream of events: the first byte then tells a provider that
+    /// answers slowly from one that does not answer, and a generation cut at the timeout keeps
+    /// what it produced.
+    pub stream: bool,
 }
 
 impl Default for RequestOptions {
     fn default() -> Self {
         Self {
             temperature: None,
-            max_tokens: None,
+            max_tokens: Some(DEFAULT_MAX_TOKENS),
             send_seed: true,
             parallel_tool_calls: None,
+            stream: true,
         }
     }
 }

@@ -8,6 +8,7 @@
 //! response is read as plain JSON: typed responses reject what many compatible servers send (see
 //! DEPENDENCIES.md).
 
+mod stream;
 pub(crate) mod wire;
 
 #[cfg(test)]
@@ -22,6 +23,7 @@ use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 pub use super::http::RequestCounts;
 use super::http::{JsonEndpoint, OverEndpoint};
 use super::{Completion, CompletionRequest, HostError, Model, RequestOptions};
+use stream::ChunkReader;
 use wire::{parse_response, request_body, RequestBody, ToolNames};
 
 /// Where requests go when `OPENAI_BASE_URL` is not set.
@@ -161,6 +163,11 @@ impl OpenAiModel {
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
+
+    /// OpenAI's own endpoint, whose reasoning models take the cap as `max_completion_tokens`.
+    fn is_openai(&self) -> bool {
+        self.base_url == DEFAULT_BASE_URL
+    }
 }
 
 #[async_trait::async_trait]
@@ -172,29 +179,46 @@ impl Model for OpenAiModel {
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, HostError> {
         let names = ToolNames::new(request.tools.iter().map(|t| t.name.as_str()));
         let mut body = request_body(&self.model, request, &names);
-        apply_options(&mut body, &self.options);
+        apply_options(&mut body, &self.options, self.is_openai());
         let body = serde_json::to_vec(&body)
             .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
-        let posted = self.endpoint.post(&body).await?;
+        let posted = if self.options.stream {
+            self.endpoint
+                .post_streamed(&body, ChunkReader::default)
+                .await?
+        } else {
+            self.endpoint.post(&body).await?
+        };
         let mut completion =
             parse_response(&posted.value, &names, &self.model).map_err(|e| match e {
                 HostError::BadResponse(m) => HostError::BadResponse(self.endpoint.redact(&m)),
                 other => other,
             })?;
         completion.retried = posted.retried;
+        completion.timing = posted.timing;
+        completion.timed_out = posted.timed_out;
         Ok(completion)
     }
 }
 
 /// The host's settings, as chat-completions names them. `parallel_tool_calls` is only sent with
-/// tools (OpenAI rejects it otherwise).
-fn apply_options(body: &mut RequestBody<'_>, options: &RequestOptions) {
+/// tools (OpenAI rejects it otherwise). The cap is `max_completion_tokens` at OpenAI's own
+/// endpoint and `max_tokens` elsewhere (what llama.cpp, vLLM, Ollama and proxies read).
+fn apply_options(body: &mut RequestBody<'_>, options: &RequestOptions, openai: bool) {
     if !options.send_seed {
         body.seed = None;
     }
     body.temperature = options.temperature;
-    body.max_tokens = options.max_tokens;
+    if openai {
+        body.max_completion_tokens = options.max_tokens;
+    } else {
+        body.max_tokens = options.max_tokens;
+    }
     if body.has_tools() {
         body.parallel_tool_calls = options.parallel_tool_calls;
+    }
+    if options.stream {
+        body.stream = true;
+        body.stream_options = Some(serde_json::json!({"include_usage": true}));
     }
 }

@@ -20,19 +20,28 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// No wait is longer than this, a `Retry-After` included.
     pub max_delay: Duration,
-    /// How long one attempt may take, connecting to reading the whole body; an attempt that
-    /// takes longer is a timeout (and is retried).
+    /// How long one attempt may take, connecting to reading the whole body. A non-streamed
+    /// attempt that takes longer is a timeout (and is retried); a streamed answer still going
+    /// then ends there, as the model's outcome (`timed_out`), and is not retried.
     pub request_timeout: Duration,
+    /// How long connecting may take (a failure to connect is retried).
+    pub connect_timeout: Duration,
+    /// How long a streamed attempt may wait for the first byte of the answer: a provider that
+    /// sends nothing by then is not answering (retried). At most `request_timeout`.
+    pub first_byte_timeout: Duration,
 }
 
 impl Default for RetryPolicy {
-    /// 4 attempts, backoff ceilings 0.25 s, 0.5 s, 1 s, waits at most 30 s, 120 s per attempt.
+    /// 4 attempts, backoff ceilings 0.25 s, 0.5 s, 1 s, waits at most 30 s, 120 s per attempt,
+    /// 10 s to connect, 60 s to the first byte of a streamed answer.
     fn default() -> Self {
         Self {
             max_attempts: 4,
             base_delay: Duration::from_millis(250),
             max_delay: Duration::from_secs(30),
             request_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(10),
+            first_byte_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -193,6 +202,7 @@ mod tests {
             base_delay: Duration::from_millis(1),
             max_delay: Duration::from_millis(5),
             request_timeout: Duration::from_secs(1),
+            ..RetryPolicy::default()
         }
     }
 

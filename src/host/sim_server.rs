@@ -13,6 +13,7 @@ mod gemini_tests;
 mod messages;
 #[cfg(test)]
 mod messages_tests;
+mod ramble;
 mod responses;
 #[cfg(test)]
 mod responses_tests;
@@ -36,6 +37,7 @@ use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::sim::{SimConfig, SimModel};
 use super::Completion;
@@ -51,12 +53,15 @@ pub struct ServeOptions {
     /// Delay before each answer (not before an injected error status: those come at once).
     pub latency: Duration,
     pub faults: FaultConfig,
+    /// Cancelled when the server shuts down: stalled and endless answers end then.
+    pub stop: CancellationToken,
 }
 
 struct AppState {
     sim: SimModel,
     latency: Duration,
     faults: Faults,
+    stop: CancellationToken,
 }
 
 /// Serves until Ctrl-C. Prints the bound address on stdout first (`listening on http://…`).
@@ -68,9 +73,11 @@ pub async fn serve(
     options.faults.validate().map_err(anyhow::Error::msg)?;
     let listener = bind(addr).await?;
     announce(listener.local_addr()?)?;
+    let stop = options.stop.clone();
     axum::serve(listener, router(config, options))
-        .with_graceful_shutdown(async {
+        .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;
+            stop.cancel();
         })
         .await
         .context("sim-server failed")
@@ -137,10 +144,12 @@ pub async fn spawn_with(
     let listener = bind(addr).await?;
     let bound = listener.local_addr()?;
     let (tx, rx) = oneshot::channel::<()>();
+    let stop = options.stop.clone();
     let task = tokio::spawn(async move {
         axum::serve(listener, router(config, options))
-            .with_graceful_shutdown(async {
+            .with_graceful_shutdown(async move {
                 let _ = rx.await;
+                stop.cancel();
             })
             .await
     });
@@ -171,6 +180,7 @@ pub fn router(config: SimConfig, options: ServeOptions) -> Router {
         sim: SimModel::new(config),
         latency: options.latency,
         faults: Faults::new(options.faults),
+        stop: options.stop,
     });
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
@@ -194,32 +204,40 @@ async fn chat_completions(State(state): State<Arc<AppState>>, body: Bytes) -> Re
         Ok(go) => go,
         Err(refused) => return refused,
     };
-    let request = match serde_json::from_slice::<Value>(&body)
-        .map_err(|e| format!("the body is not JSON: {e}"))
-        .and_then(|v| wire::parse_request(&v))
-    {
+    let value = match serde_json::from_slice::<Value>(&body) {
+        Ok(v) => v,
+        Err(e) => return bad_request(&format!("the body is not JSON: {e}")),
+    };
+    let request = match wire::parse_request(&value) {
         Ok(r) => r,
         Err(message) => return bad_request(&message),
     };
     let mut completion = state.sim.respond(&request);
-    match fault {
-        Some(Fault::BadArguments) if !completion.tool_calls.is_empty() => {
-            for call in &mut completion.tool_calls {
-                call.arguments = faults::break_arguments(&call.arguments);
-            }
-            Json(wire::response_body(&completion)).into_response()
-        }
-        Some(Fault::BadArguments | Fault::InvalidJson) => {
-            let text = wire::response_body(&completion).to_string();
-            let mut response = faults::cut_body(&text).into_response();
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            response
-        }
-        _ => Json(wire::response_body(&completion)).into_response(),
+    if fault == Some(Fault::Ramble) {
+        return rambling(&state, ramble::Api::Chat, &value, &completion).await;
     }
+    answer(
+        wants_stream(&value),
+        fault,
+        &mut completion,
+        |c, stream| match stream {
+            true => wire::stream_body(c),
+            false => wire::response_body(c).to_string(),
+        },
+    )
+}
+
+/// The answer of a rambling model (`--ramble-rate`) instead of the sim's.
+async fn rambling(
+    state: &AppState,
+    api: ramble::Api,
+    request: &Value,
+    sim: &Completion,
+) -> Response {
+    let interval = state.faults.config().token_interval;
+    let input = sim.usage.input_tokens;
+    let stop = state.stop.clone();
+    ramble::ramble(api, request, wants_stream(request), input, interval, stop).await
 }
 
 /// `POST /v1/messages` (any query, e.g. `?beta=true`): the same model, faults and latency as the
@@ -239,6 +257,9 @@ async fn messages_route(
         Err(message) => return anthropic_bad_request(&message),
     };
     let mut completion = state.sim.respond(&request);
+    if fault == Some(Fault::Ramble) {
+        return rambling(&state, ramble::Api::Messages, &value, &completion).await;
+    }
     let model = value.get("model").and_then(Value::as_str);
     answer(
         wants_stream(&value),
@@ -368,7 +389,7 @@ fn gemini_failure(faults: &Faults, status: u16) -> Response {
     response
 }
 
-/// Whether a Messages or Responses request asks for SSE (`stream: true`).
+/// Whether a request asks for SSE (`stream: true`).
 fn wants_stream(request: &Value) -> bool {
     request.get("stream").and_then(Value::as_bool) == Some(true)
 }
@@ -492,6 +513,11 @@ async fn before_answer<'a>(
             if let Some(hang) = state.faults.config().hang {
                 tokio::time::sleep(hang).await;
             }
+            return Err(fail(&state.faults, 503));
+        }
+        Some(Fault::Stall) => {
+            // Not a byte until the server stops (the client gives up long before).
+            state.stop.cancelled().await;
             return Err(fail(&state.faults, 503));
         }
         _ => {}

@@ -559,6 +559,12 @@ fn build_episode(
         tools_called: tools_called.join(","),
         final_answer: output.final_answer.map(redact),
         hit_max_turns: output.hit_max_turns,
+        reasoning_tokens: output.usage.reasoning_tokens,
+        truncated: output.truncated_turn.is_some(),
+        truncated_turn: output.truncated_turn,
+        timed_out: output.timed_out,
+        ttft_ms: output.model_turns.first().and_then(|t| t.ttft_ms),
+        model_turns: output.model_turns,
         calls: output
             .calls
             .into_iter()

@@ -31,6 +31,8 @@ fn tools() -> Vec<ToolSpec> {
 
 fn settings() -> Settings<'static> {
     Settings {
+        thinking_budget: None,
+        stream: false,
         model: "claude-test",
         max_tokens: 1024,
         temperature: None,
@@ -64,6 +66,7 @@ fn conversation() -> CompletionRequest {
                 content: "Find notes about rust".into(),
             },
             Message::Assistant {
+                reasoning: None,
                 content: Some("Let me look.".into()),
                 tool_calls: vec![
                     call("toolu_01", "notes.search", r#"{"query":"rust"}"#),
@@ -73,6 +76,7 @@ fn conversation() -> CompletionRequest {
             tool_result("toolu_01", "3 notes"),
             tool_result("call.2", "Error: the arguments are not valid JSON"),
             Message::Assistant {
+                reasoning: None,
                 content: None,
                 tool_calls: vec![call("toolu_03", LONG, "[1]")],
             },
@@ -171,6 +175,7 @@ fn roles_alternate_and_nothing_empty_is_sent() {
                 content: "second".into(),
             },
             Message::Assistant {
+                reasoning: None,
                 content: Some(String::new()),
                 tool_calls: Vec::new(),
             },

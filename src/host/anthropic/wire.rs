@@ -7,10 +7,13 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::host::lenient::estimated_tokens;
 use crate::host::lenient::excerpt_text;
 use crate::host::lenient::{as_count, excerpt, model_name};
 use crate::host::names::clean;
-use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
+use crate::host::{
+    Completion, CompletionRequest, HostError, Message, Reasoning, ToolCallRequest, Usage,
+};
 
 /// MCP tool names ↔ tool names the API accepts (at most 128 characters).
 pub(crate) type ToolNames = crate::host::names::WireNames<128>;
@@ -30,6 +33,9 @@ pub(crate) struct Settings<'a> {
     pub model: &'a str,
     pub max_tokens: u32,
     pub temperature: Option<f64>,
+    /// Extended thinking's `budget_tokens` (off when `None`).
+    pub thinking_budget: Option<u32>,
+    pub stream: bool,
 }
 
 /// The Messages API request body. The system messages become `system`; the rest become
@@ -47,6 +53,10 @@ pub(crate) struct RequestBody<'a> {
     tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Value>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -86,6 +96,10 @@ pub(crate) fn request_body<'a>(
         messages: messages(&req.messages, names),
         tools,
         temperature: settings.temperature,
+        thinking: settings
+            .thinking_budget
+            .map(|budget| json!({"type": "enabled", "budget_tokens": budget})),
+        stream: settings.stream,
     }
 }
 
@@ -115,10 +129,13 @@ fn messages(conversation: &[Message], names: &ToolNames) -> Vec<Value> {
             Message::Assistant {
                 content,
                 tool_calls,
+                reasoning,
             } => {
+                let thinking = reasoning.iter().flat_map(thinking_blocks);
                 let text = content.as_deref().and_then(text_block);
                 let calls = tool_calls.iter().map(|c| tool_use(c, names));
-                ("assistant", text.into_iter().chain(calls).collect())
+                let blocks = thinking.chain(text).chain(calls).collect();
+                ("assistant", blocks)
             }
             Message::Tool {
                 tool_call_id,
@@ -148,6 +165,19 @@ fn messages(conversation: &[Message], names: &ToolNames) -> Vec<Value> {
             json!({"role": role, "content": blocks})
         })
         .collect()
+}
+
+/// A turn's reasoning as the API wants it back: a signed `thinking` block (an unsigned one, from
+/// another provider, would be rejected, so it is not sent) and the `redacted_thinking` blocks.
+fn thinking_blocks(reasoning: &Reasoning) -> Vec<Value> {
+    let signed = reasoning.signature.as_ref().map(
+        |signature| json!({"type": "thinking", "thinking": reasoning.text, "signature": signature}),
+    );
+    let redacted = reasoning
+        .redacted
+        .iter()
+        .map(|data| json!({"type": "redacted_thinking", "data": data}));
+    signed.into_iter().chain(redacted).collect()
 }
 
 /// A text block, or none for text the API would reject as empty.
@@ -192,13 +222,30 @@ pub(crate) fn parse_response(
     };
     let mut text = String::new();
     let mut tool_calls = Vec::new();
+    let mut reasoning = Reasoning::default();
+    let field = |block: &Value, key: &str| {
+        block
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
     for (i, block) in blocks.iter().enumerate() {
         match block.get("type").and_then(Value::as_str) {
-            Some("text") => text.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
+            Some("text") => text.push_str(&field(block, "text")),
             Some("tool_use") => tool_calls.push(tool_call(i, block, names)?),
+            Some("thinking") => {
+                reasoning.text.push_str(&field(block, "thinking"));
+                reasoning.signature = block
+                    .get("signature")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+            Some("redacted_thinking") => reasoning.redacted.push(field(block, "data")),
             _ => {}
         }
     }
+    let reasoning = (reasoning != Reasoning::default()).then_some(reasoning);
     let stop_reason = body.get("stop_reason").and_then(Value::as_str);
     if stop_reason == Some("tool_use") && tool_calls.is_empty() {
         return Err(HostError::BadResponse(format!(
@@ -216,8 +263,12 @@ pub(crate) fn parse_response(
             output_tokens: count("output_tokens"),
             cache_read_tokens: count("cache_read_input_tokens"),
             cache_write_tokens: count("cache_creation_input_tokens"),
+            // The API counts thinking in `output_tokens` without a count of its own.
+            reasoning_tokens: reasoning.as_ref().map_or(0, |r| estimated_tokens(&r.text)),
         },
         model: model_name(body, fallback_model),
+        reasoning,
+        truncated: stop_reason == Some("max_tokens"),
         ..Default::default()
     })
 }

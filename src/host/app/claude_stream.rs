@@ -139,6 +139,7 @@ impl<'a> Reader<'a> {
         self.out.messages.push(Message::Assistant {
             content: Some(text).filter(|t| !t.is_empty()),
             tool_calls: calls,
+            reasoning: None,
         });
     }
 

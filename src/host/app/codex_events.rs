@@ -155,6 +155,7 @@ impl<'a> Reader<'a> {
                 self.out.messages.push(Message::Assistant {
                     content: None,
                     tool_calls: vec![request],
+                    reasoning: None,
                 });
             }
         }
@@ -207,6 +208,7 @@ impl<'a> Reader<'a> {
                 self.out.messages.push(Message::Assistant {
                     content: Some(text.to_owned()).filter(|t| !t.is_empty()),
                     tool_calls: Vec::new(),
+                    reasoning: None,
                 });
             }
             // Warnings such as "Model metadata for `sim` not found": the trial goes on.

@@ -122,6 +122,7 @@ impl<'a> Reader<'a> {
             self.out.messages.push(Message::Assistant {
                 content: None,
                 tool_calls: Vec::new(),
+                reasoning: None,
             });
         }
         let last = self.out.messages.len() - 1;

@@ -168,6 +168,7 @@ async fn through_sim_server_equals_the_sim() {
             // A second turn with the tool result goes through the same way.
             if let Some(call) = direct.tool_calls.first() {
                 req.messages.push(Message::Assistant {
+                    reasoning: None,
                     content: None,
                     tool_calls: direct.tool_calls.clone(),
                 });
@@ -294,6 +295,7 @@ fn fast(max_attempts: u32) -> RetryPolicy {
         base_delay: Duration::from_millis(5),
         max_delay: Duration::from_secs(5),
         request_timeout: Duration::from_secs(10),
+        ..RetryPolicy::default()
     }
 }
 
@@ -386,6 +388,7 @@ async fn retry_after_is_honoured_and_capped() {
 #[tokio::test]
 async fn a_request_that_hangs_past_the_timeout_is_retried() {
     let options = ServeOptions {
+        stop: Default::default(),
         latency: Duration::ZERO,
         faults: FaultConfig {
             fail_rate: 1.0,
@@ -402,9 +405,14 @@ async fn a_request_that_hangs_past_the_timeout_is_retried() {
         request_timeout: Duration::from_millis(200),
         ..fast(6)
     };
+    // Unstreamed: a streamed request would meet first_byte_timeout instead (tested apart).
     let model = OpenAiModel::with_base_url("sim", &format!("http://{addr}/v1"), None)
         .unwrap()
-        .with_retry(policy);
+        .with_retry(policy)
+        .with_options(crate::host::RequestOptions {
+            stream: false,
+            ..Default::default()
+        });
     let started = std::time::Instant::now();
     let text = chain(&model.complete(&request("hi", 1)).await.unwrap_err());
     assert!(started.elapsed() < Duration::from_secs(4), "{text}");
@@ -419,6 +427,7 @@ async fn a_request_that_hangs_past_the_timeout_is_retried() {
 #[tokio::test]
 async fn through_a_faulty_sim_server_answers_equal_the_sim() {
     let options = ServeOptions {
+        stop: Default::default(),
         latency: Duration::ZERO,
         faults: FaultConfig {
             fail_rate: 0.4,
@@ -544,6 +553,7 @@ async fn host_settings_and_extra_headers_reach_the_endpoint() {
     let model = OpenAiModel::with_base_url("m", &url, Some("sk-test-key-123".into()))
         .unwrap()
         .with_options(crate::host::RequestOptions {
+            stream: false,
             temperature: Some(0.2),
             max_tokens: Some(64),
             send_seed: false,
@@ -568,13 +578,17 @@ async fn host_settings_and_extra_headers_reach_the_endpoint() {
     assert_eq!(headers["authorization"], "Bearer sk-test-key-123");
     // Without tools, parallel_tool_calls is not sent (OpenAI rejects it then).
     assert!(seen[1].1.get("parallel_tool_calls").is_none());
-    // By default the trial's seed is sent and nothing else is added.
+    // By default the trial's seed, the default output cap and a stream request are sent, and
+    // nothing else is added.
     let (url, seen) = recording(0).await;
     let plain = OpenAiModel::with_base_url("m", &url, None).unwrap();
     plain.complete(&request("hi", 9)).await.unwrap();
     let body = seen.lock().unwrap()[0].1.clone();
     assert_eq!(body["seed"], json!(9));
-    for absent in ["temperature", "max_tokens", "parallel_tool_calls"] {
+    assert_eq!(body["max_tokens"], json!(crate::host::DEFAULT_MAX_TOKENS));
+    assert_eq!(body["stream"], json!(true));
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    for absent in ["temperature", "parallel_tool_calls", "max_completion_tokens"] {
         assert!(body.get(absent).is_none(), "{absent}");
     }
 }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::host::lenient::{as_count, excerpt, model_name};
+use crate::host::lenient::{as_count, estimated_tokens, excerpt, model_name};
 use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
 
 /// MCP tool names ↔ function names the API accepts (at most 64 characters).
@@ -26,8 +26,17 @@ pub(crate) struct RequestBody<'a> {
     pub temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// The same cap under the name OpenAI's own endpoint takes (its reasoning models reject
+    /// `max_tokens`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
+    /// `{"include_usage": true}` with `stream`: the last chunk then carries the usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_options: Option<Value>,
 }
 
 impl RequestBody<'_> {
@@ -110,7 +119,10 @@ pub(crate) fn request_body<'a>(
         tools,
         temperature: None,
         max_tokens: None,
+        max_completion_tokens: None,
         parallel_tool_calls: None,
+        stream: false,
+        stream_options: None,
     }
 }
 
@@ -121,6 +133,7 @@ fn message<'a>(m: &'a Message, names: &ToolNames) -> WireMessage<'a> {
         Message::Assistant {
             content,
             tool_calls,
+            ..
         } => WireMessage::Assistant {
             content: content.as_deref(),
             tool_calls: tool_calls
@@ -146,7 +159,9 @@ fn message<'a>(m: &'a Message, names: &ToolNames) -> WireMessage<'a> {
 }
 
 /// Reads a chat-completions response leniently: tool calls without `type`, `arguments` as an
-/// object, any `finish_reason`, `usage` partial or missing.
+/// object, any `finish_reason`, `usage` partial or missing. `finish_reason: "length"` marks the
+/// answer `truncated`; reasoning text comes from `reasoning_content` (llama.cpp, vLLM) or
+/// `reasoning` (Ollama, OpenRouter).
 pub(crate) fn parse_response(
     body: &Value,
     names: &ToolNames,
@@ -173,21 +188,37 @@ pub(crate) fn parse_response(
         .enumerate()
         .map(|(i, call)| tool_call(i, call, names))
         .collect::<Result<Vec<_>, _>>()?;
+    let reasoning = ["reasoning_content", "reasoning"]
+        .iter()
+        .find_map(|k| text_content(message.get(*k)))
+        .filter(|t| !t.is_empty());
     let usage = body.get("usage").unwrap_or(&Value::Null);
     let count = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| as_count(usage.get(*k)))
             .unwrap_or(0)
     };
+    let reported_reasoning = ["completion_tokens_details", "output_tokens_details"]
+        .iter()
+        .find_map(|k| as_count(usage.get(*k)?.get("reasoning_tokens")));
+    let reasoning_tokens = reported_reasoning
+        .or_else(|| reasoning.as_deref().map(estimated_tokens))
+        .unwrap_or(0);
     Ok(Completion {
         content,
         tool_calls,
         usage: Usage {
             input_tokens: count(&["prompt_tokens", "input_tokens"]),
             output_tokens: count(&["completion_tokens", "output_tokens"]),
+            reasoning_tokens,
             ..Usage::default()
         },
         model: model_name(body, fallback_model),
+        reasoning: reasoning.map(|text| crate::host::Reasoning {
+            text,
+            ..Default::default()
+        }),
+        truncated: choice.get("finish_reason").and_then(Value::as_str) == Some("length"),
         ..Default::default()
     })
 }

@@ -14,7 +14,7 @@ mod request;
 mod rules;
 mod score;
 mod text;
-mod tokens;
+pub(crate) mod tokens;
 
 #[cfg(test)]
 mod tests;

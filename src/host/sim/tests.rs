@@ -288,6 +288,7 @@ pub(super) fn play(mut req: CompletionRequest, results: &[&str]) -> Vec<Completi
     for turn in 0..6 {
         let c = sim().respond(&req);
         req.messages.push(Message::Assistant {
+            reasoning: None,
             content: c.content.clone(),
             tool_calls: c.tool_calls.clone(),
         });
@@ -367,6 +368,7 @@ fn tokens_count_what_was_sent() {
     );
     let mut more = req_140(FIND_LOGIN, 1);
     more.messages.push(Message::Assistant {
+        reasoning: None,
         content: None,
         tool_calls: vec![ToolCallRequest {
             id: "c".into(),
@@ -407,7 +409,11 @@ proptest::proptest! {
             }
             proptest::prop_assert!(c.content.is_some() == c.tool_calls.is_empty());
             let calls = c.tool_calls.clone();
-            req.messages.push(Message::Assistant { content: c.content, tool_calls: calls.clone() });
+            req.messages.push(Message::Assistant {
+                content: c.content,
+                tool_calls: calls.clone(),
+                reasoning: None,
+            });
             for call in calls {
                 req.messages.push(Message::Tool { tool_call_id: call.id, content: result.clone() });
             }

@@ -14,7 +14,7 @@ const MESSAGE_OVERHEAD: u64 = 4;
 const TOOL_OVERHEAD: u64 = 8;
 
 /// Tokens of a text.
-pub(super) fn count_text(text: &str) -> u64 {
+pub(crate) fn count_text(text: &str) -> u64 {
     let mut tokens = 0;
     let mut word = 0u64;
     for c in text.chars() {
@@ -65,6 +65,7 @@ pub(super) fn count_input(messages: &[Message], tools: &[ToolSpec]) -> u64 {
                     Message::Assistant {
                         content,
                         tool_calls,
+                        ..
                     } => count_text(content.as_deref().unwrap_or("")) + count_calls(tool_calls),
                     Message::Tool {
                         tool_call_id,

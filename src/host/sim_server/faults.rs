@@ -34,6 +34,13 @@ pub struct FaultConfig {
     /// A provider's concurrency limit: a request that arrives while this many are being
     /// answered gets 429 at once (with `retry_after` when set).
     pub max_in_flight: Option<usize>,
+    /// Share of requests answered by a model that rambles: an answer with no end, streamed one
+    /// token per `token_interval`, that stops only at the request's output cap (or never).
+    pub ramble_rate: f64,
+    /// Share of requests that stall before the first byte: never answered.
+    pub stall_rate: f64,
+    /// The pace of a rambling answer.
+    pub token_interval: Duration,
 }
 
 impl Default for FaultConfig {
@@ -46,6 +53,9 @@ impl Default for FaultConfig {
             garbage_rate: 0.0,
             seed: 0,
             max_in_flight: None,
+            ramble_rate: 0.0,
+            stall_rate: 0.0,
+            token_interval: Duration::from_millis(10),
         }
     }
 }
@@ -56,16 +66,22 @@ impl FaultConfig {
         for (name, rate) in [
             ("--fail-rate", self.fail_rate),
             ("--garbage-rate", self.garbage_rate),
+            ("--ramble-rate", self.ramble_rate),
+            ("--stall-rate", self.stall_rate),
         ] {
             if !(0.0..=1.0).contains(&rate) {
                 return Err(format!("{name} must be between 0 and 1, got {rate}"));
             }
         }
-        if self.fail_rate + self.garbage_rate > 1.0 + 1e-12 {
+        let total = self.fail_rate + self.garbage_rate + self.ramble_rate + self.stall_rate;
+        if total > 1.0 + 1e-12 {
             return Err(format!(
-                "--fail-rate + --garbage-rate must be at most 1, got {}",
-                self.fail_rate + self.garbage_rate
+                "--fail-rate + --garbage-rate + --ramble-rate + --stall-rate must be at most 1, \
+                 got {total}"
             ));
+        }
+        if self.token_interval.is_zero() {
+            return Err("--token-ms must be at least 1".into());
         }
         if self.max_in_flight == Some(0) {
             return Err("--max-in-flight must be at least 1".into());
@@ -83,7 +99,10 @@ impl FaultConfig {
 
     /// True when no fault can happen.
     pub fn is_off(&self) -> bool {
-        self.fail_rate <= 0.0 && self.garbage_rate <= 0.0
+        self.fail_rate <= 0.0
+            && self.garbage_rate <= 0.0
+            && self.ramble_rate <= 0.0
+            && self.stall_rate <= 0.0
     }
 
     /// The `Retry-After` value for a failure with this status, if any.
@@ -104,6 +123,10 @@ pub enum Fault {
     /// A 200 completion whose tool-call `arguments` are not JSON (the model's error). A completion
     /// without tool calls gets `InvalidJson` instead.
     BadArguments,
+    /// An answer with no end, stopped only by the request's output cap.
+    Ramble,
+    /// No answer at all, not even the status line.
+    Stall,
 }
 
 /// Decides faults; one per server, shared by its requests.
@@ -187,6 +210,12 @@ impl Faults {
             } else {
                 Fault::BadArguments
             });
+        }
+        if u < c.fail_rate + c.garbage_rate + c.ramble_rate {
+            return Some(Fault::Ramble);
+        }
+        if u < c.fail_rate + c.garbage_rate + c.ramble_rate + c.stall_rate {
+            return Some(Fault::Stall);
         }
         None
     }

@@ -195,6 +195,7 @@ fn read_content(
             out.push(Message::Assistant {
                 content: Some(text).filter(|t| !t.is_empty()),
                 tool_calls,
+                reasoning: None,
             });
         }
         "user" => {

@@ -100,6 +100,7 @@ fn a_call_and_its_mcp_error_read_back_as_the_servers_text() {
     assert_eq!(
         messages[1],
         Message::Assistant {
+            reasoning: None,
             content: None,
             tool_calls: vec![
                 crate::host::ToolCallRequest {

@@ -195,6 +195,7 @@ fn read_assistant(blocks: &[Value]) -> Result<Message, String> {
     Ok(Message::Assistant {
         content: Some(text).filter(|t| !t.is_empty()),
         tool_calls,
+        reasoning: None,
     })
 }
 

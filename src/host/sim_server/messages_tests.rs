@@ -63,6 +63,7 @@ fn tool_results_errors_and_reminders_after_them() {
                 content: "Show issue 3".into()
             },
             Message::Assistant {
+                reasoning: None,
                 content: None,
                 tool_calls: vec![crate::host::ToolCallRequest {
                     id: "toolu_1".into(),

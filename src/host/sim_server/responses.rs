@@ -213,6 +213,7 @@ fn read_item(
                 "assistant" => out.push(Message::Assistant {
                     content: Some(text).filter(|t| !t.is_empty()),
                     tool_calls: Vec::new(),
+                    reasoning: None,
                 }),
                 other => return Err(format!("unknown role `{other}`")),
             }
@@ -244,6 +245,7 @@ fn read_item(
                 _ => out.push(Message::Assistant {
                     content: None,
                     tool_calls: vec![call],
+                    reasoning: None,
                 }),
             }
         }

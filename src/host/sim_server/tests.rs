@@ -19,6 +19,7 @@ fn body(seed: u64) -> Value {
 
 async fn faulty(faults: FaultConfig) -> (String, super::SimServerHandle) {
     let options = ServeOptions {
+        stop: Default::default(),
         latency: Duration::ZERO,
         faults,
     };

@@ -9,9 +9,6 @@ use crate::host::{Completion, CompletionRequest, Message, ToolCallRequest, ToolS
 
 /// Reads an OpenAI chat-completions request; unknown fields are ignored. `Err` says what is wrong.
 pub(super) fn parse_request(body: &Value) -> Result<CompletionRequest, String> {
-    if body.get("stream").and_then(Value::as_bool) == Some(true) {
-        return Err("`stream: true` is not supported by sim-server".into());
-    }
     let messages = body
         .get("messages")
         .and_then(Value::as_array)
@@ -67,6 +64,7 @@ fn message(m: &Value) -> Result<Message, String> {
             Message::Assistant {
                 content: content.filter(|c| !c.is_empty()),
                 tool_calls,
+                reasoning: None,
             }
         }
         "tool" => Message::Tool {
@@ -161,4 +159,44 @@ pub(super) fn response_body(c: &Completion) -> Value {
             "total_tokens": c.usage.input_tokens + c.usage.output_tokens,
         },
     })
+}
+
+/// The same answer as chat-completion chunks (`stream: true`): the role, the content, each tool
+/// call (name and id, then its arguments), the finish reason, a usage chunk (as
+/// `stream_options.include_usage` asks; sent always) and `[DONE]`.
+pub(super) fn stream_body(c: &Completion) -> String {
+    let whole = response_body(c);
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": whole["id"], "object": "chat.completion.chunk", "created": whole["created"],
+               "model": whole["model"],
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut chunks = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    if let Some(text) = c.content.as_deref().filter(|t| !t.is_empty()) {
+        chunks.push(chunk(json!({"content": text}), Value::Null));
+    }
+    for (index, call) in c.tool_calls.iter().enumerate() {
+        let head = json!({"index": index, "id": call.id, "type": "function",
+                          "function": {"name": call.name, "arguments": ""}});
+        let arguments = json!({"index": index, "function": {"arguments": call.arguments}});
+        chunks.push(chunk(json!({"tool_calls": [head]}), Value::Null));
+        chunks.push(chunk(json!({"tool_calls": [arguments]}), Value::Null));
+    }
+    chunks.push(chunk(
+        json!({}),
+        whole["choices"][0]["finish_reason"].clone(),
+    ));
+    let mut usage = chunk(Value::Null, Value::Null);
+    usage["choices"] = json!([]);
+    usage["usage"] = whole["usage"].clone();
+    chunks.push(usage);
+    let mut out = String::new();
+    for chunk in chunks {
+        out.push_str(&format!("data: {chunk}\n\n"));
+    }
+    out.push_str("data: [DONE]\n\n");
+    out
 }

@@ -11,6 +11,12 @@ use crate::suite::{TaskKind, TaskSet};
 /// An episode of `task` on `side` with the given outcome; tokens follow the tool calls.
 fn ep(task: &str, kind: TaskKind, side: Side, trial: u32, success: bool, calls: u32) -> Episode {
     Episode {
+        reasoning_tokens: 0,
+        truncated: false,
+        truncated_turn: None,
+        timed_out: false,
+        ttft_ms: None,
+        model_turns: Vec::new(),
         run_id: "r".into(),
         task_id: task.into(),
         kind,

@@ -29,10 +29,12 @@ fn same(a: &Message, b: &Message) -> bool {
             Message::Assistant {
                 content: x,
                 tool_calls: xc,
+                ..
             },
             Message::Assistant {
                 content: y,
                 tool_calls: yc,
+                ..
             },
         ) => x == y && calls(xc, yc),
         _ => false,
@@ -181,6 +183,7 @@ fn message(out: &mut String, m: Option<&Message>, differs: bool, after: bool) {
         Message::Assistant {
             content,
             tool_calls,
+            ..
         } => {
             let mut body = content
                 .as_deref()
@@ -220,6 +223,7 @@ mod tests {
 
     fn call(id: &str, name: &str, args: &str) -> Message {
         Message::Assistant {
+            reasoning: None,
             content: None,
             tool_calls: vec![ToolCallRequest {
                 id: id.into(),
