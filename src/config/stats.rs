@@ -14,6 +14,9 @@ pub enum Metric {
     InputTokens,
     OutputTokens,
     TotalTokens,
+    /// Output tokens spent on reasoning (reasoning models); its rows are left out where no
+    /// episode of the task (or suite) reported any.
+    ReasoningTokens,
     Turns,
     LatencyMs,
     /// Unbiased pass@k: the chance that at least one of k trials succeeds.
@@ -28,24 +31,26 @@ pub enum Metric {
 
 impl Metric {
     /// The metrics compared task by task with a test, in report order.
-    pub const TESTED: [Metric; 8] = [
+    pub const TESTED: [Metric; 9] = [
         Metric::Success,
         Metric::ToolCalls,
         Metric::ToolErrors,
         Metric::InputTokens,
         Metric::OutputTokens,
         Metric::TotalTokens,
+        Metric::ReasoningTokens,
         Metric::Turns,
         Metric::LatencyMs,
     ];
 
-    pub const ALL: [Metric; 12] = [
+    pub const ALL: [Metric; 13] = [
         Metric::Success,
         Metric::ToolCalls,
         Metric::ToolErrors,
         Metric::InputTokens,
         Metric::OutputTokens,
         Metric::TotalTokens,
+        Metric::ReasoningTokens,
         Metric::Turns,
         Metric::LatencyMs,
         Metric::PassAtK,
@@ -62,6 +67,7 @@ impl Metric {
             Metric::InputTokens => "input_tokens",
             Metric::OutputTokens => "output_tokens",
             Metric::TotalTokens => "total_tokens",
+            Metric::ReasoningTokens => "reasoning_tokens",
             Metric::Turns => "turns",
             Metric::LatencyMs => "latency_ms",
             Metric::PassAtK => "pass_at_k",

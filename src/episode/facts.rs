@@ -25,6 +25,7 @@ pub struct EpisodeFacts<'a> {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub total_tokens: u64,
+    pub reasoning_tokens: u64,
     pub judge_input_tokens: u64,
     pub judge_output_tokens: u64,
     pub latency_ms: f64,
@@ -50,6 +51,7 @@ impl<'a> EpisodeFacts<'a> {
             input_tokens: e.input_tokens,
             output_tokens: e.output_tokens,
             total_tokens: e.total_tokens,
+            reasoning_tokens: e.reasoning_tokens,
             judge_input_tokens: e.judge_input_tokens,
             judge_output_tokens: e.judge_output_tokens,
             latency_ms: e.latency_ms,
@@ -70,6 +72,7 @@ impl<'a> EpisodeFacts<'a> {
             Metric::InputTokens => self.input_tokens as f64,
             Metric::OutputTokens => self.output_tokens as f64,
             Metric::TotalTokens => self.total_tokens as f64,
+            Metric::ReasoningTokens => self.reasoning_tokens as f64,
             Metric::Turns => f64::from(self.turns),
             Metric::LatencyMs => self.latency_ms,
             Metric::PassAtK | Metric::PassHatK | Metric::FalseCallRate | Metric::MissedCallRate => {

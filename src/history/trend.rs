@@ -28,7 +28,11 @@ pub fn value(metric: &str, v: Option<f64>) -> String {
     let Some(v) = v else { return "–".into() };
     match metric.parse::<Metric>() {
         Ok(
-            Metric::InputTokens | Metric::OutputTokens | Metric::TotalTokens | Metric::LatencyMs,
+            Metric::InputTokens
+            | Metric::OutputTokens
+            | Metric::TotalTokens
+            | Metric::ReasoningTokens
+            | Metric::LatencyMs,
         ) => {
             format!("{v:.0}")
         }

@@ -7,7 +7,11 @@ use crate::config::Metric;
 pub fn value(metric: Metric, v: Option<f64>) -> String {
     let Some(v) = v else { return "–".into() };
     match metric {
-        Metric::InputTokens | Metric::OutputTokens | Metric::TotalTokens | Metric::LatencyMs => {
+        Metric::InputTokens
+            | Metric::OutputTokens
+            | Metric::TotalTokens
+            | Metric::ReasoningTokens
+            | Metric::LatencyMs => {
             format!("{v:.0}")
         }
         m if m.is_rate() => format!("{v:.3}"),

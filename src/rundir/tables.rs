@@ -69,10 +69,14 @@ fn episode_frame(eps: &[impl Borrow<Episode>]) -> PolarsResult<DataFrame> {
         col("cache_write_tokens", field!(|e| e.cache_write_tokens)),
         col("judge_input_tokens", field!(|e| e.judge_input_tokens)),
         col("judge_output_tokens", field!(|e| e.judge_output_tokens)),
+        col("reasoning_tokens", field!(|e| e.reasoning_tokens)),
         col("latency_ms", field!(|e| e.latency_ms)),
+        col("ttft_ms", field!(|e| e.ttft_ms)),
         col("first_tool", field!(|e| e.first_tool.as_deref())),
         col("tools_called", field!(|e| e.tools_called.as_str())),
         col("hit_max_turns", field!(|e| e.hit_max_turns)),
+        col("truncated", field!(|e| e.truncated)),
+        col("timed_out", field!(|e| e.timed_out)),
         col("attempts", field!(|e| e.attempts.len() as u32 + 1)),
         col(
             "request_retries",
@@ -336,7 +340,10 @@ impl EventSink for TableWriter {
 /// Rows of `episodes.parquet` read at a time by [`scan_episode_table`].
 const READ_CHUNK: usize = 65_536;
 
-/// The columns a comparison reads (see [`EpisodeFacts`]).
+/// A column a comparison reads that tables written before it lack (read as 0 there).
+const REASONING_TOKENS: &str = "reasoning_tokens";
+
+/// The columns a comparison reads (see [`EpisodeFacts`]), besides [`REASONING_TOKENS`].
 const FACT_COLUMNS: [&str; 19] = [
     "host",
     "task_id",
@@ -374,10 +381,15 @@ pub fn scan_episode_table(
     let cannot = |e: PolarsError| anyhow::anyhow!("cannot read `{}`: {e}", path.display());
     let open = || File::open(&path).with_context(|| format!("cannot read `{}`", path.display()));
     let rows = ParquetReader::new(open()?).num_rows().map_err(cannot)?;
+    let mut columns = FACT_COLUMNS.map(str::to_owned).to_vec();
+    let schema = ParquetReader::new(open()?).schema().map_err(cannot)?;
+    if schema.contains(REASONING_TOKENS) {
+        columns.push(REASONING_TOKENS.to_owned());
+    }
     let mut offset = 0;
     while offset < rows {
         let mut df = ParquetReader::new(open()?)
-            .with_columns(Some(FACT_COLUMNS.map(str::to_owned).to_vec()))
+            .with_columns(Some(columns.clone()))
             .with_slice(Some((offset, READ_CHUNK)))
             .finish()
             .map_err(cannot)?;
@@ -451,6 +463,11 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
         tokens("judge_output_tokens")?,
     );
     let latency = df.column("latency_ms")?.f64()?.clone();
+    let reasoning = df
+        .column(REASONING_TOKENS)
+        .ok()
+        .map(|c| c.u64().cloned())
+        .transpose()?;
     let bad = |what: &str, value: Option<&str>| polars_err!(ComputeError: "unknown {what} `{}`", value.unwrap_or("null"));
     for i in 0..df.height() {
         let side = match side.get(i) {
@@ -484,6 +501,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
             input_tokens: input.get(i).unwrap_or(0),
             output_tokens: output.get(i).unwrap_or(0),
             total_tokens: total.get(i).unwrap_or(0),
+            reasoning_tokens: reasoning.as_ref().and_then(|r| r.get(i)).unwrap_or(0),
             judge_input_tokens: judge_in.get(i).unwrap_or(0),
             judge_output_tokens: judge_out.get(i).unwrap_or(0),
             latency_ms: latency.get(i).unwrap_or(0.0),

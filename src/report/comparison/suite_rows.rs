@@ -28,6 +28,15 @@ pub(super) fn suite_rows(
     };
     let mut rows = Vec::new();
     for metric in suite_metrics(scope, has(TaskKind::Tool), has(TaskKind::NoTool)) {
+        let any_reasoning = || {
+            paired.iter().any(|c| {
+                let sides = [0, 1].map(|s| c.sides[s].metric(Metric::ReasoningTokens));
+                super::task_rows::reported(metric, [&sides[0], &sides[1]])
+            })
+        };
+        if metric == Metric::ReasoningTokens && !any_reasoning() {
+            continue;
+        }
         let row = match metric {
             Metric::PassAtK | Metric::PassHatK => pass_row(ctx, scope, metric, &paired),
             Metric::Success => rate_row(ctx, scope, metric, &paired, |s| s.successes())?,

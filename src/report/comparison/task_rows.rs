@@ -10,6 +10,12 @@ use crate::stats::{
     compare_counts, compare_success, pass_at_k, pass_hat_k, Proportion, StatsError,
 };
 
+/// Whether a metric's row is written: reasoning tokens only where some episode reported any
+/// (a model without reasoning would add a row of zeros to every task).
+pub(super) fn reported(metric: Metric, sides: [&[f64]; 2]) -> bool {
+    metric != Metric::ReasoningTokens || sides.iter().any(|s| s.iter().any(|v| *v != 0.0))
+}
+
 pub(super) fn task_rows(
     ctx: &Context,
     task: &str,
@@ -22,6 +28,9 @@ pub(super) fn task_rows(
     for metric in Metric::TESTED {
         let (b, c) = (b_side.metric(metric), c_side.metric(metric));
         let (b, c) = (&*b, &*c);
+        if !reported(metric, [b, c]) {
+            continue;
+        }
         let row = ctx.row(task, Scope::Task, metric, n, (mean(b), mean(c)));
         if !cell.paired() {
             rows.push(Pending::untested(row));
