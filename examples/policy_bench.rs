@@ -50,6 +50,7 @@ fn main() {
                         input_tokens: input,
                         output_tokens: 200,
                         total_tokens: input + 200,
+                        reasoning_tokens: 0,
                         judge_input_tokens: 0,
                         judge_output_tokens: 0,
                         latency_ms: 900.0,

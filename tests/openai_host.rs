@@ -101,3 +101,57 @@ fn an_unreachable_model_endpoint_is_recorded_as_infra_errors() {
         "retries not kept"
     );
 }
+
+/// The Responses API host (`openai-responses:sim`, streamed, and `api = "responses"` unstreamed)
+/// against sim-server's `/v1/responses` grades like the in-process sim, trial by trial.
+#[test]
+fn responses_host_through_sim_server_grades_like_the_sim_host() {
+    let server = spawn_listening(&["sim-server", "--addr", "127.0.0.1:0"], false);
+    let dir = temp_dir();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "baseline = \"demo:1.4.0\"\ncandidate = \"demo:1.5.0\"\nsuites = [\"tasks/demo\"]\n\
+         [profile]\npass_title = false\nserver_label = \"tracker\"\n\
+         [host.whole]\nprovider = \"openai\"\napi = \"responses\"\nmodel = \"sim\"\n\
+         stream = false\n",
+    )
+    .unwrap();
+    let run = |host: &str, out: &str| {
+        let out_dir = dir.path().join(out);
+        let output = Command::new(bin())
+            .args(["run", "--config", config.to_str().unwrap(), "--host", host])
+            .args(["--trials", "2", "--out", out_dir.to_str().unwrap()])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+            .env("OPENAI_API_KEY", "sk-test-secret-value-123")
+            .output()
+            .unwrap();
+        assert!(
+            matches!(output.status.code(), Some(0 | 1)),
+            "{}",
+            text(&output)
+        );
+        (episodes(&out_dir), output.status.code())
+    };
+    let (sim_eps, sim_exit) = run("sim", "sim");
+    let sim = grades(&sim_eps);
+    for host in ["openai-responses:sim", "whole"] {
+        let (eps, exit) = run(host, host.replace(':', "-").as_str());
+        assert_eq!(exit, sim_exit, "{host}");
+        assert!(eps.iter().all(|e| e.infra_error.is_none()), "{host}");
+        assert!(eps
+            .iter()
+            .all(|e| e.input_tokens > 0 && e.output_tokens > 0));
+        // Streamed answers record their time to first token; whole ones cannot.
+        assert!(eps.iter().all(|e| e.ttft_ms.is_some() == (host != "whole")));
+        let api = grades(&eps);
+        assert_eq!(api.len(), sim.len());
+        let differing: Vec<_> = api
+            .iter()
+            .filter(|(k, v)| sim.get(*k) != Some(*v))
+            .map(|(k, v)| format!("{k:?}: {host} {v:?} vs sim {:?}", sim.get(k)))
+            .collect();
+        assert!(differing.is_empty(), "{}", differing.join("\n"));
+    }
+}

@@ -81,11 +81,11 @@ fn install() -> PathBuf {
 
 /// Starts `scripts/llm-server.py` on a free port (port 0: the server binds one and names it in
 /// its ready line) and waits until `/health` answers.
-fn start_server(python: &Path, dir: &Path) -> LlmServer {
+fn start_server(python: &Path, dir: &Path, max_tokens: u64) -> LlmServer {
     let log = dir.join("llm-server.log");
     let mut child = Command::new(python)
         .arg(repo_path("scripts/llm-server.py"))
-        .args(["--port", "0", "--max-tokens", &MAX_TOKENS.to_string()])
+        .args(["--port", "0", "--max-tokens", &max_tokens.to_string()])
         // The server also stops when its stdin closes, so it cannot outlive a killed test.
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -210,7 +210,7 @@ fn demo_tasks_through_a_real_llama_cpp_server_record_its_token_counts() {
     let started = Instant::now();
     let python = install();
     let dir = temp_dir();
-    let server = start_server(&python, dir.path());
+    let server = start_server(&python, dir.path(), MAX_TOKENS);
     eprintln!(
         "llm server up at {} after {:.1} s",
         server.url,
@@ -221,9 +221,22 @@ fn demo_tasks_through_a_real_llama_cpp_server_record_its_token_counts() {
     let tasks: Vec<String> = TASKS.iter().map(|(f, id)| demo_task(f, id)).collect();
     std::fs::write(&suite, tasks.concat()).unwrap();
     let out_dir = dir.path().join("run");
+    // mcpeval sends an output cap with every request (4096 by default), which a server's own
+    // `--max-tokens` does not override: the host sends the server's figure.
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[host.\"openai:smollm2\"]\nprovider = \"openai\"\nmodel = \"smollm2\"\n\
+             max_tokens = {MAX_TOKENS}\n"
+        ),
+    )
+    .unwrap();
     let mut cmd = Command::new(bin());
     cmd.args([
         "run",
+        "--config",
+        config.to_str().unwrap(),
         "--baseline",
         "demo:1.4.0",
         "--candidate",
@@ -337,4 +350,124 @@ fn demo_tasks_through_a_real_llama_cpp_server_record_its_token_counts() {
         serde_json::to_string_pretty(&first).unwrap()
     );
     eprintln!("whole test: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// The output cap mcpeval sends in the test below (the server's own limit is far above it).
+const CAP: u64 = 64;
+
+/// A prompt that makes the small model write on and on: its answer ends at mcpeval's output cap,
+/// as the model's outcome (`truncated`, graded), within cap ÷ output rate; the streamed answers'
+/// tokens are the server's own counts, and their time to first token covers the server's prompt
+/// processing.
+#[test]
+fn a_long_answer_from_a_real_model_ends_at_the_output_cap() {
+    let python = install();
+    let dir = temp_dir();
+    let server = start_server(&python, dir.path(), 2048);
+    let suite = dir.path().join("suite.yaml");
+    std::fs::write(
+        &suite,
+        "- id: long-story\n  kind: no-tool\n  max_turns: 1\n  prompt: >-\n    Write a very long \
+         story, at least two thousand words, about a lighthouse keeper and a storm. Do not \
+         stop early.\n",
+    )
+    .unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "hosts = [\"small\"]\n[host.small]\nprovider = \"openai\"\nmodel = \"smollm2\"\n\
+             max_tokens = {CAP}\ntemperature = 0.0\n"
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("run");
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--config", config.to_str().unwrap()])
+        .args(["--baseline", "demo:1.4.0", "--candidate", "demo:1.5.0"])
+        .args(["--suite", suite.to_str().unwrap()])
+        .args(["--trials", "2", "--concurrency", "1", "--no-cache"])
+        .args(["--out", out_dir.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    let started = Instant::now();
+    let (status, output) = run_with_limit(cmd, dir.path(), Duration::from_secs(600));
+    let wall = started.elapsed().as_secs_f64();
+    eprintln!("mcpeval run took {wall:.1} s\n{output}");
+    assert!(matches!(status, Some(0 | 1)), "{output}");
+
+    let eps: Vec<Episode> = episodes(&out_dir);
+    assert_eq!(eps.len(), 4, "{output}");
+    let mut generating_s = 0.0;
+    for e in &eps {
+        // The model's outcome, graded, not retried.
+        assert!(e.infra_error.is_none(), "{e:?}");
+        assert!(
+            e.attempts.is_empty() && e.request_retries.is_empty(),
+            "{e:?}"
+        );
+        assert!(!e.grade.checks.is_empty(), "ungraded: {e:?}");
+        assert!(e.truncated && e.truncated_turn == Some(1), "{e:?}");
+        assert!(!e.timed_out);
+        assert_eq!(e.output_tokens, CAP, "{e:?}");
+        assert!(
+            e.final_answer.as_deref().is_some_and(|a| a.len() > 40),
+            "{e:?}"
+        );
+        let turn = &e.model_turns[0];
+        let ttft = e
+            .ttft_ms
+            .expect("a streamed answer has a time to first token");
+        assert!(ttft > 0.0 && ttft < turn.latency_ms, "{e:?}");
+        let rate = turn.tokens_per_s.expect("an output rate");
+        generating_s += (turn.latency_ms - ttft) / 1000.0;
+        eprintln!(
+            "{} trial {}: ttft {ttft:.0} ms, {:.0} ms in all, {rate:.1} tokens/s",
+            e.side, e.trial, turn.latency_ms
+        );
+        // A capped ramble costs about cap ÷ rate after the first token, not a timeout.
+        assert!(
+            turn.latency_ms - ttft <= 1.5 * 1000.0 * (CAP - 1) as f64 / rate + 500.0,
+            "{e:?}"
+        );
+    }
+
+    // Tokens are the server's own counts; the time to first token covers its prompt processing
+    // and the generation time its decoding.
+    let (status, metrics) = http_get(&format!("{}/metrics", server.url)).expect("/metrics");
+    assert_eq!(status, 200, "{metrics}");
+    let server_in =
+        metric(&metrics, "prompt_tokens_total") + metric(&metrics, "prompt_tokens_cached_total");
+    let server_out = metric(&metrics, "tokens_predicted_total");
+    let ours_in: u64 = eps.iter().map(|e| e.input_tokens).sum();
+    let ours_out: u64 = eps.iter().map(|e| e.output_tokens).sum();
+    assert_eq!((ours_in, ours_out), (server_in, server_out), "{metrics}");
+    let prompt_s = seconds(&metrics, "prompt_seconds_total");
+    let decode_s = seconds(&metrics, "tokens_predicted_seconds_total");
+    let ttft_s: f64 = eps.iter().filter_map(|e| e.ttft_ms).sum::<f64>() / 1000.0;
+    eprintln!(
+        "server: {prompt_s:.2} s prompt, {decode_s:.2} s decoding; episodes: {ttft_s:.2} s to \
+         first tokens, {generating_s:.2} s generating"
+    );
+    assert!(
+        ttft_s >= prompt_s * 0.9,
+        "ttft {ttft_s} s < prompt {prompt_s} s"
+    );
+    assert!(
+        generating_s >= decode_s * 0.5 && generating_s <= decode_s * 2.0 + 1.0,
+        "generating {generating_s} s vs the server's decoding {decode_s} s"
+    );
+}
+
+/// A seconds counter from `/metrics` (`llamacpp:NAME`), as a float.
+fn seconds(body: &str, name: &str) -> f64 {
+    let key = format!("llamacpp:{name} ");
+    body.lines()
+        .find_map(|l| l.strip_prefix(&key))
+        .unwrap_or_else(|| panic!("/metrics has no {key}:\n{body}"))
+        .trim()
+        .parse()
+        .unwrap()
 }

@@ -59,7 +59,10 @@ fn assert_models_outcome(eps: &[Episode]) {
     assert_eq!(eps.len(), 2 * 18, "one trial per task and side");
     for e in eps {
         assert!(e.infra_error.is_none(), "{e:?}");
-        assert!(e.attempts.is_empty() && e.request_retries.is_empty(), "{e:?}");
+        assert!(
+            e.attempts.is_empty() && e.request_retries.is_empty(),
+            "{e:?}"
+        );
         assert!(!e.grade.checks.is_empty(), "ungraded: {e:?}");
         assert_eq!(e.turns, 1, "the answer held no tool call: {e:?}");
     }
@@ -92,7 +95,10 @@ fn a_rambling_model_stops_at_the_output_cap_as_its_own_outcome() {
             if let Some(ttft) = e.ttft_ms {
                 assert!(ttft < e.model_turns[0].latency_ms, "{e:?}");
                 let rate = e.model_turns[0].tokens_per_s.unwrap();
-                assert!(rate > 10.0 && rate < 1000.0, "{rate} tokens/s at 2 ms a token");
+                assert!(
+                    rate > 10.0 && rate < 1000.0,
+                    "{rate} tokens/s at 2 ms a token"
+                );
             }
         }
     }
@@ -125,7 +131,10 @@ fn a_generation_still_going_at_the_timeout_ends_with_what_it_said() {
 fn a_provider_that_sends_nothing_is_retried_then_recorded_as_infrastructure() {
     for (host, name) in [
         ("provider = \"openai\"\nmodel = \"sim\"\n", "openai"),
-        ("provider = \"anthropic\"\nmodel = \"claude-sim\"\n", "anthropic"),
+        (
+            "provider = \"anthropic\"\nmodel = \"claude-sim\"\n",
+            "anthropic",
+        ),
     ] {
         let dir = temp_dir();
         let server = sim_server(&["--stall-rate", "1"]);

@@ -83,6 +83,7 @@ pub struct RunArgs {
     pub suite: Vec<PathBuf>,
     /// `sim` (the embedded simulated model), `openai:MODEL` (any OpenAI-compatible
     /// chat-completions endpoint; OPENAI_BASE_URL, OPENAI_API_KEY from the environment),
+    /// `openai-responses:MODEL` (OpenAI's Responses API, stateless; the same variables),
     /// `anthropic:MODEL` (the Messages API; ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL from the
     /// environment), `claude-code[:MODEL]` (Claude Code runs each trial itself, headless: `claude`
     /// from PATH in a private HOME, the side's server in its --mcp-config, every server tool

@@ -121,9 +121,12 @@ pub struct ServerFile {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostFile {
-    /// `sim`, `openai` or `anthropic` (empty for an app host).
+    /// `sim`, `openai`, `openai-responses` or `anthropic` (empty for an app host).
     #[serde(default)]
     pub provider: String,
+    /// Which OpenAI API an `openai` host speaks: `chat` (chat completions, the default) or
+    /// `responses` (the Responses API, as `provider = "openai-responses"`).
+    pub api: Option<String>,
     /// A host application that runs the trials itself: `claude-code`, `codex` or `gemini-cli`.
     pub app: Option<String>,
     /// The app's program: a path or name on `PATH`, or an argv (`["npx", "-y", "pkg"]`).

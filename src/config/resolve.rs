@@ -61,6 +61,9 @@ pub struct Overrides {
 pub enum Provider {
     Sim,
     Openai,
+    /// OpenAI's Responses API (`openai-responses:MODEL`, or `api = "responses"`).
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
     Anthropic,
     /// A host application (`app` says which) that runs the trial's loop itself.
     App,
@@ -680,6 +683,19 @@ fn resolve_host(
             }
             (None, p) => parse_provider(p)?,
         };
+        let provider = match (provider, entry.api.as_deref()) {
+            (p, None) => p,
+            (Provider::Openai | Provider::OpenaiResponses, Some("responses")) => {
+                Provider::OpenaiResponses
+            }
+            (Provider::Openai, Some("chat")) => Provider::Openai,
+            (_, Some(api)) => {
+                return Err(ConfigError::Invalid(format!(
+                    "[host.{given}]: api = \"{api}\": an openai host's api is \"chat\" (chat \
+                     completions, the default) or \"responses\" (the Responses API)"
+                )))
+            }
+        };
         (provider, entry.model.clone())
     } else {
         let (head, model) = match given.split_once(':') {
@@ -867,9 +883,10 @@ fn parse_provider(p: &str) -> Result<Provider, ConfigError> {
     match p {
         "sim" => Ok(Provider::Sim),
         "openai" => Ok(Provider::Openai),
+        "openai-responses" => Ok(Provider::OpenaiResponses),
         "anthropic" => Ok(Provider::Anthropic),
         other => Err(ConfigError::Invalid(format!(
-            "unknown host `{other}`: expected sim, openai:MODEL, anthropic:MODEL, claude-code[:MODEL], codex[:MODEL] or a [host.NAME] from the config"
+            "unknown host `{other}`: expected sim, openai:MODEL, openai-responses:MODEL, anthropic:MODEL, claude-code[:MODEL], codex[:MODEL] or a [host.NAME] from the config"
         ))),
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::aimd::Congestion;
 use super::anthropic::AnthropicModel;
 use super::http::OverEndpoint;
-use super::openai::OpenAiModel;
+use super::openai::{Api, OpenAiModel};
 use super::retry::RetryPolicy;
 use super::sim::{SimConfig, SimModel};
 use super::{HostError, Model, RequestOptions};
@@ -41,15 +41,20 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
                 congestion: None,
             })
         }
-        Provider::Openai => {
+        Provider::Openai | Provider::OpenaiResponses => {
             let model = if settings.base_url_env.is_none() && settings.api_key_env.is_none() {
                 OpenAiModel::from_env(name)?
             } else {
                 let (base, key) = host.env_vars();
                 OpenAiModel::from_env_vars(name, base, key)?
             };
+            let api = match host.provider {
+                Provider::OpenaiResponses => Api::Responses,
+                _ => Api::ChatCompletions,
+            };
             Arc::new(
                 model
+                    .with_api(api)
                     .with_retry(retry)
                     .with_options(options(settings))
                     .with_headers(headers)?

@@ -107,6 +107,10 @@ impl JsonEndpoint {
         &self.url
     }
 
+    pub fn set_url(&mut self, url: String) {
+        self.url = url;
+    }
+
     pub fn retry_policy(&self) -> &RetryPolicy {
         &self.retry
     }
@@ -159,9 +163,14 @@ impl JsonEndpoint {
 
     /// Sends `body` until an attempt succeeds, fails for good, or the attempts run out.
     pub async fn post(&self, body: &[u8]) -> Result<Posted, HostError> {
+        self.post_with(body, &HeaderMap::new()).await
+    }
+
+    /// As [`post`](Self::post), with `headers` besides the endpoint's (for this request only).
+    pub async fn post_with(&self, body: &[u8], headers: &HeaderMap) -> Result<Posted, HostError> {
         let outcome = self
             .retry
-            .run_keeping(|number| self.attempt(number, self.send(body)))
+            .run_keeping(|number| self.attempt(number, self.send(body, headers)))
             .await;
         self.posted(outcome)
     }
@@ -176,11 +185,29 @@ impl JsonEndpoint {
         body: &[u8],
         reader: impl Fn() -> R,
     ) -> Result<Posted, HostError> {
+        self.post_streamed_with(body, &HeaderMap::new(), reader)
+            .await
+    }
+
+    /// As [`post_streamed`](Self::post_streamed), with `headers` besides the endpoint's.
+    pub async fn post_streamed_with<R: StreamReader>(
+        &self,
+        body: &[u8],
+        headers: &HeaderMap,
+        reader: impl Fn() -> R,
+    ) -> Result<Posted, HostError> {
         let outcome = self
             .retry
-            .run_keeping(|number| self.attempt(number, self.send_streamed(body, reader())))
+            .run_keeping(|number| self.attempt(number, self.send_streamed(body, headers, reader())))
             .await;
         self.posted(outcome)
+    }
+
+    /// The endpoint's headers and a request's own.
+    fn headers_with(&self, extra: &HeaderMap) -> HeaderMap {
+        let mut headers = self.headers.clone();
+        headers.extend(extra.clone());
+        headers
     }
 
     fn posted(
@@ -243,12 +270,12 @@ impl JsonEndpoint {
         outcome
     }
 
-    async fn send(&self, body: &[u8]) -> Attempt<Answer, Failure> {
+    async fn send(&self, body: &[u8], headers: &HeaderMap) -> Attempt<Answer, Failure> {
         let started = Instant::now();
         let sent = self
             .http
             .post(&self.url)
-            .headers(self.headers.clone())
+            .headers(self.headers_with(headers))
             .timeout(self.retry.request_timeout)
             .body(body.to_vec())
             .send()
@@ -270,6 +297,7 @@ impl JsonEndpoint {
     async fn send_streamed<R: StreamReader>(
         &self,
         body: &[u8],
+        headers: &HeaderMap,
         mut reader: R,
     ) -> Attempt<Answer, Failure> {
         use tokio::time::timeout_at;
@@ -291,7 +319,7 @@ impl JsonEndpoint {
         let request = self
             .http
             .post(&self.url)
-            .headers(self.headers.clone())
+            .headers(self.headers_with(headers))
             .body(body.to_vec())
             .send();
         let response = match timeout_at(first_deadline, request).await {
@@ -335,7 +363,7 @@ impl JsonEndpoint {
                 // trial.
                 Ok(None) => {
                     return Attempt::Fatal(Failure::Unparsable(format!(
-                        "the stream closed before the answer ended: {}",
+                        "unparsable body (the stream closed before the answer ended): {}",
                         self.clean(&reader.finish().to_string())
                     )))
                 }

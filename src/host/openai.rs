@@ -8,6 +8,8 @@
 //! response is read as plain JSON: typed responses reject what many compatible servers send (see
 //! DEPENDENCIES.md).
 
+mod responses;
+mod responses_stream;
 mod stream;
 pub(crate) mod wire;
 
@@ -31,11 +33,22 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// How long one request may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Which of OpenAI's APIs a host speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Api {
+    /// `POST /chat/completions` (what OpenAI-compatible servers serve).
+    #[default]
+    ChatCompletions,
+    /// `POST /responses`, stateless: the whole conversation as input items every turn.
+    Responses,
+}
+
 /// A model behind an OpenAI-compatible endpoint (`OPENAI_BASE_URL`, `OPENAI_API_KEY`).
 pub struct OpenAiModel {
     id: String,
     model: String,
     base_url: String,
+    api: Api,
     /// `…/chat/completions`, with async-openai's headers: `Authorization` (marked sensitive),
     /// organization, project, and the host's extra headers.
     endpoint: JsonEndpoint,
@@ -128,8 +141,22 @@ impl OpenAiModel {
             model: model.to_owned(),
             endpoint: JsonEndpoint::new(config.url("/chat/completions"), headers, secrets)?,
             base_url,
+            api: Api::ChatCompletions,
             options: RequestOptions::default(),
         })
+    }
+
+    /// Speaks `api` (default chat completions); the Responses API host is named
+    /// `openai-responses:MODEL`.
+    pub fn with_api(mut self, api: Api) -> Self {
+        self.api = api;
+        let (id, path) = match api {
+            Api::ChatCompletions => (format!("openai:{}", self.model), "/chat/completions"),
+            Api::Responses => (format!("openai-responses:{}", self.model), "/responses"),
+        };
+        self.id = id;
+        self.endpoint.set_url(format!("{}{path}", self.base_url));
+        self
     }
 
     /// Reads the endpoint and key from the variables a `[host.NAME]` names (default
@@ -177,6 +204,9 @@ impl Model for OpenAiModel {
     }
 
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, HostError> {
+        if self.api == Api::Responses {
+            return self.respond(request).await;
+        }
         let names = ToolNames::new(request.tools.iter().map(|t| t.name.as_str()));
         let mut body = request_body(&self.model, request, &names);
         apply_options(&mut body, &self.options, self.is_openai());
@@ -189,15 +219,58 @@ impl Model for OpenAiModel {
         } else {
             self.endpoint.post(&body).await?
         };
-        let mut completion =
+        let completion =
             parse_response(&posted.value, &names, &self.model).map_err(|e| match e {
                 HostError::BadResponse(m) => HostError::BadResponse(self.endpoint.redact(&m)),
                 other => other,
             })?;
+        Ok(self.with_arrival(completion, posted))
+    }
+}
+
+impl OpenAiModel {
+    /// One turn over the Responses API. The trial's seed goes in the `x-mcpeval-seed` header
+    /// (the API takes no seed; `mcpeval sim-server` reads it, OpenAI ignores it).
+    async fn respond(&self, request: &CompletionRequest) -> Result<Completion, HostError> {
+        let names = ToolNames::new(request.tools.iter().map(|t| t.name.as_str()));
+        let mut body = responses::request_body(&self.model, request, &names);
+        let options = &self.options;
+        body.temperature = options.temperature;
+        body.max_output_tokens = options.max_tokens;
+        body.stream = options.stream;
+        if body.has_tools() {
+            body.parallel_tool_calls = options.parallel_tool_calls;
+        }
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        if options.send_seed {
+            headers.insert(
+                crate::host::sim_server::SEED_HEADER,
+                HeaderValue::from(request.seed),
+            );
+        }
+        let posted = if options.stream {
+            self.endpoint
+                .post_streamed_with(&body, &headers, responses_stream::EventReader::default)
+                .await?
+        } else {
+            self.endpoint.post_with(&body, &headers).await?
+        };
+        let completion =
+            responses::parse_response(&posted.value, &names, &self.model).map_err(|e| match e {
+                HostError::BadResponse(m) => HostError::BadResponse(self.endpoint.redact(&m)),
+                other => other,
+            })?;
+        Ok(self.with_arrival(completion, posted))
+    }
+
+    /// The completion with how it arrived: the retried attempts, timing, a timeout cut.
+    fn with_arrival(&self, mut completion: Completion, posted: super::http::Posted) -> Completion {
         completion.retried = posted.retried;
         completion.timing = posted.timing;
         completion.timed_out = posted.timed_out;
-        Ok(completion)
+        completion
     }
 }
 

@@ -528,6 +528,7 @@ mod tests {
             input_tokens: 100,
             output_tokens: 10,
             total_tokens: 110,
+            reasoning_tokens: 0,
             judge_input_tokens: 0,
             judge_output_tokens: 0,
             latency_ms: 1.0,

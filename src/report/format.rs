@@ -8,10 +8,10 @@ pub fn value(metric: Metric, v: Option<f64>) -> String {
     let Some(v) = v else { return "–".into() };
     match metric {
         Metric::InputTokens
-            | Metric::OutputTokens
-            | Metric::TotalTokens
-            | Metric::ReasoningTokens
-            | Metric::LatencyMs => {
+        | Metric::OutputTokens
+        | Metric::TotalTokens
+        | Metric::ReasoningTokens
+        | Metric::LatencyMs => {
             format!("{v:.0}")
         }
         m if m.is_rate() => format!("{v:.3}"),

@@ -27,7 +27,7 @@ const EXPECT_KEYS: &[&str] = &[
 ];
 const JUDGE_KEYS: &[&str] = &["rubric", "host"];
 /// The providers a `PROVIDER:MODEL` host spec may name.
-const PROVIDERS: &[&str] = &["sim", "openai", "anthropic"];
+const PROVIDERS: &[&str] = &["sim", "openai", "openai-responses", "anthropic"];
 const CALL_KEYS: &[&str] = &["tool", "args"];
 const MATCHER_KEYS: &[&str] = &["regex", "any", "exact"];
 const KINDS: &[(&str, TaskKind)] = &[("tool", TaskKind::Tool), ("no-tool", TaskKind::NoTool)];

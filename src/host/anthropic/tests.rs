@@ -527,3 +527,62 @@ async fn overloaded_answers_are_retried_kept_and_slow_the_host_down() {
     assert!(congestion.report().lowest < 4.0);
     task.abort();
 }
+
+#[test]
+fn thinking_is_read_and_sent_back_signed_before_the_answer() {
+    let names = ToolNames::new(std::iter::empty());
+    let body = json!({"type": "message", "stop_reason": "max_tokens", "content": [
+        {"type": "thinking", "thinking": "Check the tracker first", "signature": "c2ln"},
+        {"type": "redacted_thinking", "data": "ZW5j"},
+        {"type": "text", "text": "Let me"}]});
+    let c = parse_response(&body, &names, "m").unwrap();
+    assert!(c.truncated, "stop_reason max_tokens is the output cap");
+    let reasoning = c.reasoning.clone().unwrap();
+    assert_eq!(reasoning.text, "Check the tracker first");
+    assert_eq!(reasoning.signature.as_deref(), Some("c2ln"));
+    assert_eq!(reasoning.redacted, ["ZW5j"]);
+    assert!(c.usage.reasoning_tokens > 0);
+    // The next turn sends the thinking back first, signed, as the API requires.
+    let req = CompletionRequest {
+        messages: vec![
+            Message::User {
+                content: "go".into(),
+            },
+            Message::Assistant {
+                content: c.content.clone(),
+                tool_calls: vec![call("toolu_1", "notes.search", "{}")],
+                reasoning: c.reasoning.clone(),
+            },
+            tool_result("toolu_1", "none"),
+        ],
+        ..Default::default()
+    };
+    let thinking = Settings {
+        thinking_budget: Some(2048),
+        ..settings()
+    };
+    let wire = serde_json::to_value(request_body(thinking, &req, &names)).unwrap();
+    let blocks = &wire["messages"][1]["content"];
+    assert_eq!(blocks[0]["type"], "thinking");
+    assert_eq!(blocks[0]["signature"], "c2ln");
+    assert_eq!(
+        blocks[1],
+        json!({"type": "redacted_thinking", "data": "ZW5j"})
+    );
+    assert_eq!(blocks[2]["type"], "text");
+    assert_eq!(
+        wire["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+    // Reasoning another provider returned carries no signature: it is not sent.
+    let mut unsigned = req.clone();
+    if let Message::Assistant { reasoning, .. } = &mut unsigned.messages[1] {
+        *reasoning = Some(crate::host::Reasoning {
+            text: "from elsewhere".into(),
+            ..Default::default()
+        });
+    }
+    let wire = serde_json::to_value(request_body(settings(), &unsigned, &names)).unwrap();
+    assert_eq!(wire["messages"][1]["content"][0]["type"], "text");
+    assert!(wire.get("thinking").is_none());
+}

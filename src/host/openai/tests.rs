@@ -588,7 +588,11 @@ async fn host_settings_and_extra_headers_reach_the_endpoint() {
     assert_eq!(body["max_tokens"], json!(crate::host::DEFAULT_MAX_TOKENS));
     assert_eq!(body["stream"], json!(true));
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
-    for absent in ["temperature", "parallel_tool_calls", "max_completion_tokens"] {
+    for absent in [
+        "temperature",
+        "parallel_tool_calls",
+        "max_completion_tokens",
+    ] {
         assert!(body.get(absent).is_none(), "{absent}");
     }
 }
@@ -623,4 +627,122 @@ async fn throttled_answers_shrink_the_hosts_concurrency() {
     // success adds 1/1.
     assert_eq!(report.lowest, 1.0);
     assert_eq!(report.limit, 2.0);
+}
+
+#[test]
+fn a_capped_answer_is_truncated_and_reasoning_is_read() {
+    let names = ToolNames::new(std::iter::empty());
+    let capped = json!({"choices": [{"message": {"content": "On and on",
+        "reasoning_content": "I should think about lighthouses first"},
+        "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 64}});
+    let c = parse_response(&capped, &names, "m").unwrap();
+    assert!(c.truncated);
+    assert_eq!(c.content.as_deref(), Some("On and on"));
+    let reasoning = c.reasoning.unwrap();
+    assert_eq!(reasoning.text, "I should think about lighthouses first");
+    // No count reported: estimated from the text (words of up to 4 characters count one).
+    assert_eq!(
+        c.usage.reasoning_tokens,
+        crate::host::lenient::estimated_tokens(&reasoning.text)
+    );
+    assert!(c.usage.reasoning_tokens > 0);
+    let reported = json!({"choices": [{"message": {"content": "4"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 300,
+                  "completion_tokens_details": {"reasoning_tokens": 256}}});
+    let c = parse_response(&reported, &names, "m").unwrap();
+    assert!(!c.truncated && c.reasoning.is_none());
+    assert_eq!(c.usage.reasoning_tokens, 256);
+}
+
+#[tokio::test]
+async fn streamed_answers_equal_whole_ones_and_record_their_first_token() {
+    let (addr, server) = sim_server::spawn(local(), Duration::ZERO, SimConfig::default())
+        .await
+        .unwrap();
+    let url = format!("http://{addr}/v1");
+    let streamed = OpenAiModel::with_base_url("sim", &url, None).unwrap();
+    let whole = OpenAiModel::with_base_url("sim", &url, None)
+        .unwrap()
+        .with_options(crate::host::RequestOptions {
+            stream: false,
+            ..Default::default()
+        });
+    for seed in 0..10 {
+        let req = request("What is the weather forecast for city Paris?", seed);
+        let (a, b) = (
+            streamed.complete(&req).await.unwrap(),
+            whole.complete(&req).await.unwrap(),
+        );
+        assert_eq!(
+            (&a.content, &a.tool_calls, a.usage),
+            (&b.content, &b.tool_calls, b.usage)
+        );
+        let ttft = a
+            .timing
+            .ttft_ms
+            .expect("a streamed answer has a first token");
+        assert!(ttft <= a.timing.total_ms);
+        assert!(b.timing.ttft_ms.is_none() && b.timing.total_ms > 0.0);
+    }
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_rambling_stream_is_cut_at_the_cap_or_the_timeout_and_a_stall_is_retried() {
+    let faults = |ramble: f64, stall: f64| ServeOptions {
+        faults: FaultConfig {
+            ramble_rate: ramble,
+            stall_rate: stall,
+            token_interval: Duration::from_millis(2),
+            ..FaultConfig::default()
+        },
+        ..ServeOptions::default()
+    };
+    let (addr, server) = sim_server::spawn_with(local(), SimConfig::default(), faults(1.0, 0.0))
+        .await
+        .unwrap();
+    let url = format!("http://{addr}/v1");
+    let capped = OpenAiModel::with_base_url("sim", &url, None)
+        .unwrap()
+        .with_options(crate::host::RequestOptions {
+            max_tokens: Some(30),
+            ..Default::default()
+        });
+    let c = capped.complete(&request("hi", 1)).await.unwrap();
+    assert!(c.truncated && !c.timed_out);
+    assert_eq!(c.content.as_deref(), Some("more ".repeat(30).as_str()));
+    assert_eq!(c.usage.output_tokens, 30);
+    let endless = OpenAiModel::with_base_url("sim", &url, None)
+        .unwrap()
+        .with_options(crate::host::RequestOptions {
+            max_tokens: None,
+            ..Default::default()
+        })
+        .with_retry(RetryPolicy {
+            request_timeout: Duration::from_millis(300),
+            ..fast(3)
+        });
+    let c = endless.complete(&request("hi", 1)).await.unwrap();
+    assert!(c.timed_out && !c.truncated);
+    assert!(c.content.unwrap().starts_with("more more"));
+    assert_eq!(endless.request_counts().attempts, 1, "not retried");
+    server.stop().await.unwrap();
+
+    let (addr, server) = sim_server::spawn_with(local(), SimConfig::default(), faults(0.0, 1.0))
+        .await
+        .unwrap();
+    let stalled = OpenAiModel::with_base_url("sim", &format!("http://{addr}/v1"), None)
+        .unwrap()
+        .with_retry(RetryPolicy {
+            first_byte_timeout: Duration::from_millis(150),
+            ..fast(3)
+        });
+    let e = chain(&stalled.complete(&request("hi", 1)).await.unwrap_err());
+    assert!(
+        e.contains("3 attempts failed") && e.contains("first_byte_timeout"),
+        "{e}"
+    );
+    // The server stops although three requests are still waiting for an answer.
+    server.stop().await.unwrap();
 }

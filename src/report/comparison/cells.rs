@@ -282,6 +282,7 @@ mod tests {
             input_tokens: 10,
             output_tokens: 5,
             total_tokens: 15,
+            reasoning_tokens: 0,
             judge_input_tokens: 0,
             judge_output_tokens: 0,
             latency_ms: 1.5,
