@@ -126,15 +126,19 @@ pub(super) fn cached(
 fn cache_scope(host: &crate::config::HostConfig) -> String {
     let s = &host.settings;
     let endpoint = std::env::var(host.env_vars().0).unwrap_or_default();
-    serde_json::json!({
+    let mut scope = serde_json::json!({
         "endpoint": endpoint.trim().trim_end_matches('/'),
         "temperature": s.temperature,
         "max_tokens": s.max_tokens,
         "seed": s.seed,
         "parallel_tool_calls": s.parallel_tool_calls,
         "headers": s.headers,
-    })
-    .to_string()
+    });
+    // Only when set, so that the scopes of hosts without thinking stay what they were.
+    if let Some(budget) = s.thinking_budget {
+        scope["thinking_budget"] = budget.into();
+    }
+    scope.to_string()
 }
 
 /// Puts each host with `rpm` / `tpm` behind its rate limits.
