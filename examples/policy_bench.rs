@@ -54,6 +54,9 @@ fn main() {
                         judge_input_tokens: 0,
                         judge_output_tokens: 0,
                         latency_ms: 900.0,
+                        truncated: false,
+                        timed_out: false,
+                        ttft_ms: None,
                         failure: "".into(),
                     };
                     looks.add(side, &facts);

@@ -77,8 +77,15 @@ fn a_rambling_model_stops_at_the_output_cap_as_its_own_outcome() {
     ] {
         let dir = temp_dir();
         let server = sim_server(&["--ramble-rate", "1", "--token-ms", "2"]);
-        let eps = episodes(&run(dir.path(), &server, host));
+        let out = run(dir.path(), &server, host);
+        let eps = episodes(&out);
         assert_models_outcome(&eps);
+        // summary.md counts them per side.
+        let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        for side in ["baseline", "candidate"] {
+            let row = format!("| `slow` | {side} | 18 | 18 | 0 | 0 |");
+            assert!(summary.contains(&row), "{row} not in:\n{summary}");
+        }
         let streamed = !host.contains("stream = false");
         for e in &eps {
             assert!(e.truncated && e.truncated_turn == Some(1), "{host}: {e:?}");
@@ -113,8 +120,14 @@ fn a_generation_still_going_at_the_timeout_ends_with_what_it_said() {
         let dir = temp_dir();
         let server = sim_server(&["--ramble-rate", "1", "--token-ms", "20"]);
         let started = Instant::now();
-        let eps = episodes(&run(dir.path(), &server, host));
+        let out = run(dir.path(), &server, host);
+        let eps = episodes(&out);
         assert_models_outcome(&eps);
+        let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        assert!(
+            summary.contains("| `slow` | candidate | 18 | 0 | 18 | 0 |"),
+            "{summary}"
+        );
         for e in &eps {
             assert!(e.timed_out && !e.truncated, "{host}: {e:?}");
             let answer = e.final_answer.as_deref().unwrap_or_default();

@@ -29,6 +29,12 @@ pub struct EpisodeFacts<'a> {
     pub judge_input_tokens: u64,
     pub judge_output_tokens: u64,
     pub latency_ms: f64,
+    /// An answer stopped at the output cap, or was cut at the timeout (read as false from
+    /// tables written before these columns).
+    pub truncated: bool,
+    pub timed_out: bool,
+    /// The first model turn's time to first token (streamed answers).
+    pub ttft_ms: Option<f64>,
     /// Why the grade failed (`Grade::failure_summary`, the tables' `grade_failures`); read only
     /// for a failed episode.
     pub failure: Cow<'a, str>,
@@ -55,6 +61,9 @@ impl<'a> EpisodeFacts<'a> {
             judge_input_tokens: e.judge_input_tokens,
             judge_output_tokens: e.judge_output_tokens,
             latency_ms: e.latency_ms,
+            truncated: e.truncated,
+            timed_out: e.timed_out,
+            ttft_ms: e.ttft_ms,
             failure: if e.success {
                 Cow::Borrowed("")
             } else {

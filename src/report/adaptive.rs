@@ -532,6 +532,9 @@ mod tests {
             judge_input_tokens: 0,
             judge_output_tokens: 0,
             latency_ms: 1.0,
+            truncated: false,
+            timed_out: false,
+            ttft_ms: None,
             failure: "".into(),
         }
     }

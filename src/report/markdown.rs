@@ -23,6 +23,7 @@ pub fn summary(report: &Report) -> String {
     others(&mut out, c);
     adaptive(&mut out, c);
     usage(&mut out, report);
+    answers(&mut out, report);
     detectable(&mut out, c);
     out
 }
@@ -120,6 +121,38 @@ fn usage(out: &mut String, report: &Report) {
             out,
             "| `{}` | {} · judge | – | {} | {} | {} | {} |",
             u.host, u.side, u.judge_requests, u.judge_input_tokens, u.judge_output_tokens, cost
+        );
+    }
+    let _ = writeln!(out);
+}
+
+/// How the models answered, per host and side, where there is anything to say: answers cut at
+/// the output cap or at the timeout (the model's outcomes, graded as they came), reasoning
+/// tokens, time to first token.
+fn answers(out: &mut String, report: &Report) {
+    let usage = &report.comparison.usage;
+    if !usage.iter().any(|u| u.has_answer_facts()) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## How the models answered
+
+Cut answers are the model's outcomes, graded as they \
+         came back (not infrastructure errors).
+
+| host | side | episodes | stopped at the \
+         output cap | cut at the timeout | reasoning tokens | mean time to first token |\n\
+         | --- | --- | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for u in usage {
+        let ttft = u
+            .mean_ttft_ms()
+            .map_or_else(|| "–".to_owned(), |t| format!("{t:.0} ms"));
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} | {} |",
+            u.host, u.side, u.episodes, u.truncated, u.timed_out, u.reasoning_tokens, ttft
         );
     }
     let _ = writeln!(out);

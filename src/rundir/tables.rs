@@ -340,10 +340,11 @@ impl EventSink for TableWriter {
 /// Rows of `episodes.parquet` read at a time by [`scan_episode_table`].
 const READ_CHUNK: usize = 65_536;
 
-/// A column a comparison reads that tables written before it lack (read as 0 there).
-const REASONING_TOKENS: &str = "reasoning_tokens";
+/// Columns a comparison reads that tables written before them lack (read as 0, false or empty
+/// there).
+const NEWER_FACT_COLUMNS: [&str; 4] = ["reasoning_tokens", "truncated", "timed_out", "ttft_ms"];
 
-/// The columns a comparison reads (see [`EpisodeFacts`]), besides [`REASONING_TOKENS`].
+/// The columns a comparison reads (see [`EpisodeFacts`]), besides [`NEWER_FACT_COLUMNS`].
 const FACT_COLUMNS: [&str; 19] = [
     "host",
     "task_id",
@@ -383,8 +384,10 @@ pub fn scan_episode_table(
     let rows = ParquetReader::new(open()?).num_rows().map_err(cannot)?;
     let mut columns = FACT_COLUMNS.map(str::to_owned).to_vec();
     let schema = ParquetReader::new(open()?).schema().map_err(cannot)?;
-    if schema.contains(REASONING_TOKENS) {
-        columns.push(REASONING_TOKENS.to_owned());
+    for newer in NEWER_FACT_COLUMNS {
+        if schema.contains(newer) {
+            columns.push(newer.to_owned());
+        }
     }
     let mut offset = 0;
     while offset < rows {
@@ -463,11 +466,17 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
         tokens("judge_output_tokens")?,
     );
     let latency = df.column("latency_ms")?.f64()?.clone();
-    let reasoning = df
-        .column(REASONING_TOKENS)
-        .ok()
+    let optional = |name: &str| df.column(name).ok();
+    let reasoning = optional("reasoning_tokens")
         .map(|c| c.u64().cloned())
         .transpose()?;
+    let truncated = optional("truncated")
+        .map(|c| c.bool().cloned())
+        .transpose()?;
+    let timed_out = optional("timed_out")
+        .map(|c| c.bool().cloned())
+        .transpose()?;
+    let ttft = optional("ttft_ms").map(|c| c.f64().cloned()).transpose()?;
     let bad = |what: &str, value: Option<&str>| polars_err!(ComputeError: "unknown {what} `{}`", value.unwrap_or("null"));
     for i in 0..df.height() {
         let side = match side.get(i) {
@@ -505,6 +514,9 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
             judge_input_tokens: judge_in.get(i).unwrap_or(0),
             judge_output_tokens: judge_out.get(i).unwrap_or(0),
             latency_ms: latency.get(i).unwrap_or(0.0),
+            truncated: truncated.as_ref().and_then(|c| c.get(i)).unwrap_or(false),
+            timed_out: timed_out.as_ref().and_then(|c| c.get(i)).unwrap_or(false),
+            ttft_ms: ttft.as_ref().and_then(|c| c.get(i)),
             failure: std::borrow::Cow::Borrowed(if success {
                 ""
             } else {

@@ -286,6 +286,9 @@ mod tests {
             judge_input_tokens: 0,
             judge_output_tokens: 0,
             latency_ms: 1.5,
+            truncated: false,
+            timed_out: false,
+            ttft_ms: None,
             failure: failure.into(),
         };
         for i in 0..MAX_FAILURES + 50 {

@@ -173,6 +173,14 @@ pub struct UsageTotal {
     pub judge_requests: u64,
     pub judge_input_tokens: u64,
     pub judge_output_tokens: u64,
+    /// Output tokens spent on reasoning (part of `output_tokens`).
+    pub reasoning_tokens: u64,
+    /// Episodes with an answer stopped at the output cap, and cut at the timeout.
+    pub truncated: u64,
+    pub timed_out: u64,
+    /// The first turns' times to first token: their sum and count (streamed answers).
+    pub ttft_ms_sum: f64,
+    pub ttft_episodes: u64,
 }
 
 impl UsageTotal {
@@ -188,7 +196,23 @@ impl UsageTotal {
             judge_requests: 0,
             judge_input_tokens: 0,
             judge_output_tokens: 0,
+            reasoning_tokens: 0,
+            truncated: 0,
+            timed_out: 0,
+            ttft_ms_sum: 0.0,
+            ttft_episodes: 0,
         }
+    }
+
+    /// The mean time to first token of the streamed episodes.
+    pub fn mean_ttft_ms(&self) -> Option<f64> {
+        (self.ttft_episodes > 0).then(|| self.ttft_ms_sum / self.ttft_episodes as f64)
+    }
+
+    /// Whether anything of how the model answered is worth a line: reasoning, cut answers,
+    /// first-token times.
+    pub fn has_answer_facts(&self) -> bool {
+        self.reasoning_tokens + self.truncated + self.timed_out + self.ttft_episodes > 0
     }
 
     fn add(&mut self, e: &EpisodeFacts) {
@@ -202,6 +226,13 @@ impl UsageTotal {
         self.judge_requests += u64::from(e.judge_input_tokens + e.judge_output_tokens > 0);
         self.judge_input_tokens += e.judge_input_tokens;
         self.judge_output_tokens += e.judge_output_tokens;
+        self.reasoning_tokens += e.reasoning_tokens;
+        self.truncated += u64::from(e.truncated);
+        self.timed_out += u64::from(e.timed_out);
+        if let Some(ttft) = e.ttft_ms {
+            self.ttft_ms_sum += ttft;
+            self.ttft_episodes += 1;
+        }
     }
 }
 
