@@ -3,6 +3,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
@@ -20,6 +21,25 @@ fn grades(eps: &[Episode]) -> BTreeMap<(String, Side, u32), (bool, String, Strin
         .collect()
 }
 
+/// `mcpeval run --config CONFIG --host HOST --trials 2` with the model endpoint at `server`;
+/// the run directory and the exit code (0 or 1, asserted).
+fn run_host(server: &Background, config: &Path, host: &str, out: &Path) -> (PathBuf, Option<i32>) {
+    let output = Command::new(bin())
+        .args(["run", "--config", config.to_str().unwrap(), "--host", host])
+        .args(["--trials", "2", "--out", out.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .env("OPENAI_API_KEY", "sk-test-secret-value-123")
+        .output()
+        .unwrap();
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        text(&output)
+    );
+    (out.to_path_buf(), output.status.code())
+}
+
 #[test]
 fn openai_host_through_sim_server_grades_like_the_sim_host() {
     let server = spawn_listening(&["sim-server", "--addr", "127.0.0.1:0"], false);
@@ -32,31 +52,7 @@ fn openai_host_through_sim_server_grades_like_the_sim_host() {
          [profile]\npass_title = false\nserver_label = \"tracker\"\n",
     )
     .unwrap();
-    let run = |host: &str, out: &str| {
-        let out_dir = dir.path().join(out);
-        let output = Command::new(bin())
-            .args([
-                "run",
-                "--config",
-                config.to_str().unwrap(),
-                "--host",
-                host,
-                "--trials",
-                "2",
-            ])
-            .args(["--out", out_dir.to_str().unwrap()])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
-            .env("OPENAI_API_KEY", "sk-test-secret-value-123")
-            .output()
-            .unwrap();
-        assert!(
-            matches!(output.status.code(), Some(0 | 1)),
-            "{}",
-            text(&output)
-        );
-        (out_dir, output.status.code())
-    };
+    let run = |host: &str, out: &str| run_host(&server, &config, host, &dir.path().join(out));
     let (via_api, api_exit) = run("openai:sim", "api");
     let (in_process, sim_exit) = run("sim", "sim");
     // The same grades and counts give the same verdict.
@@ -118,21 +114,8 @@ fn responses_host_through_sim_server_grades_like_the_sim_host() {
     )
     .unwrap();
     let run = |host: &str, out: &str| {
-        let out_dir = dir.path().join(out);
-        let output = Command::new(bin())
-            .args(["run", "--config", config.to_str().unwrap(), "--host", host])
-            .args(["--trials", "2", "--out", out_dir.to_str().unwrap()])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
-            .env("OPENAI_API_KEY", "sk-test-secret-value-123")
-            .output()
-            .unwrap();
-        assert!(
-            matches!(output.status.code(), Some(0 | 1)),
-            "{}",
-            text(&output)
-        );
-        (episodes(&out_dir), output.status.code())
+        let (out_dir, code) = run_host(&server, &config, host, &dir.path().join(out));
+        (episodes(&out_dir), code)
     };
     let (sim_eps, sim_exit) = run("sim", "sim");
     let sim = grades(&sim_eps);

@@ -40,3 +40,17 @@ pub(crate) fn model_name(body: &Value, fallback: &str) -> String {
 pub(crate) fn estimated_tokens(text: &str) -> u64 {
     crate::host::sim::tokens::count_text(text)
 }
+
+/// Appends `text` to the string field `key` of a JSON object (made an object of `{"type":
+/// kind}` first if it is not one): how a streamed delta grows its part. True when `text` was
+/// not empty.
+pub(crate) fn append_field(value: &mut Value, kind: &str, key: &str, text: &str) -> bool {
+    if !value.is_object() {
+        *value = serde_json::json!({ "type": kind });
+    }
+    match value.get_mut(key) {
+        Some(Value::String(s)) => s.push_str(text),
+        _ => value[key] = Value::String(text.to_owned()),
+    }
+    !text.is_empty()
+}

@@ -69,6 +69,21 @@ pub enum Message {
     },
 }
 
+impl Message {
+    /// The system messages' texts joined by blank lines (for APIs that take the system prompt
+    /// apart from the conversation); `None` when there are none with text.
+    pub fn system_text(messages: &[Message]) -> Option<String> {
+        let system: Vec<&str> = messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::System { content } if !content.trim().is_empty() => Some(content.as_str()),
+                _ => None,
+            })
+            .collect();
+        (!system.is_empty()).then(|| system.join("\n\n"))
+    }
+}
+
 /// A model's reasoning for one answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Reasoning {

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::host::http::StreamReader;
-use crate::host::lenient::excerpt_text;
+use crate::host::lenient::{append_field, excerpt_text};
 
 /// The events of one answer, as far as they came.
 #[derive(Debug, Default)]
@@ -47,8 +47,10 @@ impl StreamReader for EventReader {
                 let text = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or("");
                 let block = &mut self.blocks[index];
                 let output = match delta.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => extend(block, "text", text("text")),
-                    Some("thinking_delta") => extend(block, "thinking", text("thinking")),
+                    Some("text_delta") => append_field(block, "text", "text", text("text")),
+                    Some("thinking_delta") => {
+                        append_field(block, "thinking", "thinking", text("thinking"))
+                    }
                     Some("signature_delta") => {
                         block["signature"] = json!(text("signature"));
                         false
@@ -128,21 +130,6 @@ impl EventReader {
             self.inputs.resize(index + 1, String::new());
         }
     }
-}
-
-/// Appends a text delta to a block's field; true when it was not empty.
-fn extend(block: &mut Value, key: &str, text: &str) -> bool {
-    if !block.is_object() {
-        *block = json!({"type": key});
-    }
-    let mut joined = block
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    joined.push_str(text);
-    block[key] = json!(joined);
-    !text.is_empty()
 }
 
 #[cfg(test)]

@@ -72,14 +72,6 @@ pub(crate) fn request_body<'a>(
     req: &'a CompletionRequest,
     names: &ToolNames,
 ) -> RequestBody<'a> {
-    let system: Vec<&str> = req
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::System { content } if !content.trim().is_empty() => Some(content.as_str()),
-            _ => None,
-        })
-        .collect();
     let tools = req
         .tools
         .iter()
@@ -92,7 +84,7 @@ pub(crate) fn request_body<'a>(
     RequestBody {
         model: settings.model,
         max_tokens: settings.max_tokens,
-        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        system: Message::system_text(&req.messages),
         messages: messages(&req.messages, names),
         tools,
         temperature: settings.temperature,

@@ -57,14 +57,6 @@ pub(crate) fn request_body<'a>(
     req: &'a CompletionRequest,
     names: &ToolNames,
 ) -> RequestBody<'a> {
-    let system: Vec<&str> = req
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::System { content } if !content.trim().is_empty() => Some(content.as_str()),
-            _ => None,
-        })
-        .collect();
     let tools = req
         .tools
         .iter()
@@ -78,7 +70,7 @@ pub(crate) fn request_body<'a>(
         .collect();
     RequestBody {
         model,
-        instructions: (!system.is_empty()).then(|| system.join("\n\n")),
+        instructions: Message::system_text(&req.messages),
         input: input_items(&req.messages, names),
         tools,
         store: false,

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::host::http::StreamReader;
-use crate::host::lenient::excerpt_text;
+use crate::host::lenient::{append_field, excerpt_text};
 
 /// The events of one answer, as far as they came.
 #[derive(Debug, Default)]
@@ -102,18 +102,12 @@ impl EventReader {
 
     /// Appends a delta to an item's field; true when it was not empty.
     fn grow(&mut self, index: usize, key: &str, delta: &str) -> bool {
-        let item = self.slot(index);
-        if !item.is_object() {
-            *item = json!({"type": if key == "reasoning" { "reasoning" } else { "message" }});
-        }
-        let mut text = item
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        text.push_str(delta);
-        item[key] = json!(text);
-        !delta.is_empty()
+        let kind = if key == "reasoning" {
+            "reasoning"
+        } else {
+            "message"
+        };
+        append_field(self.slot(index), kind, key, delta)
     }
 }
 
