@@ -74,6 +74,8 @@ fn a_rambling_model_stops_at_the_output_cap_as_its_own_outcome() {
         "provider = \"openai\"\nmodel = \"sim\"\nmax_tokens = 40\n",
         "provider = \"openai\"\nmodel = \"sim\"\nmax_tokens = 40\nstream = false\n",
         "provider = \"anthropic\"\nmodel = \"claude-sim\"\nmax_tokens = 40\n",
+        "provider = \"openai-responses\"\nmodel = \"sim\"\nmax_tokens = 40\n",
+        "provider = \"openai-responses\"\nmodel = \"sim\"\nmax_tokens = 40\nstream = false\n",
     ] {
         let dir = temp_dir();
         let server = sim_server(&["--ramble-rate", "1", "--token-ms", "2"]);
@@ -116,6 +118,7 @@ fn a_generation_still_going_at_the_timeout_ends_with_what_it_said() {
     for host in [
         "provider = \"openai\"\nmodel = \"sim\"\nmax_tokens = \"none\"\ntimeout_s = 0.6\n",
         "provider = \"anthropic\"\nmodel = \"claude-sim\"\nmax_tokens = 100000\ntimeout_s = 0.6\n",
+        "provider = \"openai-responses\"\nmodel = \"sim\"\nmax_tokens = 0\ntimeout_s = 0.6\n",
     ] {
         let dir = temp_dir();
         let server = sim_server(&["--ramble-rate", "1", "--token-ms", "20"]);
@@ -147,6 +150,10 @@ fn a_provider_that_sends_nothing_is_retried_then_recorded_as_infrastructure() {
         (
             "provider = \"anthropic\"\nmodel = \"claude-sim\"\n",
             "anthropic",
+        ),
+        (
+            "provider = \"openai-responses\"\nmodel = \"sim\"\n",
+            "responses",
         ),
     ] {
         let dir = temp_dir();

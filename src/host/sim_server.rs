@@ -297,6 +297,9 @@ async fn responses_route(
     if !parsed.left_out.is_empty() {
         completion.usage.input_tokens = parsed.input_tokens();
     }
+    if fault == Some(Fault::Ramble) {
+        return rambling(&state, ramble::Api::Responses, &value, &completion).await;
+    }
     let model = value.get("model").and_then(Value::as_str);
     answer(
         wants_stream(&value),

@@ -19,14 +19,16 @@ pub(super) const TOKEN: &str = "more ";
 pub(super) enum Api {
     Chat,
     Messages,
+    Responses,
 }
 
 /// The request's output cap: `max_completion_tokens` or `max_tokens` (chat), `max_tokens`
-/// (messages).
+/// (messages), `max_output_tokens` (responses).
 fn cap(api: Api, request: &Value) -> Option<u64> {
     let keys: &[&str] = match api {
         Api::Chat => &["max_completion_tokens", "max_tokens"],
         Api::Messages => &["max_tokens"],
+        Api::Responses => &["max_output_tokens"],
     };
     keys.iter()
         .find_map(|k| request.get(*k).and_then(Value::as_u64))
@@ -136,6 +138,21 @@ impl Writer {
                                    "content_block": {"type": "text", "text": ""}});
                 event("message_start", &start) + &event("content_block_start", &block)
             }
+            Api::Responses => {
+                let mut start = self.response(0);
+                start["status"] = json!("in_progress");
+                start["output"] = json!([]);
+                start["usage"] = Value::Null;
+                let item = json!({"type": "message", "role": "assistant", "content": []});
+                event(
+                    "response.created",
+                    &json!({"type": "response.created", "response": start}),
+                ) + &event(
+                    "response.output_item.added",
+                    &json!({"type": "response.output_item.added", "output_index": 0,
+                            "item": item}),
+                )
+            }
         }
     }
 
@@ -146,6 +163,11 @@ impl Writer {
                 "content_block_delta",
                 &json!({"type": "content_block_delta", "index": 0,
                         "delta": {"type": "text_delta", "text": TOKEN}}),
+            ),
+            Api::Responses => event(
+                "response.output_text.delta",
+                &json!({"type": "response.output_text.delta", "output_index": 0,
+                        "content_index": 0, "delta": TOKEN}),
             ),
         }
     }
@@ -170,6 +192,10 @@ impl Writer {
                                 "usage": {"output_tokens": n}}),
                 ) + &event("message_stop", &json!({"type": "message_stop"}))
             }
+            Api::Responses => event(
+                "response.incomplete",
+                &json!({"type": "response.incomplete", "response": self.response(n)}),
+            ),
         }
     }
 
@@ -189,7 +215,22 @@ impl Writer {
                 "stop_reason": "max_tokens", "stop_sequence": null,
                 "usage": {"input_tokens": self.input_tokens, "output_tokens": n},
             }),
+            Api::Responses => self.response(n),
         }
+    }
+
+    /// A Responses API response cut at the cap after `n` tokens.
+    fn response(&self, n: u64) -> Value {
+        json!({
+            "id": "resp_sim_ramble", "object": "response", "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"}, "model": self.model,
+            "output": [{"type": "message", "role": "assistant", "status": "incomplete",
+                        "content": [{"type": "output_text", "text": TOKEN.repeat(n as usize),
+                                     "annotations": []}]}],
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": n,
+                      "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": self.input_tokens + n},
+        })
     }
 
     fn chunk(&self, delta: Value, finish: Value) -> Value {
