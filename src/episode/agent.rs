@@ -101,13 +101,16 @@ async fn take_turns(
         if out.model.is_none() {
             out.model = Some(completion.model);
         }
-        out.model_turns.push(super::ModelTurn::of(
-            out.turns,
-            &completion.timing,
-            &completion.usage,
-            completion.truncated,
-            completion.timed_out,
-        ));
+        // Models that measure nothing (the in-process sim) add no per-turn line.
+        if completion.timing != crate::host::Timing::default() || completion.truncated {
+            out.model_turns.push(super::ModelTurn::of(
+                out.turns,
+                &completion.timing,
+                &completion.usage,
+                completion.truncated,
+                completion.timed_out,
+            ));
+        }
         if completion.truncated && out.truncated_turn.is_none() {
             out.truncated_turn = Some(out.turns);
         }
