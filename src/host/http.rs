@@ -376,9 +376,12 @@ impl JsonEndpoint {
                 Ok(Some(Ok(event))) => event,
             };
             first = false;
-            // The chat-completions end mark: the answer is over, finish reason or not.
-            if event.data.trim() == "[DONE]" {
-                break;
+            match event.data.trim() {
+                // The chat-completions end mark: the answer is over, finish reason or not.
+                "[DONE]" => break,
+                // A keep-alive without data: the provider is there, nothing more.
+                "" => continue,
+                _ => {}
             }
             match reader.event(&event.event, &event.data) {
                 Ok(true) if ttft_ms.is_none() => ttft_ms = Some(ms(started.elapsed())),

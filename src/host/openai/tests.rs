@@ -746,3 +746,50 @@ async fn a_rambling_stream_is_cut_at_the_cap_or_the_timeout_and_a_stall_is_retri
     // The server stops although three requests are still waiting for an answer.
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn keep_alives_and_comments_in_a_stream_are_skipped_and_a_cut_stream_is_unreadable() {
+    use axum::response::IntoResponse;
+    let streams = |body: &'static str| {
+        axum::routing::post(move || async move {
+            (
+                [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+                body,
+            )
+                .into_response()
+        })
+    };
+    let app = axum::Router::new()
+        .route(
+            "/whole/chat/completions",
+            streams(
+                ": keep-alive\n\ndata: \n\n\
+                 data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n\
+                 data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
+                 data: [DONE]\n\n",
+            ),
+        )
+        .route(
+            "/cut/chat/completions",
+            streams("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"),
+        );
+    let listener = tokio::net::TcpListener::bind(local()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let model = |path: &str| {
+        OpenAiModel::with_base_url("m", &format!("http://{addr}/{path}"), None)
+            .unwrap()
+            .with_retry(fast(2))
+    };
+    let whole = model("whole").complete(&request("hi", 1)).await.unwrap();
+    assert_eq!(whole.content.as_deref(), Some("hi"));
+    assert!(!whole.truncated && !whole.timed_out);
+    // Closed before its finish reason: read as a cut body is, and not retried here.
+    let cut = model("cut");
+    let e = cut.complete(&request("hi", 1)).await.unwrap_err();
+    assert!(
+        matches!(e, HostError::BadResponse(ref m) if m.contains("unparsable body")),
+        "{e}"
+    );
+    assert_eq!(cut.request_counts().attempts, 1);
+}
