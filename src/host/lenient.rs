@@ -54,3 +54,16 @@ pub(crate) fn append_field(value: &mut Value, kind: &str, key: &str, text: &str)
     }
     !text.is_empty()
 }
+
+/// A streamed event's JSON and its type: the data's `type`, else the SSE event name. `Err` for
+/// data that is not JSON.
+pub(crate) fn typed_event(event: &str, data: &str) -> Result<(Value, String), String> {
+    let value: Value = serde_json::from_str(data)
+        .map_err(|e| format!("unreadable event ({e}): {}", excerpt_text(data)))?;
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or(event)
+        .to_owned();
+    Ok((value, kind))
+}

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::host::http::StreamReader;
-use crate::host::lenient::{append_field, excerpt_text};
+use crate::host::lenient::{append_field, typed_event};
 
 /// The events of one answer, as far as they came.
 #[derive(Debug, Default)]
@@ -19,13 +19,7 @@ pub(crate) struct EventReader {
 
 impl StreamReader for EventReader {
     fn event(&mut self, event: &str, data: &str) -> Result<bool, String> {
-        let value: Value = serde_json::from_str(data)
-            .map_err(|e| format!("unreadable event ({e}): {}", excerpt_text(data)))?;
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or(event)
-            .to_owned();
+        let (value, kind) = typed_event(event, data)?;
         let index = value.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
         match kind.as_str() {
             "message_start" => {
