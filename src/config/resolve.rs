@@ -832,6 +832,7 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
         }
     }
     for (key, value) in [
+        ("timeout_s", entry.timeout_s),
         ("connect_timeout_s", entry.connect_timeout_s),
         ("first_byte_timeout_s", entry.first_byte_timeout_s),
     ] {
@@ -846,13 +847,6 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
     }
     if entry.max_concurrency == Some(0) {
         return Err(invalid("max_concurrency must be at least 1".into()));
-    }
-    if let Some(t) = entry.timeout_s {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(invalid(format!(
-                "timeout_s must be a positive number of seconds, got {t}"
-            )));
-        }
     }
     for header in entry.headers.keys() {
         if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {

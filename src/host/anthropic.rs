@@ -183,23 +183,14 @@ impl Model for AnthropicModel {
             thinking_budget: self.thinking_budget,
             stream: self.stream,
         };
-        let body = serde_json::to_vec(&request_body(settings, request, &names))
-            .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
-        let posted = if self.stream {
-            self.endpoint
-                .post_streamed(&body, EventReader::default)
-                .await?
-        } else {
-            self.endpoint.post(&body).await?
-        };
-        let mut completion =
-            parse_response(&posted.value, &names, &self.model).map_err(|e| match e {
-                HostError::BadResponse(m) => HostError::BadResponse(self.endpoint.redact(&m)),
-                other => other,
-            })?;
-        completion.retried = posted.retried;
-        completion.timing = posted.timing;
-        completion.timed_out = posted.timed_out;
-        Ok(completion)
+        self.endpoint
+            .complete(
+                &request_body(settings, request, &names),
+                &HeaderMap::new(),
+                self.stream,
+                EventReader::default,
+                |value| parse_response(value, &names, &self.model),
+            )
+            .await
     }
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::aimd::{Congestion, Signal};
 use super::lenient::excerpt_text;
 use super::retry::{parse_retry_after, retryable_status, Attempt, Exhausted, RetryPolicy};
-use super::{HostError, Timing};
+use super::{Completion, HostError, Timing};
 
 /// A provider endpoint: where requests go, with which headers, retried how.
 pub struct JsonEndpoint {
@@ -161,13 +161,9 @@ impl JsonEndpoint {
         }
     }
 
-    /// Sends `body` until an attempt succeeds, fails for good, or the attempts run out.
-    pub async fn post(&self, body: &[u8]) -> Result<Posted, HostError> {
-        self.post_with(body, &HeaderMap::new()).await
-    }
-
-    /// As [`post`](Self::post), with `headers` besides the endpoint's (for this request only).
-    pub async fn post_with(&self, body: &[u8], headers: &HeaderMap) -> Result<Posted, HostError> {
+    /// Sends `body`, with `headers` besides the endpoint's, until an attempt succeeds, fails for
+    /// good, or the attempts run out.
+    pub async fn post(&self, body: &[u8], headers: &HeaderMap) -> Result<Posted, HostError> {
         let outcome = self
             .retry
             .run_keeping(|number| self.attempt(number, self.send(body, headers)))
@@ -181,16 +177,6 @@ impl JsonEndpoint {
     /// with what came so far (`timed_out`). A server that answers with plain JSON instead is read
     /// as [`post`](Self::post) reads it.
     pub async fn post_streamed<R: StreamReader>(
-        &self,
-        body: &[u8],
-        reader: impl Fn() -> R,
-    ) -> Result<Posted, HostError> {
-        self.post_streamed_with(body, &HeaderMap::new(), reader)
-            .await
-    }
-
-    /// As [`post_streamed`](Self::post_streamed), with `headers` besides the endpoint's.
-    pub async fn post_streamed_with<R: StreamReader>(
         &self,
         body: &[u8],
         headers: &HeaderMap,
@@ -208,6 +194,35 @@ impl JsonEndpoint {
         let mut headers = self.headers.clone();
         headers.extend(extra.clone());
         headers
+    }
+
+    /// One model turn over this endpoint: `body` serialized and sent with `headers` (streamed into
+    /// fresh readers from `reader` when `stream`), the answer read by `parse` (its error texts
+    /// freed of secrets), and the completion told how it arrived: the retried attempts, the
+    /// timing, a cut at the timeout.
+    pub async fn complete<R: StreamReader>(
+        &self,
+        body: &impl serde::Serialize,
+        headers: &HeaderMap,
+        stream: bool,
+        reader: impl Fn() -> R,
+        parse: impl FnOnce(&Value) -> Result<Completion, HostError>,
+    ) -> Result<Completion, HostError> {
+        let body = serde_json::to_vec(body)
+            .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
+        let posted = if stream {
+            self.post_streamed(&body, headers, reader).await?
+        } else {
+            self.post(&body, headers).await?
+        };
+        let mut completion = parse(&posted.value).map_err(|e| match e {
+            HostError::BadResponse(m) => HostError::BadResponse(self.redact(&m)),
+            other => other,
+        })?;
+        completion.retried = posted.retried;
+        completion.timing = posted.timing;
+        completion.timed_out = posted.timed_out;
+        Ok(completion)
     }
 
     fn posted(

@@ -20,7 +20,7 @@ use std::fmt;
 use std::time::Duration;
 
 use async_openai::config::{Config, OpenAIConfig};
-use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 
 pub use super::http::RequestCounts;
 use super::http::{JsonEndpoint, OverEndpoint};
@@ -210,21 +210,15 @@ impl Model for OpenAiModel {
         let names = ToolNames::new(request.tools.iter().map(|t| t.name.as_str()));
         let mut body = request_body(&self.model, request, &names);
         apply_options(&mut body, &self.options, self.is_openai());
-        let body = serde_json::to_vec(&body)
-            .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
-        let posted = if self.options.stream {
-            self.endpoint
-                .post_streamed(&body, ChunkReader::default)
-                .await?
-        } else {
-            self.endpoint.post(&body).await?
-        };
-        let completion =
-            parse_response(&posted.value, &names, &self.model).map_err(|e| match e {
-                HostError::BadResponse(m) => HostError::BadResponse(self.endpoint.redact(&m)),
-                other => other,
-            })?;
-        Ok(self.with_arrival(completion, posted))
+        self.endpoint
+            .complete(
+                &body,
+                &HeaderMap::new(),
+                self.options.stream,
+                ChunkReader::default,
+                |value| parse_response(value, &names, &self.model),
+            )
+            .await
     }
 }
 
@@ -241,36 +235,22 @@ impl OpenAiModel {
         if body.has_tools() {
             body.parallel_tool_calls = options.parallel_tool_calls;
         }
-        let body = serde_json::to_vec(&body)
-            .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
-        let mut headers = reqwest::header::HeaderMap::new();
+        let mut headers = HeaderMap::new();
         if options.send_seed {
             headers.insert(
                 crate::host::sim_server::SEED_HEADER,
                 HeaderValue::from(request.seed),
             );
         }
-        let posted = if options.stream {
-            self.endpoint
-                .post_streamed_with(&body, &headers, responses_stream::EventReader::default)
-                .await?
-        } else {
-            self.endpoint.post_with(&body, &headers).await?
-        };
-        let completion =
-            responses::parse_response(&posted.value, &names, &self.model).map_err(|e| match e {
-                HostError::BadResponse(m) => HostError::BadResponse(self.endpoint.redact(&m)),
-                other => other,
-            })?;
-        Ok(self.with_arrival(completion, posted))
-    }
-
-    /// The completion with how it arrived: the retried attempts, timing, a timeout cut.
-    fn with_arrival(&self, mut completion: Completion, posted: super::http::Posted) -> Completion {
-        completion.retried = posted.retried;
-        completion.timing = posted.timing;
-        completion.timed_out = posted.timed_out;
-        completion
+        self.endpoint
+            .complete(
+                &body,
+                &headers,
+                options.stream,
+                responses_stream::EventReader::default,
+                |value| responses::parse_response(value, &names, &self.model),
+            )
+            .await
     }
 }
 
