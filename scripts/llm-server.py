@@ -1,4 +1,4 @@
-"""Serves the SmolLM2-135M GGUF over llama.cpp's OpenAI-compatible HTTP API, for tests/real_llm.rs.
+"""Serves the SmolLM2-135M GGUF over llama.cpp's OpenAI-compatible HTTP API, for tests/integration/real_llm.rs.
 
 Run it with the venv that scripts/install-llm-server made:
 
@@ -140,7 +140,7 @@ def main() -> int:
     params.cpuparams_batch.n_threads = args.threads
     params.use_jinja = True
     params.verbosity = args.verbosity
-    # /metrics: the token counters tests/real_llm.rs checks the recorded episodes against.
+    # /metrics: the token counters tests/integration/real_llm.rs checks the recorded episodes against.
     params.endpoint_metrics = True
     if not args.model_template:
         params.chat_template = TOOL_TEMPLATE

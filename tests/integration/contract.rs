@@ -1,7 +1,7 @@
 //! Contract snapshots and diffs through the real binary: the demo's releases over stdio and HTTP
 //! in both eras, a real published server in two versions, and `run --trigger / --auto-trigger`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

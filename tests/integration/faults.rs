@@ -1,7 +1,7 @@
 //! Runs against a faulty model endpoint and a crashing server: retries absorb the faults, every
 //! trial is recorded exactly once, and the results are those of a fault-free run.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -242,7 +242,7 @@ fn trials_on_a_crashed_server_are_retried_in_a_fresh_one() {
 
 #[test]
 fn a_killed_run_through_a_faulty_endpoint_is_finished_by_resume() {
-    // tests/resume.rs kills a run against a healthy endpoint; here requests are being retried
+    // tests/integration/resume.rs kills a run against a healthy endpoint; here requests are being retried
     // when the kill comes.
     let server = sim_server(&[
         "--latency-ms",
@@ -318,7 +318,7 @@ fn cpu_time() -> Duration {
 /// Request rate and mcpeval's CPU per request through the openai host against
 /// `sim-server --latency-ms 200` (its own process, so its CPU is not counted), with and without
 /// the retry machinery, and with 20 % of requests failing. Run it with
-/// `cargo test --release --test faults -- --ignored --nocapture bench`.
+/// `cargo test --release --test integration -- --ignored --nocapture faults::bench`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "benchmark"]
 async fn bench_retry_overhead() {

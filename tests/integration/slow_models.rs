@@ -4,7 +4,7 @@
 //! infrastructure error and never retried; a provider that sends nothing is retried and then
 //! recorded as infrastructure.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! drift against an earlier night, an append killed before its rename, and the cron schedule
 //! stopped by SIGTERM.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

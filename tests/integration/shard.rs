@@ -2,7 +2,7 @@
 //! merge`, give exactly the episodes and verdicts of the same run unsharded, and shards that do not
 //! fit together are refused (exit 2) with a message naming what is wrong.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};

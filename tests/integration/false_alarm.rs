@@ -2,8 +2,8 @@
 //! sets (both sides drawn independently from one distribution) fail the run (exit 1) at most α of
 //! the time under Holm and under BH, a planted regression is seen, and the binary agrees.
 
-mod common;
-mod synthetic;
+use crate::common;
+use crate::synthetic;
 
 use std::time::Instant;
 

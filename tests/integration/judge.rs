@@ -1,7 +1,7 @@
 //! The model-graded check (`judge:`) through the real binary: the sim host is the model under
 //! test, and a mock OpenAI-compatible judge on 127.0.0.1 grades what the transcript shows.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! Responses API on 127.0.0.1, against the embedded demo servers (which Codex starts itself,
 //! per trial, from its config.toml).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

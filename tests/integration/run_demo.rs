@@ -1,6 +1,6 @@
 //! The embedded demo run end to end through the real binary: files, rows, sides, determinism.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
@@ -187,7 +187,7 @@ fn host_profile_prefixes_tool_names_for_the_model_and_maps_them_back() {
 
 /// Output into a pipe whose reader has gone (`mcpeval plan | head -0`) ends the process quietly
 /// with the status a SIGPIPE gives, not a panic; SIGPIPE itself stays ignored, so that a stdio
-/// server that exits early cannot kill a run (see tests/servers.rs).
+/// server that exits early cannot kill a run (see tests/integration/servers.rs).
 #[test]
 fn output_into_a_closed_pipe_ends_quietly_with_status_141() {
     use std::os::fd::{FromRawFd, OwnedFd};

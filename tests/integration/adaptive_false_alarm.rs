@@ -4,8 +4,8 @@
 //! `mcpeval compare` (suite rows included): they fail at most α of the time, and the binary's
 //! rows agree with the library's.
 
-mod common;
-mod synthetic;
+use crate::common;
+use crate::synthetic;
 
 use std::time::Instant;
 

@@ -1,7 +1,7 @@
 //! The demo server through the real binary over stdio and HTTP, both protocol eras; servers that
 //! fail to start; runs against HTTP servers.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,8 +3,8 @@
 //! 10 trials: the whole-suite success row is a regression in ≥ 80 % of data sets; (b) tokens
 //! +30 % on every task, 5 trials: the whole-suite `total_tokens` row is in ≥ 90 %.
 
-mod common;
-mod synthetic;
+use crate::common;
+use crate::synthetic;
 
 use std::path::Path;
 use std::time::Instant;

@@ -2,7 +2,7 @@
 //! 127.0.0.1 that checks what a real endpoint would: headers, alternating roles, tool results
 //! that answer the tool uses before them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

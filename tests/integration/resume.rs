@@ -1,7 +1,7 @@
 //! A run killed midway, or interrupted with Ctrl-C, is finished by `--resume` with every trial
 //! exactly once.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::fs::File;

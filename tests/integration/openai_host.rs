@@ -1,6 +1,6 @@
 //! The `openai` host against `mcpeval sim-server` on 127.0.0.1 grades like the in-process sim.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `mcpeval tasks check|list` through the binary: the demo suite is valid; each bad task file
 //! gives its message with file, line and column.
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -1,7 +1,7 @@
 //! Adaptive runs through the binary: the demo with `--adaptive` finds the fixed design's
 //! regressions with fewer trials, and a killed adaptive run resumes to the same end.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! from `<out_dir>/.cache` and reproduces the first run, `--resume` reads it too, and
 //! `--no-cache` bypasses it.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,8 @@
 //! `mcpeval compare` on synthetic run directories: summary.md and junit.xml snapshots, exit codes,
 //! `--against`, the corrections' adjusted p-values, GITHUB_STEP_SUMMARY, and `mcpeval plan`.
 
-mod common;
-mod synthetic;
+use crate::common;
+use crate::synthetic;
 
 use std::collections::HashMap;
 use std::path::Path;

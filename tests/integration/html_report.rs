@@ -2,7 +2,7 @@
 //! with no script error and no console message, its script runs to the end, and a screenshot
 //! of it is kept in `target/report-screenshot.png` (CI keeps it).
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! A host that throttles (429 when too many requests are in flight) and `[host.NAME]` settings
 //! with secrets: the run backs off instead of failing, and no planted secret reaches a run file.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

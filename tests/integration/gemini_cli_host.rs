@@ -3,7 +3,7 @@
 //! API on 127.0.0.1, against the embedded demo servers (which Gemini CLI starts itself, per
 //! trial, from its settings.json).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Budgets and cost through the real binary: a `[budget]` limit stops scheduling and the run
 //! reports on what it has; `[prices]` give the summary's estimated cost per side and host.
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -2,7 +2,7 @@
 //! `scripts/install-host-apps` installs into `.apps/`, pointed at `mcpeval sim-server` on
 //! 127.0.0.1, against the embedded demo servers (which Claude Code starts itself, per trial).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

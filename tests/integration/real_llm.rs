@@ -6,7 +6,7 @@
 //! small model does is recorded, and the token counts of the episodes must add up to the
 //! counters the server itself keeps (`/metrics`).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs::File;

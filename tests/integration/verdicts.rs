@@ -1,7 +1,7 @@
 //! Verdicts end to end through the real binary: the demo's 1.5.0 changes regress (exit 1), an A/A
 //! run of one server against itself does not (exit 0), and `compare` recomputes the same table.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,0 +1,33 @@
+//! The integration tests, one test binary (`cargo test --test integration`): each module drives
+//! the real `mcpeval` binary (or the library, for the simulations) as its file says. One binary
+//! links the library and polars once rather than once per file.
+
+mod common;
+mod synthetic;
+
+mod adaptive;
+mod adaptive_false_alarm;
+mod anthropic_host;
+mod budget;
+mod cache;
+mod claude_code_host;
+mod codex_host;
+mod contract;
+mod false_alarm;
+mod faults;
+mod gemini_cli_host;
+mod html_report;
+mod judge;
+mod nightly;
+mod openai_host;
+mod power;
+mod real_llm;
+mod report_snapshots;
+mod resume;
+mod run_demo;
+mod secrets_and_storms;
+mod servers;
+mod shard;
+mod slow_models;
+mod tasks_check;
+mod verdicts;
