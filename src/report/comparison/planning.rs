@@ -2,7 +2,6 @@
 //! which suite rows a suite gets, and the design of a planned run (`mcpeval plan --suite`, the
 //! warning `mcpeval run` prints).
 
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use super::model::{Row, MAX_PLANNED_TRIALS};
@@ -82,8 +81,11 @@ pub fn suite_metrics(scope: Scope, has_tool: bool, has_no_tool: bool) -> Vec<Met
 pub(super) struct Planner<'a> {
     stats: &'a StatsConfig,
     fisher_trials: HashMap<(u64, u64), Option<u64>>,
-    /// One Fisher design per (baseline trials, candidate trials, level).
-    fisher: HashMap<(u64, u64, u64), FisherPlan>,
+    /// The Fisher design used last, under its (baseline trials, candidate trials, level). Only
+    /// one is kept: each holds a few numbers per trial of its design, and while a run goes (a
+    /// live rewrite) the tasks' trial counts differ, so one per task would grow with the run.
+    /// Rows that share a design come one after another (a finished run's tasks share one).
+    fisher: Option<((u64, u64, u64), FisherPlan)>,
 }
 
 impl<'a> Planner<'a> {
@@ -91,7 +93,7 @@ impl<'a> Planner<'a> {
         Self {
             stats,
             fisher_trials: HashMap::new(),
-            fisher: HashMap::new(),
+            fisher: None,
         }
     }
 
@@ -116,10 +118,12 @@ impl<'a> Planner<'a> {
                 if *p0 <= 0.0 {
                     return Ok(None);
                 }
-                let plan = match self.fisher.entry((n.0, n.1, level.to_bits())) {
-                    Entry::Occupied(e) => e.into_mut(),
-                    Entry::Vacant(e) => e.insert(FisherPlan::new(n.0, n.1, level)?),
+                let design = (n.0, n.1, level.to_bits());
+                let plan = match self.fisher.take() {
+                    Some((kept, plan)) if kept == design => plan,
+                    _ => FisherPlan::new(n.0, n.1, level)?,
                 };
+                let (_, plan) = self.fisher.insert((design, plan));
                 plan.mde(*p0, power, margin)?
             }
             Plan::Shift { sd, n } => mann_whitney_mde(sd.0, sd.1, n.0, n.1, level, power, margin)?,
