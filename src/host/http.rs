@@ -47,13 +47,13 @@ pub struct RequestCounts {
 
 /// A JSON answer, and one line for each attempt that failed before it.
 #[derive(Debug)]
-pub struct Posted {
-    pub value: Value,
-    pub retried: Vec<String>,
+struct Posted {
+    value: Value,
+    retried: Vec<String>,
     /// How the answer arrived.
-    pub timing: Timing,
+    timing: Timing,
     /// A streamed answer was cut at the request timeout: `value` holds what came before.
-    pub timed_out: bool,
+    timed_out: bool,
 }
 
 /// The answer of one attempt that succeeded.
@@ -163,7 +163,7 @@ impl JsonEndpoint {
 
     /// Sends `body`, with `headers` besides the endpoint's, until an attempt succeeds, fails for
     /// good, or the attempts run out.
-    pub async fn post(&self, body: &[u8], headers: &HeaderMap) -> Result<Posted, HostError> {
+    async fn post(&self, body: &[u8], headers: &HeaderMap) -> Result<Posted, HostError> {
         let outcome = self
             .retry
             .run_keeping(|number| self.attempt(number, self.send(body, headers)))
@@ -176,7 +176,7 @@ impl JsonEndpoint {
     /// `first_byte_timeout` is retried; an answer still streaming at `request_timeout` ends there,
     /// with what came so far (`timed_out`). A server that answers with plain JSON instead is read
     /// as [`post`](Self::post) reads it.
-    pub async fn post_streamed<R: StreamReader>(
+    async fn post_streamed<R: StreamReader>(
         &self,
         body: &[u8],
         headers: &HeaderMap,
@@ -241,11 +241,11 @@ impl JsonEndpoint {
     }
 
     /// Text from the provider, safe to keep: short, on one line, without secrets.
-    pub fn clean(&self, text: &str) -> String {
+    fn clean(&self, text: &str) -> String {
         self.redact(&excerpt_text(text))
     }
 
-    pub fn redact(&self, text: &str) -> String {
+    fn redact(&self, text: &str) -> String {
         let mut out = text.to_owned();
         for secret in &self.secrets {
             if out.contains(secret.as_str()) {
