@@ -280,7 +280,7 @@ impl Earlier {
             earlier.spent.add(&e, &config.prices);
             earlier.collector.add(e.side, &e);
             earlier.done.insert(DoneKey::of(&e));
-            if let Err(e) = earlier.tables.push(e) {
+            if let Err(e) = earlier.tables.push(&e) {
                 failed.get_or_insert(e);
             }
         })?;

@@ -630,7 +630,7 @@ fn write_in_run_order(
         infra_errors += usize::from(e.infra_error.is_some());
         serde_json::to_writer(&mut writer, &e).with_context(cannot)?;
         writer.write_all(b"\n").with_context(cannot)?;
-        tables.push(e)?;
+        tables.push(&e)?;
     }
     writer.flush().with_context(cannot)?;
     tables.finish()?;

@@ -3,6 +3,7 @@
 //! shards of a run. The runner writes through it; reports, history, merge and compare read
 //! through it.
 
+mod columns;
 mod create;
 mod info;
 #[cfg(test)]
@@ -20,6 +21,5 @@ pub use merge::{merge, MergeError, Merged};
 pub(crate) use tables::col;
 pub use tables::{
     rebuild_tables, scan_episode_table, scan_facts, table_is_current, write_csv, write_parquet,
-    write_tables, TableWriter, Tables, EPISODES_CSV, EPISODES_PARQUET, TABLE_CHUNK,
-    TOOL_CALLS_PARQUET,
+    write_tables, TableWriter, Tables, EPISODES_CSV, EPISODES_PARQUET, TOOL_CALLS_PARQUET,
 };

@@ -1,13 +1,12 @@
 //! The run directory's episode and tool-call tables (polars), and their Parquet and CSV files.
 
-use std::borrow::Borrow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::Context;
 use polars::prelude::*;
 
+use super::columns::{EpisodeColumns, ToolCallColumns};
 use crate::episode::{Episode, EpisodeFacts, Side};
 use crate::runner::{EventSink, RunEvent, RunEventKind};
 use crate::suite::{TaskKind, TaskSet};
@@ -40,78 +39,16 @@ impl Tables {
     }
 }
 
-fn episode_frame(eps: &[impl Borrow<Episode>]) -> PolarsResult<DataFrame> {
-    macro_rules! field {
-        ($f:expr) => {
-            eps.iter().map(Borrow::borrow).map($f).collect::<Vec<_>>()
-        };
-    }
-    DataFrame::new_infer_height(vec![
-        col("run_id", field!(|e| e.run_id.as_str())),
-        col("task_id", field!(|e| e.task_id.as_str())),
-        col("kind", field!(|e| e.kind.as_str())),
-        col("set", field!(|e| e.set.as_str())),
-        col("side", field!(|e| e.side.as_str())),
-        col("host", field!(|e| e.host.as_str())),
-        col("model", field!(|e| e.model.as_str())),
-        col("trial", field!(|e| e.trial)),
-        col("seed", field!(|e| e.seed)),
-        col("success", field!(|e| e.success)),
-        col("infra_error", field!(|e| e.infra_error.as_deref())),
-        col("turns", field!(|e| e.turns)),
-        col("tool_calls", field!(|e| e.tool_calls)),
-        col("tool_errors", field!(|e| e.tool_errors)),
-        col("protocol_errors", field!(|e| e.protocol_errors)),
-        col("input_tokens", field!(|e| e.input_tokens)),
-        col("output_tokens", field!(|e| e.output_tokens)),
-        col("total_tokens", field!(|e| e.total_tokens)),
-        col("cache_read_tokens", field!(|e| e.cache_read_tokens)),
-        col("cache_write_tokens", field!(|e| e.cache_write_tokens)),
-        col("judge_input_tokens", field!(|e| e.judge_input_tokens)),
-        col("judge_output_tokens", field!(|e| e.judge_output_tokens)),
-        col("reasoning_tokens", field!(|e| e.reasoning_tokens)),
-        col("latency_ms", field!(|e| e.latency_ms)),
-        col("ttft_ms", field!(|e| e.ttft_ms)),
-        col("first_tool", field!(|e| e.first_tool.as_deref())),
-        col("tools_called", field!(|e| e.tools_called.as_str())),
-        col("hit_max_turns", field!(|e| e.hit_max_turns)),
-        col("truncated", field!(|e| e.truncated)),
-        col("timed_out", field!(|e| e.timed_out)),
-        col("attempts", field!(|e| e.attempts.len() as u32 + 1)),
-        col(
-            "request_retries",
-            field!(|e| e.request_retries.len() as u32),
-        ),
-        col("grade_failures", field!(|e| e.grade.failure_summary())),
-        col("started_at", field!(|e| e.started_at.as_str())),
-    ])
+fn episode_frame(eps: &[Episode]) -> PolarsResult<DataFrame> {
+    let mut table = EpisodeColumns::new(eps.len());
+    eps.iter().for_each(|e| table.push(e));
+    table.take()
 }
 
-fn tool_call_frame(eps: &[impl Borrow<Episode>]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&Episode, &crate::episode::ToolCallRecord)> = eps
-        .iter()
-        .map(Borrow::borrow)
-        .flat_map(|e| e.calls.iter().map(move |c| (e, c)))
-        .collect();
-    macro_rules! field {
-        ($f:expr) => {
-            rows.iter().map($f).collect::<Vec<_>>()
-        };
-    }
-    DataFrame::new_infer_height(vec![
-        col("run_id", field!(|(e, _)| e.run_id.as_str())),
-        col("task_id", field!(|(e, _)| e.task_id.as_str())),
-        col("side", field!(|(e, _)| e.side.as_str())),
-        col("host", field!(|(e, _)| e.host.as_str())),
-        col("trial", field!(|(e, _)| e.trial)),
-        col("index", field!(|(_, c)| c.index)),
-        col("tool", field!(|(_, c)| c.tool.as_str())),
-        col("arguments", field!(|(_, c)| c.arguments.as_str())),
-        col("is_error", field!(|(_, c)| c.is_error)),
-        col("error_code", field!(|(_, c)| c.error_code)),
-        col("error_kind", field!(|(_, c)| c.error_kind.as_deref())),
-        col("latency_ms", field!(|(_, c)| c.latency_ms)),
-    ])
+fn tool_call_frame(eps: &[Episode]) -> PolarsResult<DataFrame> {
+    let mut table = ToolCallColumns::new(eps.iter().map(|e| e.calls.len()).sum());
+    eps.iter().for_each(|e| table.push_calls(e));
+    table.take()
 }
 
 /// Writes a file through a temporary name and renames it, so a reader never sees half a file.
@@ -158,26 +95,24 @@ pub fn write_tables(tables: &mut Tables, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Episodes turned into table rows at a time by [`TableWriter`].
-pub const TABLE_CHUNK: usize = 1024;
-
-/// Rows per Parquet row group; rows wait as columns until a group is full. Larger groups make a
-/// smaller footer and faster writes (a million episodes' tables: 18 s in groups of 2,048 rows,
-/// 11 s in groups of 16,384), but a run holds one group's rows while it goes (at 16,384 rows,
-/// 20 MB more at 100k demo episodes than at 2k).
-const ROW_GROUP: usize = 4 * TABLE_CHUNK;
+/// Rows per Parquet row group (and CSV batch); rows wait as columns until a group is full.
+/// Larger groups make a smaller footer and faster writes (a million episodes' tables: 18 s in
+/// groups of 2,048 rows, 11 s in groups of 16,384), but a run holds one group's rows while it
+/// goes (at 16,384 rows, 20 MB more at 100k demo episodes than at 2k).
+const ROW_GROUP: usize = 4096;
 
 /// Writes `episodes.parquet`, `episodes.csv` and `tool_calls.parquet` from episodes handed over
-/// one at a time: [`TABLE_CHUNK`] episodes become rows at a time, and [`ROW_GROUP`] rows are
-/// written at a time (a Parquet row group and a CSV batch each), so the tables of a run of any
-/// size take the memory of one row group. The files are written under `.tmp` names and renamed
-/// when the writer finishes: a reader never sees half a table, and a run cut short keeps the
-/// tables it had. As an [`EventSink`], it writes a run's tables while the run goes.
+/// one at a time: each episode's row is copied into the tables' column builders as it arrives
+/// (the episode itself is not kept), and [`ROW_GROUP`] rows are written at a time (a Parquet row
+/// group and a CSV batch each), so the tables of a run of any size take the memory of one row
+/// group. The files are written under `.tmp` names and renamed when the writer finishes: a
+/// reader never sees half a table, and a run cut short keeps the tables it had. As an
+/// [`EventSink`], it writes a run's tables while the run goes.
 pub struct TableWriter {
     dir: PathBuf,
-    chunk: Vec<Arc<Episode>>,
-    /// Rows of the next row groups, not yet written.
-    pending: Option<(DataFrame, DataFrame)>,
+    /// Rows of the next row group, not yet written.
+    episodes: EpisodeColumns,
+    tool_calls: ToolCallColumns,
     open: Option<OpenTables>,
     /// The first write that failed: the tables are not put in place then.
     failed: Option<String>,
@@ -200,56 +135,28 @@ impl TableWriter {
     pub fn new(dir: &Path) -> Self {
         Self {
             dir: dir.to_path_buf(),
-            chunk: Vec::with_capacity(TABLE_CHUNK),
-            pending: None,
+            episodes: EpisodeColumns::new(ROW_GROUP),
+            tool_calls: ToolCallColumns::new(ROW_GROUP),
             open: None,
             failed: None,
         }
     }
 
-    /// Adds an episode; a full chunk becomes table rows, a full row group is written out.
-    pub fn push(&mut self, episode: impl Into<Arc<Episode>>) -> anyhow::Result<()> {
+    /// Adds an episode's rows; a full row group is written out.
+    pub fn push(&mut self, episode: &Episode) -> anyhow::Result<()> {
         if self.failed.is_some() {
             return Ok(());
         }
-        let pushed = self.push_unchecked(episode.into());
-        if let Err(e) = &pushed {
-            self.failed = Some(format!("{e:#}"));
-        }
-        pushed
-    }
-
-    fn push_unchecked(&mut self, episode: Arc<Episode>) -> anyhow::Result<()> {
-        self.chunk.push(episode);
-        if self.chunk.len() >= TABLE_CHUNK {
-            self.chunk_into_rows()?;
-        }
-        if self
-            .pending
-            .as_ref()
-            .is_some_and(|(episodes, _)| episodes.height() >= ROW_GROUP)
-        {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    /// Turns the chunk of episodes into rows waiting for the next row group.
-    fn chunk_into_rows(&mut self) -> anyhow::Result<()> {
-        if self.chunk.is_empty() {
+        self.episodes.push(episode);
+        self.tool_calls.push_calls(episode);
+        if self.episodes.rows() < ROW_GROUP {
             return Ok(());
         }
-        let episodes = episode_frame(&self.chunk)?;
-        let tool_calls = tool_call_frame(&self.chunk)?;
-        self.chunk.clear();
-        match &mut self.pending {
-            None => self.pending = Some((episodes, tool_calls)),
-            Some((e, t)) => {
-                e.vstack_mut_owned(episodes)?;
-                t.vstack_mut_owned(tool_calls)?;
-            }
+        let flushed = self.flush();
+        if let Err(e) = &flushed {
+            self.failed = Some(format!("{e:#}"));
         }
-        Ok(())
+        flushed
     }
 
     fn create(&self, name: &str) -> anyhow::Result<File> {
@@ -259,12 +166,12 @@ impl TableWriter {
 
     /// Writes the waiting rows out (a row group of each table and a CSV batch).
     fn flush(&mut self) -> anyhow::Result<()> {
-        self.chunk_into_rows()?;
-        let Some((mut episodes, mut tool_calls)) = self.pending.take() else {
+        if self.episodes.rows() == 0 {
             return Ok(());
-        };
-        episodes.rechunk_mut();
-        tool_calls.rechunk_mut();
+        }
+        // The next group's calls get the room this group's needed.
+        let calls = self.tool_calls.rows();
+        let (episodes, tool_calls) = (self.episodes.take()?, self.tool_calls.take()?);
         if self.open.is_none() {
             self.open = Some(OpenTables {
                 episodes: parquet_writer(self.create(EPISODES_PARQUET)?)
@@ -290,6 +197,8 @@ impl TableWriter {
         drop((episodes, tool_calls));
         // The group's column buffers are freed: hand their pages back (see `memory`).
         crate::memory::return_free_memory();
+        self.episodes = EpisodeColumns::new(ROW_GROUP);
+        self.tool_calls = ToolCallColumns::new(calls);
         Ok(())
     }
 
@@ -327,7 +236,7 @@ impl TableWriter {
 impl EventSink for TableWriter {
     fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()> {
         match &event.kind {
-            RunEventKind::TrialFinished { episode, .. } => self.push(episode.clone()),
+            RunEventKind::TrialFinished { episode, .. } => self.push(episode),
             _ => Ok(()),
         }
     }
@@ -425,7 +334,7 @@ pub fn rebuild_tables(dir: &Path, mut also: impl FnMut(&Episode)) -> anyhow::Res
     let read = super::scan_episodes(dir, |e| {
         also(&e);
         if failed.is_none() {
-            failed = tables.push(e).err();
+            failed = tables.push(&e).err();
         }
     })?;
     if let Some(e) = failed {
@@ -567,7 +476,7 @@ mod tests {
         let eps = episodes();
         let (streamed, whole) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let mut writer = TableWriter::new(streamed.path());
-        for e in eps.clone() {
+        for e in &eps {
             writer.push(e).unwrap();
         }
         writer.finish().unwrap();

@@ -1,0 +1,270 @@
+//! The episode and tool-call tables' columns, each filled a row at a time by polars' builder of
+//! its type: a row's values are copied into the columns as an episode arrives, and the episode
+//! (its transcript-sized fields too: tool results, answers) need not be kept until a table is
+//! written.
+
+use polars::prelude::*;
+
+use crate::episode::{Episode, ToolCallRecord};
+
+/// The type of a table column: what a row gives it, and the builder that collects it.
+pub(super) trait Kind {
+    type Builder;
+    type Value<'a>;
+    fn builder(name: &str, capacity: usize) -> Self::Builder;
+    fn append(builder: &mut Self::Builder, value: Self::Value<'_>);
+    fn finish(builder: Self::Builder) -> Column;
+}
+
+/// Text, never missing.
+pub(super) struct Text;
+/// Text or null.
+pub(super) struct MaybeText;
+/// A number of polars type `T`, never missing.
+pub(super) struct Num<T>(std::marker::PhantomData<T>);
+/// A number of polars type `T`, or null.
+pub(super) struct MaybeNum<T>(std::marker::PhantomData<T>);
+pub(super) struct Bool;
+
+impl Kind for Text {
+    type Builder = StringChunkedBuilder;
+    type Value<'a> = &'a str;
+    fn builder(name: &str, capacity: usize) -> Self::Builder {
+        StringChunkedBuilder::new(name.into(), capacity)
+    }
+    fn append(builder: &mut Self::Builder, value: &str) {
+        builder.append_value(value);
+    }
+    fn finish(builder: Self::Builder) -> Column {
+        builder.finish().into_column()
+    }
+}
+
+impl Kind for MaybeText {
+    type Builder = StringChunkedBuilder;
+    type Value<'a> = Option<&'a str>;
+    fn builder(name: &str, capacity: usize) -> Self::Builder {
+        StringChunkedBuilder::new(name.into(), capacity)
+    }
+    fn append(builder: &mut Self::Builder, value: Option<&str>) {
+        builder.append_option(value);
+    }
+    fn finish(builder: Self::Builder) -> Column {
+        builder.finish().into_column()
+    }
+}
+
+impl<T: PolarsNumericType> Kind for Num<T> {
+    type Builder = PrimitiveChunkedBuilder<T>;
+    type Value<'a> = T::Native;
+    fn builder(name: &str, capacity: usize) -> Self::Builder {
+        PrimitiveChunkedBuilder::new(name.into(), capacity)
+    }
+    fn append(builder: &mut Self::Builder, value: T::Native) {
+        builder.append_value(value);
+    }
+    fn finish(builder: Self::Builder) -> Column {
+        builder.finish().into_column()
+    }
+}
+
+impl<T: PolarsNumericType> Kind for MaybeNum<T> {
+    type Builder = PrimitiveChunkedBuilder<T>;
+    type Value<'a> = Option<T::Native>;
+    fn builder(name: &str, capacity: usize) -> Self::Builder {
+        PrimitiveChunkedBuilder::new(name.into(), capacity)
+    }
+    fn append(builder: &mut Self::Builder, value: Option<T::Native>) {
+        builder.append_option(value);
+    }
+    fn finish(builder: Self::Builder) -> Column {
+        builder.finish().into_column()
+    }
+}
+
+impl Kind for Bool {
+    type Builder = BooleanChunkedBuilder;
+    type Value<'a> = bool;
+    fn builder(name: &str, capacity: usize) -> Self::Builder {
+        BooleanChunkedBuilder::new(name.into(), capacity)
+    }
+    fn append(builder: &mut Self::Builder, value: bool) {
+        builder.append_value(value);
+    }
+    fn finish(builder: Self::Builder) -> Column {
+        builder.finish().into_column()
+    }
+}
+
+/// A table as a struct of column builders, one per `name: Kind = value of the row`, in the
+/// table's column order: `push` appends a row, `take` hands the rows over as a frame and leaves
+/// the table empty, without room reserved (the caller makes a new one once the frame is gone,
+/// so two row groups' columns are not held at once).
+macro_rules! table {
+    ($(#[$doc:meta])* $table:ident, |$row:pat_param| $row_ty:ty,
+     { $($name:ident: $kind:ty = $value:expr,)* }) => {
+        $(#[$doc])*
+        pub(super) struct $table {
+            rows: usize,
+            $($name: <$kind as Kind>::Builder,)*
+        }
+
+        impl $table {
+            /// An empty table with room for `capacity` rows before its columns grow.
+            pub fn new(capacity: usize) -> Self {
+                Self {
+                    rows: 0,
+                    $($name: <$kind as Kind>::builder(stringify!($name), capacity),)*
+                }
+            }
+
+            pub fn push(&mut self, $row: $row_ty) {
+                $(<$kind as Kind>::append(&mut self.$name, $value);)*
+                self.rows += 1;
+            }
+
+            /// Rows pushed since the table was made or last taken.
+            pub fn rows(&self) -> usize {
+                self.rows
+            }
+
+            /// The rows so far as a frame (each column one chunk); the table is empty after.
+            pub fn take(&mut self) -> PolarsResult<DataFrame> {
+                let full = std::mem::replace(self, Self::new(0));
+                DataFrame::new(full.rows, vec![$(<$kind as Kind>::finish(full.$name),)*])
+            }
+        }
+    };
+}
+
+table!(
+    /// `episodes.parquet` and `episodes.csv`: a row per episode.
+    EpisodeColumns, |e| &Episode, {
+        run_id: Text = &e.run_id,
+        task_id: Text = &e.task_id,
+        kind: Text = e.kind.as_str(),
+        set: Text = e.set.as_str(),
+        side: Text = e.side.as_str(),
+        host: Text = &e.host,
+        model: Text = &e.model,
+        trial: Num<UInt32Type> = e.trial,
+        seed: Num<UInt64Type> = e.seed,
+        success: Bool = e.success,
+        infra_error: MaybeText = e.infra_error.as_deref(),
+        turns: Num<UInt32Type> = e.turns,
+        tool_calls: Num<UInt32Type> = e.tool_calls,
+        tool_errors: Num<UInt32Type> = e.tool_errors,
+        protocol_errors: Num<UInt32Type> = e.protocol_errors,
+        input_tokens: Num<UInt64Type> = e.input_tokens,
+        output_tokens: Num<UInt64Type> = e.output_tokens,
+        total_tokens: Num<UInt64Type> = e.total_tokens,
+        cache_read_tokens: Num<UInt64Type> = e.cache_read_tokens,
+        cache_write_tokens: Num<UInt64Type> = e.cache_write_tokens,
+        judge_input_tokens: Num<UInt64Type> = e.judge_input_tokens,
+        judge_output_tokens: Num<UInt64Type> = e.judge_output_tokens,
+        reasoning_tokens: Num<UInt64Type> = e.reasoning_tokens,
+        latency_ms: Num<Float64Type> = e.latency_ms,
+        ttft_ms: MaybeNum<Float64Type> = e.ttft_ms,
+        first_tool: MaybeText = e.first_tool.as_deref(),
+        tools_called: Text = &e.tools_called,
+        hit_max_turns: Bool = e.hit_max_turns,
+        truncated: Bool = e.truncated,
+        timed_out: Bool = e.timed_out,
+        attempts: Num<UInt32Type> = e.attempts.len() as u32 + 1,
+        request_retries: Num<UInt32Type> = e.request_retries.len() as u32,
+        grade_failures: Text = &e.grade.failure_summary(),
+        started_at: Text = &e.started_at,
+    }
+);
+
+table!(
+    /// `tool_calls.parquet`: a row per tool call, with its episode's keys.
+    ToolCallColumns, |(e, c)| (&Episode, &ToolCallRecord), {
+        run_id: Text = &e.run_id,
+        task_id: Text = &e.task_id,
+        side: Text = e.side.as_str(),
+        host: Text = &e.host,
+        trial: Num<UInt32Type> = e.trial,
+        index: Num<UInt32Type> = c.index,
+        tool: Text = &c.tool,
+        arguments: Text = &c.arguments,
+        is_error: Bool = c.is_error,
+        error_code: MaybeNum<Int64Type> = c.error_code,
+        error_kind: MaybeText = c.error_kind.as_deref(),
+        latency_ms: Num<Float64Type> = c.latency_ms,
+    }
+);
+
+impl ToolCallColumns {
+    /// A row for each of the episode's tool calls.
+    pub fn push_calls(&mut self, e: &Episode) {
+        for c in &e.calls {
+            self.push((e, c));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::episode::Side;
+    use crate::report::comparison_tests::sample_episode;
+
+    /// The dtypes and nulls the tables had when each column was made by `Series::new` from a
+    /// vector of the field's values: readers (compare, scripts, notebooks) rely on them.
+    #[test]
+    fn columns_have_the_tables_types_and_nulls() {
+        let mut failed = sample_episode("t", Side::Baseline, false);
+        failed.infra_error = Some("server died".into());
+        failed.calls = vec![ToolCallRecord {
+            index: 0,
+            tool: "search".into(),
+            arguments: "{}".into(),
+            is_error: true,
+            error_code: Some(-32602),
+            error_kind: Some("protocol".into()),
+            latency_ms: 2.5,
+            result: "x".repeat(10_000),
+        }];
+        let mut ok = sample_episode("t", Side::Candidate, true);
+        ok.ttft_ms = Some(12.5);
+        let mut episodes = EpisodeColumns::new(1);
+        let mut calls = ToolCallColumns::new(0);
+        for e in [&failed, &ok] {
+            episodes.push(e);
+            calls.push_calls(e);
+        }
+        assert_eq!((episodes.rows(), calls.rows()), (2, 1));
+        let (df, tc) = (episodes.take().unwrap(), calls.take().unwrap());
+        assert_eq!(episodes.rows(), 0, "taking empties the table");
+        let dtype = |df: &DataFrame, name: &str| df.column(name).unwrap().dtype().clone();
+        for (name, expected) in [
+            ("run_id", DataType::String),
+            ("trial", DataType::UInt32),
+            ("seed", DataType::UInt64),
+            ("success", DataType::Boolean),
+            ("infra_error", DataType::String),
+            ("input_tokens", DataType::UInt64),
+            ("latency_ms", DataType::Float64),
+            ("ttft_ms", DataType::Float64),
+            ("attempts", DataType::UInt32),
+        ] {
+            assert_eq!(dtype(&df, name), expected, "{name}");
+        }
+        assert_eq!(df.width(), 34);
+        assert_eq!(dtype(&tc, "error_code"), DataType::Int64);
+        assert_eq!(tc.width(), 12);
+        let nulls = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();
+        assert_eq!(nulls(&df, "infra_error"), 1);
+        assert_eq!(nulls(&df, "ttft_ms"), 1);
+        assert_eq!(nulls(&df, "run_id"), 0);
+        let side = df.column("side").unwrap().str().unwrap().clone();
+        assert_eq!(side.get(1), Some("candidate"));
+        let ttft = df.column("ttft_ms").unwrap().f64().unwrap().clone();
+        assert_eq!((ttft.get(0), ttft.get(1)), (None, Some(12.5)));
+        let code = tc.column("error_code").unwrap().i64().unwrap().clone();
+        assert_eq!(code.get(0), Some(-32602));
+        // One chunk per column: written as it is, with no copy to make it contiguous.
+        assert!(df.columns().iter().all(|c| c.n_chunks() == 1));
+    }
+}
