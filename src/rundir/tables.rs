@@ -152,11 +152,17 @@ impl TableWriter {
         if self.episodes.rows() < ROW_GROUP {
             return Ok(());
         }
-        let flushed = self.flush();
-        if let Err(e) = &flushed {
+        // The next group's calls get the room this group's needed.
+        let calls = self.tool_calls.rows();
+        if let Err(e) = self.flush() {
             self.failed = Some(format!("{e:#}"));
+            return Err(e);
         }
-        flushed
+        // Made only now, once the written group's columns are freed (and not by the last flush,
+        // in `close`, after which no row comes).
+        self.episodes = EpisodeColumns::new(ROW_GROUP);
+        self.tool_calls = ToolCallColumns::new(calls);
+        Ok(())
     }
 
     fn create(&self, name: &str) -> anyhow::Result<File> {
@@ -164,13 +170,12 @@ impl TableWriter {
         File::create(&tmp).with_context(|| format!("cannot create `{}`", tmp.display()))
     }
 
-    /// Writes the waiting rows out (a row group of each table and a CSV batch).
+    /// Writes the waiting rows out (a row group of each table and a CSV batch), leaving the
+    /// tables empty without room reserved: `push` makes the next group's.
     fn flush(&mut self) -> anyhow::Result<()> {
         if self.episodes.rows() == 0 {
             return Ok(());
         }
-        // The next group's calls get the room this group's needed.
-        let calls = self.tool_calls.rows();
         let (episodes, tool_calls) = (self.episodes.take()?, self.tool_calls.take()?);
         if self.open.is_none() {
             self.open = Some(OpenTables {
@@ -197,8 +202,6 @@ impl TableWriter {
         drop((episodes, tool_calls));
         // The group's column buffers are freed: hand their pages back (see `memory`).
         crate::memory::return_free_memory();
-        self.episodes = EpisodeColumns::new(ROW_GROUP);
-        self.tool_calls = ToolCallColumns::new(calls);
         Ok(())
     }
 
