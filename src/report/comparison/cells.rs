@@ -35,6 +35,10 @@ fn widen<T: Copy + Into<U>, U>(from: &[T], capacity: usize) -> Vec<U> {
 }
 
 impl Values {
+    fn with_capacity(capacity: usize) -> Self {
+        Values::Byte(Vec::with_capacity(capacity))
+    }
+
     /// 0 for `u8`, 1 for `u16`, 2 for `u32`, 3 for `f64`: the narrowest column that holds `v`.
     fn width_of(v: f64) -> u8 {
         match v {
@@ -101,6 +105,57 @@ impl Values {
     }
 }
 
+/// Values per chunk of a [`Column`].
+const CHUNK: usize = 256;
+
+/// One metric's values, exactly and in their order, in chunks of [`CHUNK`] values, each chunk in
+/// the narrowest type that holds its own values (see [`Values`]). A column grows a chunk at a
+/// time: a single vector would grow by copying what it holds into a block twice as large, and
+/// since every task's columns fill at the same pace, they all did so at once (at 73,728 demo
+/// episodes, a run's memory jumped by twice the comparison's values, and its holes stayed).
+#[derive(Debug, Default, Clone)]
+struct Column {
+    chunks: Vec<Values>,
+}
+
+impl Column {
+    fn push(&mut self, v: f64) {
+        match self.chunks.last_mut() {
+            Some(chunk) if chunk.len() < CHUNK => chunk.push(v),
+            // The first chunk grows as a vector does (most runs' tasks have a few trials); the
+            // next ones are made at their full size.
+            last => {
+                let mut chunk = match last {
+                    Some(_) => Values::with_capacity(CHUNK),
+                    None => Values::default(),
+                };
+                chunk.push(v);
+                self.chunks.push(chunk);
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self.chunks.as_slice() {
+            [] => 0,
+            [.., last] => (self.chunks.len() - 1) * CHUNK + last.len(),
+        }
+    }
+
+    fn as_f64(&self) -> Cow<'_, [f64]> {
+        match self.chunks.as_slice() {
+            [one] => one.as_f64(),
+            chunks => {
+                let mut all = Vec::with_capacity(self.len());
+                for chunk in chunks {
+                    all.extend_from_slice(&chunk.as_f64());
+                }
+                Cow::Owned(all)
+            }
+        }
+    }
+}
+
 /// Distinct grade explanations kept per side of a task × host.
 const MAX_FAILURES: usize = 100;
 
@@ -112,7 +167,7 @@ pub(super) const OTHER_FAILURES: &str = "(other explanations)";
 #[derive(Debug, Default, Clone)]
 pub(super) struct SideValues {
     /// One column per metric of [`Metric::TESTED`], in that order.
-    values: [Values; Metric::TESTED.len()],
+    values: [Column; Metric::TESTED.len()],
     successes: u64,
     /// Episodes that called at least one tool.
     called: u64,
@@ -338,5 +393,37 @@ mod tests {
         jump.push(0.25);
         assert!(matches!(jump, Values::Real(_)));
         assert_eq!(&*jump.as_f64(), &[4.0, 0.25]);
+    }
+
+    #[test]
+    fn a_column_keeps_every_value_in_order_in_chunks_of_their_own_width() {
+        let mut column = Column::default();
+        assert_eq!(column.len(), 0);
+        assert!(column.as_f64().is_empty());
+        // Small counts, then one real value in the second chunk, then large whole numbers.
+        let all: Vec<f64> = (0..3 * CHUNK + 17)
+            .map(|i| match i {
+                _ if i == CHUNK + 5 => 0.125,
+                _ if i >= 2 * CHUNK => 70_000.0 + i as f64,
+                _ => (i % 7) as f64,
+            })
+            .collect();
+        for (i, &v) in all.iter().enumerate() {
+            column.push(v);
+            assert_eq!(column.len(), i + 1);
+        }
+        assert_eq!(&*column.as_f64(), &all[..]);
+        assert_eq!(column.chunks.len(), 4);
+        assert!(column.chunks[..3].iter().all(|c| c.len() == CHUNK));
+        assert_eq!(column.chunks[3].len(), 17);
+        // Each chunk is as narrow as its own values allow: the real value widens only its own.
+        let widths: Vec<u8> = column.chunks.iter().map(Values::width).collect();
+        assert_eq!(widths, [0, 3, 2, 2]);
+        // A full chunk never grew past its size.
+        assert!(matches!(&column.chunks[2], Values::Whole(w) if w.capacity() == CHUNK));
+        // One chunk is lent as it is when it holds f64 already.
+        let mut real = Column::default();
+        real.push(0.5);
+        assert!(matches!(real.as_f64(), Cow::Borrowed(_)));
     }
 }
