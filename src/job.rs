@@ -1,6 +1,7 @@
 //! A run job: what `mcpeval run` (and each `mcpeval nightly` job) does between resolving its
 //! arguments and printing the outcome: check the servers, record `run.json`, run the trials
-//! through the event sinks (episodes, tables, live reports, budget), and compare the sides.
+//! through the event sinks (episodes, live reports, budget), compare the sides, and write the
+//! episode tables from the episodes on disk.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -16,8 +17,8 @@ use crate::host::Model;
 use crate::report::adaptive::Design;
 use crate::report::{Collector, Comparison, LiveReports, REFRESH_EVERY};
 use crate::rundir::{
-    git_commit, own_cpu_ms, scan_episodes, EpisodeWriter, HostRecord, RunInfo, ServerRecord,
-    TableWriter,
+    git_commit, own_cpu_ms, rebuild_tables, scan_episodes, EpisodeWriter, HostRecord, RunInfo,
+    ServerRecord,
 };
 use crate::runner::{
     self, BudgetGuard, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,
@@ -197,7 +198,6 @@ impl RunJob {
         let collector = Arc::new(Mutex::new(earlier.collector));
         let mut all: Vec<Box<dyn EventSink>> = vec![
             Box::new(EpisodeWriter::open(&dir)?),
-            Box::new(earlier.tables),
             Box::new(LiveReports::new(
                 dir.clone(),
                 info.clone(),
@@ -231,6 +231,23 @@ impl RunJob {
             .context("the event consumer stopped")?
             .context("cannot record episodes")?;
         let collector = std::mem::take(&mut *crate::report::lock_collector(&collector));
+        info.episodes = collector.episodes();
+        info.infra_errors = collector.infra_errors();
+        let comparison = collector
+            .comparison(&info.config.stats, info.seed)
+            .context("cannot compare the sides")?;
+        drop(collector);
+        // What the trials and the comparison freed goes back to the system first (see `memory`).
+        crate::memory::return_free_memory();
+        // The tables are written from the episodes on disk once the trials are done, a row group
+        // at a time: while the run goes, neither their rows nor their files' growing footers
+        // take memory (which grew with the run: 2 MB of rows and 4 MB of footer at 100k demo
+        // episodes).
+        let tables_dir = dir.clone();
+        tokio::task::spawn_blocking(move || rebuild_tables(&tables_dir, |_| ()))
+            .await
+            .context("the tables' writer stopped")?
+            .context("cannot write the episode tables")?;
         let budget_note = budget_reached.lock().ok().and_then(|r| r.clone());
         info.status = if budget_note.is_some() {
             "budget_reached"
@@ -241,13 +258,8 @@ impl RunJob {
         }
         .into();
         info.finished_at = Some(chrono::Utc::now().to_rfc3339());
-        info.episodes = collector.episodes();
-        info.infra_errors = collector.infra_errors();
         info.runner_cpu_ms = own_cpu_ms();
         info.write(&dir)?;
-        let comparison = collector
-            .comparison(&info.config.stats, info.seed)
-            .context("cannot compare the sides")?;
         Ok(RunEnd {
             info,
             comparison,
@@ -258,13 +270,11 @@ impl RunJob {
 }
 
 /// What a resumed run's directory already holds: the trials done (not run again), what they
-/// spent of the budget, their aggregates for the live reports, and the tables' writer, which
-/// has their rows and gets the new episodes' as the run goes. Empty for a new run.
+/// spent of the budget and their aggregates for the live reports. Empty for a new run.
 struct Earlier {
     done: HashSet<DoneKey>,
     spent: Spent,
     collector: Collector,
-    tables: TableWriter,
 }
 
 impl Earlier {
@@ -273,21 +283,13 @@ impl Earlier {
             done: HashSet::new(),
             spent: Spent::default(),
             collector: Collector::for_stats(&config.stats),
-            tables: TableWriter::new(dir),
         };
-        let mut failed = None;
         scan_episodes(dir, |e| {
             earlier.spent.add(&e, &config.prices);
             earlier.collector.add(e.side, &e);
             earlier.done.insert(DoneKey::of(&e));
-            if let Err(e) = earlier.tables.push(&e) {
-                failed.get_or_insert(e);
-            }
         })?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(earlier),
-        }
+        Ok(earlier)
     }
 }
 

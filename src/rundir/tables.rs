@@ -8,7 +8,6 @@ use polars::prelude::*;
 
 use super::columns::{EpisodeColumns, ToolCallColumns};
 use crate::episode::{Episode, EpisodeFacts, Side};
-use crate::runner::{EventSink, RunEvent, RunEventKind};
 use crate::suite::{TaskKind, TaskSet};
 
 pub const EPISODES_PARQUET: &str = "episodes.parquet";
@@ -97,8 +96,8 @@ pub fn write_tables(tables: &mut Tables, dir: &Path) -> anyhow::Result<()> {
 
 /// Rows per Parquet row group (and CSV batch); rows wait as columns until a group is full.
 /// Larger groups make a smaller footer and faster writes (a million episodes' tables: 18 s in
-/// groups of 2,048 rows, 11 s in groups of 16,384), but a run holds one group's rows while it
-/// goes (at 16,384 rows, 20 MB more at 100k demo episodes than at 2k).
+/// groups of 2,048 rows, 11 s in groups of 16,384), but the writer holds one group's rows (about
+/// 500 bytes per demo episode) and a burst of about as much again while it writes one.
 const ROW_GROUP: usize = 4096;
 
 /// Writes `episodes.parquet`, `episodes.csv` and `tool_calls.parquet` from episodes handed over
@@ -106,8 +105,8 @@ const ROW_GROUP: usize = 4096;
 /// (the episode itself is not kept), and [`ROW_GROUP`] rows are written at a time (a Parquet row
 /// group and a CSV batch each), so the tables of a run of any size take the memory of one row
 /// group. The files are written under `.tmp` names and renamed when the writer finishes: a
-/// reader never sees half a table, and a run cut short keeps the tables it had. As an
-/// [`EventSink`], it writes a run's tables while the run goes.
+/// reader never sees half a table, and a run cut short keeps the tables it had. A run writes its
+/// tables with it once its trials are done ([`rebuild_tables`]), `merge` as it merges.
 pub struct TableWriter {
     dir: PathBuf,
     /// Rows of the next row group, not yet written.
@@ -233,19 +232,6 @@ impl TableWriter {
                 .with_context(|| format!("cannot write `{}`", path.display()))?;
         }
         Ok(())
-    }
-}
-
-impl EventSink for TableWriter {
-    fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()> {
-        match &event.kind {
-            RunEventKind::TrialFinished { episode, .. } => self.push(episode),
-            _ => Ok(()),
-        }
-    }
-
-    fn finish(&mut self) -> anyhow::Result<()> {
-        self.close()
     }
 }
 
