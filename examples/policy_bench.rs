@@ -4,9 +4,9 @@
 
 use std::time::Instant;
 
+use mcpeval::analysis::adaptive::{Design, Looks};
 use mcpeval::config::StatsConfig;
 use mcpeval::episode::{EpisodeFacts, Side};
-use mcpeval::report::adaptive::{Design, Looks};
 use mcpeval::suite::{TaskKind, TaskSet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

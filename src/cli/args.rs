@@ -17,7 +17,9 @@ Exit codes:
   2  usage or input error (bad flags, config, task file or run directory)
   3  infrastructure failure (a server would not start, or more infrastructure errors than
      [stats] max_infra_share, default 10 %, of the episodes)
-  130  interrupted by Ctrl-C (the run directory can be finished with --resume)";
+  130  interrupted by Ctrl-C (the run directory can be finished with --resume)
+
+More: docs/exit-codes.md";
 
 /// mcpeval: did the new version of my MCP server change how models use it?
 #[derive(Debug, Parser)]
@@ -30,8 +32,12 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a task suite against the baseline and candidate servers (no arguments: the embedded demo).
+    ///
+    /// More: docs/hosts.md (hosts and models), docs/statistics.md (how the verdicts are reached).
     Run(RunArgs),
     /// Validate or list task suites.
+    ///
+    /// More: docs/task-format.md.
     Tasks {
         #[command(subcommand)]
         action: TasksAction,
@@ -54,6 +60,8 @@ pub enum Command {
     /// The trend of task results across nightly runs, from the history file.
     History(HistoryArgs),
     /// Serve the embedded demo MCP server (an issue tracker) over stdio or Streamable HTTP.
+    ///
+    /// More: docs/hosts.md.
     DemoServer(DemoServerArgs),
     /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint,
     /// Anthropic's /v1/messages (streaming or not; count_tokens), OpenAI's /v1/responses
@@ -161,7 +169,7 @@ pub struct RunArgs {
     /// sides of each; every machine of a CI matrix runs one, `mcpeval merge` joins them. A
     /// shard exits 0 on a regression: the verdict is the merge's.
     #[arg(long, value_name = "I/N")]
-    pub shard: Option<crate::runner::Shard>,
+    pub shard: Option<crate::rundir::Shard>,
 }
 
 #[derive(Debug, Args)]
@@ -193,7 +201,8 @@ server.json (era, supportedVersions, capabilities, instructions, serverInfo, the
 capabilities declared) and errors.json (how the server answers an unknown tool, a missing or
 mistyped argument, an unknown resource, an unsupported protocol version; no probe calls a tool
 with valid arguments).
-Exit codes: 0 written, 2 bad flags or config, 3 the server could not be reached.";
+Exit codes: 0 written, 2 bad flags or config, 3 the server could not be reached.
+More: docs/contract.md.";
 
 #[derive(Debug, Args)]
 #[command(after_help = DIFF_HELP)]
@@ -218,7 +227,8 @@ pub struct DiffArgs {
 const DIFF_HELP: &str = "\
 Exit codes: 0 no change breaks clients, 1 some change breaks clients (breaksClients: true),
 2 a snapshot directory cannot be read. `mcpeval run --trigger DIFF.json` runs the tasks the
-changes that affect models touch.";
+changes that affect models touch.
+More: docs/contract.md.";
 
 #[derive(Debug, Args)]
 #[command(after_help = COMPARE_HELP)]
@@ -251,7 +261,9 @@ side from transcripts.jsonl), prints the verdict table, and exits like `mcpeval 
 The episodes are read from episodes.parquet (only the columns the tests need) when it is up to
 date, else from episodes.jsonl; nothing holds them all. When the reports go into the run
 directory itself, a run whose tables are missing or older than its episodes.jsonl (cut short,
-or resumed since) gets them rewritten in the same pass.";
+or resumed since) gets them rewritten in the same pass.
+
+More: docs/statistics.md.";
 
 #[derive(Debug, Args)]
 #[command(after_help = MERGE_HELP)]
@@ -272,7 +284,8 @@ and that every (task, host, trial, side) unit is recorded exactly once; then wri
 finished run (run.json with merged_from, episodes, transcripts, tables) and the comparison,
 summary.md and junit.xml as `mcpeval compare` does. Exit codes:
   0  no regression on a gated metric     1  a gated metric regressed
-  2  shards that do not fit together     3  more infrastructure errors than the limit";
+  2  shards that do not fit together     3  more infrastructure errors than the limit
+More: docs/sharding.md.";
 
 #[derive(Debug, Args)]
 #[command(after_help = PLAN_HELP)]
@@ -329,7 +342,9 @@ With --from, also the tokens and cost of the recommended run.
 
   mcpeval plan --baseline-rate 0.95 --drop 0.10
   mcpeval plan --suite tasks/demo --drop 0.3
-  mcpeval plan --suite tasks/mine --drop 0.2 --from results/<run-id> --config configs/mine.toml";
+  mcpeval plan --suite tasks/mine --drop 0.2 --from results/<run-id> --config configs/mine.toml
+
+More: docs/statistics.md.";
 
 #[derive(Debug, Args)]
 #[command(after_help = NIGHTLY_HELP)]
@@ -358,10 +373,14 @@ Exit codes, one job (no --schedule): those of `mcpeval run`:
   0  no regression   1  regression (or a change that breaks clients)   2  bad config or history
   3  infrastructure failure   130  interrupted (Ctrl-C or SIGTERM: in-flight trials finish)
 With --schedule: a failed job is logged and the next one runs; SIGTERM or Ctrl-C exits 0 (at once
-while waiting, after the job's in-flight trials while one runs); 2 for a bad config or CRON.";
+while waiting, after the job's in-flight trials while one runs); 2 for a bad config or CRON.
+More: docs/nightly.md.";
 
 #[derive(Debug, Args)]
-#[command(after_help = "Exit codes: 0 printed, 2 no history file or no row matches.")]
+#[command(
+    after_help = "Exit codes: 0 printed, 2 no history file or no row matches.
+More: docs/nightly.md."
+)]
 pub struct HistoryArgs {
     /// The history file.
     #[arg(
@@ -382,14 +401,33 @@ pub struct HistoryArgs {
     pub host: Option<String>,
 }
 
-fn parse_tag(s: &str) -> Result<(String, String), String> {
+/// A `--tag` that is not `KEY=VALUE`.
+#[derive(Debug, thiserror::Error)]
+#[error("expected KEY=VALUE, got `{0}`")]
+pub struct BadTag(String);
+
+fn parse_tag(s: &str) -> Result<(String, String), BadTag> {
     s.split_once('=')
         .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
         .filter(|(k, _)| !k.is_empty())
-        .ok_or_else(|| format!("expected KEY=VALUE, got `{s}`"))
+        .ok_or_else(|| BadTag(s.to_owned()))
 }
 
 impl RunArgs {
+    /// The run these flags ask for.
+    pub fn to_request(&self) -> crate::job::RunRequest {
+        crate::job::RunRequest {
+            overrides: self.to_overrides(),
+            resume: self.resume.clone(),
+            out: self.out.clone(),
+            trigger: self.trigger.clone(),
+            auto_trigger: self.auto_trigger,
+            allow_breaking: self.allow_breaking,
+            no_cache: self.no_cache,
+            shard: self.shard,
+        }
+    }
+
     pub fn to_overrides(&self) -> Overrides {
         Overrides {
             config: self.config.clone(),
@@ -448,7 +486,9 @@ Faults: --fail-rate and --garbage-rate take disjoint shares of the requests. Whi
 fault is drawn from an RNG of its own, seeded by --fault-seed and the request (a retry of the same
 request draws again), never from the model's: the answers that do arrive are exactly those of a
 fault-free server, so a faulty run reproduces a fault-free run's results. Injected error statuses
-are answered at once; --latency-ms applies to the other answers.")]
+are answered at once; --latency-ms applies to the other answers.
+
+More: docs/hosts.md.")]
 pub struct SimServerArgs {
     /// Address to listen on (port 0 picks a free port; the address is printed).
     #[arg(long, default_value = "127.0.0.1:8089")]

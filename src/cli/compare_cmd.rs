@@ -6,17 +6,19 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::args::CompareArgs;
-use super::exit::{CliError, Exit};
-use super::out::{out, outln};
+use super::out::out;
+use crate::analysis::{Collector, Comparison};
+use crate::config::InvalidSetting;
 use crate::episode::Side;
-use crate::report::{verdict_table, write_reports, Collector, Comparison, Outcome, Report};
+use crate::error::{Exit, Failure};
+use crate::report::{verdict_table, write_reports, Report};
 use crate::rundir::{rebuild_tables, scan_facts, table_is_current, RunInfo, EPISODES_JSONL};
 
 /// Runs `mcpeval compare` and returns the exit code of the verdict. The episodes are streamed
 /// into the comparison, never all held: the columns it needs from `episodes.parquet` (polars),
 /// or `episodes.jsonl` when the table is missing or older (a run cut short).
-pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
-    let info = RunInfo::read(&args.run).map_err(CliError::usage)?;
+pub fn compare(args: &CompareArgs) -> Result<Exit, Failure> {
+    let info = RunInfo::read(&args.run).map_err(Failure::usage)?;
     let mut stats = info.config.stats.clone();
     if let Some(c) = args.correction {
         stats.correction = c;
@@ -26,9 +28,9 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
     }
     stats
         .validate()
-        .map_err(|e| CliError::usage(anyhow::anyhow!(e.replace("[stats] ", "--"))))?;
+        .map_err(|e| InvalidSetting(e.0.replace("[stats] ", "--")))?;
     let against = match &args.against {
-        Some(dir) => Some(RunInfo::read(dir).map_err(CliError::usage)?),
+        Some(dir) => Some(RunInfo::read(dir).map_err(Failure::usage)?),
         None => None,
     };
     let out = match (&args.out, &against) {
@@ -49,14 +51,14 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
         && !table_is_current(&args.run)
         && args.run.join(EPISODES_JSONL).is_file();
     if rebuild {
-        rebuild_tables(&args.run, |e| collector.add(e.side, e)).map_err(CliError::usage)?;
+        rebuild_tables(&args.run, |e| collector.add(e.side, e)).map_err(Failure::usage)?;
     } else {
         scan_facts(&args.run, |side, e| {
             if side == Side::Candidate || own_baseline {
                 collector.add_facts(side, e);
             }
         })
-        .map_err(CliError::usage)?;
+        .map_err(Failure::usage)?;
     }
     if let (Some(other), Some(dir)) = (&against, &args.against) {
         scan_facts(dir, |side, e| {
@@ -64,12 +66,12 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
                 collector.add_facts(Side::Baseline, e);
             }
         })
-        .map_err(CliError::usage)?;
+        .map_err(Failure::usage)?;
         warn_unmatched(&collector, &other.run_id);
     }
     for side in Side::BOTH {
         if collector.count(side) == 0 {
-            return Err(CliError::usage(anyhow::anyhow!(
+            return Err(Failure::usage(anyhow::anyhow!(
                 "`{}` has no {side} episodes to compare",
                 args.run.display()
             )));
@@ -77,7 +79,7 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, CliError> {
     }
     let comparison = collector
         .comparison(&stats, info.seed)
-        .map_err(|e| CliError::usage(anyhow::anyhow!("cannot compare: {e}")))?;
+        .map_err(|e| Failure::usage(anyhow::anyhow!("cannot compare: {e}")))?;
     // The per-episode numbers are not needed by the reports (report.html reads its few trials
     // from the files itself).
     drop(collector);
@@ -105,7 +107,7 @@ fn warn_unmatched(collector: &Collector, other_id: &str) {
 }
 
 /// Writes the reports into `dir`, prints the verdict table and returns the verdict's exit code.
-pub(super) fn publish(report: &Report, dir: &Path) -> anyhow::Result<Exit> {
+fn publish(report: &Report, dir: &Path) -> anyhow::Result<Exit> {
     write_reports(report, dir)?;
     let c: &Comparison = report.comparison;
     out!(
@@ -115,25 +117,6 @@ pub(super) fn publish(report: &Report, dir: &Path) -> anyhow::Result<Exit> {
             std::io::stdout().is_terminal() && console::colors_enabled()
         )
     );
-    outln!(
-        "reports: {}",
-        [
-            "summary.md",
-            "comparison.csv",
-            "comparison.parquet",
-            "junit.xml",
-            "report.html"
-        ]
-        .map(|f| dir.join(f).display().to_string())
-        .join(", ")
-    );
-    Ok(exit_code(c.outcome()))
-}
-
-pub(super) fn exit_code(outcome: Outcome) -> Exit {
-    match outcome {
-        Outcome::Pass => Exit::Ok,
-        Outcome::Regression => Exit::Regression,
-        Outcome::InfraFailure => Exit::Infra,
-    }
+    super::run_cmd::print_report_paths(dir);
+    Ok(c.outcome().exit())
 }

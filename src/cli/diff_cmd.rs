@@ -5,13 +5,13 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::args::DiffArgs;
-use super::exit::{CliError, Exit};
 use super::out::out;
 use crate::contract::{self, Snapshot};
+use crate::error::{Exit, Failure};
 
 /// Diffs two snapshot directories; the table goes to stdout, the JSON to `--out`.
-pub fn diff(args: &DiffArgs) -> Result<Exit, CliError> {
-    let read = |dir: &Path| Snapshot::read(dir).map_err(CliError::usage);
+pub fn diff(args: &DiffArgs) -> Result<Exit, Failure> {
+    let read = |dir: &Path| Snapshot::read(dir).map_err(Failure::usage);
     let (base, cand) = (read(&args.baseline)?, read(&args.candidate)?);
     let diff = contract::diff_snapshots(
         &base,

@@ -1,20 +1,20 @@
 //! `mcpeval history`: the trend of task results across nightly runs, read from the history.
 
 use super::args::HistoryArgs;
-use super::exit::{CliError, Exit};
 use super::out::{out, outln};
+use crate::error::{Exit, Failure};
 use crate::history::{self, TrendFilter};
 
 /// Prints the trend the flags select; exit 2 when there is no history or no row matches.
-pub fn history(args: &HistoryArgs) -> Result<Exit, CliError> {
+pub fn history(args: &HistoryArgs) -> Result<Exit, Failure> {
     let path = &args.file;
     if !path.exists() {
-        return Err(CliError::usage(anyhow::anyhow!(
+        return Err(Failure::usage(anyhow::anyhow!(
             "no history at `{}`: `mcpeval nightly --config FILE` writes one (or pass --file PATH)",
             path.display()
         )));
     }
-    let rows = history::read(path).map_err(CliError::usage)?;
+    let rows = history::read(path).map_err(Failure::usage)?;
     let filter = TrendFilter {
         task: args.task.clone(),
         host: args.host.clone(),
@@ -28,7 +28,7 @@ pub fn history(args: &HistoryArgs) -> Result<Exit, CliError> {
             v.dedup();
             v.join(", ")
         };
-        return Err(CliError::usage(anyhow::anyhow!(
+        return Err(Failure::usage(anyhow::anyhow!(
             "no row of `{}` matches{}{}{} (tasks: {}; hosts: {}; metrics: {})",
             path.display(),
             args.task

@@ -2,16 +2,12 @@
 //! compares it as `mcpeval compare OUT` does.
 
 use super::args::{CompareArgs, MergeArgs};
-use super::exit::{CliError, Exit};
-use crate::rundir::{merge as merge_shards, MergeError};
+use crate::error::{Exit, Failure};
+use crate::rundir::merge as merge_shards;
 
 /// Runs `mcpeval merge` and returns the exit code of the merged run's verdict.
-pub fn merge(args: &MergeArgs) -> Result<Exit, CliError> {
-    let merged = merge_shards(&args.shards, &args.out).map_err(|e| match e {
-        MergeError::Refused(message) => CliError::usage(anyhow::anyhow!(message)),
-        MergeError::Unreadable(e) => CliError::usage(e),
-        MergeError::Write(e) => CliError::infra(e),
-    })?;
+pub fn merge(args: &MergeArgs) -> Result<Exit, Failure> {
+    let merged = merge_shards(&args.shards, &args.out)?;
     eprintln!(
         "merged {} shards of run config {} ({} episodes) into {}",
         merged.shards,

@@ -3,7 +3,6 @@
 mod args;
 mod compare_cmd;
 mod diff_cmd;
-mod exit;
 mod history_cmd;
 mod hosts;
 mod merge_cmd;
@@ -13,21 +12,19 @@ mod plan_cmd;
 mod progress;
 mod run_cmd;
 mod snapshot_cmd;
-mod suites;
 mod tasks_cmd;
-mod trigger;
 
+pub use crate::error::{Exit, Failure};
+pub use crate::suite::DEMO_SUITE;
 pub use args::MergeArgs;
 pub use args::{
     Cli, Command, CompareArgs, DemoServerArgs, DiffArgs, PlanArgs, RunArgs, SimServerArgs,
     SnapshotArgs, TasksAction,
 };
 pub use args::{HistoryArgs, NightlyArgs};
-pub use exit::{CliError, Exit};
-pub use suites::DEMO_SUITE;
 
 /// Runs a parsed command line; `None` (no subcommand) runs the embedded demo.
-pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
+pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
     match cli.command {
         None => run_cmd::run_command(&RunArgs::default()).await,
         Some(Command::Run(args)) => run_cmd::run_command(&args).await,
@@ -44,7 +41,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         },
         Some(Command::DemoServer(args)) => {
             if !crate::mcp::demo::RELEASES.contains(&args.release.as_str()) {
-                return Err(CliError::usage(anyhow::anyhow!(
+                return Err(Failure::usage(anyhow::anyhow!(
                     "unknown demo release `{}`: expected one of {}",
                     args.release,
                     crate::mcp::demo::RELEASES.join(", ")
@@ -63,11 +60,11 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             Ok(Exit::Ok)
         }
         Some(Command::SimServer(args)) => {
-            let mut config = crate::host::sim::SimConfig::default();
+            let mut config = crate::sim::SimConfig::default();
             if let Some(t) = args.temperature {
                 config.temperature = t;
             }
-            let faults = crate::host::sim_server::FaultConfig {
+            let faults = crate::sim::server::FaultConfig {
                 fail_rate: args.fail_rate,
                 statuses: if args.status.is_empty() {
                     vec![503]
@@ -83,15 +80,13 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
                 stall_rate: args.stall_rate,
                 token_interval: std::time::Duration::from_millis(args.token_ms),
             };
-            faults
-                .validate()
-                .map_err(|e| CliError::usage(anyhow::anyhow!(e)))?;
-            let options = crate::host::sim_server::ServeOptions {
+            faults.validate()?;
+            let options = crate::sim::server::ServeOptions {
                 latency: std::time::Duration::from_millis(args.latency_ms),
                 faults,
                 ..Default::default()
             };
-            crate::host::sim_server::serve(args.addr, config, options).await?;
+            crate::sim::server::serve(args.addr, config, options).await?;
             Ok(Exit::Ok)
         }
     }

@@ -5,23 +5,24 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::args::PlanArgs;
-use super::exit::{CliError, Exit};
 use super::out::outln;
+use crate::analysis::RunDesign;
+use crate::config::InvalidSetting;
 use crate::config::{resolve, Overrides, RunConfig};
 use crate::episode::Side;
-use crate::report::{format_points, RunDesign};
+use crate::error::{Exit, Failure};
 use crate::rundir::scan_episodes;
 use crate::stats::{fisher_power, trials_needed, trials_needed_stable, StatsError};
 use crate::suite::{Task, TaskKind, TaskSet};
 
-fn usage(e: StatsError) -> CliError {
-    CliError::usage(anyhow::anyhow!("{e}"))
+fn usage(e: StatsError) -> Failure {
+    Failure::usage(anyhow::anyhow!("{e}"))
 }
 
 /// Runs `mcpeval plan`.
-pub fn plan(args: &PlanArgs) -> Result<Exit, CliError> {
+pub fn plan(args: &PlanArgs) -> Result<Exit, Failure> {
     if args.drop.is_nan() || args.drop <= 0.0 {
-        return Err(CliError::usage(anyhow::anyhow!(
+        return Err(Failure::usage(anyhow::anyhow!(
             "--drop must be above 0 (an absolute drop: 0.10 = ten points), got {}",
             args.drop
         )));
@@ -30,7 +31,7 @@ pub fn plan(args: &PlanArgs) -> Result<Exit, CliError> {
         return plan_suite(args);
     }
     let Some(p0) = args.baseline_rate else {
-        return Err(CliError::usage(anyhow::anyhow!(
+        return Err(Failure::usage(anyhow::anyhow!(
             "--baseline-rate is required without --suite"
         )));
     };
@@ -45,7 +46,7 @@ pub fn plan(args: &PlanArgs) -> Result<Exit, CliError> {
 
 /// Prints the first n whose exact power reaches the target, the n from which it stays there,
 /// and the power at a few round numbers of trials for a sense of scale.
-fn single(p0: f64, drop: f64, alpha: f64, power: f64, max: u64) -> Result<Exit, CliError> {
+fn single(p0: f64, drop: f64, alpha: f64, power: f64, max: u64) -> Result<Exit, Failure> {
     let first = trials_needed(p0, drop, alpha, power, max).map_err(usage)?;
     outln!(
         "Fisher's exact test, two-sided, alpha {alpha}: baseline {:.1} % → candidate {:.1} % \
@@ -111,7 +112,7 @@ struct FromRun {
     models: BTreeMap<String, String>,
 }
 
-fn read_from(dir: &Path) -> Result<FromRun, CliError> {
+fn read_from(dir: &Path) -> Result<FromRun, Failure> {
     let mut from = FromRun {
         tasks: BTreeMap::new(),
         models: BTreeMap::new(),
@@ -127,9 +128,9 @@ fn read_from(dir: &Path) -> Result<FromRun, CliError> {
         o.output_tokens += e.output_tokens;
         from.models.insert(e.host.clone(), e.model.clone());
     })
-    .map_err(CliError::usage)?;
+    .map_err(Failure::usage)?;
     if seen == 0 || from.tasks.is_empty() {
-        return Err(CliError::usage(anyhow::anyhow!(
+        return Err(Failure::usage(anyhow::anyhow!(
             "`{}` has no baseline episodes to plan from (no {} there, or every one an \
              infrastructure error)",
             dir.display(),
@@ -145,14 +146,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// `mcpeval plan --suite`: what a run of the suite can detect, and what it would cost.
-fn plan_suite(args: &PlanArgs) -> Result<Exit, CliError> {
+fn plan_suite(args: &PlanArgs) -> Result<Exit, Failure> {
     let overrides = Overrides {
         config: args.config.clone(),
         suites: args.suite.clone(),
         hosts: args.host.clone(),
         ..Overrides::default()
     };
-    let mut config = resolve(&overrides).map_err(CliError::usage)?;
+    let mut config = resolve(&overrides).map_err(Failure::usage)?;
     if let Some(a) = args.alpha {
         config.stats.alpha = a;
     }
@@ -162,10 +163,10 @@ fn plan_suite(args: &PlanArgs) -> Result<Exit, CliError> {
     config
         .stats
         .validate()
-        .map_err(|e| CliError::usage(anyhow::anyhow!(e.replace("[stats] ", "--"))))?;
-    let suite = super::suites::load(&config.suites, &config.config_source)?;
+        .map_err(|e| InvalidSetting(e.0.replace("[stats] ", "--")))?;
+    let suite = crate::suite::load_or_embedded(&config.suites, config.is_embedded_demo())?;
     if suite.tasks.is_empty() {
-        return Err(CliError::usage(anyhow::anyhow!("the suite holds no task")));
+        return Err(Failure::usage(anyhow::anyhow!("the suite holds no task")));
     }
     let from = args.from.as_deref().map(read_from).transpose()?;
     let stats = &config.stats;
@@ -190,7 +191,7 @@ fn plan_suite(args: &PlanArgs) -> Result<Exit, CliError> {
         (None, None) => 1.0,
     };
     if p0 - args.drop < 0.0 {
-        return Err(CliError::usage(anyhow::anyhow!(
+        return Err(Failure::usage(anyhow::anyhow!(
             "--drop {} is larger than the baseline rate {p0}",
             args.drop
         )));
@@ -207,16 +208,16 @@ fn plan_suite(args: &PlanArgs) -> Result<Exit, CliError> {
         Some(n) => outln!(
             "One task at {} ({source}) falling by {} points is flagged with {} power from {n} \
              trials per side (Fisher's exact test at the per-task level {task_level:.2e}).",
-            crate::report::format_percent(p0),
-            format_points(args.drop),
-            crate::report::format_percent(stats.power),
+            crate::analysis::percent(p0),
+            crate::analysis::points(args.drop),
+            crate::analysis::percent(stats.power),
         ),
         None => outln!(
             "One task at {} falling by {} points needs more than {max} trials per side to be \
              flagged with {} power (raise --max-trials).",
-            crate::report::format_percent(p0),
-            format_points(args.drop),
-            crate::report::format_percent(stats.power),
+            crate::analysis::percent(p0),
+            crate::analysis::points(args.drop),
+            crate::analysis::percent(stats.power),
         ),
     }
     let configured = u64::from(config.trials);
@@ -243,13 +244,13 @@ fn plan_suite(args: &PlanArgs) -> Result<Exit, CliError> {
             match drop {
                 Some(d) => format!(
                     "a single task at {} is flagged when it falls by {} points",
-                    crate::report::format_percent(p0),
-                    format_points(d)
+                    crate::analysis::percent(p0),
+                    crate::analysis::points(d)
                 ),
                 None => format!(
                     "a single task at {} is not flagged with {} power even when it falls to 0 %",
-                    crate::report::format_percent(p0),
-                    crate::report::format_percent(stats.power)
+                    crate::analysis::percent(p0),
+                    crate::analysis::percent(stats.power)
                 ),
             }
         } else {
@@ -262,7 +263,7 @@ fn plan_suite(args: &PlanArgs) -> Result<Exit, CliError> {
         let suite_drop = match design.suite_drop(stats, trials, &rates).map_err(usage)? {
             Some(d) => format!(
                 "the whole-suite success row flags a drop of every task by {} points",
-                format_points(d)
+                crate::analysis::points(d)
             ),
             None => "the whole-suite success row cannot flag even a drop to 0 %".into(),
         };
@@ -300,7 +301,7 @@ fn describe(design: &RunDesign, tasks: &[Task], config: &RunConfig) {
         tasks.len(),
         design.gated_suite_rows(stats),
         design.suite_level(stats),
-        format_points(stats.suite_success_margin),
+        crate::analysis::points(stats.suite_success_margin),
     );
 }
 

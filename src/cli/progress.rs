@@ -120,6 +120,13 @@ impl EventSink for Progress {
                     )
                 });
             }
+            RunEventKind::Aborting => {
+                self.bar.suspend(|| {
+                    eprintln!(
+                        "stopping now: the trials in flight are dropped; the files are written from the episodes that finished"
+                    )
+                });
+            }
             RunEventKind::LookFinished {
                 look,
                 looks,

@@ -4,19 +4,19 @@
 use std::path::Path;
 
 use super::args::SnapshotArgs;
-use super::exit::{CliError, Exit};
 use super::out::outln;
 use crate::config::resolve_server;
 use crate::contract::{self, Snapshot};
+use crate::error::{Exit, Failure};
 
 /// Takes the snapshot (and one per auth profile, in `DIR/<profile>/`).
-pub async fn snapshot(args: &SnapshotArgs) -> Result<Exit, CliError> {
+pub async fn snapshot(args: &SnapshotArgs) -> Result<Exit, Failure> {
     let mut profiles: Vec<Option<&String>> = vec![None];
     profiles.extend(args.auth_profile.iter().map(Some));
     for profile in profiles {
         let auth: Vec<String> = profile.into_iter().cloned().collect();
         let mut spec =
-            resolve_server(args.config.as_deref(), &args.server, &auth).map_err(CliError::usage)?;
+            resolve_server(args.config.as_deref(), &args.server, &auth).map_err(Failure::usage)?;
         if let Some(era) = args.protocol_era {
             spec.protocol_era = era;
         }
@@ -26,7 +26,7 @@ pub async fn snapshot(args: &SnapshotArgs) -> Result<Exit, CliError> {
         };
         let snapshot = contract::take(&spec)
             .await
-            .map_err(|e| CliError::infra(anyhow::anyhow!("`{}`: {e}", spec.display())))?;
+            .map_err(|e| Failure::infra(anyhow::anyhow!("`{}`: {e}", spec.display())))?;
         snapshot.write(&dir)?;
         outln!("{}", describe(&snapshot, &dir));
     }

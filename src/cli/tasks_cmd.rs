@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use super::exit::{CliError, Exit};
 use super::out::outln;
+use crate::error::{Exit, Failure};
 use crate::suite::{load_suite, SuiteError, TaskKind, TaskSet};
 
 fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {
@@ -15,7 +15,7 @@ fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// Prints every problem (file:line:column: message) and exits 2, or a one-line summary.
-pub fn check(paths: &[PathBuf]) -> Result<Exit, CliError> {
+pub fn check(paths: &[PathBuf]) -> Result<Exit, Failure> {
     match load_suite(&paths_or_default(paths)) {
         Ok(suite) => {
             let count = |f: &dyn Fn(&crate::suite::Task) -> bool| {
@@ -38,12 +38,12 @@ pub fn check(paths: &[PathBuf]) -> Result<Exit, CliError> {
             eprintln!("{} problem(s) found", diagnostics.len());
             Ok(Exit::Usage)
         }
-        Err(e) => Err(CliError::usage(e)),
+        Err(e) => Err(Failure::usage(e)),
     }
 }
 
-pub fn list(paths: &[PathBuf]) -> Result<Exit, CliError> {
-    let suite = load_suite(&paths_or_default(paths)).map_err(CliError::usage)?;
+pub fn list(paths: &[PathBuf]) -> Result<Exit, Failure> {
+    let suite = load_suite(&paths_or_default(paths)).map_err(Failure::usage)?;
     let w = suite
         .tasks
         .iter()

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::host::sim::SimConfig;
+use super::SimConfig;
 
 /// A config file as written. `None` means "not set here": the layer below decides.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -26,10 +26,10 @@ pub struct ConfigFile {
     pub profile: Option<ProfileFile>,
     pub stats: Option<super::stats::StatsFile>,
     /// `[budget]`: limits of one run.
-    pub budget: Option<crate::runner::Budget>,
+    pub budget: Option<crate::config::Budget>,
     /// `[prices.MODEL]`: US dollars per million input / output tokens.
     #[serde(default)]
-    pub prices: BTreeMap<String, crate::runner::Price>,
+    pub prices: BTreeMap<String, crate::config::Price>,
     #[serde(default)]
     pub servers: BTreeMap<String, ServerFile>,
     /// Environment variables whose values are secrets: redacted from run.json, transcripts,
@@ -41,9 +41,9 @@ pub struct ConfigFile {
     /// `[auth.NAME]`: credentials a snapshot can be taken with (`--auth-profile NAME`).
     #[serde(default)]
     pub auth: BTreeMap<String, AuthFile>,
-    /// `[nightly]`: read by `mcpeval nightly` alone (`crate::history::NightlyFile`); a run
+    /// `[nightly]`: read by `mcpeval nightly` alone (`crate::config::NightlyFile`); a run
     /// ignores it.
-    pub nightly: Option<crate::history::NightlyFile>,
+    pub nightly: Option<crate::config::NightlyFile>,
 }
 
 /// `[auth.NAME]`: headers (HTTP) or environment (stdio) added to a server for one snapshot;
@@ -88,7 +88,7 @@ impl std::str::FromStr for Isolation {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileFile {
-    pub tool_naming: Option<crate::host::profile::ToolNaming>,
+    pub tool_naming: Option<crate::config::ToolNaming>,
     pub pass_title: Option<bool>,
     pub pass_instructions: Option<bool>,
     pub system_prompt: Option<String>,
@@ -267,7 +267,7 @@ impl ProfileFile {
     }
 
     /// Applies the keys set here to a resolved profile.
-    pub fn apply(&self, profile: &mut crate::host::HostProfile) {
+    pub fn apply(&self, profile: &mut super::HostProfile) {
         if let Some(v) = self.tool_naming {
             profile.tool_naming = v;
         }

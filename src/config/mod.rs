@@ -1,15 +1,28 @@
-//! Run configuration: server specs, hosts, trials and thresholds, layered and resolved once.
+//! Run configuration: server specs, hosts, trials and thresholds, layered and resolved once. It
+//! owns every settings type it parses (host profiles, app hosts, the sim's knobs, budgets and
+//! prices, `[nightly]`); the modules that act on them import `config`, never the reverse.
 
+mod app;
+mod budget;
 mod file;
+mod nightly;
+mod profile;
 mod resolve;
 mod server;
+mod sim;
 mod stats;
 
+pub use app::{AppKind, AppSettings, DEFAULT_TIMEOUT_S};
+pub use budget::{Budget, Price};
 pub use file::{AuthFile, ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
+pub use nightly::{NightlyFile, NightlySettings};
+pub use profile::{HostProfile, ToolNaming};
 pub use resolve::resolve_extra_host;
 pub use resolve::{
     env_reference, expand_value, resolve, resolve_server, ConfigError, HostConfig, HostSettings,
-    Overrides, Provider, RunConfig, DEFAULT_CONFIG, DEMO_CONFIG,
+    InvalidSetting, Overrides, Provider, RunConfig, UnsetVar, UnsetVariable, DEFAULT_CONFIG,
+    DEMO_CONFIG,
 };
 pub use server::{ProtocolEra, ServerSpec, Transport};
+pub use sim::SimConfig;
 pub use stats::{Metric, StatsConfig, StatsFile};

@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::file::{ConfigFile, HostFile, Isolation, MaxTokensFile, ServerFile};
+use super::HostProfile;
+use super::SimConfig;
 use super::{ServerSpec, Transport};
-use crate::host::sim::SimConfig;
-use crate::host::HostProfile;
 
 /// The embedded defaults every config is laid over.
 pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
@@ -29,6 +29,37 @@ pub enum ConfigError {
     Parse { path: String, message: String },
     #[error("{0}")]
     Invalid(String),
+}
+
+impl crate::error::Coded for ConfigError {
+    fn exit(&self) -> crate::error::Exit {
+        match self {
+            Self::Read { .. } | Self::Parse { .. } | Self::Invalid(_) => crate::error::Exit::Usage,
+        }
+    }
+}
+
+/// A setting whose value is malformed or out of its range, in words that name the setting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidSetting(pub String);
+
+impl From<&str> for InvalidSetting {
+    fn from(message: &str) -> Self {
+        Self(message.to_owned())
+    }
+}
+
+impl From<InvalidSetting> for ConfigError {
+    fn from(e: InvalidSetting) -> Self {
+        Self::Invalid(e.0)
+    }
+}
+
+impl crate::error::Coded for InvalidSetting {
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Usage
+    }
 }
 
 /// Values from the command line and environment, the top layers. `None`: not given.
@@ -87,7 +118,7 @@ pub struct HostConfig {
     pub settings: HostSettings,
     /// The app of an app host (`Provider::App`): program, arguments, allow-list, timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app: Option<crate::host::app::AppSettings>,
+    pub app: Option<crate::config::AppSettings>,
 }
 
 /// The request settings of a `[host.NAME]`; all optional, absent = the provider's default.
@@ -96,7 +127,7 @@ pub struct HostSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     /// The output cap of one turn; `Some(0)` = none sent (`max_tokens = "none"`), `None` = the
-    /// provider's default cap ([`crate::host::DEFAULT_MAX_TOKENS`], anthropic's 1024).
+    /// provider's default cap (`host::DEFAULT_MAX_TOKENS`, anthropic's 1024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
     /// Streamed answers; `None` = yes.
@@ -150,10 +181,10 @@ impl HostConfig {
         // Google's.
         let app = self.app.as_ref().map(|a| a.app);
         let (base, key) = match (&self.provider, app) {
-            (Provider::App, Some(crate::host::app::AppKind::Codex)) => {
+            (Provider::App, Some(crate::config::AppKind::Codex)) => {
                 ("OPENAI_BASE_URL", "OPENAI_API_KEY")
             }
-            (Provider::App, Some(crate::host::app::AppKind::GeminiCli)) => {
+            (Provider::App, Some(crate::config::AppKind::GeminiCli)) => {
                 ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY")
             }
             (Provider::Anthropic | Provider::App, _) => ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
@@ -182,6 +213,11 @@ fn serialize_headers<S: serde::Serializer>(
 }
 
 impl RunConfig {
+    /// Whether this is the embedded demo config (`mcpeval run` with no config file).
+    pub fn is_embedded_demo(&self) -> bool {
+        self.config_source == "<embedded demo>"
+    }
+
     /// Every value that must never be written to a run file: server env and header values, each
     /// host's header values and API key, and the values of the `secret_env` variables.
     pub fn secret_values(&self) -> Vec<String> {
@@ -217,8 +253,11 @@ impl RunConfig {
 impl HostSettings {
     /// The headers with `$VAR` / `${VAR}` references read from the environment. `Err` names the
     /// header and the variable that is not set.
-    pub fn expanded_headers(&self) -> Result<BTreeMap<String, String>, String> {
-        expand_env(&self.headers).map_err(|e| format!("header {e}"))
+    pub fn expanded_headers(&self) -> Result<BTreeMap<String, String>, UnsetVariable> {
+        expand_env(&self.headers).map_err(|e| UnsetVariable {
+            key: format!("header {}", e.key),
+            ..e
+        })
     }
 
     /// Values that must never be written: every header value (expanded) and the API key the
@@ -262,10 +301,10 @@ pub struct RunConfig {
     pub stats: super::StatsConfig,
     /// Limits of the run (`[budget]`).
     #[serde(default)]
-    pub budget: crate::runner::Budget,
+    pub budget: crate::config::Budget,
     /// US dollars per million tokens, by host or model (`[prices.MODEL]`).
     #[serde(default)]
-    pub prices: BTreeMap<String, crate::runner::Price>,
+    pub prices: BTreeMap<String, crate::config::Price>,
 }
 
 fn parse_toml(path: &str, text: &str) -> Result<ConfigFile, ConfigError> {
@@ -372,8 +411,9 @@ pub fn resolve_server(
         })?;
         let invalid = |m: String| ConfigError::Invalid(format!("[auth.{name}]: {m}"));
         spec.headers
-            .extend(expand_env(&profile.headers).map_err(invalid)?);
-        spec.env.extend(expand_env(&profile.env).map_err(invalid)?);
+            .extend(expand_env(&profile.headers).map_err(|e| invalid(e.to_string()))?);
+        spec.env
+            .extend(expand_env(&profile.env).map_err(|e| invalid(e.to_string()))?);
         spec.referenced_values
             .extend(embedded_values(&profile.headers));
         spec.referenced_values.extend(embedded_values(&profile.env));
@@ -499,7 +539,7 @@ fn build(
     if let Some(budget) = over.trial_budget {
         stats.trial_budget = Some(budget);
     }
-    stats.validate().map_err(invalid)?;
+    stats.validate().map_err(|e| invalid(e.0))?;
     // An adaptive run's trials per task and side are its design's most.
     let trials = if stats.adaptive {
         stats.max_trials
@@ -551,14 +591,14 @@ fn server_from_file(
         (None, Some(u)) => u,
         _ => return Err(invalid("set exactly one of `command` and `url`".into())),
     };
-    let mut spec = ServerSpec::parse(name, text).map_err(invalid)?;
+    let mut spec = ServerSpec::parse(name, text).map_err(|e| invalid(e.0))?;
     if entry.url.is_some() && spec.is_stdio() {
         return Err(invalid(format!(
             "`url` must start with http:// or https://, got `{text}`"
         )));
     }
-    spec.env = expand_env(&entry.env).map_err(invalid)?;
-    spec.headers = expand_env(&entry.headers).map_err(invalid)?;
+    spec.env = expand_env(&entry.env).map_err(|e| invalid(e.to_string()))?;
+    spec.headers = expand_env(&entry.headers).map_err(|e| invalid(e.to_string()))?;
     spec.referenced_values = embedded_values(&entry.env);
     spec.referenced_values
         .extend(embedded_values(&entry.headers));
@@ -585,29 +625,46 @@ fn server_from_file(
 
 /// Replaces a value of the form `$VAR` by the variable's value, and each `${VAR}` inside a
 /// value (`Bearer ${TOKEN}`, `${HOME}/graph.json`) by its variable's.
-fn expand_env(map: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, String> {
+fn expand_env(map: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, UnsetVariable> {
     map.iter()
         .map(|(k, v)| {
             expand_value(v)
                 .map(|value| (k.clone(), value))
-                .map_err(|var| {
-                    format!("`{k}` names environment variable `{var}`, which is not set")
+                .map_err(|UnsetVar(var)| UnsetVariable {
+                    key: format!("`{k}`"),
+                    var,
                 })
         })
         .collect()
 }
 
+/// An environment variable that a value names and that is not set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("environment variable `{0}` is not set")]
+pub struct UnsetVar(pub String);
+
+/// A setting (`key`: a header, an env entry) whose value names an environment variable that is
+/// not set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key} names environment variable `{var}`, which is not set")]
+pub struct UnsetVariable {
+    pub key: String,
+    pub var: String,
+}
+
 /// The value with its references read from the environment; `Err` is the first variable that
 /// is not set. A `${` without its `}` is kept as text.
-pub fn expand_value(value: &str) -> Result<String, String> {
-    expand_with(value, |var| std::env::var(var).map_err(|_| var.to_owned()))
+pub fn expand_value(value: &str) -> Result<String, UnsetVar> {
+    expand_with(value, |var| {
+        std::env::var(var).map_err(|_| UnsetVar(var.to_owned()))
+    })
 }
 
 /// [`expand_value`] with the variables read by `read`.
 fn expand_with(
     value: &str,
-    mut read: impl FnMut(&str) -> Result<String, String>,
-) -> Result<String, String> {
+    mut read: impl FnMut(&str) -> Result<String, UnsetVar>,
+) -> Result<String, UnsetVar> {
     if let Some(var) = value.strip_prefix('$').filter(|v| is_var_name(v)) {
         return read(var);
     }
@@ -640,7 +697,7 @@ fn embedded_values(values: &BTreeMap<String, String>) -> Vec<String> {
     {
         // An unset variable fails the config's expansion of the same value; nothing to add then.
         let _ = expand_with(v, |var| {
-            let value = std::env::var(var).map_err(|_| var.to_owned())?;
+            let value = std::env::var(var).map_err(|_| UnsetVar(var.to_owned()))?;
             if !value.is_empty() {
                 found.push(value.clone());
             }
@@ -702,9 +759,9 @@ fn resolve_host(
             Some((p, m)) if !m.is_empty() => (p, Some(m.to_owned())),
             _ => (given, None),
         };
-        match crate::host::app::AppKind::parse(head) {
+        match crate::config::AppKind::parse(head) {
             Some(kind) => {
-                app = Some(crate::host::app::AppSettings::new(kind));
+                app = Some(crate::config::AppSettings::new(kind));
                 (Provider::App, model)
             }
             None => (parse_provider(head)?, model),
@@ -743,8 +800,8 @@ fn resolve_host(
 fn app_settings(
     name: &str,
     entry: &HostFile,
-) -> Result<Option<crate::host::app::AppSettings>, ConfigError> {
-    use crate::host::app::{AppKind, AppSettings};
+) -> Result<Option<crate::config::AppSettings>, ConfigError> {
+    use crate::config::{AppKind, AppSettings};
     let invalid = |m: String| ConfigError::Invalid(format!("[host.{name}]: {m}"));
     let Some(app) = &entry.app else {
         let app_only = entry.program.is_some()
@@ -910,7 +967,9 @@ mod tests {
             "open ${CARGO_PKG_NAME"
         );
         assert_eq!(
-            expand_value("x ${MCPEVAL_SURELY_UNSET_1234} y").unwrap_err(),
+            expand_value("x ${MCPEVAL_SURELY_UNSET_1234} y")
+                .unwrap_err()
+                .0,
             "MCPEVAL_SURELY_UNSET_1234"
         );
         let map = BTreeMap::from([
@@ -923,13 +982,14 @@ mod tests {
             "K".to_owned(),
             "${MCPEVAL_SURELY_UNSET_1234}/x".to_owned(),
         )]))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("`MCPEVAL_SURELY_UNSET_1234`"), "{err}");
     }
 
     #[test]
     fn codex_hosts_read_openais_variables_and_keep_their_own_tools() {
-        use crate::host::app::AppKind;
+        use crate::config::AppKind;
         let profile = HostProfile::default();
         let cli = resolve_host("codex:sim", &BTreeMap::new(), &profile).unwrap();
         assert_eq!(cli.provider, Provider::App);
@@ -969,7 +1029,7 @@ mod tests {
         let host = resolve_host("claude-code-like", &file.named_hosts, &profile).unwrap();
         assert_eq!(
             host.profile.tool_naming,
-            crate::host::profile::ToolNaming::Prefixed
+            crate::config::ToolNaming::Prefixed
         );
         let plain = resolve_host("plain", &file.named_hosts, &profile).unwrap();
         assert_eq!(plain.settings.temperature, Some(0.2));
@@ -1019,7 +1079,7 @@ mod tests {
 
     #[test]
     fn gemini_cli_hosts_read_googles_variables_and_may_drop_their_own_tools() {
-        use crate::host::app::AppKind;
+        use crate::config::AppKind;
         let profile = HostProfile::default();
         let cli = resolve_host("gemini-cli:gemini-2.5-flash", &BTreeMap::new(), &profile).unwrap();
         assert_eq!(cli.provider, Provider::App);

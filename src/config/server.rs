@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::InvalidSetting;
 use serde::{Deserialize, Serialize};
 
 /// Which MCP lifecycle to use.
@@ -74,7 +75,7 @@ pub struct ServerSpec {
 impl ServerSpec {
     /// Parses a spec as given on the command line: an `http(s)://` URL, `demo:<release>` for the
     /// embedded demo server, or a command line split with shell quoting rules (no shell runs it).
-    pub fn parse(name: &str, text: &str) -> Result<Self, String> {
+    pub fn parse(name: &str, text: &str) -> Result<Self, InvalidSetting> {
         let text = text.trim();
         let transport = if text.starts_with("http://") || text.starts_with("https://") {
             Transport::Http {
@@ -82,7 +83,7 @@ impl ServerSpec {
             }
         } else if let Some(release) = text.strip_prefix("demo:") {
             let program = std::env::current_exe()
-                .map_err(|e| format!("cannot find the mcpeval executable: {e}"))?
+                .map_err(|e| InvalidSetting(format!("cannot find the mcpeval executable: {e}")))?
                 .to_string_lossy()
                 .into_owned();
             Transport::Stdio {
@@ -91,11 +92,13 @@ impl ServerSpec {
             }
         } else {
             let words = shlex::split(text).ok_or_else(|| {
-                format!("cannot split server command `{text}`: unbalanced quotes")
+                InvalidSetting(format!(
+                    "cannot split server command `{text}`: unbalanced quotes"
+                ))
             })?;
             let (program, args) = words
                 .split_first()
-                .ok_or_else(|| "empty server command".to_owned())?;
+                .ok_or_else(|| InvalidSetting("empty server command".to_owned()))?;
             Transport::Stdio {
                 program: program.clone(),
                 args: args.to_vec(),

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::InvalidSetting;
 use crate::stats::Adjustment;
 
 /// A quantity compared between the sides: a column of `comparison.csv`'s `metric`.
@@ -146,7 +147,7 @@ pub struct StatsConfig {
     /// Resamples of each bootstrap interval.
     pub bootstrap_resamples: usize,
     /// Adaptive trials: run each task in looks of `look_every` trials per side up to
-    /// `max_trials`, and stop it once its verdict is settled ([`crate::report::adaptive`]).
+    /// `max_trials`, and stop it once its verdict is settled (`analysis::adaptive`).
     pub adaptive: bool,
     /// Trials per side between two looks of an adaptive run.
     pub look_every: u32,
@@ -194,40 +195,42 @@ impl Default for StatsConfig {
 
 impl StatsConfig {
     /// Checks every value's range; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
         let open01 = |name: &str, v: f64| {
             if v > 0.0 && v < 1.0 {
                 Ok(())
             } else {
-                Err(format!("[stats] `{name}` must lie in (0, 1), got {v}"))
+                Err(InvalidSetting(format!(
+                    "[stats] `{name}` must lie in (0, 1), got {v}"
+                )))
             }
         };
         open01("alpha", self.alpha)?;
         open01("success_margin", self.success_margin)?;
         open01("suite_success_margin", self.suite_success_margin)?;
         if !(0.5..1.0).contains(&self.power) {
-            return Err(format!(
+            return Err(InvalidSetting(format!(
                 "[stats] `power` must lie in [0.5, 1), got {}",
                 self.power
-            ));
+            )));
         }
         if !(self.relative_margin > 0.0 && self.relative_margin.is_finite()) {
-            return Err(format!(
+            return Err(InvalidSetting(format!(
                 "[stats] `relative_margin` must be above 0, got {}",
                 self.relative_margin
-            ));
+            )));
         }
         if !(self.suite_relative_margin > 0.0 && self.suite_relative_margin.is_finite()) {
-            return Err(format!(
+            return Err(InvalidSetting(format!(
                 "[stats] `suite_relative_margin` must be above 0, got {}",
                 self.suite_relative_margin
-            ));
+            )));
         }
         if !(0.0..=1.0).contains(&self.max_infra_share) {
-            return Err(format!(
+            return Err(InvalidSetting(format!(
                 "[stats] `max_infra_share` must lie in [0, 1], got {}",
                 self.max_infra_share
-            ));
+            )));
         }
         if self.pass_k == 0 {
             return Err("[stats] `pass_k` must be at least 1".into());
@@ -237,9 +240,9 @@ impl StatsConfig {
             .iter()
             .find(|m| matches!(m, Metric::PassAtK | Metric::PassHatK))
         {
-            return Err(format!(
+            return Err(InvalidSetting(format!(
                 "[stats] `gated` lists `{m}`, which is descriptive (no test) and cannot be gated"
-            ));
+            )));
         }
         if self.bootstrap_resamples == 0 {
             return Err("[stats] `bootstrap_resamples` must be at least 1".into());
@@ -248,16 +251,16 @@ impl StatsConfig {
             return Err("[stats] `look_every` must be at least 1".into());
         }
         if self.max_trials < self.look_every {
-            return Err(format!(
+            return Err(InvalidSetting(format!(
                 "[stats] `max_trials` ({}) must be at least `look_every` ({})",
                 self.max_trials, self.look_every
-            ));
+            )));
         }
         if let Some(min) = self.min_trials.filter(|m| *m == 0 || *m > self.max_trials) {
-            return Err(format!(
+            return Err(InvalidSetting(format!(
                 "[stats] `min_trials` must lie in [1, max_trials = {}], got {min}",
                 self.max_trials
-            ));
+            )));
         }
         open01("futility", self.futility)?;
         if self.trial_budget == Some(0) {
@@ -381,7 +384,7 @@ mod tests {
             alpha: 1.5,
             ..StatsConfig::default()
         };
-        assert!(bad.validate().unwrap_err().contains("alpha"));
+        assert!(bad.validate().unwrap_err().0.contains("alpha"));
         assert!(toml::from_str::<StatsFile>("gated = [\"calls\"]").is_err());
     }
 
@@ -405,8 +408,8 @@ mod tests {
             max_trials: 3,
             ..d.clone()
         };
-        assert!(bad.validate().unwrap_err().contains("max_trials"));
+        assert!(bad.validate().unwrap_err().0.contains("max_trials"));
         let bad = StatsConfig { futility: 1.0, ..d };
-        assert!(bad.validate().unwrap_err().contains("futility"));
+        assert!(bad.validate().unwrap_err().0.contains("futility"));
     }
 }

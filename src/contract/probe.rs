@@ -216,8 +216,25 @@ fn initialize(version: &str) -> Value {
         "clientInfo": {"name": "mcpeval-probe", "version": env!("CARGO_PKG_VERSION")}}})
 }
 
+/// Why a probe got no answer to read.
+#[derive(Debug, thiserror::Error)]
+enum ProbeFailure {
+    #[error("no answer within the probe timeout")]
+    Timeout,
+    #[error("cannot start: {0}")]
+    Start(std::io::Error),
+    #[error("no {0}")]
+    Pipe(&'static str),
+    #[error("cannot write: {0}")]
+    Write(std::io::Error),
+    #[error("cannot read: {0}")]
+    Read(std::io::Error),
+    #[error("request failed: {0}")]
+    Request(reqwest::Error),
+}
+
 /// One raw request over a fresh connection, bounded by the probe timeout.
-async fn raw_request(spec: &ServerSpec, request: &Value) -> Result<Answer, String> {
+async fn raw_request(spec: &ServerSpec, request: &Value) -> Result<Answer, ProbeFailure> {
     let answer = match &spec.transport {
         Transport::Stdio { program, args } => {
             tokio::time::timeout(PROBE_TIMEOUT, over_stdio(spec, program, args, request)).await
@@ -226,7 +243,7 @@ async fn raw_request(spec: &ServerSpec, request: &Value) -> Result<Answer, Strin
             tokio::time::timeout(PROBE_TIMEOUT, over_http(spec, url, request)).await
         }
     };
-    answer.unwrap_or_else(|_| Err("no answer within the probe timeout".into()))
+    answer.unwrap_or(Err(ProbeFailure::Timeout))
 }
 
 /// Sends one request naming protocol version `1900-01-01` over a fresh connection: `initialize`
@@ -246,7 +263,7 @@ async fn version_probe(spec: &ServerSpec, modern: bool) -> ProbeOutcome {
     };
     let mut outcome = match raw_request(spec, &request).await {
         Ok(answer) => answer,
-        Err(reason) => Answer::none(reason),
+        Err(reason) => Answer::none(reason.to_string()),
     }
     .into_outcome();
     outcome.probe = "unsupported_protocol_version".into();
@@ -315,7 +332,7 @@ async fn over_stdio(
     program: &str,
     args: &[String],
     request: &Value,
-) -> Result<Answer, String> {
+) -> Result<Answer, ProbeFailure> {
     let mut command = tokio::process::Command::new(program);
     command
         .args(args)
@@ -327,14 +344,14 @@ async fn over_stdio(
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
     }
-    let mut child = command.spawn().map_err(|e| format!("cannot start: {e}"))?;
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut child = command.spawn().map_err(ProbeFailure::Start)?;
+    let mut stdin = child.stdin.take().ok_or(ProbeFailure::Pipe("stdin"))?;
+    let stdout = child.stdout.take().ok_or(ProbeFailure::Pipe("stdout"))?;
     let line = format!("{request}\n");
     stdin
         .write_all(line.as_bytes())
         .await
-        .map_err(|e| format!("cannot write: {e}"))?;
+        .map_err(ProbeFailure::Write)?;
     let mut lines = BufReader::new(stdout).lines();
     let answer = loop {
         match lines.next_line().await {
@@ -351,7 +368,7 @@ async fn over_stdio(
                     "the server closed stdout without answering".into(),
                 ))
             }
-            Err(e) => break Err(format!("cannot read: {e}")),
+            Err(e) => break Err(ProbeFailure::Read(e)),
         }
     };
     drop(stdin);
@@ -361,7 +378,7 @@ async fn over_stdio(
 
 /// POSTs the request with `MCP-Protocol-Version: 1900-01-01`; a JSON or event-stream body with
 /// a JSON-RPC response is read as such, any other refusal is recorded as its HTTP status.
-async fn over_http(spec: &ServerSpec, url: &str, request: &Value) -> Result<Answer, String> {
+async fn over_http(spec: &ServerSpec, url: &str, request: &Value) -> Result<Answer, ProbeFailure> {
     let client = reqwest::Client::new();
     let mut call = client
         .post(url)
@@ -372,10 +389,7 @@ async fn over_http(spec: &ServerSpec, url: &str, request: &Value) -> Result<Answ
     for (name, value) in &spec.headers {
         call = call.header(name, value);
     }
-    let response = call
-        .send()
-        .await
-        .map_err(|e| format!("request failed: {e}"))?;
+    let response = call.send().await.map_err(ProbeFailure::Request)?;
     let status = response.status();
     let body = response.text().await.unwrap_or_default();
     let json = serde_json::from_str::<Value>(&body).ok().or_else(|| {

@@ -27,6 +27,14 @@ pub enum SnapshotError {
     Unstable { list: &'static str },
 }
 
+impl crate::error::Coded for SnapshotError {
+    fn exit(&self) -> crate::error::Exit {
+        match self {
+            Self::Server(_) | Self::Unstable { .. } => crate::error::Exit::Infra,
+        }
+    }
+}
+
 /// Connects to `spec` (its protocol era as configured), snapshots it, and closes the connection.
 pub async fn take(spec: &ServerSpec) -> Result<Snapshot, SnapshotError> {
     let connection = McpConnection::connect(spec).await?;

@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use super::record::ToolCallRecord;
 use super::tools::{system_prompt, ToolView};
+use crate::error::chain;
 use crate::host::{CompletionRequest, HostProfile, Message, Model, ToolCallRequest, Usage};
 use crate::mcp::{CallOutcome, McpConnection};
 
@@ -143,7 +144,7 @@ async fn take_turns(
                     });
                 }
                 Err(e) => {
-                    out.infra_error = Some(e);
+                    out.infra_error = Some(chain(&e));
                     return;
                 }
             }
@@ -167,7 +168,7 @@ async fn execute_call(
     server: &McpConnection,
     call: &ToolCallRequest,
     index: u32,
-) -> Result<(ToolCallRecord, String), String> {
+) -> Result<(ToolCallRecord, String), crate::mcp::McpError> {
     let mut record = ToolCallRecord {
         index,
         tool: call.name.clone(),
@@ -203,8 +204,7 @@ async fn execute_call(
     let started = Instant::now();
     let outcome = server
         .call_tool(tool, arguments, input.call_timeout)
-        .await
-        .map_err(|e| chain(&e))?;
+        .await?;
     record.latency_ms = ms(started.elapsed());
     let reply = match outcome {
         CallOutcome::Result { is_error, text } => {
@@ -232,16 +232,25 @@ async fn execute_call(
 /// Arguments must be a JSON object (or empty / `null`, meaning no arguments).
 fn parse_arguments(
     text: &str,
-) -> Result<Option<serde_json::Map<String, serde_json::Value>>, String> {
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, BadArguments> {
     if text.trim().is_empty() {
         return Ok(None);
     }
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(map)) => Ok(Some(map)),
         Ok(serde_json::Value::Null) => Ok(None),
-        Ok(other) => Err(format!("expected a JSON object, got `{other}`")),
-        Err(e) => Err(format!("not JSON ({e})")),
+        Ok(other) => Err(BadArguments::NotAnObject(other)),
+        Err(e) => Err(BadArguments::NotJson(e)),
     }
+}
+
+/// Why a model's arguments are not a call's (the model's error, sent back to it).
+#[derive(Debug, thiserror::Error)]
+enum BadArguments {
+    #[error("expected a JSON object, got `{0}`")]
+    NotAnObject(serde_json::Value),
+    #[error("not JSON ({0})")]
+    NotJson(serde_json::Error),
 }
 
 /// A tool result as an episode records it: cut after [`RECORDED_RESULT_CHARS`] characters, with
@@ -261,18 +270,6 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// An error with its sources, on one line.
-pub fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,8 +279,14 @@ mod tests {
         assert!(parse_arguments("").unwrap().is_none());
         assert!(parse_arguments("null").unwrap().is_none());
         assert_eq!(parse_arguments(r#"{"id": 3}"#).unwrap().unwrap()["id"], 3);
-        assert!(parse_arguments("[1]").unwrap_err().contains("JSON object"));
-        assert!(parse_arguments("{id: 3").unwrap_err().contains("not JSON"));
+        assert!(parse_arguments("[1]")
+            .unwrap_err()
+            .to_string()
+            .contains("JSON object"));
+        assert!(parse_arguments("{id: 3")
+            .unwrap_err()
+            .to_string()
+            .contains("not JSON"));
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! One trial: the agent loop between a model and an MCP server's tools, and its record.
 
 mod agent;
+pub mod app;
+mod driver;
 mod facts;
 mod record;
 mod redact;
 mod tools;
 
-pub use agent::{chain, recorded_result, run_trial, TrialInput, TrialOutput};
+pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};
+pub use driver::Driver;
 pub use facts::EpisodeFacts;
 pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};
 pub use redact::Redactor;

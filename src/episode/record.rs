@@ -53,6 +53,9 @@ pub struct ToolCallRecord {
 /// The record of one trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Episode {
+    /// The format of this line (`rundir::FORMAT_VERSION`); absent in lines of format 1.0.
+    #[serde(default = "format_1_0")]
+    pub format_version: String,
     pub run_id: String,
     pub task_id: String,
     pub kind: TaskKind,
@@ -202,4 +205,9 @@ pub struct Transcript {
     /// The judge's verdict, reasoning, raw answer and tokens (tasks with a `judge:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<crate::grade::JudgeRecord>,
+}
+
+/// The format of episode lines written before lines said theirs.
+fn format_1_0() -> String {
+    "1.0".to_owned()
 }

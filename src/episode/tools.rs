@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::host::profile::ToolNaming;
+use crate::config::ToolNaming;
 use crate::host::{HostProfile, ToolSpec};
 
 /// The tools as shown to the model, with the way back to the server's names.

@@ -107,7 +107,7 @@ pub async fn judge(
     let completion = match model.complete(&request).await {
         Ok(completion) => completion,
         Err(e) => {
-            let outcome = Err(failed(crate::episode::chain(&e)));
+            let outcome = Err(failed(crate::error::chain(&e)));
             return Judged { record, outcome };
         }
     };

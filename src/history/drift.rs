@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use super::table::{HistoryRow, CANDIDATE};
 use super::trend::value;
+use crate::analysis::{Collector, Comparison, Row, SUITE};
 use crate::config::StatsConfig;
 use crate::episode::{Episode, Side};
-use crate::report::{Collector, Comparison, Row, SUITE};
 use crate::rundir::EpisodeSource;
 
 /// An earlier run that may serve as the reference.
@@ -95,7 +95,7 @@ pub enum DriftOutcome {
 
 /// The gated rows of a drift comparison whose verdict is a regression or an improvement.
 pub fn moved_rows(comparison: &Comparison) -> Vec<Row> {
-    use crate::report::Verdict;
+    use crate::analysis::Verdict;
     comparison
         .rows
         .iter()
@@ -233,7 +233,7 @@ mod tests {
 
     #[test]
     fn identical_baselines_do_not_drift_and_a_collapsed_one_does() {
-        use crate::report::comparison_tests::sample_episode;
+        use crate::test_support::sample_episode;
         let night = |successes: u32, n: u32| -> Vec<Episode> {
             (0..n)
                 .map(|i| {
@@ -256,7 +256,7 @@ mod tests {
         assert!(
             moved.iter().any(|r| r.task_id == "t"
                 && r.metric == crate::config::Metric::Success
-                && r.verdict == crate::report::Verdict::Regression),
+                && r.verdict == crate::analysis::Verdict::Regression),
             "{moved:?}"
         );
         let text = section(
@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn runs_with_no_task_in_common_are_not_compared() {
-        use crate::report::comparison_tests::sample_episode;
+        use crate::test_support::sample_episode;
         let a = vec![sample_episode("t", Side::Baseline, true)];
         let b = vec![sample_episode("u", Side::Baseline, true)];
         let stats = StatsConfig::default();

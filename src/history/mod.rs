@@ -4,7 +4,6 @@
 mod drift;
 mod record;
 mod schedule;
-mod settings;
 mod store;
 mod table;
 mod trend;
@@ -15,7 +14,6 @@ pub use drift::{
 };
 pub use record::{new_run_dir, record, RecordError};
 pub use schedule::{run as run_schedule, stamp, JobEnd, Schedule, ScheduleError};
-pub use settings::{NightlyFile, NightlySettings};
 pub use store::{append, read, HistoryError, DEFAULT_HISTORY, FAULT_ENV};
 pub use table::{HistoryRow, RunMeta, CANDIDATE, COLUMNS, DRIFT};
 pub use trend::{select, table as trend_table, value, TrendFilter};

@@ -11,10 +11,11 @@ use chrono::{DateTime, Utc};
 use super::drift::{compare_baselines, moved_rows, moved_tasks, references, section};
 use super::drift::{DriftOutcome, MAY_BE_THE_MODEL};
 use super::schedule::stamp;
-use super::settings::NightlySettings;
 use super::store::{append, HistoryError};
 use super::table::{HistoryRow, RunMeta, CANDIDATE, DRIFT};
-use crate::report::{Collector, SUMMARY_MD};
+use crate::analysis::Collector;
+use crate::config::NightlySettings;
+use crate::rundir::SUMMARY_MD;
 use crate::rundir::{scan_facts, RunInfo, ServerRecord, EPISODES_JSONL};
 
 /// Why a job's results could not be recorded.
@@ -25,6 +26,15 @@ pub enum RecordError {
     History(#[from] HistoryError),
     #[error(transparent)]
     Other(#[from] anyhow::Error),
+}
+
+impl crate::error::Coded for RecordError {
+    fn exit(&self) -> crate::error::Exit {
+        match self {
+            Self::History(e) => e.exit(),
+            Self::Other(_) => crate::error::Exit::Infra,
+        }
+    }
 }
 
 /// Appends tonight's comparison and drift rows to the history and the drift section to

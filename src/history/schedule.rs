@@ -22,6 +22,14 @@ pub enum ScheduleError {
     NoNext { expr: String, after: String },
 }
 
+impl crate::error::Coded for ScheduleError {
+    fn exit(&self) -> crate::error::Exit {
+        match self {
+            Self::Invalid { .. } | Self::NoNext { .. } => crate::error::Exit::Usage,
+        }
+    }
+}
+
 /// A parsed cron expression, evaluated in UTC.
 #[derive(Debug, Clone)]
 pub struct Schedule {

@@ -30,6 +30,15 @@ pub enum HistoryError {
     },
 }
 
+impl crate::error::Coded for HistoryError {
+    fn exit(&self) -> crate::error::Exit {
+        match self {
+            Self::Read { .. } => crate::error::Exit::Usage,
+            Self::Write { .. } => crate::error::Exit::Infra,
+        }
+    }
+}
+
 fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> HistoryError + '_ {
     move |source| HistoryError::Write {
         path: path.to_path_buf(),

@@ -3,7 +3,7 @@
 
 use polars::prelude::*;
 
-use crate::report::Row;
+use crate::analysis::Row;
 use crate::rundir::col;
 
 /// `comparison` of a row comparing the run's baseline with its candidate.

@@ -123,7 +123,7 @@ pub fn table(groups: &BTreeMap<(String, String, String), Vec<&HistoryRow>>) -> S
     let mut out = String::new();
     let mut line_iter = lines.iter();
     for ((task, host, metric), rows) in groups {
-        let task = if task == crate::report::SUITE {
+        let task = if task == crate::analysis::SUITE {
             "* (suite)"
         } else {
             task

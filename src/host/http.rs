@@ -64,13 +64,28 @@ struct Answer {
     timed_out: bool,
 }
 
+/// A streamed event that ends the answer as a failure of the provider's (retried).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StreamError {
+    /// An event whose data is not JSON (`what`: the API's name for its events).
+    #[error("unreadable {what} ({reason}): {excerpt}")]
+    Unreadable {
+        what: &'static str,
+        reason: String,
+        excerpt: String,
+    },
+    /// The provider reported an error in the middle of the answer.
+    #[error("error event: {0}")]
+    Provider(String),
+}
+
 /// Reads a streamed answer one server-sent event at a time into the body the provider would
 /// have sent unstreamed, so that one parser reads both.
 pub trait StreamReader: Send {
     /// Takes one event (`event` is its type, empty when the server named none). `Ok(true)` when
     /// it carried output (text, reasoning or a tool call); `Err` for an error event, the
     /// provider failing mid-answer (retried).
-    fn event(&mut self, event: &str, data: &str) -> Result<bool, String>;
+    fn event(&mut self, event: &str, data: &str) -> Result<bool, StreamError>;
     /// The answer read so far, as an unstreamed body.
     fn finish(&mut self) -> Value;
     /// Whether the answer's end came (a finish reason, a stop event): a stream that closes
@@ -403,7 +418,7 @@ impl JsonEndpoint {
                 Ok(_) => {}
                 Err(message) => {
                     return Attempt::Retryable {
-                        error: Failure::Silent(self.clean(&message)),
+                        error: Failure::Silent(self.clean(&message.to_string())),
                         retry_after: None,
                     }
                 }
@@ -556,7 +571,7 @@ impl Failure {
     fn summary(&self) -> String {
         match self {
             Failure::Status(s) => s.to_string(),
-            Failure::Transport(e) => crate::episode::chain(e),
+            Failure::Transport(e) => crate::error::chain(e),
             Failure::Unparsable(text) | Failure::Silent(text) => text.clone(),
         }
     }

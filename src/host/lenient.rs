@@ -1,6 +1,7 @@
 //! Lenient reading helpers shared by the providers' wire formats: counts that arrive as numbers or
 //! strings, and short one-line excerpts of what a server sent, for error messages.
 
+use super::http::StreamError;
 use serde_json::Value;
 
 /// A token count as servers send it: an integer, a float, or a numeric string.
@@ -38,7 +39,7 @@ pub(crate) fn model_name(body: &Value, fallback: &str) -> String {
 /// Tokens of a text the provider did not count (reasoning text it returns without a token
 /// count), estimated with the sim's tokenizer: about one per 4 characters of a word.
 pub(crate) fn estimated_tokens(text: &str) -> u64 {
-    crate::host::sim::tokens::count_text(text)
+    super::tokens::count_text(text)
 }
 
 /// Appends `text` to the string field `key` of a JSON object (made an object of `{"type":
@@ -57,9 +58,12 @@ pub(crate) fn append_field(value: &mut Value, kind: &str, key: &str, text: &str)
 
 /// A streamed event's JSON and its type: the data's `type`, else the SSE event name. `Err` for
 /// data that is not JSON.
-pub(crate) fn typed_event(event: &str, data: &str) -> Result<(Value, String), String> {
-    let value: Value = serde_json::from_str(data)
-        .map_err(|e| format!("unreadable event ({e}): {}", excerpt_text(data)))?;
+pub(crate) fn typed_event(event: &str, data: &str) -> Result<(Value, String), StreamError> {
+    let value: Value = serde_json::from_str(data).map_err(|e| StreamError::Unreadable {
+        what: "event",
+        reason: e.to_string(),
+        excerpt: excerpt_text(data),
+    })?;
     let kind = value
         .get("type")
         .and_then(Value::as_str)

@@ -2,22 +2,23 @@
 
 pub mod aimd;
 pub mod anthropic;
-pub mod app;
-pub mod build;
 pub mod cache;
 pub mod http;
 mod lenient;
 pub mod limit;
 mod names;
 pub mod openai;
-pub mod profile;
 pub mod retry;
-pub mod sim;
-pub mod sim_server;
+pub(crate) mod tokens;
+pub mod wire;
 
 use serde::{Deserialize, Serialize};
 
-pub use profile::HostProfile;
+pub use crate::config::HostProfile;
+
+/// The header that carries a trial's seed to `mcpeval sim-server` (a real API ignores it): host
+/// applications take no seed of their own.
+pub const SEED_HEADER: &str = "x-mcpeval-seed";
 
 /// A tool as the model is shown it (after the host profile has renamed it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -237,10 +237,7 @@ impl OpenAiModel {
         }
         let mut headers = HeaderMap::new();
         if options.send_seed {
-            headers.insert(
-                crate::host::sim_server::SEED_HEADER,
-                HeaderValue::from(request.seed),
-            );
+            headers.insert(crate::host::SEED_HEADER, HeaderValue::from(request.seed));
         }
         self.endpoint
             .complete(

@@ -24,6 +24,7 @@ use tokio::sync::watch;
 use tokio_util::task::AbortOnDropHandle;
 
 use crate::config::{ProtocolEra, ServerSpec, Transport};
+use crate::error::chain;
 
 /// What the server said about itself at connection time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -236,7 +237,7 @@ impl McpConnection {
             Ok(service) => Ok(Self::new(spec, service, tail, pid)),
             Err(reason) => Err(McpError::Start {
                 server: spec.name.clone(),
-                reason,
+                reason: reason.to_string(),
                 stderr: settled(tail.as_ref()).await,
             }),
         }
@@ -270,7 +271,7 @@ impl McpConnection {
     {
         let service = handshake(spec, transport)
             .await
-            .map_err(|reason| start_error(spec, reason))?;
+            .map_err(|reason| start_error(spec, reason.to_string()))?;
         Ok(Self::new(spec, service, None, None))
     }
 
@@ -520,8 +521,18 @@ fn lifecycle(era: ProtocolEra) -> ClientLifecycleMode {
     }
 }
 
+/// Why a handshake did not complete.
+#[derive(Debug, thiserror::Error)]
+enum HandshakeError {
+    #[error("no answer to the {era} handshake within {timeout:?}")]
+    Timeout { era: String, timeout: Duration },
+    /// What the server or the transport did, in words (see `handshake_failure`).
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// Runs the handshake within the start-up timeout and turns the response cache off.
-async fn handshake<T, E, A>(spec: &ServerSpec, transport: T) -> Result<Service, String>
+async fn handshake<T, E, A>(spec: &ServerSpec, transport: T) -> Result<Service, HandshakeError>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -534,13 +545,12 @@ where
     let serve = client.serve_with_lifecycle(transport, lifecycle(spec.protocol_era));
     let service = match tokio::time::timeout(spec.startup_timeout, serve).await {
         Err(_) => {
-            return Err(format!(
-                "no answer to the {} handshake within {:?}",
-                format!("{:?}", spec.protocol_era).to_lowercase(),
-                spec.startup_timeout
-            ))
+            return Err(HandshakeError::Timeout {
+                era: format!("{:?}", spec.protocol_era).to_lowercase(),
+                timeout: spec.startup_timeout,
+            })
         }
-        Ok(Err(error)) => return Err(handshake_failure(&error)),
+        Ok(Err(error)) => return Err(HandshakeError::Failed(handshake_failure(&error))),
         Ok(Ok(service)) => service,
     };
     // An evaluator must see what the server says now, never a cached list.
@@ -576,20 +586,6 @@ fn handshake_failure(error: &ClientInitializeError) -> String {
         ),
         other => format!("handshake failed: {}", chain(other)),
     }
-}
-
-/// An error and its sources, as one line.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text = format!("{text}: {cause_text}");
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// What the server said about itself; the era follows from the version agreed on.

@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use console::Style;
 
-use super::comparison::{Comparison, Outcome, Row, SUITE};
 use super::format;
-use super::verdict::{Scope, Verdict};
+use crate::analysis::{Comparison, Outcome, Row, SUITE};
+use crate::analysis::{Scope, Verdict};
 use crate::config::Metric;
 
 /// The table as text; `color` adds ANSI colours (the caller decides from the terminal).

@@ -5,11 +5,11 @@ use std::path::Path;
 use anyhow::Context;
 use polars::prelude::{CsvWriter, ParquetWriter, SerWriter};
 
-use super::comparison::Comparison;
 use super::frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
+use crate::analysis::Comparison;
 use crate::rundir::RunInfo;
 
-pub const SUMMARY_MD: &str = "summary.md";
+pub use crate::rundir::SUMMARY_MD;
 pub const JUNIT_XML: &str = "junit.xml";
 
 /// What the reports are made of.

@@ -1,6 +1,7 @@
 //! Number formatting shared by the written reports and the console: rates, means, p-values.
 
-use super::comparison::{Row, SideOutcome};
+pub use crate::analysis::{percent, points};
+use crate::analysis::{Row, SideOutcome};
 use crate::config::Metric;
 
 /// A mean in the metric's own terms: rates to 3 decimals, counts to 1, tokens and latency whole.
@@ -38,12 +39,6 @@ pub fn interval(row: &Row) -> String {
         ),
         _ => "–".into(),
     }
-}
-
-/// A number of points (a rate's change × 100) with up to one decimal: `28`, `2.5`.
-pub fn points(v: f64) -> String {
-    let s = format!("{:.1}", v * 100.0);
-    s.strip_suffix(".0").unwrap_or(&s).to_owned()
 }
 
 /// A row's `mde` in its own terms: `28 points` for a rate, `+0.45 (+35 %)` for a count; `–`
@@ -100,12 +95,6 @@ pub fn successes(side: &SideOutcome) -> String {
     } else {
         format!("{}/{}", side.successes, side.n)
     }
-}
-
-/// A share as a percentage with up to one decimal.
-pub fn percent(v: f64) -> String {
-    let s = format!("{:.1}", v * 100.0);
-    format!("{} %", s.strip_suffix(".0").unwrap_or(&s))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use polars::prelude::*;
 
-use super::comparison::Row;
+use crate::analysis::Row;
 use crate::rundir::col;
 
 pub const COMPARISON_PARQUET: &str = "comparison.parquet";

@@ -3,11 +3,11 @@
 
 use std::fmt::Write;
 
-use super::comparison::{Comparison, Row, TaskOutcome, SUITE};
 use super::export::Report;
 use super::format;
-use super::verdict::Scope;
-use super::verdict::Verdict;
+use crate::analysis::Scope;
+use crate::analysis::Verdict;
+use crate::analysis::{Comparison, Row, TaskOutcome, SUITE};
 use crate::config::Metric;
 
 /// Renders the JUnit XML report (the common Jenkins/GitLab/GitHub schema).

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::comparison::Collector;
 use super::export::{write_reports_with, Report};
+use crate::analysis::Collector;
 use crate::episode::Side;
 use crate::rundir::RunInfo;
 use crate::runner::{EventSink, RunEvent, RunEventKind};
@@ -155,11 +155,11 @@ mod tests {
     #[test]
     fn rewrites_the_reports_once_the_interval_has_passed() {
         let dir = tempfile::tempdir().unwrap();
-        let info = crate::rundir::info_tests::sample_info();
+        let info = crate::test_support::sample_info();
         let collector = Arc::new(Mutex::new(Collector::default()));
         let mut sink = LiveReports::new(dir.path().into(), info, collector.clone(), REFRESH_EVERY);
-        let base = crate::report::comparison::tests::sample_episode("t", Side::Baseline, true);
-        let cand = crate::report::comparison::tests::sample_episode("t", Side::Candidate, false);
+        let base = crate::test_support::sample_episode("t", Side::Baseline, true);
+        let cand = crate::test_support::sample_episode("t", Side::Candidate, false);
         sink.handle(&finished(&base, 1)).unwrap();
         sink.handle(&finished(&cand, 2)).unwrap();
         assert!(!dir.path().join("summary.md").exists(), "too early");

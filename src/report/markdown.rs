@@ -3,10 +3,10 @@
 
 use std::fmt::Write;
 
-use super::comparison::{Comparison, Outcome, Row, TaskOutcome, MAX_PLANNED_TRIALS, SUITE};
 use super::export::Report;
 use super::format;
-use super::verdict::{Scope, Verdict};
+use crate::analysis::{Comparison, Outcome, Row, TaskOutcome, MAX_PLANNED_TRIALS, SUITE};
+use crate::analysis::{Scope, Verdict};
 use crate::config::Metric;
 use crate::rundir::{RunInfo, ServerRecord};
 

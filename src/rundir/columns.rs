@@ -208,7 +208,7 @@ impl ToolCallColumns {
 mod tests {
     use super::*;
     use crate::episode::Side;
-    use crate::report::comparison_tests::sample_episode;
+    use crate::test_support::sample_episode;
 
     /// The dtypes and nulls the tables had when each column was made by `Series::new` from a
     /// vector of the field's values: readers (compare, scripts, notebooks) rely on them.

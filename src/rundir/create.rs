@@ -19,6 +19,15 @@ pub enum CreateError {
     },
 }
 
+impl crate::error::Coded for CreateError {
+    fn exit(&self) -> crate::error::Exit {
+        match self {
+            Self::HoldsRun(_) => crate::error::Exit::Usage,
+            Self::Create { .. } => crate::error::Exit::Infra,
+        }
+    }
+}
+
 /// A run id: the UTC start time and a short hash (`20261130T051500Z-3fa2c1`), unique enough
 /// across the runs of one results folder.
 pub fn new_run_id(config: &RunConfig) -> String {

@@ -5,11 +5,89 @@ use std::path::Path;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use super::Shard;
 use crate::config::RunConfig;
 use crate::mcp::ServerInfo;
-use crate::runner::Shard;
 
 pub const RUN_JSON: &str = "run.json";
+
+/// The format of `run.json` and of `episodes.jsonl`'s lines that this build writes, as
+/// `MAJOR.MINOR`: a reader takes every minor version of its own major (fields added are read
+/// with their defaults) and refuses a newer major, whose meaning it cannot know. Records without
+/// one are of format 1.0, which this build reads.
+pub const FORMAT_VERSION: &str = "1.0";
+
+/// The major version of [`FORMAT_VERSION`].
+const FORMAT_MAJOR: u32 = 1;
+
+/// A record's format version was written by a newer mcpeval.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{}` has format_version {found}, newer than this mcpeval ({}) reads ({FORMAT_VERSION}): \
+     use a newer mcpeval",
+    path.display(),
+    env!("CARGO_PKG_VERSION")
+)]
+pub struct NewerFormat {
+    pub path: std::path::PathBuf,
+    pub found: String,
+}
+
+impl crate::error::Coded for NewerFormat {
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Usage
+    }
+}
+
+/// Refuses a format version of a newer major than this build's; a version that is not
+/// `MAJOR[.MINOR]` is taken as newer (it cannot be read with certainty either).
+pub(crate) fn check_format(path: &Path, found: Option<&str>) -> Result<(), NewerFormat> {
+    let Some(found) = found else {
+        return Ok(());
+    };
+    let major = found.split('.').next().and_then(|m| m.parse::<u32>().ok());
+    match major {
+        Some(major) if major <= FORMAT_MAJOR => Ok(()),
+        _ => Err(NewerFormat {
+            path: path.to_path_buf(),
+            found: found.to_owned(),
+        }),
+    }
+}
+
+/// Where a run stands, as `run.json` says it (written as these snake-case words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Trials are running, or the run was killed before it could say otherwise.
+    Running,
+    /// Every trial of the run (or shard) finished.
+    Completed,
+    /// Cut short (Ctrl-C, SIGTERM, a nightly stop); `--resume DIR` finishes it.
+    Interrupted,
+    /// The run's `[budget]` stopped it; the trials in flight finished.
+    BudgetReached,
+    /// The run failed after it started (its files could not be written, its sides not compared).
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Interrupted => "interrupted",
+            Self::BudgetReached => "budget_reached",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// What a server said about itself, with how it was reached.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,7 +110,7 @@ pub struct HostRecord {
     /// What the app's `--version` printed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// The extra arguments the host passes the app (mcpeval's own are in the README).
+    /// The extra arguments the host passes the app (mcpeval's own are in docs/app-hosts.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
 }
@@ -40,10 +118,12 @@ pub struct HostRecord {
 /// The contents of `run.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunInfo {
+    /// The format of this record ([`FORMAT_VERSION`]); absent in records of format 1.0.
+    #[serde(default = "format_version")]
+    pub format_version: String,
     pub run_id: String,
     pub mcpeval_version: String,
-    /// `running`, `completed` or `interrupted`.
-    pub status: String,
+    pub status: RunStatus,
     pub config: RunConfig,
     pub baseline: ServerRecord,
     pub candidate: ServerRecord,
@@ -70,7 +150,7 @@ pub struct RunInfo {
     #[serde(default)]
     pub runner_cpu_ms: Option<f64>,
     /// xxh3 of the config as shards compare it and of the selected tasks
-    /// (`runner::config_hash`): `mcpeval merge` joins shards only when theirs are equal.
+    /// (`rundir::config_hash`): `mcpeval merge` joins shards only when theirs are equal.
     #[serde(default)]
     pub config_hash: Option<String>,
     /// Which part of the run this directory holds (`--shard I/N`); absent for a whole run.
@@ -87,7 +167,7 @@ pub struct MergedShard {
     pub run_id: String,
     pub shard: Shard,
     /// The shard's status when merged (`completed`, or `interrupted` and finished elsewhere).
-    pub status: String,
+    pub status: RunStatus,
     pub episodes: usize,
     pub started_at: String,
     pub finished_at: Option<String>,
@@ -102,13 +182,22 @@ impl RunInfo {
         std::fs::rename(&tmp, &path).with_context(|| format!("cannot write `{}`", path.display()))
     }
 
+    /// Reads `DIR/run.json`; a record of a newer major format version is refused with a
+    /// message that names the file and the version.
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
         let path = dir.join(RUN_JSON);
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read `{}`", path.display()))?;
-        serde_json::from_str(&text)
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("`{}` is not a run record", path.display()))?;
+        check_format(&path, value.get("format_version").and_then(|v| v.as_str()))?;
+        serde_json::from_value(value)
             .with_context(|| format!("`{}` is not a run record", path.display()))
     }
+}
+
+fn format_version() -> String {
+    "1.0".to_owned()
 }
 
 /// The commit of the git checkout mcpeval runs in, if any (asked of git directly, no shell).
@@ -137,47 +226,53 @@ pub fn own_cpu_ms() -> Option<f64> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
-    /// A run record of the embedded demo config, for other modules' tests.
-    pub(crate) fn sample_info() -> RunInfo {
-        let server = |spec: &str| ServerRecord {
-            spec: spec.into(),
-            info: None,
-            tools: Vec::new(),
-        };
-        RunInfo {
-            run_id: "20261130T000000Z-test00".into(),
-            mcpeval_version: "0.0.0".into(),
-            status: "running".into(),
-            config: crate::config::resolve(&crate::config::Overrides::default())
-                .expect("the demo config resolves"),
-            baseline: server("demo:1.4.0"),
-            candidate: server("demo:1.5.0"),
-            hosts: vec![HostRecord {
-                name: "sim".into(),
-                model: "sim".into(),
-                simulated: true,
-                program: None,
-                version: None,
-                args: None,
-            }],
-            judges: Vec::new(),
-            seed: 42,
-            trials: 1,
-            tasks: vec!["t".into()],
-            trigger: None,
-            trigger_changes: Vec::new(),
-            started_at: "2026-11-30T00:00:00Z".into(),
-            finished_at: None,
-            git_commit: None,
-            episodes: 0,
-            infra_errors: 0,
-            runner_cpu_ms: None,
-            config_hash: None,
-            shard: None,
-            merged_from: Vec::new(),
+    #[test]
+    fn a_newer_major_format_is_refused_naming_the_file_and_the_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut info = crate::test_support::sample_info();
+        info.write(dir.path()).unwrap();
+        let read = RunInfo::read(dir.path()).unwrap();
+        assert_eq!(read.format_version, FORMAT_VERSION);
+        assert_eq!(read.status, RunStatus::Running);
+        info.format_version = "1.7".into();
+        info.write(dir.path()).unwrap();
+        RunInfo::read(dir.path()).expect("a newer minor version is read");
+        info.format_version = "2.0".into();
+        info.write(dir.path()).unwrap();
+        let err = format!("{:#}", RunInfo::read(dir.path()).unwrap_err());
+        let path = dir.path().join(RUN_JSON);
+        assert!(err.contains(&path.display().to_string()), "{err}");
+        assert!(err.contains("format_version 2.0"), "{err}");
+    }
+
+    #[test]
+    fn a_record_without_a_format_version_is_of_format_1_0() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::test_support::sample_info()
+            .write(dir.path())
+            .unwrap();
+        let path = dir.path().join(RUN_JSON);
+        let mut value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        value.as_object_mut().unwrap().remove("format_version");
+        std::fs::write(&path, value.to_string()).unwrap();
+        assert_eq!(RunInfo::read(dir.path()).unwrap().format_version, "1.0");
+    }
+
+    #[test]
+    fn every_status_is_written_as_its_word() {
+        for (status, word) in [
+            (RunStatus::Running, "running"),
+            (RunStatus::Completed, "completed"),
+            (RunStatus::Interrupted, "interrupted"),
+            (RunStatus::BudgetReached, "budget_reached"),
+            (RunStatus::Failed, "failed"),
+        ] {
+            assert_eq!(serde_json::to_value(status).unwrap(), word);
+            assert_eq!(status.to_string(), word);
         }
     }
 

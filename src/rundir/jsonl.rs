@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::episode::Episode;
-use crate::runner::{EventSink, RunEvent, RunEventKind};
+use super::info::{check_format, FORMAT_VERSION};
+use crate::episode::{Episode, Transcript};
 
 pub const EPISODES_JSONL: &str = "episodes.jsonl";
 pub const TRANSCRIPTS_JSONL: &str = "transcripts.jsonl";
@@ -63,24 +63,20 @@ fn whole_lines(file: &mut File) -> std::io::Result<u64> {
     Ok(0)
 }
 
-impl EventSink for EpisodeWriter {
-    fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()> {
-        if let RunEventKind::TrialFinished {
-            episode,
-            transcript,
-        } = &event.kind
-        {
-            let mut line = serde_json::to_vec(episode.as_ref())?;
-            line.push(b'\n');
-            self.episodes.write_all(&line)?;
-            let mut line = serde_json::to_vec(transcript.as_ref())?;
-            line.push(b'\n');
-            self.transcripts.write_all(&line)?;
-        }
+impl EpisodeWriter {
+    /// Appends a finished trial's episode and transcript, a line each.
+    pub fn append(&mut self, episode: &Episode, transcript: &Transcript) -> anyhow::Result<()> {
+        let mut line = serde_json::to_vec(episode)?;
+        line.push(b'\n');
+        self.episodes.write_all(&line)?;
+        let mut line = serde_json::to_vec(transcript)?;
+        line.push(b'\n');
+        self.transcripts.write_all(&line)?;
         Ok(())
     }
 
-    fn finish(&mut self) -> anyhow::Result<()> {
+    /// Makes what was appended durable (at the end of a run).
+    pub fn sync(&mut self) -> anyhow::Result<()> {
         self.episodes.sync_data()?;
         self.transcripts.sync_data()?;
         Ok(())
@@ -175,15 +171,31 @@ pub(crate) fn scan_episode_lines(
         }
         match serde_json::from_str::<Episode>(&line) {
             Ok(e) => {
+                if e.format_version != FORMAT_VERSION {
+                    check_format(&path, Some(&e.format_version))?;
+                }
                 if seen.insert(&e) {
                     handed += 1;
                     each(at, e);
                 }
             }
-            Err(e) => bad = Some((number, e)),
+            Err(e) => {
+                // A line of a newer format is refused as such, even as the last line.
+                check_format(&path, version_of(&line).as_deref())?;
+                bad = Some((number, e));
+            }
         }
     }
     Ok(handed)
+}
+
+/// The `format_version` of a line that is not an episode this build reads, if it says one.
+fn version_of(line: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Version {
+        format_version: Option<String>,
+    }
+    serde_json::from_str::<Version>(line).ok()?.format_version
 }
 
 /// The episode whose line [`scan_episode_lines`] found at `at` in `file` (an `episodes.jsonl`).
@@ -273,7 +285,7 @@ mod tests {
     #[test]
     fn a_trial_is_seen_once_per_host_task_and_side_at_any_index() {
         use crate::episode::Side;
-        use crate::report::comparison_tests::sample_episode;
+        use crate::test_support::sample_episode;
         let at = |task: &str, side: Side, host: &str, trial: u32| {
             let mut e = sample_episode(task, side, true);
             e.host = host.into();

@@ -15,8 +15,8 @@ use super::jsonl::{
     read_episode_at, scan_episode_lines, LineAt, EPISODES_JSONL, TRANSCRIPTS_JSONL,
 };
 use super::tables::TableWriter;
+use super::{config_differences, Deal, RunStatus, Shard, Unit};
 use crate::episode::{Episode, Side};
-use crate::runner::{config_differences, Deal, Shard, Unit};
 
 /// Why shards were not merged.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +30,15 @@ pub enum MergeError {
     /// The merged run cannot be written.
     #[error(transparent)]
     Write(#[from] anyhow::Error),
+}
+
+impl crate::error::Coded for MergeError {
+    fn exit(&self) -> crate::error::Exit {
+        match self {
+            Self::Refused(_) | Self::Unreadable(_) => crate::error::Exit::Usage,
+            Self::Write(_) => crate::error::Exit::Infra,
+        }
+    }
 }
 
 /// How many units a refusal names before it only counts the rest.
@@ -493,9 +502,9 @@ fn missing_units(parts: &[Part], layout: &Layout, index: &Index) -> Option<Strin
             None => describe(&unit),
         }
     });
-    let unfinished = parts
-        .iter()
-        .any(|p| p.info.status != "completed" && missing.iter().any(|k| owner(k) == p.shard));
+    let unfinished = parts.iter().any(|p| {
+        p.info.status != RunStatus::Completed && missing.iter().any(|k| owner(k) == p.shard)
+    });
     let hint = if unfinished {
         " (finish an unfinished shard with `mcpeval run --resume DIR`)"
     } else {
@@ -553,7 +562,8 @@ fn merged_info(parts: &[Part], counts: &[usize]) -> RunInfo {
         .filter_map(|p| p.info.finished_at.as_ref())
         .max_by_key(|s| (instant(s), (*s).clone()))
         .cloned();
-    info.status = "completed".into();
+    info.status = RunStatus::Completed;
+    info.format_version = super::FORMAT_VERSION.to_owned();
     info.shard = None;
     info.runner_cpu_ms = parts
         .iter()
@@ -571,7 +581,7 @@ fn merged_info(parts: &[Part], counts: &[usize]) -> RunInfo {
         .map(|(p, &episodes)| MergedShard {
             run_id: p.info.run_id.clone(),
             shard: p.shard,
-            status: p.info.status.clone(),
+            status: p.info.status,
             episodes,
             started_at: p.info.started_at.clone(),
             finished_at: p.info.finished_at.clone(),

@@ -6,19 +6,27 @@
 mod columns;
 mod create;
 mod info;
-#[cfg(test)]
-pub(crate) use info::tests as info_tests;
 mod jsonl;
 mod merge;
+mod shard;
 mod tables;
 
 pub use create::{create, new_run_id, CreateError};
-pub use info::{git_commit, own_cpu_ms, HostRecord, MergedShard, RunInfo, ServerRecord, RUN_JSON};
+pub use info::{
+    git_commit, own_cpu_ms, HostRecord, MergedShard, NewerFormat, RunInfo, RunStatus, ServerRecord,
+    FORMAT_VERSION, RUN_JSON,
+};
 pub use jsonl::{
     read_episodes, scan_episodes, EpisodeSource, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL,
 };
 pub use merge::{merge, MergeError, Merged};
+pub use shard::{
+    assign, comparable_config, config_differences, config_hash, units, Deal, Shard, Unit,
+};
 pub(crate) use tables::col;
+
+/// The run's summary (written by `report`; a nightly job appends its drift section to it).
+pub const SUMMARY_MD: &str = "summary.md";
 pub use tables::{
     rebuild_tables, scan_episode_table, scan_facts, table_is_current, write_csv, write_parquet,
     write_tables, TableWriter, Tables, EPISODES_CSV, EPISODES_PARQUET, TOOL_CALLS_PARQUET,

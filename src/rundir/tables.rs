@@ -430,7 +430,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
 mod tests {
     use super::*;
     use crate::episode::{Side, ToolCallRecord};
-    use crate::report::comparison_tests::sample_episode;
+    use crate::test_support::sample_episode;
 
     /// More than two row groups of episodes, some with tool calls.
     fn episodes() -> Vec<Episode> {

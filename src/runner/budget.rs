@@ -8,34 +8,8 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::events::{EventSink, RunEvent, RunEventKind};
+use crate::config::{Budget, Price};
 use crate::episode::Episode;
-
-/// `[budget]`: limits of one run (an unset limit is no limit).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Budget {
-    /// Model requests (one per agent turn).
-    pub max_requests: Option<u64>,
-    /// Input plus output tokens.
-    pub max_tokens: Option<u64>,
-    /// Estimated cost in US dollars, from `[prices]`.
-    pub max_cost_usd: Option<f64>,
-}
-
-impl Budget {
-    pub fn is_unlimited(&self) -> bool {
-        self.max_requests.is_none() && self.max_tokens.is_none() && self.max_cost_usd.is_none()
-    }
-}
-
-/// `[prices.MODEL]`: US dollars per million tokens. `MODEL` is a host as shown in results
-/// (`openai:gpt-4.1-mini`) or a bare model name (`gpt-4.1-mini`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Price {
-    pub input: f64,
-    pub output: f64,
-}
 
 /// The price of a host's model: by the host as shown (`openai:gpt-4.1-mini`), its bare model
 /// name, or the model the provider named.
@@ -166,11 +140,7 @@ mod tests {
     use super::*;
 
     fn episode(host: &str, turns: u32, input: u64, output: u64) -> Episode {
-        let mut e = crate::report::comparison_tests::sample_episode(
-            "t",
-            crate::episode::Side::Baseline,
-            true,
-        );
+        let mut e = crate::test_support::sample_episode("t", crate::episode::Side::Baseline, true);
         e.host = host.into();
         e.turns = turns;
         e.input_tokens = input;

@@ -41,6 +41,8 @@ pub enum RunEventKind {
     },
     /// The first Ctrl-C: no new trials start; those in flight finish.
     Cancelling,
+    /// A second Ctrl-C: the trials in flight are dropped; the episodes finished are kept.
+    Aborting,
     /// An adaptive run decided a look: tasks × hosts settled and still running, and the trials
     /// per side the settled ones did not need (against `max_trials` each).
     LookFinished {
@@ -62,5 +64,23 @@ pub trait EventSink: Send {
     /// Called once after the last event.
     fn finish(&mut self) -> anyhow::Result<()> {
         Ok(())
+    }
+}
+
+/// The run directory's episode writer as a sink: each finished trial appended at once.
+impl EventSink for crate::rundir::EpisodeWriter {
+    fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()> {
+        if let RunEventKind::TrialFinished {
+            episode,
+            transcript,
+        } = &event.kind
+        {
+            self.append(episode, transcript)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        self.sync()
     }
 }

@@ -6,14 +6,10 @@ mod policy;
 mod pool;
 mod run;
 mod schedule;
-mod shard;
 
-pub use budget::{cost, episode_cost, price_for, Budget, BudgetGuard, Price, Spent};
+pub use budget::{cost, episode_cost, price_for, BudgetGuard, Spent};
 pub use events::{EventSink, RunEvent, RunEventKind};
-pub use policy::StoppingPolicy;
+pub use policy::{allocate, StoppingRule};
 pub use pool::{Server, ServerPool};
 pub use run::{run, DoneKey, HostRuntime, Runner};
 pub use schedule::{schedule, trial_seed, TrialKey};
-pub use shard::{
-    assign, comparable_config, config_differences, config_hash, units, Deal, Shard, Unit,
-};

@@ -1,66 +1,44 @@
-//! The stopping policy an adaptive run consults after each look: it is fed every finished
-//! trial and says which tasks are settled (the rule itself is `report::adaptive`'s).
+//! What the runner asks of an adaptive run's stopping rule after each look. The rule itself
+//! (analysis' `AdaptivePolicy`) lives above the runner, which knows it only through this trait;
+//! how the budget's looks are shared out ([`allocate`]) is the runner's own.
 
-use std::sync::Mutex;
+use crate::episode::Episode;
 
-use crate::episode::{Episode, EpisodeFacts};
-use crate::report::adaptive::{Design, Looks, Stopped};
-
-/// An adaptive run's policy: the design and every trial so far, by index.
-pub struct StoppingPolicy {
-    design: Design,
-    looks: Mutex<Looks>,
-    /// Tasks per host in the run (the size of the families the rule's levels are split over).
-    tasks: usize,
+/// An adaptive run's stopping rule: trials run in looks, and a task settled after a look runs no
+/// more. It is fed every finished trial.
+pub trait StoppingRule: Send + Sync {
+    /// Trials per side at each look.
+    fn looks(&self) -> Vec<u32>;
+    /// Takes in a finished trial.
+    fn record(&self, episode: &Episode);
+    /// Whether the task is settled after the looks whose trials have all finished.
+    fn settled(&self, host: &str, task: &str) -> bool;
+    /// Trials per side recorded so far over every task.
+    fn trials(&self) -> u64;
+    /// How likely the task is to end as a regression (the budget's looks go to the likeliest).
+    fn priority(&self, host: &str, task: &str) -> f64;
+    /// The run's trials per side, if it has a budget.
+    fn budget(&self) -> Option<u64>;
 }
 
-impl StoppingPolicy {
-    /// `earlier`: the trials a resumed run already has.
-    pub fn new(design: Design, earlier: Looks, tasks: usize) -> Self {
-        Self {
-            design,
-            looks: Mutex::new(earlier),
-            tasks,
-        }
+/// Which of the tasks still running get their next look, of `need` trials per side each, from
+/// `left` trials per side of the run's budget (`None`: no budget): every one if they fit, else
+/// as many as fit, highest `priority` first (ties in the order given).
+pub fn allocate(priorities: &[f64], need: u64, left: Option<u64>) -> Vec<bool> {
+    let Some(left) = left else {
+        return vec![true; priorities.len()];
+    };
+    let fit = left
+        .checked_div(need)
+        .map_or(priorities.len(), |f| f as usize);
+    if fit >= priorities.len() {
+        return vec![true; priorities.len()];
     }
-
-    /// Trials per side at each look.
-    pub fn looks(&self) -> Vec<u32> {
-        self.design.looks().to_vec()
+    let mut order: Vec<usize> = (0..priorities.len()).collect();
+    order.sort_by(|&a, &b| priorities[b].total_cmp(&priorities[a]));
+    let mut chosen = vec![false; priorities.len()];
+    for &i in order.iter().take(fit) {
+        chosen[i] = true;
     }
-
-    pub fn record(&self, e: &Episode) {
-        self.lock().add(e.side, &EpisodeFacts::of(e));
-    }
-
-    /// Why the task stopped, after the looks whose trials have all finished; `None`: it goes on.
-    /// An error in the statistics keeps the task running (to `max_trials`).
-    pub fn stopped(&self, host: &str, task: &str) -> Option<Stopped> {
-        let looks = self.lock();
-        looks
-            .outcome(&self.design, host, task, self.tasks)
-            .ok()
-            .and_then(|o| o.stopped)
-    }
-
-    /// Trials per side recorded so far over every task.
-    pub fn trials(&self) -> u64 {
-        self.lock().trials()
-    }
-
-    /// How likely the task is to end as a regression (the budget's looks go to the likeliest).
-    pub fn priority(&self, host: &str, task: &str) -> f64 {
-        self.lock().priority(&self.design, host, task, self.tasks)
-    }
-
-    /// The run's trials per side, if it has a budget.
-    pub fn budget(&self) -> Option<u64> {
-        self.design.budget()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Looks> {
-        self.looks
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+    chosen
 }

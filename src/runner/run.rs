@@ -10,24 +10,26 @@ use tokio::sync::mpsc::Sender;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{RunEvent, RunEventKind};
+use super::policy::StoppingRule;
 use super::pool::ServerPool;
 use super::schedule::{trial_seed, Schedule, TrialKey};
-use super::shard::Deal;
 use crate::config::{HostConfig, RunConfig};
-use crate::episode::{run_trial, Episode, Redactor, Side, Transcript, TrialInput, TrialOutput};
+use crate::episode::{
+    run_trial, Driver, Episode, Redactor, Side, Transcript, TrialInput, TrialOutput,
+};
 use crate::grade::judge::{self, JudgedCall, JudgedTrial};
 use crate::grade::{grade, Grade, Judged, Observed, ObservedCall};
 use crate::host::Model;
+use crate::rundir::Deal;
 use crate::suite::{Suite, Task};
 
-/// A host of the run with its model.
+/// A host of the run with what drives its trials.
 pub struct HostRuntime {
     pub config: HostConfig,
-    pub model: Arc<dyn Model>,
+    /// The agent loop over a model, or an app host (Claude Code, …) that runs each trial itself.
+    pub driver: Driver,
     /// The host's adaptive concurrency (API hosts), for the end-of-run report.
     pub congestion: Option<Arc<crate::host::aimd::Congestion>>,
-    /// An app host (Claude Code, …) runs each trial itself; `model` then only names it.
-    pub app: Option<Arc<crate::host::app::AppHost>>,
 }
 
 /// Identifies a finished trial across invocations (for `--resume`).
@@ -63,14 +65,17 @@ pub struct Runner {
     pub redactor: Redactor,
     /// Cancelled by the first Ctrl-C: in-flight trials finish, no new ones start.
     pub cancel: CancellationToken,
+    /// Cancelled by a second Ctrl-C: the trials in flight are dropped (their servers stopped);
+    /// the episodes finished so far are kept.
+    pub abort: CancellationToken,
     /// `--shard I/N`: run only this shard's (task, host, trial) units, both sides of each.
-    pub shard: Option<super::Shard>,
+    pub shard: Option<crate::rundir::Shard>,
     /// A baseline and a candidate server already started and listed (the preflight's), for the
     /// first trials that need one: the run does not start each twice.
     pub servers: [Option<super::Server>; 2],
     /// An adaptive run's stopping policy: trials run in looks, and a task settled after a look
     /// runs no more.
-    pub policy: Option<Arc<super::StoppingPolicy>>,
+    pub policy: Option<Arc<dyn super::StoppingRule>>,
 }
 
 struct Shared {
@@ -131,7 +136,7 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
     let mut none_pooled = true;
     let pooled = schedule
         .iter()
-        .filter(|k| to_run(&runner, k) && runner.hosts[k.host].app.is_none())
+        .filter(|k| to_run(&runner, k) && runner.hosts[k.host].driver.app().is_none())
         .map(|k| (k.side, k.task))
         .inspect(|_| none_pooled = false);
     let pool = ServerPool::new(
@@ -164,101 +169,7 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
             let order = schedule.iter().filter(|k| to_run(&shared.runner, k));
             run_keys(&shared, order, &cancel).await
         }
-        Some(policy) => {
-            // The (host, task) units this invocation runs (a shard's own) that are not settled.
-            let mut running: Vec<bool> = (0..hosts * tasks)
-                .map(|u| {
-                    let key = TrialKey {
-                        host: u / tasks,
-                        task: u % tasks,
-                        trial: 0,
-                        side: Side::Baseline,
-                    };
-                    in_shard_of(&shared.runner, &key)
-                })
-                .collect();
-            // A shard's share of a trial budget: its units' share of the run's.
-            let budget = policy.budget().map(|b| {
-                let share = running.iter().filter(|m| **m).count() as u64;
-                b * share / (hosts * tasks).max(1) as u64
-            });
-            let units = running.iter().filter(|m| **m).count();
-            // Trials per side the settled tasks will not run.
-            let mut saved = 0u64;
-            let mut completed = 0;
-            let mut from = 0;
-            let looks = policy.looks();
-            for (j, &n) in looks.iter().enumerate() {
-                // One look: the trials from..n of every task still running, paired and in a
-                // seeded order of their own (the trial seeds stay those of the fixed design).
-                let need = u64::from(n - from);
-                if let Some(budget) = budget {
-                    // The budget's looks go to the likeliest regressions first; a task that gets
-                    // none stops here.
-                    let runner = &shared.runner;
-                    let waiting: Vec<usize> = (0..running.len()).filter(|&u| running[u]).collect();
-                    let priorities: Vec<f64> = waiting
-                        .iter()
-                        .map(|&u| {
-                            policy.priority(
-                                &runner.hosts[u / tasks].config.name,
-                                &runner.suite.tasks[u % tasks].id,
-                            )
-                        })
-                        .collect();
-                    let left = budget.saturating_sub(policy.trials());
-                    let chosen = crate::report::adaptive::allocate(&priorities, need, Some(left));
-                    for (&u, chosen) in waiting.iter().zip(chosen) {
-                        if !chosen {
-                            running[u] = false;
-                            saved += forget_task(&shared, u % tasks, from).await;
-                        }
-                    }
-                }
-                let order = Schedule::new(
-                    hosts,
-                    tasks,
-                    n - from,
-                    look_seed(shared.runner.config.seed, j),
-                );
-                let keys: Vec<TrialKey> = order
-                    .iter()
-                    .map(|k| TrialKey {
-                        trial: k.trial + from,
-                        ..k
-                    })
-                    .filter(|k| running[k.host * tasks + k.task] && to_run(&shared.runner, k))
-                    .collect();
-                completed += run_keys(&shared, keys.into_iter(), &cancel).await;
-                if cancel.is_cancelled() {
-                    break;
-                }
-                for (unit, on) in running.iter_mut().enumerate() {
-                    let (host, task) = (unit / tasks, unit % tasks);
-                    let runner = &shared.runner;
-                    let name = &runner.hosts[host].config.name;
-                    if *on && policy.stopped(name, &runner.suite.tasks[task].id).is_some() {
-                        *on = false;
-                        saved += forget_task(&shared, task, n).await;
-                    }
-                }
-                let still = running.iter().filter(|on| **on).count();
-                shared
-                    .emit(RunEventKind::LookFinished {
-                        look: j as u32 + 1,
-                        looks: looks.len() as u32,
-                        settled: units - still,
-                        running: still,
-                        saved,
-                    })
-                    .await;
-                if still == 0 {
-                    break;
-                }
-                from = n;
-            }
-            completed
-        }
+        Some(policy) => run_looks(&shared, policy.as_ref(), &in_shard_of, &to_run, &cancel).await,
     };
     shared.pool.shutdown().await;
     shared
@@ -268,6 +179,113 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
         })
         .await;
     (completed, cancel.is_cancelled())
+}
+
+/// An adaptive run: trials in looks of every task still running, each look's trials paired
+/// and in a seeded order of their own, and after each look the stopping rule says which tasks
+/// are settled (a budget gives its looks to the likeliest regressions first). Returns how many
+/// trials finished.
+async fn run_looks(
+    shared: &Arc<Shared>,
+    policy: &dyn StoppingRule,
+    in_shard_of: &dyn Fn(&Runner, &TrialKey) -> bool,
+    to_run: &dyn Fn(&Runner, &TrialKey) -> bool,
+    cancel: &CancellationToken,
+) -> usize {
+    let (hosts, tasks) = (shared.runner.hosts.len(), shared.runner.suite.tasks.len());
+    // The (host, task) units this invocation runs (a shard's own) that are not settled.
+    let mut running: Vec<bool> = (0..hosts * tasks)
+        .map(|u| {
+            let key = TrialKey {
+                host: u / tasks,
+                task: u % tasks,
+                trial: 0,
+                side: Side::Baseline,
+            };
+            in_shard_of(&shared.runner, &key)
+        })
+        .collect();
+    // A shard's share of a trial budget: its units' share of the run's.
+    let budget = policy.budget().map(|b| {
+        let share = running.iter().filter(|m| **m).count() as u64;
+        b * share / (hosts * tasks).max(1) as u64
+    });
+    let units = running.iter().filter(|m| **m).count();
+    // Trials per side the settled tasks will not run.
+    let mut saved = 0u64;
+    let mut completed = 0;
+    let mut from = 0;
+    let looks = policy.looks();
+    for (j, &n) in looks.iter().enumerate() {
+        // One look: the trials from..n of every task still running, paired and in a
+        // seeded order of their own (the trial seeds stay those of the fixed design).
+        let need = u64::from(n - from);
+        if let Some(budget) = budget {
+            // The budget's looks go to the likeliest regressions first; a task that gets
+            // none stops here.
+            let runner = &shared.runner;
+            let waiting: Vec<usize> = (0..running.len()).filter(|&u| running[u]).collect();
+            let priorities: Vec<f64> = waiting
+                .iter()
+                .map(|&u| {
+                    policy.priority(
+                        &runner.hosts[u / tasks].config.name,
+                        &runner.suite.tasks[u % tasks].id,
+                    )
+                })
+                .collect();
+            let left = budget.saturating_sub(policy.trials());
+            let chosen = super::allocate(&priorities, need, Some(left));
+            for (&u, chosen) in waiting.iter().zip(chosen) {
+                if !chosen {
+                    running[u] = false;
+                    saved += forget_task(shared, u % tasks, from).await;
+                }
+            }
+        }
+        let order = Schedule::new(
+            hosts,
+            tasks,
+            n - from,
+            look_seed(shared.runner.config.seed, j),
+        );
+        let keys: Vec<TrialKey> = order
+            .iter()
+            .map(|k| TrialKey {
+                trial: k.trial + from,
+                ..k
+            })
+            .filter(|k| running[k.host * tasks + k.task] && to_run(&shared.runner, k))
+            .collect();
+        completed += run_keys(shared, keys.into_iter(), cancel).await;
+        if cancel.is_cancelled() {
+            break;
+        }
+        for (unit, on) in running.iter_mut().enumerate() {
+            let (host, task) = (unit / tasks, unit % tasks);
+            let runner = &shared.runner;
+            let name = &runner.hosts[host].config.name;
+            if *on && policy.settled(name, &runner.suite.tasks[task].id) {
+                *on = false;
+                saved += forget_task(shared, task, n).await;
+            }
+        }
+        let still = running.iter().filter(|on| **on).count();
+        shared
+            .emit(RunEventKind::LookFinished {
+                look: j as u32 + 1,
+                looks: looks.len() as u32,
+                settled: units - still,
+                running: still,
+                saved,
+            })
+            .await;
+        if still == 0 {
+            break;
+        }
+        from = n;
+    }
+    completed
 }
 
 /// Runs `keys` with the run's concurrency until they are done or the run is cancelled; returns
@@ -285,9 +303,17 @@ async fn run_keys(
             async move { execute(&shared, key).await }
         })
         .buffer_unordered(shared.runner.config.concurrency);
+    let abort = shared.runner.abort.clone();
     let mut completed = 0;
-    while results.next().await.is_some() {
-        completed += 1;
+    loop {
+        tokio::select! {
+            biased;
+            _ = abort.cancelled() => break,
+            next = results.next() => match next {
+                Some(()) => completed += 1,
+                None => break,
+            },
+        }
     }
     completed
 }
@@ -396,23 +422,15 @@ async fn attempt(
     let runner = &shared.runner;
     let host = &runner.hosts[key.host];
     let task = &runner.suite.tasks[key.task];
-    if let Some(app) = &host.app {
-        let trial = crate::host::app::AppTrial {
-            prompt: &task.prompt,
-            max_turns: task.max_turns,
-            seed,
-            server: shared.pool.spec(key.side),
-            label: &host.config.profile.server_label,
-        };
-        let mut output = app.run_trial(&trial).await;
-        let judged = judge_output(shared, key, seed, &mut output).await;
-        return (output, Vec::new().into(), judged);
-    }
+    let model = match &host.driver {
+        Driver::Agent(model) => model,
+        Driver::App(app) => return app_attempt(shared, key, seed, app).await,
+    };
     let lease = match shared.pool.acquire(key.side, key.task).await {
         Ok(lease) => lease,
         Err(e) => {
             let output = TrialOutput {
-                infra_error: Some(crate::episode::chain(&e)),
+                infra_error: Some(crate::error::chain(&e)),
                 ..TrialOutput::default()
             };
             return (output, Vec::new().into(), None);
@@ -422,7 +440,7 @@ async fn attempt(
     let input = TrialInput {
         prompt: &task.prompt,
         max_turns: task.max_turns,
-        model: host.model.as_ref(),
+        model: model.as_ref(),
         profile: &host.config.profile,
         seed,
         context: crate::host::RequestContext {
@@ -445,6 +463,28 @@ async fn attempt(
     shared.pool.release(lease, failed).await;
     let judged = judge_output(shared, key, seed, &mut output).await;
     (output, view.specs.clone(), judged)
+}
+
+/// One attempt of a trial that an app host runs itself: it starts (stdio) or connects to (HTTP)
+/// the side's server on its own, so no server of the pool's is used.
+async fn app_attempt(
+    shared: &Shared,
+    key: TrialKey,
+    seed: u64,
+    app: &crate::episode::app::AppHost,
+) -> (TrialOutput, Arc<[crate::host::ToolSpec]>, Option<Judged>) {
+    let host = &shared.runner.hosts[key.host];
+    let task = &shared.runner.suite.tasks[key.task];
+    let trial = crate::episode::app::AppTrial {
+        prompt: &task.prompt,
+        max_turns: task.max_turns,
+        seed,
+        server: shared.pool.spec(key.side),
+        label: &host.config.profile.server_label,
+    };
+    let mut output = app.run_trial(&trial).await;
+    let judged = judge_output(shared, key, seed, &mut output).await;
+    (output, Vec::new().into(), judged)
 }
 
 /// Runs the task's judge on a trial that finished without an infrastructure error. A judge that
@@ -529,16 +569,14 @@ fn build_episode(
     let tools_called: Vec<&str> = output.calls.iter().map(|c| c.tool.as_str()).collect();
     let redact = |s: String| runner.redactor.redact(&s);
     Episode {
+        format_version: crate::rundir::FORMAT_VERSION.to_owned(),
         run_id: runner.run_id.clone(),
         task_id: task.id.clone(),
         kind: task.kind,
         set: task.set,
         side: key.side,
         host: host.config.name.clone(),
-        model: output
-            .model
-            .clone()
-            .unwrap_or_else(|| host.model.id().to_owned()),
+        model: output.model.clone().unwrap_or_else(|| host.driver.id()),
         trial: key.trial,
         seed,
         success: grade.success && output.infra_error.is_none(),

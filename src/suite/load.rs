@@ -50,6 +50,14 @@ pub enum SuiteError {
     Invalid(Vec<Diagnostic>),
 }
 
+impl crate::error::Coded for SuiteError {
+    fn exit(&self) -> crate::error::Exit {
+        match self {
+            Self::Io { .. } | Self::Invalid(_) => crate::error::Exit::Usage,
+        }
+    }
+}
+
 /// Loads the tasks of every `*.yaml`/`*.yml` file under the given directories or files.
 ///
 /// Directories are searched recursively (hidden entries and symlinked directories are skipped)

@@ -1,6 +1,7 @@
 //! Task suites: the task model and the loading and validation of task YAML files.
 
 mod check;
+mod demo;
 mod load;
 mod raw;
 mod task;
@@ -10,5 +11,6 @@ mod validate;
 mod tests;
 
 pub(crate) use check::regex_error_summary;
+pub use demo::{load_or_embedded, DEMO_SUITE};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use task::{ArgMatcher, Expectations, ExpectedCall, JudgeSpec, Task, TaskKind, TaskSet};

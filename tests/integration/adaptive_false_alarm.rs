@@ -9,10 +9,10 @@ use crate::synthetic;
 
 use std::time::Instant;
 
+use mcpeval::analysis::adaptive::{Design, Looks};
+use mcpeval::analysis::{Collector, Comparison, Outcome};
 use mcpeval::config::StatsConfig;
 use mcpeval::episode::{Episode, EpisodeFacts, Side};
-use mcpeval::report::adaptive::{Design, Looks};
-use mcpeval::report::{Collector, Comparison, Outcome};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use synthetic::draw::{draw_episode, draw_models};

@@ -7,9 +7,9 @@ use crate::synthetic;
 
 use std::time::Instant;
 
+use mcpeval::analysis::{compare, Comparison, Outcome};
 use mcpeval::config::{Metric, StatsConfig};
 use mcpeval::episode::{Episode, Side};
-use mcpeval::report::{compare, Comparison, Outcome};
 use mcpeval::stats::Adjustment;
 use mcpeval::suite::{TaskKind, TaskSet};
 use rand::SeedableRng;
@@ -69,7 +69,7 @@ fn aa_false_alarm_rate(stats: &StatsConfig, label: &str) -> f64 {
         if c.outcome() == Outcome::Regression {
             alarms += 1;
             for r in c.gated_regressions() {
-                let level = if r.task_id == mcpeval::report::SUITE {
+                let level = if r.task_id == mcpeval::analysis::SUITE {
                     "suite"
                 } else {
                     "task"

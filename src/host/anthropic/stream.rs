@@ -1,6 +1,7 @@
 //! Streamed Messages API answers: the events (`stream: true`) read back into the one message an
 //! unstreamed request gets, so that `wire::parse_response` reads both.
 
+use crate::host::http::StreamError;
 use serde_json::{json, Value};
 
 use crate::host::http::StreamReader;
@@ -18,7 +19,7 @@ pub(crate) struct EventReader {
 }
 
 impl StreamReader for EventReader {
-    fn event(&mut self, event: &str, data: &str) -> Result<bool, String> {
+    fn event(&mut self, event: &str, data: &str) -> Result<bool, StreamError> {
         let (value, kind) = typed_event(event, data)?;
         let index = value.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
         match kind.as_str() {
@@ -75,11 +76,11 @@ impl StreamReader for EventReader {
             "error" => {
                 let error = value.get("error").unwrap_or(&Value::Null);
                 let field = |k: &str| error.get(k).and_then(Value::as_str).unwrap_or("");
-                Err(format!(
-                    "error event: {}: {}",
+                Err(StreamError::Provider(format!(
+                    "{}: {}",
                     field("type"),
                     field("message")
-                ))
+                )))
             }
             _ => Ok(false),
         }
@@ -173,7 +174,7 @@ mod tests {
         assert_eq!(message["usage"]["output_tokens"], 30);
         let error = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
         let e = reader.event("error", &error.to_string()).unwrap_err();
-        assert_eq!(e, "error event: overloaded_error: Overloaded");
+        assert_eq!(e.to_string(), "error event: overloaded_error: Overloaded");
     }
 
     #[test]

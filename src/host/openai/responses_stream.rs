@@ -2,6 +2,7 @@
 //! object. `response.completed` (or `.incomplete`) carries the whole response; an answer cut at
 //! the timeout is rebuilt from the deltas that came before.
 
+use crate::host::http::StreamError;
 use serde_json::{json, Value};
 
 use crate::host::http::StreamReader;
@@ -18,7 +19,7 @@ pub(crate) struct EventReader {
 }
 
 impl StreamReader for EventReader {
-    fn event(&mut self, event: &str, data: &str) -> Result<bool, String> {
+    fn event(&mut self, event: &str, data: &str) -> Result<bool, StreamError> {
         let (value, kind) = typed_event(event, data)?;
         let index = value
             .get("output_index")
@@ -52,7 +53,7 @@ impl StreamReader for EventReader {
                     .or_else(|| value.get("error").and_then(|e| e.get("message")))
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                Err(format!("error event: {message}"))
+                Err(StreamError::Provider(message.to_owned()))
             }
             _ => Ok(false),
         }
@@ -145,6 +146,6 @@ mod tests {
                 &json!({"type": "error", "message": "rate limited"}).to_string(),
             )
             .unwrap_err();
-        assert_eq!(e, "error event: rate limited");
+        assert_eq!(e.to_string(), "error event: rate limited");
     }
 }

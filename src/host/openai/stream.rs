@@ -1,6 +1,7 @@
 //! Streamed chat-completions answers: the chunks (`stream: true`) read back into the one body an
 //! unstreamed request gets, so that `wire::parse_response` reads both.
 
+use crate::host::http::StreamError;
 use serde_json::{json, Map, Value};
 
 use crate::host::http::StreamReader;
@@ -19,14 +20,16 @@ pub(crate) struct ChunkReader {
 }
 
 impl StreamReader for ChunkReader {
-    fn event(&mut self, _event: &str, data: &str) -> Result<bool, String> {
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| format!("unreadable chunk ({e}): {}", excerpt_text(data)))?;
+    fn event(&mut self, _event: &str, data: &str) -> Result<bool, StreamError> {
+        let chunk: Value = serde_json::from_str(data).map_err(|e| StreamError::Unreadable {
+            what: "chunk",
+            reason: e.to_string(),
+            excerpt: excerpt_text(data),
+        })?;
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             let message = error.get("message").and_then(Value::as_str);
-            return Err(format!(
-                "error event: {}",
-                message.map_or_else(|| error.to_string(), str::to_owned)
+            return Err(StreamError::Provider(
+                message.map_or_else(|| error.to_string(), str::to_owned),
             ));
         }
         if let Some(model) = chunk.get("model").and_then(Value::as_str) {
@@ -178,11 +181,15 @@ mod tests {
         let usage = json!({"choices": [], "usage": {"completion_tokens": 1}});
         assert!(!reader.event("", &usage.to_string()).unwrap());
         let error = json!({"error": {"message": "model overloaded"}});
-        let e = reader.event("", &error.to_string()).unwrap_err();
+        let e = reader
+            .event("", &error.to_string())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("model overloaded"), "{e}");
         assert!(reader
             .event("", "not json")
             .unwrap_err()
+            .to_string()
             .contains("unreadable"));
     }
 }

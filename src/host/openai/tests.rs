@@ -9,9 +9,10 @@ use super::wire::{parse_response, request_body, ToolNames};
 use super::{OpenAiModel, RequestCounts};
 use crate::host::http::OverEndpoint;
 use crate::host::retry::RetryPolicy;
-use crate::host::sim::{SimConfig, SimModel};
-use crate::host::sim_server::{FaultConfig, ServeOptions};
-use crate::host::{sim_server, CompletionRequest, HostError, Message, Model, ToolSpec};
+use crate::host::{CompletionRequest, HostError, Message, Model, ToolSpec};
+use crate::sim::server as sim_server;
+use crate::sim::server::{FaultConfig, ServeOptions};
+use crate::sim::{SimConfig, SimModel};
 
 fn local() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::text::{escape, shorten};
+use crate::analysis::{Comparison, SideOutcome, TaskOutcome};
 use crate::config::Metric;
-use crate::report::comparison::{Comparison, SideOutcome, TaskOutcome};
 use crate::report::format;
 use crate::stats::{wilson_interval, Proportion};
 

@@ -7,11 +7,11 @@ use std::path::Path;
 use super::text::{blocks, escape, head, inline, section};
 use super::transcripts::{self, Loaded};
 use super::{charts, pairs, tools};
+use crate::analysis::{Comparison, Outcome, Row, TaskOutcome, SUITE};
+use crate::analysis::{Scope, Verdict};
 use crate::config::Metric;
-use crate::report::comparison::{Comparison, Outcome, Row, TaskOutcome, SUITE};
 use crate::report::export::{Exporter, Report};
 use crate::report::format;
-use crate::report::verdict::{Scope, Verdict};
 
 /// The page's file name in the run directory.
 pub const REPORT_HTML: &str = "report.html";
@@ -365,8 +365,8 @@ pub(crate) mod tests {
     use super::*;
     use crate::episode::{Episode, Side, Transcript};
     use crate::host::Message;
-    use crate::report::comparison::tests::sample_episode;
-    use crate::rundir::info_tests::sample_info;
+    use crate::test_support::sample_episode;
+    use crate::test_support::sample_info;
 
     /// Ten trials of three tasks: `broke` fails on the candidate, `steady` passes on both, and
     /// `<b>odd</b>` has a name to escape.
@@ -392,7 +392,7 @@ pub(crate) mod tests {
         let eps = sample_episodes();
         let (b, c): (Vec<&Episode>, Vec<&Episode>) =
             eps.iter().partition(|e| e.side == Side::Baseline);
-        crate::report::compare(b, c, &Default::default(), 7).unwrap()
+        crate::analysis::compare(b, c, &Default::default(), 7).unwrap()
     }
 
     fn transcript(e: &Episode, answer: &str) -> Transcript {

@@ -43,6 +43,7 @@ impl TaskDef {
 pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode {
     let (kind, t) = (task.kind, f64::from(trial));
     let mut e = Episode {
+        format_version: mcpeval::rundir::FORMAT_VERSION.to_owned(),
         run_id: run_id.to_owned(),
         task_id: task.id.clone(),
         kind,
@@ -203,9 +204,10 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
     tasks.sort();
     tasks.dedup();
     RunInfo {
+        format_version: mcpeval::rundir::FORMAT_VERSION.to_owned(),
         run_id: run_id.to_owned(),
         mcpeval_version: "0.1.0".into(),
-        status: "completed".into(),
+        status: mcpeval::rundir::RunStatus::Completed,
         config,
         baseline: server("1.4.0"),
         candidate: server("1.5.0"),

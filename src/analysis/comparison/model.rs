@@ -1,0 +1,358 @@
+//! What a comparison is made of: its rows, the tasks' outcomes, what the run could detect, and
+//! the run's outcome.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::EpisodeFacts;
+use crate::analysis::verdict::{Level, Scope, TestName, Verdict};
+use crate::config::{Metric, StatsConfig};
+use crate::episode::Side;
+use crate::suite::{TaskKind, TaskSet};
+
+/// The `task_id` of suite-level rows.
+pub const SUITE: &str = "*";
+/// Planning advice looks no further than this many trials per side.
+pub const MAX_PLANNED_TRIALS: u64 = 400;
+
+/// One row of `comparison.parquet`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub task_id: String,
+    pub host: String,
+    pub metric: Metric,
+    /// Episodes counted on each side (infrastructure errors left out).
+    pub n_baseline: u32,
+    pub n_candidate: u32,
+    pub baseline_mean: Option<f64>,
+    pub candidate_mean: Option<f64>,
+    /// Candidate minus baseline (suite rows: the Mantel–Haenszel risk difference for rates, the
+    /// mean of the per-task deltas for counts).
+    pub delta: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub test: TestName,
+    pub p_value: Option<f64>,
+    pub p_adjusted: Option<f64>,
+    pub verdict: Verdict,
+    /// Whether a regression of this row fails the run.
+    pub gated: bool,
+    /// The margin in the metric's units (rates: absolute; counts: relative × baseline mean).
+    pub margin: Option<f64>,
+    /// k of a pass@k / pass^k row.
+    pub k: Option<u32>,
+    /// For an inconclusive task row: trials per side that would detect a change of the margin
+    /// with the configured power (null when it cannot be estimated or exceeds
+    /// [`MAX_PLANNED_TRIALS`]).
+    pub trials_needed: Option<u64>,
+    /// `task` for a task row; `suite`, `set:…` or `kind:…` for a suite row.
+    pub scope: Scope,
+    /// Count metrics: the ratio of the pooled means minus 1 (0.35 = 35 % more).
+    pub relative_change: Option<f64>,
+    /// The smallest change in the bad direction (in the metric's units, as `margin`) that this
+    /// row flags as a regression with the configured power at its own level and trial counts;
+    /// null when no change could be flagged.
+    pub mde: Option<f64>,
+    /// An adaptive run's task rows: trials per side the task ran to (its last look decided).
+    pub trials_run: Option<u32>,
+    /// An adaptive run's task rows: why the task stopped (null while it still runs).
+    pub stopped: Option<crate::analysis::adaptive::Stopped>,
+}
+
+impl Row {
+    /// Whether a test ran (both sides had episodes and the metric has a test).
+    pub fn tested(&self) -> bool {
+        self.p_value.is_some()
+    }
+
+    /// Whether this is a suite row (any scope).
+    pub fn is_suite(&self) -> bool {
+        self.task_id == SUITE
+    }
+
+    /// Whether the row goes into `history.parquet`: task rows and the whole suite's rows (the
+    /// parts of a suite, its sets and kinds, are left to each run's comparison).
+    pub fn in_history(&self) -> bool {
+        matches!(self.scope, Scope::Task | Scope::Suite)
+    }
+}
+
+/// Outcomes of one side of one task, for the written reports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SideOutcome {
+    pub n: u32,
+    pub successes: u32,
+    pub infra_errors: u32,
+    /// Distinct grade explanations of failed trials, with how many trials gave each, most first.
+    pub failures: Vec<(String, u32)>,
+}
+
+/// One task × host: both sides' outcomes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskOutcome {
+    pub task_id: String,
+    pub host: String,
+    pub kind: TaskKind,
+    pub set: TaskSet,
+    pub baseline: SideOutcome,
+    pub candidate: SideOutcome,
+}
+
+impl TaskOutcome {
+    /// A regression-set task whose baseline passed every trial and whose candidate failed one.
+    pub fn broke(&self) -> bool {
+        self.set == TaskSet::Regression
+            && self.baseline.n > 0
+            && self.baseline.successes == self.baseline.n
+            && self.candidate.n > 0
+            && self.candidate.successes < self.candidate.n
+    }
+}
+
+/// The smallest success drops the run could detect, per task and for the whole suite.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Detectable {
+    /// The median trials per side of the host's tasks.
+    pub trials: u64,
+    /// The per-task level after correction in the worst case (family level / tasks).
+    pub alpha: f64,
+    pub power: f64,
+    /// The baseline rate of the per-task figure (the regression set's expectation, 100 %).
+    pub baseline_rate: f64,
+    /// `None`: not even a drop to 0 % is detected with that power.
+    pub drop: Option<f64>,
+    /// The whole-suite success row's `mde`: a drop of every task's rate by this much is flagged
+    /// with `power` (`None`: none is).
+    pub suite_drop: Option<f64>,
+    /// The level of that row in the worst case of the correction (family level / gated suite
+    /// rows).
+    pub suite_alpha: Option<f64>,
+}
+
+/// What the run as a whole comes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// No gated regression (exit 0).
+    Pass,
+    /// A gated metric regressed (exit 1).
+    Regression,
+    /// Too many infrastructure errors to trust the statistics (exit 3).
+    InfraFailure,
+}
+
+impl Outcome {
+    /// The documented exit code of this outcome.
+    pub fn exit(self) -> crate::error::Exit {
+        match self {
+            Self::Pass => crate::error::Exit::Ok,
+            Self::Regression => crate::error::Exit::Regression,
+            Self::InfraFailure => crate::error::Exit::Infra,
+        }
+    }
+}
+
+/// The comparison of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub rows: Vec<Row>,
+    pub tasks: Vec<TaskOutcome>,
+    pub stats: StatsConfig,
+    pub level: Level,
+    pub episodes: usize,
+    pub infra_errors: usize,
+    /// Per host.
+    pub detectable: Vec<(String, Detectable)>,
+    /// What each host and side used, over every episode (infrastructure errors included).
+    pub usage: Vec<UsageTotal>,
+}
+
+/// Requests and tokens of one host and side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UsageTotal {
+    pub host: String,
+    pub side: Side,
+    /// The model as the provider named it (the last episode's).
+    pub model: String,
+    pub episodes: u64,
+    /// Model requests: one per agent turn.
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// A task judge's calls (one per judged episode) and tokens, apart from the model's.
+    pub judge_requests: u64,
+    pub judge_input_tokens: u64,
+    pub judge_output_tokens: u64,
+    /// Output tokens spent on reasoning (part of `output_tokens`).
+    pub reasoning_tokens: u64,
+    /// Episodes with an answer stopped at the output cap, and cut at the timeout.
+    pub truncated: u64,
+    pub timed_out: u64,
+    /// The first turns' times to first token: their sum and count (streamed answers).
+    pub ttft_ms_sum: f64,
+    pub ttft_episodes: u64,
+}
+
+impl UsageTotal {
+    fn new(host: &str, side: Side) -> Self {
+        Self {
+            host: host.to_owned(),
+            side,
+            model: String::new(),
+            episodes: 0,
+            requests: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            judge_requests: 0,
+            judge_input_tokens: 0,
+            judge_output_tokens: 0,
+            reasoning_tokens: 0,
+            truncated: 0,
+            timed_out: 0,
+            ttft_ms_sum: 0.0,
+            ttft_episodes: 0,
+        }
+    }
+
+    /// The mean time to first token of the streamed episodes.
+    pub fn mean_ttft_ms(&self) -> Option<f64> {
+        (self.ttft_episodes > 0).then(|| self.ttft_ms_sum / self.ttft_episodes as f64)
+    }
+
+    /// Whether anything of how the model answered is worth a line: reasoning, cut answers,
+    /// first-token times.
+    pub fn has_answer_facts(&self) -> bool {
+        self.reasoning_tokens + self.truncated + self.timed_out + self.ttft_episodes > 0
+    }
+
+    fn add(&mut self, e: &EpisodeFacts) {
+        if self.model != e.model {
+            e.model.clone_into(&mut self.model);
+        }
+        self.episodes += 1;
+        self.requests += u64::from(e.turns);
+        self.input_tokens += e.input_tokens;
+        self.output_tokens += e.output_tokens;
+        self.judge_requests += u64::from(e.judge_input_tokens + e.judge_output_tokens > 0);
+        self.judge_input_tokens += e.judge_input_tokens;
+        self.judge_output_tokens += e.judge_output_tokens;
+        self.reasoning_tokens += e.reasoning_tokens;
+        self.truncated += u64::from(e.truncated);
+        self.timed_out += u64::from(e.timed_out);
+        if let Some(ttft) = e.ttft_ms {
+            self.ttft_ms_sum += ttft;
+            self.ttft_episodes += 1;
+        }
+    }
+}
+
+/// Usage per host and side, kept as episodes arrive.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Usage(BTreeMap<(String, Side), UsageTotal>);
+
+impl Usage {
+    pub(super) fn add(&mut self, side: Side, e: &EpisodeFacts) {
+        if let Some(t) = self.0.get_mut(&(e.host.to_owned(), side)) {
+            return t.add(e);
+        }
+        let mut t = UsageTotal::new(e.host, side);
+        t.add(e);
+        self.0.insert((e.host.to_owned(), side), t);
+    }
+
+    pub(super) fn totals(&self) -> Vec<UsageTotal> {
+        self.0.values().cloned().collect()
+    }
+}
+
+impl Comparison {
+    pub fn gated_regressions(&self) -> impl Iterator<Item = &Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.gated && r.verdict == Verdict::Regression)
+    }
+
+    pub fn infra_share(&self) -> f64 {
+        if self.episodes == 0 {
+            return 0.0;
+        }
+        self.infra_errors as f64 / self.episodes as f64
+    }
+
+    /// Infrastructure first: with too many infra errors no verdict can be trusted.
+    pub fn outcome(&self) -> Outcome {
+        if self.infra_share() > self.stats.max_infra_share {
+            Outcome::InfraFailure
+        } else if self.gated_regressions().next().is_some() {
+            Outcome::Regression
+        } else {
+            Outcome::Pass
+        }
+    }
+
+    /// The gated verdict of one task: regression beats inconclusive beats improvement beats no
+    /// change, with the metrics behind it.
+    pub fn task_verdict(&self, t: &TaskOutcome) -> TaskVerdict {
+        let rows: Vec<&Row> = self
+            .task_rows(&t.task_id, &t.host)
+            .filter(|r| r.gated && r.tested())
+            .collect();
+        for verdict in [
+            Verdict::Regression,
+            Verdict::Inconclusive,
+            Verdict::Improvement,
+        ] {
+            let metrics: Vec<Metric> = rows
+                .iter()
+                .filter(|r| r.verdict == verdict)
+                .map(|r| r.metric)
+                .collect();
+            if !metrics.is_empty() {
+                return TaskVerdict { verdict, metrics };
+            }
+        }
+        TaskVerdict {
+            verdict: if rows.is_empty() {
+                Verdict::Inconclusive
+            } else {
+                Verdict::NoChange
+            },
+            metrics: Vec::new(),
+        }
+    }
+
+    /// The rows of one task × host.
+    pub fn task_rows<'a>(&'a self, task: &'a str, host: &'a str) -> impl Iterator<Item = &'a Row> {
+        self.rows
+            .iter()
+            .filter(move |r| r.task_id == task && r.host == host)
+    }
+
+    /// The suite rows of one host, scope by scope.
+    pub fn suite_rows<'a>(&'a self, host: &'a str) -> impl Iterator<Item = &'a Row> {
+        self.rows
+            .iter()
+            .filter(move |r| r.is_suite() && r.host == host)
+    }
+}
+
+/// A task's gated verdict and the metrics that gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskVerdict {
+    pub verdict: Verdict,
+    pub metrics: Vec<Metric>,
+}
+
+impl std::fmt::Display for TaskVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.metrics.is_empty() {
+            return match self.verdict {
+                Verdict::Inconclusive => f.write_str("inconclusive (a side has no episodes)"),
+                v => f.write_str(v.as_str()),
+            };
+        }
+        let names: Vec<&str> = self.metrics.iter().map(|m| m.as_str()).collect();
+        write!(f, "{} ({})", self.verdict, names.join(", "))
+    }
+}

@@ -1,0 +1,88 @@
+//! The rows of one task × host: Fisher's exact test for success, Mann–Whitney U for the counts,
+//! and the descriptive pass@k / pass^k.
+
+use super::build::{relative, with_delta, Context};
+use super::cells::{mean, sd, Cell};
+use super::planning::{Pending, Plan};
+use crate::analysis::verdict::{Scope, TestName};
+use crate::config::Metric;
+use crate::stats::{
+    compare_counts, compare_success, pass_at_k, pass_hat_k, Proportion, StatsError,
+};
+
+/// Whether a metric's row is written: reasoning tokens only where some episode reported any
+/// (a model without reasoning would add a row of zeros to every task).
+pub(super) fn reported(metric: Metric, sides: [&[f64]; 2]) -> bool {
+    metric != Metric::ReasoningTokens || sides.iter().any(|s| s.iter().any(|v| *v != 0.0))
+}
+
+pub(super) fn task_rows(
+    ctx: &Context,
+    task: &str,
+    cell: &Cell,
+) -> Result<Vec<Pending>, StatsError> {
+    let [b_side, c_side] = &cell.sides;
+    let n = (b_side.len(), c_side.len());
+    let sizes = (n.0 as u64, n.1 as u64);
+    let mut rows = Vec::new();
+    for metric in Metric::TESTED {
+        let (b, c) = (b_side.metric(metric), c_side.metric(metric));
+        let (b, c) = (&*b, &*c);
+        if !reported(metric, [b, c]) {
+            continue;
+        }
+        let row = ctx.row(task, Scope::Task, metric, n, (mean(b), mean(c)));
+        if !cell.paired() {
+            rows.push(Pending::untested(row));
+            continue;
+        }
+        let pending = if metric == Metric::Success {
+            let (pb, pc) = (
+                Proportion::new(b_side.successes(), sizes.0),
+                Proportion::new(c_side.successes(), sizes.1),
+            );
+            let row = with_delta(
+                row,
+                compare_success(pb, pc, ctx.stats.alpha)?,
+                TestName::FisherExact,
+            );
+            let p0 = b_side.successes() as f64 / sizes.0 as f64;
+            Pending {
+                row,
+                plan: Plan::Fisher { p0, n: sizes },
+            }
+        } else {
+            let d = compare_counts(b, c, &ctx.bootstrap(task, metric))?;
+            let mut row = with_delta(row, d, TestName::MannWhitneyU);
+            row.relative_change = relative(row.baseline_mean, row.candidate_mean);
+            Pending {
+                row,
+                plan: Plan::Shift {
+                    sd: (sd(b), sd(c)),
+                    n: sizes,
+                },
+            }
+        };
+        rows.push(pending);
+    }
+    for metric in [Metric::PassAtK, Metric::PassHatK] {
+        let k = u64::from(ctx.stats.pass_k).min(sizes.0).min(sizes.1);
+        let estimate = |side: usize| {
+            let s = &cell.sides[side];
+            match metric {
+                Metric::PassAtK => pass_at_k(s.len() as u64, s.successes(), k),
+                _ => pass_hat_k(s.len() as u64, s.successes(), k),
+            }
+        };
+        let means = if cell.paired() {
+            (estimate(0), estimate(1))
+        } else {
+            (None, None)
+        };
+        let mut row = ctx.row(task, Scope::Task, metric, n, means);
+        row.k = cell.paired().then_some(k as u32);
+        row.gated = false;
+        rows.push(Pending::untested(row));
+    }
+    Ok(rows)
+}

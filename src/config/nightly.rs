@@ -1,0 +1,82 @@
+//! The `[nightly]` table of a run config: what `mcpeval nightly` runs and where it keeps the
+//! history.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::ConfigError;
+
+/// `[nightly]` as written; every key optional.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NightlyFile {
+    /// `true`: run the whole suite every night instead of the tasks the contract diff triggers
+    /// (then a night with no contract change still runs, and drift is checked every night).
+    pub whole_suite: Option<bool>,
+    /// The history file (default: `<out_dir>/history.parquet`, i.e. `results/history.parquet`).
+    pub history: Option<PathBuf>,
+}
+
+/// `[nightly]` resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NightlySettings {
+    pub whole_suite: bool,
+    pub history: PathBuf,
+}
+
+impl NightlyFile {
+    /// Reads the `[nightly]` table of the config file at `path` (the rest of the file is the
+    /// run's and checked by the run config). An error names the file.
+    pub fn read(path: &Path) -> Result<Option<Self>, ConfigError> {
+        #[derive(Deserialize)]
+        struct Only {
+            nightly: Option<NightlyFile>,
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let only: Only = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Ok(only.nightly)
+    }
+
+    /// Fills in the defaults; `out_dir` is the run config's.
+    pub fn resolve(self, out_dir: &Path) -> NightlySettings {
+        NightlySettings {
+            whole_suite: self.whole_suite.unwrap_or(false),
+            history: self
+                .history
+                .unwrap_or_else(|| out_dir.join("history.parquet")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nightly_table_is_read_with_defaults_and_typos_are_errors_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("n.toml");
+        std::fs::write(&path, "trials = 2\n[nightly]\nwhole_suite = true\n").unwrap();
+        let settings = NightlyFile::read(&path)
+            .unwrap()
+            .unwrap()
+            .resolve(Path::new("out"));
+        assert!(settings.whole_suite);
+        assert_eq!(settings.history, Path::new("out/history.parquet"));
+        std::fs::write(&path, "[nightly]\nwhole_suit = true\n").unwrap();
+        let err = NightlyFile::read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("n.toml") && err.contains("whole_suit"),
+            "{err}"
+        );
+        std::fs::write(&path, "trials = 2\n").unwrap();
+        assert_eq!(NightlyFile::read(&path).unwrap(), None);
+    }
+}

@@ -1,0 +1,50 @@
+//! Host profiles (`[profile.NAME]`, a host's `profile`): how a host shows a server's tools to
+//! the model.
+
+use serde::{Deserialize, Serialize};
+
+/// How tools are named for the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolNaming {
+    /// The tool's own name.
+    #[default]
+    Bare,
+    /// `mcp__<server>__<tool>`, as Claude Code shows MCP tools.
+    Prefixed,
+}
+
+/// How a host presents a server to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostProfile {
+    pub tool_naming: ToolNaming,
+    /// Pass each tool's `title` to the model.
+    pub pass_title: bool,
+    /// Put the server's `instructions` into the system prompt.
+    pub pass_instructions: bool,
+    /// The system prompt the host starts every trial with.
+    pub system_prompt: String,
+    /// The server's name in `mcp__<server>__<tool>`: the same on both sides, so that the name
+    /// shown to the model does not differ between baseline and candidate.
+    pub server_label: String,
+    /// Show the model at most this many tools, in the server's `tools/list` order, as hosts
+    /// with a tool limit do (a new tool can then push an old one out of sight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tools: Option<usize>,
+}
+
+impl Default for HostProfile {
+    fn default() -> Self {
+        Self {
+            tool_naming: ToolNaming::Bare,
+            pass_title: true,
+            pass_instructions: true,
+            system_prompt: "You are a helpful assistant with access to tools. Call a tool only \
+                            when it is needed to answer; otherwise answer directly."
+                .to_owned(),
+            server_label: "server".to_owned(),
+            max_tools: None,
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! What can keep a job from running, and the exit code each kind means.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Coded, Exit};
+
+type Source = Box<dyn std::error::Error + Send + Sync>;
+
+/// A job that could not be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Suite(#[from] crate::suite::SuiteError),
+    /// A host whose model cannot be built (unknown provider, missing API key, bad header).
+    #[error("host `{host}`")]
+    Host {
+        host: String,
+        #[source]
+        source: crate::host::HostError,
+    },
+    /// An app host whose program cannot be found or run.
+    #[error("host `{host}`: {source}")]
+    App {
+        host: String,
+        source: crate::episode::app::AppError,
+    },
+    /// An app host named as a task's judge: it runs its own loop and answers no completion.
+    #[error("`{host}` is an app host: it runs its own loop and cannot judge")]
+    AppJudge { host: String },
+    /// A task's judge host that cannot be resolved or built.
+    #[error("judge host `{host}` of task `{task}` ({file})")]
+    Judge {
+        host: String,
+        task: String,
+        file: String,
+        #[source]
+        source: Box<JobError>,
+    },
+    /// `--trigger DIFF.json` that cannot be read as a diff.
+    #[error("{message}")]
+    Trigger { path: PathBuf, message: String },
+    /// `--auto-trigger`: a server that cannot be snapshotted.
+    #[error("{side} server `{server}`")]
+    Snapshot {
+        side: &'static str,
+        server: String,
+        #[source]
+        source: crate::contract::SnapshotError,
+    },
+    /// `--resume DIR` whose run record cannot be read.
+    #[error("cannot resume `{}`", dir.display())]
+    Resume {
+        dir: PathBuf,
+        #[source]
+        source: Source,
+    },
+    /// `--shard I/N` against the shard a resumed run keeps.
+    #[error(
+        "--shard {given} does not match the run being resumed ({kept}): --resume keeps the run's \
+         shard, leave --shard out"
+    )]
+    ShardMismatch { given: String, kept: String },
+    #[error(transparent)]
+    RunDir(#[from] crate::rundir::CreateError),
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
+    #[error(transparent)]
+    Record(#[from] crate::history::RecordError),
+    /// The baseline or the candidate server would not start or list its tools.
+    #[error(transparent)]
+    Preflight(#[from] super::PreflightError),
+    /// A file of the run that cannot be written.
+    #[error("cannot write `{}`", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: Source,
+    },
+    /// The run itself failed (its event sinks, its tables).
+    #[error("the run failed")]
+    Run(#[source] Source),
+}
+
+impl JobError {
+    pub(crate) fn write(path: &Path, source: impl Into<Source>) -> Self {
+        Self::Write {
+            path: path.to_path_buf(),
+            source: source.into(),
+        }
+    }
+}
+
+impl Coded for JobError {
+    fn exit(&self) -> Exit {
+        match self {
+            Self::Config(_)
+            | Self::Suite(_)
+            | Self::Host { .. }
+            | Self::App { .. }
+            | Self::AppJudge { .. }
+            | Self::Trigger { .. }
+            | Self::Resume { .. }
+            | Self::ShardMismatch { .. } => Exit::Usage,
+            Self::Judge { source, .. } => source.exit(),
+            Self::RunDir(e) => e.exit(),
+            Self::History(e) => e.exit(),
+            Self::Record(e) => e.exit(),
+            Self::Snapshot { .. } | Self::Preflight(_) | Self::Write { .. } | Self::Run(_) => {
+                Exit::Infra
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! Jobs: one run (or nightly job) built from resolved config — hosts, judges, response cache,
+//! preflight, run directory, trigger — run through the runner and its event sinks, and returned
+//! as a typed outcome for the command line to show.
+
+mod error;
+mod hosts;
+mod models;
+pub mod nightly;
+mod request;
+mod run;
+mod trigger;
+
+pub use error::JobError;
+pub use hosts::{build_hosts, build_judges, cached, rate_limited, Judges};
+pub use models::{build as build_model, Built};
+pub use request::{
+    prepare, run, Face, Finished, Note, Prepared, ReadyRun, RunOutcome, RunRequest, Skipped, Start,
+};
+pub use run::{preflight, Preflight, PreflightError, RunEnd, RunJob, Stop};
+pub use trigger::{apply as apply_trigger, read_diff, Triggered};

@@ -1,0 +1,383 @@
+//! A run put together in the library from what was asked (`mcpeval run`'s flags, or a nightly
+//! job's settings): the config resolved (or the stored one of a run being resumed), the suite and
+//! its trigger, the hosts and judges behind the response cache and rate limits, both servers
+//! checked, the run directory. The command line only turns flags into a [`RunRequest`] and shows
+//! the [`RunOutcome`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::hosts::{build_hosts, build_judges, cached, rate_limited};
+use super::trigger::{self, AutoDiff};
+use super::{preflight, JobError, RunEnd, RunJob, Stop};
+use crate::analysis::RunDesign;
+use crate::config::{resolve, Overrides, RunConfig};
+use crate::error::Exit;
+use crate::host::aimd::Congestion;
+use crate::host::cache::{ResponseCache, CACHE_DIR};
+use crate::report::{write_reports, Report};
+use crate::rundir::{RunInfo, Shard};
+use crate::runner::EventSink;
+
+/// What a run is asked to be, before anything is resolved.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    /// The config's layers above the file: flags and environment.
+    pub overrides: Overrides,
+    /// Finish this run (`--resume DIR`): its stored config is the run's.
+    pub resume: Option<PathBuf>,
+    /// The run directory (`--out DIR`); default: a new one under the config's `out_dir`.
+    pub out: Option<PathBuf>,
+    /// Run only the tasks this diff calls for (`--trigger DIFF.json`).
+    pub trigger: Option<PathBuf>,
+    /// Snapshot and diff both servers first, and run only the tasks the diff calls for.
+    pub auto_trigger: bool,
+    /// With `auto_trigger`: run even when the candidate breaks clients.
+    pub allow_breaking: bool,
+    /// No response cache (`--no-cache`; a nightly job's models must answer tonight).
+    pub no_cache: bool,
+    /// Run only this shard's trials (`--shard I/N`).
+    pub shard: Option<Shard>,
+}
+
+/// A line for the person running the job, in the order the job came to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// What was decided (the trigger's selection, the diff's table): standard output, as is.
+    Text(String),
+    /// A warning or a stop: standard error, one line.
+    Warn(String),
+}
+
+impl Note {
+    /// A line of standard output.
+    pub fn out(line: String) -> Self {
+        Self::Text(line + "\n")
+    }
+
+    /// Text of standard output as it is (a table that ends its own lines).
+    pub fn text(text: String) -> Self {
+        Self::Text(text)
+    }
+
+    pub fn warn(line: String) -> Self {
+        Self::Warn(line)
+    }
+}
+
+/// Why a run did not run its trials although nothing failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skipped {
+    /// The trigger selected no task: no change affects models (exit 0).
+    NothingTriggered,
+    /// `--auto-trigger` found changes that break clients (exit 1) and they were not allowed.
+    Breaking,
+}
+
+/// A run ready to start, and what was said on the way.
+pub struct Prepared {
+    pub notes: Vec<Note>,
+    pub start: Start,
+}
+
+/// What [`prepare`] came to.
+pub enum Start {
+    Skipped(Skipped),
+    Run(Box<ReadyRun>),
+}
+
+/// A run built and checked, with what its end will report besides the run's record.
+pub struct ReadyRun {
+    pub job: RunJob,
+    /// The hosts' adaptive concurrency, for the end-of-run report.
+    pub congestion: Vec<(String, Arc<Congestion>)>,
+    pub cache: Option<Arc<ResponseCache>>,
+    /// The names of the hosts that are the embedded simulated model.
+    pub simulated: Vec<String>,
+}
+
+/// How a run went: its record and comparison (the reports are written), and what else its end
+/// reports.
+pub struct Finished {
+    pub end: RunEnd,
+    pub dir: PathBuf,
+    pub shard: Option<Shard>,
+    pub congestion: Vec<(String, Arc<Congestion>)>,
+    pub cache: Option<Arc<ResponseCache>>,
+    pub simulated: Vec<String>,
+}
+
+impl Finished {
+    /// The comparison's verdict as an exit code: a gated regression 1, too many infrastructure
+    /// errors 3, else 0.
+    pub fn verdict(&self) -> Exit {
+        self.end.comparison.outcome().exit()
+    }
+
+    /// Whether this is one shard of several, whose regression verdict is left to `mcpeval
+    /// merge`.
+    pub fn is_partial_shard(&self) -> bool {
+        self.shard.is_some_and(|s| s.count > 1)
+    }
+
+    /// The exit code the run's end means: the verdict's for a run the budget stopped; 130 for
+    /// one cut short; else the verdict's, except that a shard of several exits 0 on a
+    /// regression (so that a CI matrix or an Indexed Job sees the shard succeed).
+    pub fn exit(&self) -> Exit {
+        let verdict = self.verdict();
+        if self.end.budget_note.is_some() {
+            verdict
+        } else if self.end.cancelled {
+            Exit::Interrupted
+        } else if self.is_partial_shard() && verdict == Exit::Regression {
+            Exit::Ok
+        } else {
+            verdict
+        }
+    }
+}
+
+/// How a run ended.
+pub enum RunOutcome {
+    Skipped(Skipped),
+    Finished(Box<Finished>),
+}
+
+impl RunOutcome {
+    /// The documented exit code of the run.
+    pub fn exit(&self) -> Exit {
+        match self {
+            Self::Skipped(Skipped::NothingTriggered) => Exit::Ok,
+            Self::Skipped(Skipped::Breaking) => Exit::Regression,
+            Self::Finished(finished) => finished.exit(),
+        }
+    }
+}
+
+/// What shows a run to the person running it (the command line's console): the library decides,
+/// the face shows.
+pub trait Face: Sync {
+    /// The job's notes, in the order it came to them.
+    fn notes(&self, notes: &[Note]);
+    /// The run is about to start in `dir`.
+    fn starting(&self, dir: &Path);
+    /// The event sinks that show the run as it goes (a progress bar).
+    fn sinks(&self) -> Vec<Box<dyn EventSink>>;
+    /// The run is over and its reports are written.
+    fn finished(&self, finished: &Finished);
+}
+
+/// Runs what `request` asks for, shown through `face`: built ([`prepare`]), its trials run, its
+/// comparison and reports written. `stop.finish`, once cancelled, acts as a first Ctrl-C: no new
+/// trial starts, those in flight finish, the reports are written; `stop.now` as a second.
+pub async fn run(
+    request: &RunRequest,
+    stop: Stop,
+    face: &dyn Face,
+) -> Result<RunOutcome, JobError> {
+    let prepared = prepare(request).await?;
+    face.notes(&prepared.notes);
+    let ready = match prepared.start {
+        Start::Skipped(why) => return Ok(RunOutcome::Skipped(why)),
+        Start::Run(ready) => ready,
+    };
+    face.starting(&ready.job.dir);
+    let finished = ready.run(stop, face.sinks()).await?;
+    let report = Report {
+        info: &finished.end.info,
+        baseline_run: None,
+        comparison: &finished.end.comparison,
+    };
+    write_reports(&report, &finished.dir).map_err(|e| JobError::write(&finished.dir, e))?;
+    face.finished(&finished);
+    Ok(RunOutcome::Finished(Box::new(finished)))
+}
+
+impl ReadyRun {
+    /// Runs the trials through the job's sinks and `sinks`, and compares the sides.
+    pub async fn run(
+        self,
+        stop: Stop,
+        sinks: Vec<Box<dyn EventSink>>,
+    ) -> Result<Finished, JobError> {
+        let dir = self.job.dir.clone();
+        let shard = self.job.shard;
+        let end = self
+            .job
+            .execute(stop, sinks)
+            .await
+            .map_err(|e| JobError::Run(e.into()))?;
+        Ok(Finished {
+            end,
+            dir,
+            shard,
+            congestion: self.congestion,
+            cache: self.cache,
+            simulated: self.simulated,
+        })
+    }
+}
+
+/// Builds the run that `request` asks for: resolved, loaded, triggered, its hosts built, both
+/// servers started and listed, its directory made. Nothing of the trials runs yet.
+pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
+    let mut notes = Vec::new();
+    let (config, dir, previous) = match &request.resume {
+        Some(dir) => resume_state(dir, request.overrides.concurrency)?,
+        None => (resolve(&request.overrides)?, None, None),
+    };
+    let shard = shard_of(request.shard, previous.as_ref())?;
+    let mut suite = crate::suite::load_or_embedded(&config.suites, config.is_embedded_demo())?;
+    let mut trigger = match (&request.trigger, &previous) {
+        (Some(path), _) => {
+            let diff = trigger::read_diff(path)?;
+            let source = path.display().to_string();
+            match trigger::apply(&diff, &source, &mut suite, &mut notes) {
+                Some(trigger) => Some(trigger),
+                None => return Ok(skipped(notes, Skipped::NothingTriggered)),
+            }
+        }
+        (None, Some(info)) => {
+            // A resumed run keeps the tasks its trigger picked.
+            suite.tasks.retain(|t| info.tasks.contains(&t.id));
+            None
+        }
+        (None, None) => None,
+    };
+    let cache = (!request.no_cache).then(|| {
+        let results = results_dir(request, &config);
+        Arc::new(ResponseCache::new(results.join(CACHE_DIR)))
+    });
+    let hosts = rate_limited(cached(build_hosts(&config)?, cache.as_ref()));
+    let congestion: Vec<(String, Arc<Congestion>)> = hosts
+        .iter()
+        .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))
+        .collect();
+    let (judges, judge_secrets) = build_judges(&config, &suite, &mut notes)?;
+    let preflight = preflight(&config).await?;
+    let run_id = match &previous {
+        Some(info) => info.run_id.clone(),
+        None => crate::rundir::new_run_id(&config),
+    };
+    let dir = match dir {
+        Some(dir) => dir,
+        None => crate::rundir::create(request.out.as_deref(), &config, &run_id)?,
+    };
+    if request.auto_trigger {
+        let diff = match trigger::auto(&config, &dir, request.allow_breaking, &mut notes).await? {
+            AutoDiff::Diff(diff) => diff,
+            AutoDiff::Breaking => return Ok(skipped(notes, Skipped::Breaking)),
+        };
+        let source = dir.join("contract").join("diff.json");
+        let source = source.display().to_string();
+        match trigger::apply(&diff, &source, &mut suite, &mut notes) {
+            Some(t) => trigger = Some(t),
+            None => return Ok(skipped(notes, Skipped::NothingTriggered)),
+        }
+    }
+    let design = RunDesign {
+        tasks: suite.tasks.iter().map(|t| (t.kind, t.set)).collect(),
+        hosts: hosts.len(),
+    };
+    if let Ok(Some(line)) = design.warning(&config.stats, u64::from(config.trials)) {
+        notes.push(Note::warn(line));
+    }
+    let simulated = hosts
+        .iter()
+        .filter(|h| h.driver.is_simulated())
+        .map(|h| h.config.name.clone())
+        .collect();
+    let job = RunJob {
+        run_id,
+        config,
+        suite,
+        hosts,
+        judges,
+        judge_secrets,
+        preflight,
+        dir,
+        previous,
+        trigger: trigger.map(|t| (t.summary, t.changes)),
+        shard,
+    };
+    Ok(Prepared {
+        notes,
+        start: Start::Run(Box::new(ReadyRun {
+            job,
+            congestion,
+            cache,
+            simulated,
+        })),
+    })
+}
+
+fn skipped(notes: Vec<Note>, why: Skipped) -> Prepared {
+    Prepared {
+        notes,
+        start: Start::Skipped(why),
+    }
+}
+
+/// The results folder the response cache lives in, beside the run directory: `results/` by
+/// default, the parent of `--out DIR` or of a resumed run's directory.
+fn results_dir(request: &RunRequest, config: &RunConfig) -> PathBuf {
+    request
+        .resume
+        .as_deref()
+        .or(request.out.as_deref())
+        .and_then(Path::parent)
+        .map(|p| match p.as_os_str().is_empty() {
+            true => PathBuf::from("."),
+            false => p.to_path_buf(),
+        })
+        .unwrap_or_else(|| config.out_dir.clone())
+}
+
+/// `--shard I/N`, or the shard of the run `--resume` finishes (which keeps it).
+fn shard_of(given: Option<Shard>, previous: Option<&RunInfo>) -> Result<Option<Shard>, JobError> {
+    let Some(previous) = previous else {
+        return Ok(given);
+    };
+    match (given, previous.shard) {
+        (Some(given), kept) if Some(given) != kept => Err(JobError::ShardMismatch {
+            given: given.to_string(),
+            kept: kept.map_or("not sharded".to_owned(), |s| format!("shard {s}")),
+        }),
+        _ => Ok(previous.shard),
+    }
+}
+
+/// The config, directory and record of a run to finish (`--resume DIR`); `concurrency` is
+/// the one flag that may change.
+fn resume_state(
+    dir: &Path,
+    concurrency: Option<usize>,
+) -> Result<(RunConfig, Option<PathBuf>, Option<RunInfo>), JobError> {
+    let info = RunInfo::read(dir).map_err(|e| JobError::Resume {
+        dir: dir.to_path_buf(),
+        source: e.into(),
+    })?;
+    let mut config = info.config.clone();
+    // Secrets (server env, headers) are not stored: read them again from the config file.
+    let source = PathBuf::from(&config.config_source);
+    if source.is_file() {
+        let again = resolve(&Overrides {
+            config: Some(source),
+            ..Default::default()
+        })?;
+        // Literal host header values are written as `[REDACTED]`: take them from the file.
+        for host in &mut config.hosts {
+            if let Ok(fresh) = crate::config::resolve_extra_host(&again, &host.name) {
+                host.settings.headers = fresh.settings.headers;
+            }
+        }
+        config.baseline.env = again.baseline.env;
+        config.baseline.headers = again.baseline.headers;
+        config.candidate.env = again.candidate.env;
+        config.candidate.headers = again.candidate.headers;
+    }
+    if let Some(c) = concurrency {
+        config.concurrency = c.max(1);
+    }
+    Ok((config, Some(dir.to_path_buf()), Some(info)))
+}

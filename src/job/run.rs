@@ -1,0 +1,389 @@
+//! A run job: what `mcpeval run` (and each `mcpeval nightly` job) does between resolving its
+//! arguments and printing the outcome: check the servers, record `run.json`, run the trials
+//! through the event sinks (episodes, live reports, budget), compare the sides, and write the
+//! episode tables from the episodes on disk.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::analysis::adaptive::Design;
+use crate::analysis::AdaptivePolicy;
+use crate::analysis::{Collector, Comparison};
+use crate::config::RunConfig;
+use crate::episode::{Driver, Redactor, Side};
+use crate::error::chain;
+use crate::host::Model;
+use crate::report::{LiveReports, REFRESH_EVERY};
+use crate::rundir::{
+    git_commit, own_cpu_ms, rebuild_tables, scan_episodes, EpisodeWriter, HostRecord, RunInfo,
+    RunStatus, ServerRecord, Shard, FORMAT_VERSION,
+};
+use crate::runner::{
+    self, BudgetGuard, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,
+    Spent, StoppingRule,
+};
+use crate::suite::Suite;
+
+/// Run events waiting for the sinks at most (each finished trial's carries its transcript).
+const EVENTS_QUEUED: usize = 256;
+
+/// How a run is asked to stop: `finish` lets the trials in flight finish and no new one start
+/// (a first Ctrl-C, SIGTERM, a nightly stop); `now` drops the trials in flight too (a second
+/// one). Either way the episodes finished are kept, and the run's files written from them.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    pub finish: CancellationToken,
+    pub now: CancellationToken,
+}
+
+/// Both servers started and listed before any trial, kept for the run's first trials.
+pub struct Preflight {
+    pub baseline: ServerRecord,
+    pub candidate: ServerRecord,
+    servers: [Option<Server>; 2],
+}
+
+/// A server that would not start or list its tools before the run.
+#[derive(Debug, thiserror::Error)]
+#[error("{side} server `{server}`: {reason}")]
+pub struct PreflightError {
+    pub side: Side,
+    pub server: String,
+    /// What went wrong, with its causes.
+    pub reason: String,
+}
+
+/// Starts both servers and lists their tools; the error names the side that will not start.
+pub async fn preflight(config: &RunConfig) -> Result<Preflight, PreflightError> {
+    let (b, c) = tokio::join!(
+        Server::connect(&config.baseline),
+        Server::connect(&config.candidate)
+    );
+    let mut records = Vec::new();
+    let mut servers = [None, None];
+    for (i, (side, result, spec)) in [
+        (Side::Baseline, b, &config.baseline),
+        (Side::Candidate, c, &config.candidate),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let server = result.map_err(|e| PreflightError {
+            side,
+            server: spec.display(),
+            reason: chain(&e),
+        })?;
+        records.push(ServerRecord {
+            spec: spec.display(),
+            info: Some(server.info.clone()),
+            tools: server.tools.iter().map(|t| t.name.to_string()).collect(),
+        });
+        servers[i] = Some(server);
+    }
+    let candidate = records.pop().expect("two records");
+    let baseline = records.pop().expect("two records");
+    Ok(Preflight {
+        baseline,
+        candidate,
+        servers,
+    })
+}
+
+/// Everything a run needs, resolved: the config, the tasks, the hosts and judges built, the
+/// servers checked, and its directory (new, or the one `--resume` finishes).
+pub struct RunJob {
+    pub run_id: String,
+    pub config: RunConfig,
+    pub suite: Suite,
+    pub hosts: Vec<HostRuntime>,
+    pub judges: BTreeMap<String, Arc<dyn Model>>,
+    /// Secret values the judges' settings hold (redacted from transcripts with the config's).
+    pub judge_secrets: Vec<String>,
+    pub preflight: Preflight,
+    pub dir: PathBuf,
+    /// `run.json` of the run being resumed.
+    pub previous: Option<RunInfo>,
+    /// The trigger's one-line summary and its changes, when a contract diff picked the tasks.
+    pub trigger: Option<(String, Vec<String>)>,
+    pub shard: Option<Shard>,
+}
+
+/// How a run ended: its final `run.json` and the comparison of its sides.
+pub struct RunEnd {
+    pub info: RunInfo,
+    pub comparison: Comparison,
+    /// Cut short by Ctrl-C (or the caller's token).
+    pub cancelled: bool,
+    /// Why the budget stopped the run, when it did.
+    pub budget_note: Option<String>,
+}
+
+impl RunJob {
+    /// `run.json` as the run starts.
+    fn info(&self) -> RunInfo {
+        let (config, previous) = (&self.config, self.previous.as_ref());
+        let record = |name: &str, driver: &Driver| HostRecord {
+            name: name.to_owned(),
+            model: driver.id(),
+            simulated: driver.is_simulated(),
+            program: driver.app().map(|a| a.settings.program.clone()),
+            version: driver.app().and_then(|a| a.version.clone()),
+            args: driver.app().map(|a| a.settings.args.clone()),
+        };
+        RunInfo {
+            run_id: self.run_id.clone(),
+            format_version: FORMAT_VERSION.to_owned(),
+            mcpeval_version: env!("CARGO_PKG_VERSION").to_owned(),
+            status: RunStatus::Running,
+            config: config.clone(),
+            baseline: self.preflight.baseline.clone(),
+            candidate: self.preflight.candidate.clone(),
+            hosts: self
+                .hosts
+                .iter()
+                .map(|h| record(&h.config.name, &h.driver))
+                .collect(),
+            judges: self
+                .judges
+                .iter()
+                .map(|(n, m)| record(n, &Driver::Agent(m.clone())))
+                .collect(),
+            seed: config.seed,
+            trials: config.trials,
+            tasks: self.suite.tasks.iter().map(|t| t.id.clone()).collect(),
+            trigger: match (&self.trigger, previous) {
+                (Some((summary, _)), _) => Some(summary.clone()),
+                (None, Some(p)) => p.trigger.clone(),
+                (None, None) => None,
+            },
+            trigger_changes: match (&self.trigger, previous) {
+                (Some((_, changes)), _) => changes.clone(),
+                (None, Some(p)) => p.trigger_changes.clone(),
+                (None, None) => Vec::new(),
+            },
+            started_at: previous
+                .map_or_else(|| chrono::Utc::now().to_rfc3339(), |p| p.started_at.clone()),
+            finished_at: None,
+            git_commit: git_commit(),
+            episodes: 0,
+            infra_errors: 0,
+            runner_cpu_ms: None,
+            config_hash: Some(crate::rundir::config_hash(config, &self.suite.tasks)),
+            shard: self.shard,
+            merged_from: Vec::new(),
+        }
+    }
+
+    /// Runs the trials not yet done. `sinks` (e.g. a progress bar) see every run event after
+    /// the run's own (the episode and table writers, the live reports, the budget). A first
+    /// Ctrl-C (or `stop.finish`) stops new trials and lets those in flight finish; a second
+    /// (or `stop.now`) drops those in flight too.
+    pub async fn execute(
+        self,
+        stop: Stop,
+        sinks: Vec<Box<dyn EventSink>>,
+    ) -> anyhow::Result<RunEnd> {
+        let dir = self.dir.clone();
+        let ended = self.run_trials(stop, sinks).await;
+        if ended.is_err() {
+            mark_failed(&dir);
+        }
+        ended
+    }
+
+    async fn run_trials(
+        self,
+        stop: Stop,
+        sinks: Vec<Box<dyn EventSink>>,
+    ) -> anyhow::Result<RunEnd> {
+        let Stop {
+            finish: cancel,
+            now,
+        } = stop;
+        let mut info = self.info();
+        let dir = self.dir;
+        info.write(&dir)?;
+        let config = self.config;
+        let earlier = Earlier::scan(&dir, &config)?;
+        let mut secrets = config.secret_values();
+        secrets.extend(self.judge_secrets);
+        let redactor = Redactor::new(secrets.iter().map(String::as_str));
+        // Bounded: a consumer that falls behind holds the trials back, not their records in
+        // memory.
+        let (tx, rx) = mpsc::channel(EVENTS_QUEUED);
+        let (budget, budget_reached) = BudgetGuard::new(
+            config.budget.clone(),
+            config.prices.clone(),
+            earlier.spent,
+            cancel.clone(),
+        );
+        // An adaptive run's policy starts from the earlier trials the collector already holds.
+        let policy: Option<Arc<dyn StoppingRule>> = match earlier.collector.looks() {
+            Some(looks) => {
+                let design =
+                    Design::new(&config.stats, self.hosts.len()).context("the adaptive design")?;
+                let tasks = self.suite.tasks.len();
+                Some(Arc::new(AdaptivePolicy::new(design, looks.clone(), tasks)))
+            }
+            None => None,
+        };
+        // Every episode of the run, folded in as it finishes (and those of an earlier
+        // invocation): the live reports' and, at the end, the final comparison's.
+        let collector = Arc::new(Mutex::new(earlier.collector));
+        let mut all: Vec<Box<dyn EventSink>> = vec![
+            Box::new(EpisodeWriter::open(&dir)?),
+            Box::new(LiveReports::new(
+                dir.clone(),
+                info.clone(),
+                collector.clone(),
+                REFRESH_EVERY,
+            )),
+        ];
+        if !config.budget.is_unlimited() {
+            all.push(Box::new(budget));
+        }
+        all.extend(sinks);
+        let consumer = tokio::spawn(consume(rx, all));
+        let ctrl_c = tokio::spawn(watch_ctrl_c(cancel.clone(), now.clone(), tx.clone()));
+        let runner = Runner {
+            run_id: self.run_id,
+            config,
+            suite: self.suite,
+            hosts: self.hosts,
+            judges: self.judges,
+            done: earlier.done,
+            redactor,
+            cancel: cancel.clone(),
+            abort: now,
+            shard: self.shard,
+            servers: self.preflight.servers,
+            policy,
+        };
+        let (_, cancelled) = runner::run(runner, tx).await;
+        ctrl_c.abort();
+        consumer
+            .await
+            .context("the event consumer stopped")?
+            .context("cannot record episodes")?;
+        let collector = std::mem::take(&mut *crate::report::lock_collector(&collector));
+        info.episodes = collector.episodes();
+        info.infra_errors = collector.infra_errors();
+        let comparison = collector
+            .comparison(&info.config.stats, info.seed)
+            .context("cannot compare the sides")?;
+        drop(collector);
+        // The tables are written from the episodes on disk once the trials are done, a row group
+        // at a time: while the trials go, neither a row group's rows (2 MB of demo episodes) nor
+        // the Parquet footer's records, which grow with the run (3.9 MB at 100k), take memory.
+        let tables_dir = dir.clone();
+        tokio::task::spawn_blocking(move || rebuild_tables(&tables_dir, |_| ()))
+            .await
+            .context("the tables' writer stopped")?
+            .context("cannot write the episode tables")?;
+        let budget_note = budget_reached.lock().ok().and_then(|r| r.clone());
+        info.status = if budget_note.is_some() {
+            RunStatus::BudgetReached
+        } else if cancelled {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Completed
+        };
+        info.finished_at = Some(chrono::Utc::now().to_rfc3339());
+        info.runner_cpu_ms = own_cpu_ms();
+        info.write(&dir)?;
+        Ok(RunEnd {
+            info,
+            comparison,
+            cancelled,
+            budget_note,
+        })
+    }
+}
+
+/// A run that failed after it started says so in its `run.json` (best effort: the failure may be
+/// that the directory cannot be written).
+fn mark_failed(dir: &Path) {
+    if let Ok(mut info) = RunInfo::read(dir) {
+        if info.status == RunStatus::Running {
+            info.status = RunStatus::Failed;
+            info.finished_at = Some(chrono::Utc::now().to_rfc3339());
+            let _ = info.write(dir);
+        }
+    }
+}
+
+/// What a resumed run's directory already holds: the trials done (not run again), what they
+/// spent of the budget and their aggregates for the live reports. Empty for a new run.
+struct Earlier {
+    done: HashSet<DoneKey>,
+    spent: Spent,
+    collector: Collector,
+}
+
+impl Earlier {
+    fn scan(dir: &Path, config: &RunConfig) -> anyhow::Result<Self> {
+        let mut earlier = Self {
+            done: HashSet::new(),
+            spent: Spent::default(),
+            collector: Collector::for_stats(&config.stats),
+        };
+        scan_episodes(dir, |e| {
+            earlier.spent.add(&e, &config.prices);
+            earlier.collector.add(e.side, &e);
+            earlier.done.insert(DoneKey::of(&e));
+        })?;
+        Ok(earlier)
+    }
+}
+
+/// Hands every run event to every sink, then finishes them; the first error is returned, after
+/// all sinks have had every event (a report that cannot be written does not lose episodes).
+async fn consume(
+    mut rx: mpsc::Receiver<RunEvent>,
+    mut sinks: Vec<Box<dyn EventSink>>,
+) -> anyhow::Result<()> {
+    let mut first_error = None;
+    while let Some(event) = rx.recv().await {
+        for sink in &mut sinks {
+            if let Err(e) = sink.handle(&event) {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    for sink in &mut sinks {
+        if let Err(e) = sink.finish() {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// First Ctrl-C: stop starting trials, let those in flight finish. Second: drop those too.
+async fn watch_ctrl_c(
+    cancel: CancellationToken,
+    now: CancellationToken,
+    tx: mpsc::Sender<RunEvent>,
+) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    cancel.cancel();
+    let cancelling = RunEvent {
+        elapsed: std::time::Duration::ZERO,
+        kind: RunEventKind::Cancelling,
+    };
+    let _ = tx.send(cancelling).await;
+    if tokio::signal::ctrl_c().await.is_ok() {
+        let aborting = RunEvent {
+            elapsed: std::time::Duration::ZERO,
+            kind: RunEventKind::Aborting,
+        };
+        let _ = tx.try_send(aborting);
+        now.cancel();
+    }
+}

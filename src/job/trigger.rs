@@ -1,0 +1,133 @@
+//! `mcpeval run --trigger DIFF.json | --auto-trigger`: a diff (read, or made from both servers'
+//! snapshots), the tasks it calls for, and what and why, said as notes for the command line.
+
+use std::path::Path;
+
+use super::{JobError, Note};
+use crate::config::RunConfig;
+use crate::contract::{diff_snapshots, diff_table, select, take, Diff};
+use crate::suite::Suite;
+
+/// What the run records about its trigger.
+pub struct Triggered {
+    /// One line for run.json and the summary's facts.
+    pub summary: String,
+    /// The triggering changes, one line each.
+    pub changes: Vec<String>,
+}
+
+/// Reads a diff written by `mcpeval diff --out`.
+pub fn read_diff(path: &Path) -> Result<Diff, JobError> {
+    let unreadable = |message: String| JobError::Trigger {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| unreadable(format!("cannot read trigger `{}`: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        unreadable(format!(
+            "`{}` is not a diff written by `mcpeval diff --out`: {e}",
+            path.display()
+        ))
+    })
+}
+
+/// Keeps the tasks the diff calls for and says why in `notes`; `None` when nothing is to run
+/// (said so).
+pub fn apply(
+    diff: &Diff,
+    source: &str,
+    suite: &mut Suite,
+    notes: &mut Vec<Note>,
+) -> Option<Triggered> {
+    let selection = select(diff, &suite.tasks);
+    if selection.is_empty() {
+        notes.push(Note::out(format!(
+            "nothing to run: none of the {} change(s) in {source} affects models",
+            diff.changes.len()
+        )));
+        return None;
+    }
+    let changes = selection.describe_changes();
+    notes.push(Note::out(format!(
+        "{} change(s) in {source} affect models:",
+        changes.len()
+    )));
+    for line in &changes {
+        notes.push(Note::out(format!("  {line}")));
+    }
+    notes.push(Note::out(format!(
+        "running {} of {} tasks:",
+        selection.tasks.len(),
+        suite.tasks.len()
+    )));
+    for (id, why) in &selection.tasks {
+        notes.push(Note::out(format!("  {id}: {}", why.join("; "))));
+    }
+    suite
+        .tasks
+        .retain(|t| selection.tasks.iter().any(|(id, _)| *id == t.id));
+    Some(Triggered {
+        summary: format!(
+            "{source}: {} change(s) affect models ({} → {}); {} of the suite's tasks selected",
+            changes.len(),
+            diff.baseline.label,
+            diff.candidate.label,
+            selection.tasks.len()
+        ),
+        changes,
+    })
+}
+
+/// What `--auto-trigger` found.
+pub enum AutoDiff {
+    /// The diff, to select the tasks with.
+    Diff(Box<Diff>),
+    /// The candidate breaks clients and breaking changes were not allowed: the run stops
+    /// (exit 1).
+    Breaking,
+}
+
+/// `--auto-trigger`: snapshots both servers, diffs them, keeps both snapshots and the diff in
+/// `RUN_DIR/contract/`, and notes the table. Breaking changes stop the run unless
+/// `allow_breaking`.
+pub async fn auto(
+    config: &RunConfig,
+    dir: &Path,
+    allow_breaking: bool,
+    notes: &mut Vec<Note>,
+) -> Result<AutoDiff, JobError> {
+    let contract_dir = dir.join("contract");
+    let mut snapshots = Vec::new();
+    for (side, spec) in [
+        ("baseline", &config.baseline),
+        ("candidate", &config.candidate),
+    ] {
+        let snapshot = take(spec).await.map_err(|source| JobError::Snapshot {
+            side,
+            server: spec.display(),
+            source,
+        })?;
+        let side_dir = contract_dir.join(side);
+        snapshot
+            .write(&side_dir)
+            .map_err(|e| JobError::write(&side_dir, e))?;
+        snapshots.push((snapshot, side_dir));
+    }
+    let (cand, cand_dir) = snapshots.pop().expect("two snapshots");
+    let (base, base_dir) = snapshots.pop().expect("two snapshots");
+    let diff = diff_snapshots(&base, &cand, (&base_dir, None), (&cand_dir, None));
+    let path = contract_dir.join("diff.json");
+    let mut text = serde_json::to_string_pretty(&diff).map_err(|e| JobError::write(&path, e))?;
+    text.push('\n');
+    std::fs::write(&path, text).map_err(|e| JobError::write(&path, e))?;
+    notes.push(Note::text(diff_table(&diff)));
+    if diff.breaks_clients() && !allow_breaking {
+        notes.push(Note::warn(format!(
+            "stopping: the candidate breaks clients (see {}); pass --allow-breaking to run anyway",
+            path.display()
+        )));
+        return Ok(AutoDiff::Breaking);
+    }
+    Ok(AutoDiff::Diff(Box::new(diff)))
+}

@@ -1,0 +1,36 @@
+//! The demo suite compiled into the binary, and the loading of a run's suites with it as the
+//! fallback of the embedded demo config.
+
+use std::path::{Path, PathBuf};
+
+use super::{load_sources, load_suite, Suite, SuiteError};
+
+/// The demo suite, compiled in so that `mcpeval run` works from any directory.
+pub const DEMO_SUITE: &[(&str, &str)] = &[
+    (
+        "tasks/demo/lookup.yaml",
+        include_str!("../../tasks/demo/lookup.yaml"),
+    ),
+    (
+        "tasks/demo/changes.yaml",
+        include_str!("../../tasks/demo/changes.yaml"),
+    ),
+    (
+        "tasks/demo/no_tool.yaml",
+        include_str!("../../tasks/demo/no_tool.yaml"),
+    ),
+];
+
+/// Loads the suites; for the embedded demo config (`embedded_demo`), `tasks/demo` falls back to
+/// the compiled-in copy when it is not on disk.
+pub fn load_or_embedded(paths: &[PathBuf], embedded_demo: bool) -> Result<Suite, SuiteError> {
+    let demo = Path::new("tasks/demo");
+    if embedded_demo && paths == [demo] && !demo.exists() {
+        let sources: Vec<(PathBuf, String)> = DEMO_SUITE
+            .iter()
+            .map(|(p, text)| (PathBuf::from(p), (*text).to_owned()))
+            .collect();
+        return load_sources(&sources);
+    }
+    load_suite(paths)
+}
