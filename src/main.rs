@@ -1,9 +1,12 @@
-//! The `mcpeval` binary: parse arguments, call the library, map errors to exit codes.
+//! The `mcpeval` binary: parse arguments, call the library, map its outcome or error to one of
+//! the documented exit codes (`mcpeval::error::Exit`).
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use mcpeval::cli::{dispatch, Cli, Exit};
+use mcpeval::cli::out::{reader_gone, BROKEN_PIPE_EXIT};
+use mcpeval::cli::{dispatch, Cli};
+use mcpeval::error::Exit;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -14,14 +17,19 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(Exit::Infra as u8);
+            return ExitCode::from(Exit::Infra.code());
         }
     };
-    match runtime.block_on(dispatch(cli)) {
-        Ok(exit) => ExitCode::from(exit as u8),
+    let exit = match runtime.block_on(dispatch(cli)) {
+        Ok(exit) => exit,
         Err(failure) => {
             eprintln!("error: {:#}", failure.error);
-            ExitCode::from(failure.exit as u8)
+            failure.exit
         }
+    };
+    // A reader of standard output that went away ends the process as SIGPIPE would have.
+    if reader_gone() {
+        return ExitCode::from(BROKEN_PIPE_EXIT);
     }
+    ExitCode::from(exit.code())
 }

@@ -18,7 +18,7 @@ use crate::rundir::{rebuild_tables, scan_facts, table_is_current, RunInfo, EPISO
 /// into the comparison, never all held: the columns it needs from `episodes.parquet` (polars),
 /// or `episodes.jsonl` when the table is missing or older (a run cut short).
 pub fn compare(args: &CompareArgs) -> Result<Exit, Failure> {
-    let info = RunInfo::read(&args.run).map_err(Failure::usage)?;
+    let info = RunInfo::read(&args.run)?;
     let mut stats = info.config.stats.clone();
     if let Some(c) = args.correction {
         stats.correction = c;
@@ -30,7 +30,7 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, Failure> {
         .validate()
         .map_err(|e| InvalidSetting(e.0.replace("[stats] ", "--")))?;
     let against = match &args.against {
-        Some(dir) => Some(RunInfo::read(dir).map_err(Failure::usage)?),
+        Some(dir) => Some(RunInfo::read(dir)?),
         None => None,
     };
     let out = match (&args.out, &against) {
@@ -79,7 +79,7 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, Failure> {
     }
     let comparison = collector
         .comparison(&stats, info.seed)
-        .map_err(|e| Failure::usage(anyhow::anyhow!("cannot compare: {e}")))?;
+        .map_err(|e| Failure::from(e).context("cannot compare"))?;
     // The per-episode numbers are not needed by the reports (report.html reads its few trials
     // from the files itself).
     drop(collector);

@@ -14,7 +14,7 @@ pub fn history(args: &HistoryArgs) -> Result<Exit, Failure> {
             path.display()
         )));
     }
-    let rows = history::read(path).map_err(Failure::usage)?;
+    let rows = history::read(path)?;
     let filter = TrendFilter {
         task: args.task.clone(),
         host: args.host.clone(),

@@ -7,7 +7,7 @@ mod history_cmd;
 mod hosts;
 mod merge_cmd;
 mod nightly_cmd;
-mod out;
+pub mod out;
 mod plan_cmd;
 mod progress;
 mod run_cmd;

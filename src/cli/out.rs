@@ -1,11 +1,13 @@
-//! Printing to stdout for the commands: a reader that went away (`mcpeval plan | head -3`) ends
-//! the process quietly with the status a SIGPIPE would give (141), instead of a panic.
+//! Printing to stdout for the commands: a reader that went away (`mcpeval plan | head -3`) is
+//! noted, the command goes on to its end (a run still writes its files), and `main` then exits
+//! quietly with the status a SIGPIPE would give (141), instead of a panic.
 //!
 //! SIGPIPE itself stays ignored (Rust's default): mcpeval writes to the stdin of stdio MCP
 //! servers, and a server that exits early must be an error of that server, not the end of the
 //! run.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// `println!` for command output; see the module.
 macro_rules! outln {
@@ -21,7 +23,15 @@ macro_rules! out {
 pub(crate) use out;
 
 /// The exit status of a process ended by SIGPIPE (128 + 13), as shells report it.
-pub const BROKEN_PIPE_EXIT: i32 = 141;
+pub const BROKEN_PIPE_EXIT: u8 = 141;
+
+/// Set when a write to stdout found its reader gone.
+static READER_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Whether standard output's reader went away while the command ran.
+pub fn reader_gone() -> bool {
+    READER_GONE.load(Ordering::Relaxed)
+}
 
 pub fn line(args: std::fmt::Arguments<'_>) {
     let mut stdout = std::io::stdout().lock();
@@ -40,7 +50,7 @@ pub fn text(args: std::fmt::Arguments<'_>) {
 fn settle(written: std::io::Result<()>) {
     if let Err(e) = written {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(BROKEN_PIPE_EXIT);
+            READER_GONE.store(true, Ordering::Relaxed);
         }
         // Any other failure (a full disk behind a redirect) leaves nothing better to do than
         // go on: the run's files are written apart from this output.

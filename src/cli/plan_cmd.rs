@@ -12,12 +12,8 @@ use crate::config::{resolve, Overrides, RunConfig};
 use crate::episode::Side;
 use crate::error::{Exit, Failure};
 use crate::rundir::scan_episodes;
-use crate::stats::{fisher_power, trials_needed, trials_needed_stable, StatsError};
+use crate::stats::{fisher_power, trials_needed, trials_needed_stable};
 use crate::suite::{Task, TaskKind, TaskSet};
-
-fn usage(e: StatsError) -> Failure {
-    Failure::usage(anyhow::anyhow!("{e}"))
-}
 
 /// Runs `mcpeval plan`.
 pub fn plan(args: &PlanArgs) -> Result<Exit, Failure> {
@@ -47,7 +43,7 @@ pub fn plan(args: &PlanArgs) -> Result<Exit, Failure> {
 /// Prints the first n whose exact power reaches the target, the n from which it stays there,
 /// and the power at a few round numbers of trials for a sense of scale.
 fn single(p0: f64, drop: f64, alpha: f64, power: f64, max: u64) -> Result<Exit, Failure> {
-    let first = trials_needed(p0, drop, alpha, power, max).map_err(usage)?;
+    let first = trials_needed(p0, drop, alpha, power, max)?;
     outln!(
         "Fisher's exact test, two-sided, alpha {alpha}: baseline {:.1} % → candidate {:.1} % \
          (a drop of {:.1} points), power {:.0} %",
@@ -63,7 +59,7 @@ fn single(p0: f64, drop: f64, alpha: f64, power: f64, max: u64) -> Result<Exit, 
             // Dips below the target happen just above the first n; looking a quarter beyond
             // it keeps this O(n³) search short (the full range would take minutes at 2000).
             let window = (n + n / 4 + 10).min(max);
-            let stable = trials_needed_stable(p0, drop, alpha, power, window).map_err(usage)?;
+            let stable = trials_needed_stable(p0, drop, alpha, power, window)?;
             match stable {
                 Some(s) if s != n => outln!(
                     "  exact power saw-tooths: it dips below {:.0} % again between {n} and {s}; \
@@ -89,7 +85,7 @@ fn single(p0: f64, drop: f64, alpha: f64, power: f64, max: u64) -> Result<Exit, 
     scale.dedup();
     outln!("  trials  power");
     for n in scale {
-        let p = fisher_power(p0, drop, n, alpha).map_err(usage)?;
+        let p = fisher_power(p0, drop, n, alpha)?;
         // Rounding can leave -0.0 for a power of nothing.
         let percent = if p > 0.0 { p * 100.0 } else { 0.0 };
         outln!("  {n:>6}  {percent:>5.1} %");
@@ -153,7 +149,7 @@ fn plan_suite(args: &PlanArgs) -> Result<Exit, Failure> {
         hosts: args.host.clone(),
         ..Overrides::default()
     };
-    let mut config = resolve(&overrides).map_err(Failure::usage)?;
+    let mut config = resolve(&overrides)?;
     if let Some(a) = args.alpha {
         config.stats.alpha = a;
     }
@@ -198,7 +194,7 @@ fn plan_suite(args: &PlanArgs) -> Result<Exit, Failure> {
     }
     let task_level = design.task_level(stats);
     let max = args.max_trials.max(1);
-    let needed = trials_needed(p0, args.drop, task_level, stats.power, max).map_err(usage)?;
+    let needed = trials_needed(p0, args.drop, task_level, stats.power, max)?;
     let source = if from.is_some() && args.baseline_rate.is_none() {
         "the median task's baseline rate in the earlier run"
     } else {
@@ -239,8 +235,7 @@ fn plan_suite(args: &PlanArgs) -> Result<Exit, Failure> {
                 task_level,
                 stats.power,
                 stats.success_margin,
-            )
-            .map_err(usage)?;
+            )?;
             match drop {
                 Some(d) => format!(
                     "a single task at {} is flagged when it falls by {} points",
@@ -260,7 +255,7 @@ fn plan_suite(args: &PlanArgs) -> Result<Exit, Failure> {
                 crate::stats::min_fisher_p(trials)
             )
         };
-        let suite_drop = match design.suite_drop(stats, trials, &rates).map_err(usage)? {
+        let suite_drop = match design.suite_drop(stats, trials, &rates)? {
             Some(d) => format!(
                 "the whole-suite success row flags a drop of every task by {} points",
                 crate::analysis::points(d)

@@ -15,8 +15,7 @@ pub async fn snapshot(args: &SnapshotArgs) -> Result<Exit, Failure> {
     profiles.extend(args.auth_profile.iter().map(Some));
     for profile in profiles {
         let auth: Vec<String> = profile.into_iter().cloned().collect();
-        let mut spec =
-            resolve_server(args.config.as_deref(), &args.server, &auth).map_err(Failure::usage)?;
+        let mut spec = resolve_server(args.config.as_deref(), &args.server, &auth)?;
         if let Some(era) = args.protocol_era {
             spec.protocol_era = era;
         }
@@ -26,7 +25,7 @@ pub async fn snapshot(args: &SnapshotArgs) -> Result<Exit, Failure> {
         };
         let snapshot = contract::take(&spec)
             .await
-            .map_err(|e| Failure::infra(anyhow::anyhow!("`{}`: {e}", spec.display())))?;
+            .map_err(|e| Failure::from(e).context(format!("`{}`", spec.display())))?;
         snapshot.write(&dir)?;
         outln!("{}", describe(&snapshot, &dir));
     }

@@ -38,12 +38,12 @@ pub fn check(paths: &[PathBuf]) -> Result<Exit, Failure> {
             eprintln!("{} problem(s) found", diagnostics.len());
             Ok(Exit::Usage)
         }
-        Err(e) => Err(Failure::usage(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
 pub fn list(paths: &[PathBuf]) -> Result<Exit, Failure> {
-    let suite = load_suite(&paths_or_default(paths)).map_err(Failure::usage)?;
+    let suite = load_suite(&paths_or_default(paths))?;
     let w = suite
         .tasks
         .iter()

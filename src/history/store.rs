@@ -60,7 +60,7 @@ pub fn read(path: &Path) -> Result<Vec<HistoryRow>, HistoryError> {
     let df = ParquetReader::new(file)
         .finish()
         .map_err(|e| error(format!("not a Parquet file: {e}")))?;
-    from_frame(&df).map_err(error)
+    from_frame(&df).map_err(|e| error(e.to_string()))
 }
 
 /// Appends `rows` to the history at `path` (created with its directory if missing): reads what

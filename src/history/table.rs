@@ -146,45 +146,68 @@ pub fn to_frame(rows: &[HistoryRow]) -> PolarsResult<DataFrame> {
     ])
 }
 
+/// A history table whose columns are not the history's.
+#[derive(Debug, thiserror::Error)]
+pub enum ColumnError {
+    #[error("no column `{0}`")]
+    Missing(String),
+    #[error("column `{name}`: {reason}")]
+    WrongType { name: String, reason: String },
+    #[error("column `{name}` is null in row {row}")]
+    Null { name: String, row: usize },
+}
+
+impl ColumnError {
+    fn wrong(name: &str, reason: impl std::fmt::Display) -> Self {
+        Self::WrongType {
+            name: name.to_owned(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
 /// Reads rows back from a frame; an error says which column is missing or of the wrong type.
-pub fn from_frame(df: &DataFrame) -> Result<Vec<HistoryRow>, String> {
-    let text = |name: &str| -> Result<Vec<Option<String>>, String> {
-        let c = df.column(name).map_err(|_| format!("no column `{name}`"))?;
+pub fn from_frame(df: &DataFrame) -> Result<Vec<HistoryRow>, ColumnError> {
+    let text = |name: &str| -> Result<Vec<Option<String>>, ColumnError> {
+        let c = df.column(name).map_err(|_| ColumnError::Missing(name.to_owned()))?;
         let c = c
             .cast(&DataType::String)
-            .map_err(|e| format!("column `{name}`: {e}"))?;
-        let s = c.str().map_err(|e| format!("column `{name}`: {e}"))?;
+            .map_err(|e| ColumnError::wrong(name, e))?;
+        let s = c.str().map_err(|e| ColumnError::wrong(name, e))?;
         Ok(s.iter().map(|v| v.map(str::to_owned)).collect())
     };
-    let required = |name: &str| -> Result<Vec<String>, String> {
+    let required = |name: &str| -> Result<Vec<String>, ColumnError> {
         text(name)?
             .into_iter()
             .enumerate()
-            .map(|(i, v)| v.ok_or_else(|| format!("column `{name}` is null in row {}", i + 1)))
+            .map(|(i, v)| v.ok_or_else(|| ColumnError::Null {
+                    name: name.to_owned(),
+                    row: i + 1,
+                }))
             .collect()
     };
-    let count = |name: &str| -> Result<Vec<u32>, String> {
+    let count = |name: &str| -> Result<Vec<u32>, ColumnError> {
         let c = df
             .column(name)
-            .map_err(|_| format!("no column `{name}`"))?
+            .map_err(|_| ColumnError::Missing(name.to_owned()))?
             .cast(&DataType::UInt32)
-            .map_err(|e| format!("column `{name}`: {e}"))?;
-        let s = c.u32().map_err(|e| format!("column `{name}`: {e}"))?;
+            .map_err(|e| ColumnError::wrong(name, e))?;
+        let s = c.u32().map_err(|e| ColumnError::wrong(name, e))?;
         Ok(s.iter().map(Option::unwrap_or_default).collect())
     };
-    let number = |name: &str| -> Result<Vec<Option<f64>>, String> {
+    let number = |name: &str| -> Result<Vec<Option<f64>>, ColumnError> {
         let c = df
             .column(name)
-            .map_err(|_| format!("no column `{name}`"))?
+            .map_err(|_| ColumnError::Missing(name.to_owned()))?
             .cast(&DataType::Float64)
-            .map_err(|e| format!("column `{name}`: {e}"))?;
-        let s = c.f64().map_err(|e| format!("column `{name}`: {e}"))?;
+            .map_err(|e| ColumnError::wrong(name, e))?;
+        let s = c.f64().map_err(|e| ColumnError::wrong(name, e))?;
         Ok(s.iter().collect())
     };
     let gated: Vec<bool> = match df.column("gated") {
         Ok(c) => c
             .bool()
-            .map_err(|e| format!("column `gated`: {e}"))?
+            .map_err(|e| ColumnError::wrong("gated", e))?
             .iter()
             .map(Option::unwrap_or_default)
             .collect(),
@@ -288,7 +311,7 @@ pub(crate) mod tests {
             .unwrap()
             .drop("verdict")
             .unwrap();
-        assert_eq!(from_frame(&df).unwrap_err(), "no column `verdict`");
+        assert_eq!(from_frame(&df).unwrap_err().to_string(), "no column `verdict`");
     }
 
     #[test]

@@ -55,6 +55,36 @@ pub(crate) fn check_format(path: &Path, found: Option<&str>) -> Result<(), Newer
     }
 }
 
+/// A `run.json` that cannot be read as a run record (an input error: the directory given is not
+/// a run this mcpeval can read).
+#[derive(Debug, thiserror::Error)]
+pub enum RunInfoError {
+    #[error("cannot read `{}`", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}` is not a run record", path.display())]
+    NotARecord {
+        path: std::path::PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    Newer(#[from] NewerFormat),
+}
+
+impl crate::error::Coded for RunInfoError {
+    fn exit(&self) -> crate::error::Exit {
+        match self {
+            Self::Read { .. } | Self::NotARecord { .. } | Self::Newer(_) => {
+                crate::error::Exit::Usage
+            }
+        }
+    }
+}
+
 /// Where a run stands, as `run.json` says it (written as these snake-case words).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -184,15 +214,19 @@ impl RunInfo {
 
     /// Reads `DIR/run.json`; a record of a newer major format version is refused with a
     /// message that names the file and the version.
-    pub fn read(dir: &Path) -> anyhow::Result<Self> {
+    pub fn read(dir: &Path) -> Result<Self, RunInfoError> {
         let path = dir.join(RUN_JSON);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read `{}`", path.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .with_context(|| format!("`{}` is not a run record", path.display()))?;
+        let text = std::fs::read_to_string(&path).map_err(|source| RunInfoError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let not_a_record = |source| RunInfoError::NotARecord {
+            path: path.clone(),
+            source,
+        };
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(not_a_record)?;
         check_format(&path, value.get("format_version").and_then(|v| v.as_str()))?;
-        serde_json::from_value(value)
-            .with_context(|| format!("`{}` is not a run record", path.display()))
+        serde_json::from_value(value).map_err(not_a_record)
     }
 }
 

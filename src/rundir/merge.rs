@@ -244,7 +244,7 @@ impl Index {
 }
 
 fn read_part(dir: &Path) -> Result<Part, MergeError> {
-    let info = RunInfo::read(dir).map_err(MergeError::Unreadable)?;
+    let info = RunInfo::read(dir).map_err(|e| MergeError::Unreadable(e.into()))?;
     let shard = info.shard.ok_or_else(|| {
         usage(format!(
             "`{}` is not a shard: its {RUN_JSON} has no `shard` (shards are run with \

@@ -13,8 +13,8 @@ mod tables;
 
 pub use create::{create, new_run_id, CreateError};
 pub use info::{
-    git_commit, own_cpu_ms, HostRecord, MergedShard, NewerFormat, RunInfo, RunStatus, ServerRecord,
-    FORMAT_VERSION, RUN_JSON,
+    git_commit, own_cpu_ms, HostRecord, MergedShard, NewerFormat, RunInfo, RunInfoError, RunStatus,
+    ServerRecord, FORMAT_VERSION, RUN_JSON,
 };
 pub use jsonl::{
     read_episodes, scan_episodes, EpisodeSource, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL,

@@ -106,6 +106,14 @@ pub enum StatsError {
     InvalidLooks(String),
 }
 
+impl crate::error::Coded for StatsError {
+    /// The statistics fail only on values the user chose (a rate, a drop, a power) or on data
+    /// given to `compare` and `plan`: an input error.
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Usage
+    }
+}
+
 /// Checks that every value of the sample `name` is finite and that it is not empty.
 pub(crate) fn check_sample(name: &'static str, values: &[f64]) -> Result<(), StatsError> {
     if values.is_empty() {

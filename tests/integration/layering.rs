@@ -567,3 +567,110 @@ fn the_checker_finds_a_forbidden_import() {
         "{cycle}"
     );
 }
+
+/// Product code (test code and comments left out) matching `needle` as a token sequence, as
+/// `file:line` (`needle` is matched on the code with its spaces removed).
+fn product_lines_with(files: &[Source], needle: &str) -> Vec<String> {
+    let needle: Vec<char> = needle.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut found = Vec::new();
+    for (path, text) in files.iter().filter(|(path, _)| !is_test_file(path)) {
+        let code = strip_cfg_test(strip_comments_and_strings(text));
+        let code: String = code.into_iter().collect();
+        for (n, line) in code.lines().enumerate() {
+            let squeezed: Vec<char> = line.chars().filter(|c| !c.is_whitespace()).collect();
+            if squeezed
+                .windows(needle.len())
+                .any(|w| w == needle.as_slice())
+            {
+                found.push(format!("{path}:{}", n + 1));
+            }
+        }
+    }
+    found
+}
+
+/// Exit codes are chosen in one place: nothing below `main` ends the process itself (it returns
+/// an outcome or an error that says its code). The one exception is the demo server's crash on
+/// purpose (`MCPEVAL_DEMO_CRASH_AFTER`), a fault it injects into its own process for the tests.
+#[test]
+fn nothing_below_main_calls_process_exit() {
+    let found: Vec<String> = product_lines_with(&source_files(), "process::exit(")
+        .into_iter()
+        .filter(|at| !at.starts_with("src/main.rs:") && !at.starts_with("src/mcp/demo/handler.rs:"))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "process::exit below main (return an exit code or a coded error instead):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The error type of a `-> Result<T, E>` on this line of code, if it has one.
+fn result_error_type(line: &str) -> Option<String> {
+    let after_arrow = &line[line.find("->")? + 2..];
+    let inner = &after_arrow[after_arrow.find("Result<")? + "Result<".len()..];
+    let (mut depth, mut args, mut current) = (0usize, Vec::new(), String::new());
+    for c in inner.chars() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' if depth == 0 => {
+                args.push(current.trim().to_owned());
+                return args.get(1).cloned();
+            }
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(current.trim().to_owned());
+                current.clear();
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    None
+}
+
+/// Product functions (test code and comments left out) whose error type is `String`, as
+/// `file:line`.
+fn string_errors(files: &[Source]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, text) in files.iter().filter(|(path, _)| !is_test_file(path)) {
+        let code: String = strip_cfg_test(strip_comments_and_strings(text))
+            .into_iter()
+            .collect();
+        for (n, line) in code.lines().enumerate() {
+            if result_error_type(line).as_deref() == Some("String") {
+                found.push(format!("{path}:{}", n + 1));
+            }
+        }
+    }
+    found
+}
+
+/// Library errors are typed, so that each says which exit code it means: no function of the
+/// product returns `Result<_, String>`.
+#[test]
+fn no_function_returns_a_string_error() {
+    let found = string_errors(&source_files());
+    assert!(
+        found.is_empty(),
+        "functions returning Result<_, String> (give the error a type):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_code_checks_see_code_only() {
+    let files = vec![(
+        "src/runner/x.rs".to_owned(),
+        "// std::process::exit(1)\nfn f() -> Result<(), String> { let s = \"process::exit(\"; std::process::exit(2) }\n#[cfg(test)]\nmod tests { fn g() { std::process::exit(3) } }\n".to_owned(),
+    )];
+    assert_eq!(
+        product_lines_with(&files, "process::exit("),
+        ["src/runner/x.rs:2"]
+    );
+    assert_eq!(
+        product_lines_with(&files, ", String>"),
+        ["src/runner/x.rs:2"]
+    );
+}
