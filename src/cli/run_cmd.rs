@@ -9,6 +9,7 @@ use super::args::RunArgs;
 use super::hosts::{print_cache_note, print_congestion};
 use super::out::{out, outln};
 use super::progress::Progress;
+use crate::analysis::Comparison;
 use crate::error::{Exit, Failure};
 use crate::job::{Face, Finished, Note, Stop};
 use crate::report::verdict_table;
@@ -53,7 +54,7 @@ impl Face for Console {
             simulated,
         } = finished;
         let info = &end.info;
-        print_verdict(finished, dir);
+        print_verdict(&end.comparison, dir);
         outln!(
             "{} episodes ({} infrastructure errors) in {}",
             info.episodes,
@@ -90,14 +91,14 @@ impl Face for Console {
 }
 
 /// The verdict table and where the reports are.
-fn print_verdict(finished: &Finished, dir: &Path) {
+pub(super) fn print_verdict(comparison: &Comparison, dir: &Path) {
     let colors = std::io::stdout().is_terminal() && console::colors_enabled();
-    out!("{}", verdict_table(&finished.end.comparison, colors));
+    out!("{}", verdict_table(comparison, colors));
     print_report_paths(dir);
 }
 
 /// Where the reports of a run directory are.
-pub(super) fn print_report_paths(dir: &Path) {
+fn print_report_paths(dir: &Path) {
     outln!(
         "reports: {}",
         [

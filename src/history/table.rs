@@ -169,7 +169,9 @@ impl ColumnError {
 /// Reads rows back from a frame; an error says which column is missing or of the wrong type.
 pub fn from_frame(df: &DataFrame) -> Result<Vec<HistoryRow>, ColumnError> {
     let text = |name: &str| -> Result<Vec<Option<String>>, ColumnError> {
-        let c = df.column(name).map_err(|_| ColumnError::Missing(name.to_owned()))?;
+        let c = df
+            .column(name)
+            .map_err(|_| ColumnError::Missing(name.to_owned()))?;
         let c = c
             .cast(&DataType::String)
             .map_err(|e| ColumnError::wrong(name, e))?;
@@ -180,10 +182,12 @@ pub fn from_frame(df: &DataFrame) -> Result<Vec<HistoryRow>, ColumnError> {
         text(name)?
             .into_iter()
             .enumerate()
-            .map(|(i, v)| v.ok_or_else(|| ColumnError::Null {
+            .map(|(i, v)| {
+                v.ok_or_else(|| ColumnError::Null {
                     name: name.to_owned(),
                     row: i + 1,
-                }))
+                })
+            })
             .collect()
     };
     let count = |name: &str| -> Result<Vec<u32>, ColumnError> {
@@ -311,7 +315,10 @@ pub(crate) mod tests {
             .unwrap()
             .drop("verdict")
             .unwrap();
-        assert_eq!(from_frame(&df).unwrap_err().to_string(), "no column `verdict`");
+        assert_eq!(
+            from_frame(&df).unwrap_err().to_string(),
+            "no column `verdict`"
+        );
     }
 
     #[test]

@@ -78,6 +78,26 @@ pub enum JobError {
         #[source]
         source: Source,
     },
+    #[error(transparent)]
+    RunInfo(#[from] crate::rundir::RunInfoError),
+    #[error(transparent)]
+    Setting(#[from] crate::config::InvalidSetting),
+    /// A run directory whose episodes cannot be read.
+    #[error("cannot read the episodes of `{}`", dir.display())]
+    Episodes {
+        dir: PathBuf,
+        #[source]
+        source: Source,
+    },
+    /// A run directory without episodes of a side.
+    #[error("`{}` has no {side} episodes to compare", dir.display())]
+    NoEpisodes {
+        dir: PathBuf,
+        side: crate::episode::Side,
+    },
+    /// The statistics cannot compare the sides' episodes.
+    #[error("cannot compare")]
+    Compare(#[source] crate::stats::StatsError),
     /// The run itself failed (its event sinks, its tables).
     #[error("the run failed")]
     Run(#[source] Source),
@@ -102,7 +122,12 @@ impl Coded for JobError {
             | Self::AppJudge { .. }
             | Self::Trigger { .. }
             | Self::Resume { .. }
-            | Self::ShardMismatch { .. } => Exit::Usage,
+            | Self::ShardMismatch { .. }
+            | Self::Setting(_)
+            | Self::Episodes { .. }
+            | Self::NoEpisodes { .. }
+            | Self::Compare(_) => Exit::Usage,
+            Self::RunInfo(e) => e.exit(),
             Self::Judge { source, .. } => source.exit(),
             Self::RunDir(e) => e.exit(),
             Self::History(e) => e.exit(),

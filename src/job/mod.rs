@@ -2,6 +2,7 @@
 //! preflight, run directory, trigger — run through the runner and its event sinks, and returned
 //! as a typed outcome for the command line to show.
 
+mod compare;
 mod error;
 mod hosts;
 mod models;
@@ -10,6 +11,7 @@ mod request;
 mod run;
 mod trigger;
 
+pub use compare::{compare, CompareRequest, Compared};
 pub use error::JobError;
 pub use hosts::{build_hosts, build_judges, cached, rate_limited, Judges};
 pub use models::{build as build_model, Built};
