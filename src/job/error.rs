@@ -95,6 +95,9 @@ pub enum JobError {
         dir: PathBuf,
         side: crate::episode::Side,
     },
+    /// A rate, drop or power the statistics cannot plan with.
+    #[error(transparent)]
+    Stats(#[from] crate::stats::StatsError),
     /// The statistics cannot compare the sides' episodes.
     #[error("cannot compare")]
     Compare(#[source] crate::stats::StatsError),
@@ -126,6 +129,7 @@ impl Coded for JobError {
             | Self::Setting(_)
             | Self::Episodes { .. }
             | Self::NoEpisodes { .. }
+            | Self::Stats(_)
             | Self::Compare(_) => Exit::Usage,
             Self::RunInfo(e) => e.exit(),
             Self::Judge { source, .. } => source.exit(),

@@ -7,6 +7,7 @@ mod error;
 mod hosts;
 mod models;
 pub mod nightly;
+mod plan;
 mod request;
 mod run;
 mod trigger;
@@ -15,6 +16,7 @@ pub use compare::{compare, CompareRequest, Compared};
 pub use error::JobError;
 pub use hosts::{build_hosts, build_judges, cached, rate_limited, Judges};
 pub use models::{build as build_model, Built};
+pub use plan::{plan, PlanRequest};
 pub use request::{
     prepare, run, Face, Finished, Note, Prepared, ReadyRun, RunOutcome, RunRequest, Skipped, Start,
 };
