@@ -275,34 +275,7 @@ fn plan_suite(args: &PlanRequest, lines: &mut Vec<String>) -> Result<(), JobErro
         } else {
             "the recommended"
         };
-        let single = if design.task_flaggable(stats, trials) {
-            let drop = crate::stats::fisher_mde(
-                p0,
-                trials,
-                trials,
-                task_level,
-                stats.power,
-                stats.success_margin,
-            )?;
-            match drop {
-                Some(d) => format!(
-                    "a single task at {} is flagged when it falls by {} points",
-                    crate::analysis::percent(p0),
-                    crate::analysis::points(d)
-                ),
-                None => format!(
-                    "a single task at {} is not flagged with {} power even when it falls to 0 %",
-                    crate::analysis::percent(p0),
-                    crate::analysis::percent(stats.power)
-                ),
-            }
-        } else {
-            format!(
-                "no single task can be flagged (the smallest Fisher p, {:.2e}, is above the \
-                 per-task level)",
-                crate::stats::min_fisher_p(trials)
-            )
-        };
+        let single = single_task(&design, stats, p0, trials)?;
         let suite_drop = match design.suite_drop(stats, trials, &rates)? {
             Some(d) => format!(
                 "the whole-suite success row flags a drop of every task by {} points",
@@ -319,6 +292,37 @@ fn plan_suite(args: &PlanRequest, lines: &mut Vec<String>) -> Result<(), JobErro
         estimate(&config, &suite.tasks, from, n, lines);
     }
     Ok(())
+}
+
+/// What a single task at `p0` must lose to be flagged at `trials` per side, in words.
+fn single_task(
+    design: &RunDesign,
+    stats: &crate::config::StatsConfig,
+    p0: f64,
+    trials: u64,
+) -> Result<String, JobError> {
+    if !design.task_flaggable(stats, trials) {
+        return Ok(format!(
+            "no single task can be flagged (the smallest Fisher p, {:.2e}, is above the \
+             per-task level)",
+            crate::stats::min_fisher_p(trials)
+        ));
+    }
+    let level = design.task_level(stats);
+    let drop =
+        crate::stats::fisher_mde(p0, trials, trials, level, stats.power, stats.success_margin)?;
+    Ok(match drop {
+        Some(d) => format!(
+            "a single task at {} is flagged when it falls by {} points",
+            crate::analysis::percent(p0),
+            crate::analysis::points(d)
+        ),
+        None => format!(
+            "a single task at {} is not flagged with {} power even when it falls to 0 %",
+            crate::analysis::percent(p0),
+            crate::analysis::percent(stats.power)
+        ),
+    })
 }
 
 /// The suite's shape and the levels a run of it gives its rows.

@@ -205,7 +205,7 @@ impl RunJob {
             finish: cancel,
             now,
         } = stop;
-        let mut info = self.info();
+        let info = self.info();
         let dir = self.dir;
         info.write(&dir)?;
         let config = self.config;
@@ -222,16 +222,7 @@ impl RunJob {
             earlier.spent,
             cancel.clone(),
         );
-        // An adaptive run's policy starts from the earlier trials the collector already holds.
-        let policy: Option<Arc<dyn StoppingRule>> = match earlier.collector.looks() {
-            Some(looks) => {
-                let design =
-                    Design::new(&config.stats, self.hosts.len()).context("the adaptive design")?;
-                let tasks = self.suite.tasks.len();
-                Some(Arc::new(AdaptivePolicy::new(design, looks.clone(), tasks)))
-            }
-            None => None,
-        };
+        let policy = stopping_rule(&config, &earlier.collector, &self.hosts, &self.suite)?;
         // Every episode of the run, folded in as it finishes (and those of an earlier
         // invocation): the live reports' and, at the end, the final comparison's.
         let collector = Arc::new(Mutex::new(earlier.collector));
@@ -271,38 +262,70 @@ impl RunJob {
             .context("the event consumer stopped")?
             .context("cannot record episodes")?;
         let collector = std::mem::take(&mut *crate::report::lock_collector(&collector));
-        info.episodes = collector.episodes();
-        info.infra_errors = collector.infra_errors();
-        let comparison = collector
-            .comparison(&info.config.stats, info.seed)
-            .context("cannot compare the sides")?;
-        drop(collector);
-        // The tables are written from the episodes on disk once the trials are done, a row group
-        // at a time: while the trials go, neither a row group's rows (2 MB of demo episodes) nor
-        // the Parquet footer's records, which grow with the run (3.9 MB at 100k), take memory.
-        let tables_dir = dir.clone();
-        tokio::task::spawn_blocking(move || rebuild_tables(&tables_dir, |_| ()))
-            .await
-            .context("the tables' writer stopped")?
-            .context("cannot write the episode tables")?;
         let budget_note = budget_reached.lock().ok().and_then(|r| r.clone());
-        info.status = if budget_note.is_some() {
-            RunStatus::BudgetReached
-        } else if cancelled {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Completed
-        };
-        info.finished_at = Some(chrono::Utc::now().to_rfc3339());
-        info.runner_cpu_ms = own_cpu_ms();
-        info.write(&dir)?;
-        Ok(RunEnd {
-            info,
-            comparison,
-            cancelled,
-            budget_note,
-        })
+        finish(&dir, info, collector, cancelled, budget_note).await
     }
+}
+
+/// An adaptive run's stopping rule, starting from the earlier trials the collector already
+/// holds; `None` for a run of fixed trials.
+fn stopping_rule(
+    config: &RunConfig,
+    collector: &Collector,
+    hosts: &[HostRuntime],
+    suite: &Suite,
+) -> anyhow::Result<Option<Arc<dyn StoppingRule>>> {
+    let Some(looks) = collector.looks() else {
+        return Ok(None);
+    };
+    let design = Design::new(&config.stats, hosts.len()).context("the adaptive design")?;
+    let tasks = suite.tasks.len();
+    Ok(Some(Arc::new(AdaptivePolicy::new(
+        design,
+        looks.clone(),
+        tasks,
+    ))))
+}
+
+/// The end of a run whose trials are done: the final comparison, the episode tables written
+/// from the episodes on disk, and `run.json` with how the run ended.
+async fn finish(
+    dir: &Path,
+    mut info: RunInfo,
+    collector: Collector,
+    cancelled: bool,
+    budget_note: Option<String>,
+) -> anyhow::Result<RunEnd> {
+    info.episodes = collector.episodes();
+    info.infra_errors = collector.infra_errors();
+    let comparison = collector
+        .comparison(&info.config.stats, info.seed)
+        .context("cannot compare the sides")?;
+    drop(collector);
+    // The tables are written from the episodes on disk once the trials are done, a row group
+    // at a time: while the trials go, neither a row group's rows (2 MB of demo episodes) nor
+    // the Parquet footer's records, which grow with the run (3.9 MB at 100k), take memory.
+    let tables_dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || rebuild_tables(&tables_dir, |_| ()))
+        .await
+        .context("the tables' writer stopped")?
+        .context("cannot write the episode tables")?;
+    info.status = if budget_note.is_some() {
+        RunStatus::BudgetReached
+    } else if cancelled {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Completed
+    };
+    info.finished_at = Some(chrono::Utc::now().to_rfc3339());
+    info.runner_cpu_ms = own_cpu_ms();
+    info.write(dir)?;
+    Ok(RunEnd {
+        info,
+        comparison,
+        cancelled,
+        budget_note,
+    })
 }
 
 /// A run that failed after it started says so in its `run.json` (best effort: the failure may be

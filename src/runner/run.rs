@@ -219,29 +219,9 @@ async fn run_looks(
     for (j, &n) in looks.iter().enumerate() {
         // One look: the trials from..n of every task still running, paired and in a
         // seeded order of their own (the trial seeds stay those of the fixed design).
-        let need = u64::from(n - from);
         if let Some(budget) = budget {
-            // The budget's looks go to the likeliest regressions first; a task that gets
-            // none stops here.
-            let runner = &shared.runner;
-            let waiting: Vec<usize> = (0..running.len()).filter(|&u| running[u]).collect();
-            let priorities: Vec<f64> = waiting
-                .iter()
-                .map(|&u| {
-                    policy.priority(
-                        &runner.hosts[u / tasks].config.name,
-                        &runner.suite.tasks[u % tasks].id,
-                    )
-                })
-                .collect();
-            let left = budget.saturating_sub(policy.trials());
-            let chosen = super::allocate(&priorities, need, Some(left));
-            for (&u, chosen) in waiting.iter().zip(chosen) {
-                if !chosen {
-                    running[u] = false;
-                    saved += forget_task(shared, u % tasks, from).await;
-                }
-            }
+            let need = u64::from(n - from);
+            saved += share_budget(shared, policy, &mut running, budget, need, from).await;
         }
         let order = Schedule::new(
             hosts,
@@ -286,6 +266,40 @@ async fn run_looks(
         from = n;
     }
     completed
+}
+
+/// Gives the budget's next look of `need` trials per side to the running tasks likeliest to end
+/// as regressions; a task that gets none stops at `from`. Returns the trials per side saved.
+async fn share_budget(
+    shared: &Shared,
+    policy: &dyn StoppingRule,
+    running: &mut [bool],
+    budget: u64,
+    need: u64,
+    from: u32,
+) -> u64 {
+    let runner = &shared.runner;
+    let tasks = runner.suite.tasks.len();
+    let waiting: Vec<usize> = (0..running.len()).filter(|&u| running[u]).collect();
+    let priorities: Vec<f64> = waiting
+        .iter()
+        .map(|&u| {
+            policy.priority(
+                &runner.hosts[u / tasks].config.name,
+                &runner.suite.tasks[u % tasks].id,
+            )
+        })
+        .collect();
+    let left = budget.saturating_sub(policy.trials());
+    let chosen = super::allocate(&priorities, need, Some(left));
+    let mut saved = 0;
+    for (&u, chosen) in waiting.iter().zip(chosen) {
+        if !chosen {
+            running[u] = false;
+            saved += forget_task(shared, u % tasks, from).await;
+        }
+    }
+    saved
 }
 
 /// Runs `keys` with the run's concurrency until they are done or the run is cancelled; returns

@@ -479,14 +479,7 @@ fn anthropic_request(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<(crate::host::CompletionRequest, Value), BadRequest> {
-    let seed = match headers.get(SEED_HEADER) {
-        None => 0,
-        Some(v) => v
-            .to_str()
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .ok_or_else(|| format!("`{SEED_HEADER}` must be an unsigned integer"))?,
-    };
+    let seed = seed_of(headers)?;
     let value =
         serde_json::from_slice::<Value>(body).map_err(|e| format!("the body is not JSON: {e}"))?;
     let request = messages::parse_request(&value, seed)?;

@@ -5,19 +5,13 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::*;
 
 fn run_json(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap()
-}
-
-fn lines(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
 }
 
 #[test]
@@ -51,25 +45,6 @@ fn a_server_that_will_not_start_exits_3() {
     assert!(text(&out).contains("baseline server"), "{}", text(&out));
 }
 
-/// A demo run through the sim model behind `sim-server` with latency, so that it is still under
-/// way when the test interrupts it.
-fn slow_demo(server: &Background, out: &Path) -> std::process::Child {
-    pair_command("demo:1.4.0", "demo:1.5.0", out)
-        .args([
-            "--host",
-            "openai:sim",
-            "--trials",
-            "6",
-            "--concurrency",
-            "2",
-        ])
-        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
 fn interrupt(child: &std::process::Child) {
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -86,7 +61,7 @@ fn an_interrupted_run_exits_130_and_a_second_ctrl_c_drops_the_trials_in_flight()
     );
     let dir = temp_dir();
     let out = dir.path().join("run");
-    let mut child = slow_demo(&server, &out);
+    let mut child = slow_demo(&server, &out, "6");
     let episodes = out.join("episodes.jsonl");
     assert!(wait_for(|| lines(&episodes) >= 2, Duration::from_secs(60)));
     interrupt(&child);

@@ -6,33 +6,14 @@ use crate::common;
 use std::collections::HashSet;
 use std::fs::File;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::*;
 use polars::prelude::*;
 
-fn lines(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
-}
-
 fn slow_run(server: &Background, out: &Path) -> std::process::Child {
-    pair_command("demo:1.4.0", "demo:1.5.0", out)
-        .args([
-            "--host",
-            "openai:sim",
-            "--trials",
-            "4",
-            "--concurrency",
-            "2",
-        ])
-        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+    slow_demo(server, out, "4")
 }
 
 fn resume(server: &Background, out: &Path) {

@@ -223,3 +223,30 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+/// The lines of a file (0 when it does not exist yet).
+pub fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+/// A demo run of `trials` per task and side through the sim model behind `server` (a
+/// `sim-server`, with latency when the test needs the run still under way), two at a time,
+/// its output dropped.
+pub fn slow_demo(server: &Background, out: &Path, trials: &str) -> Child {
+    pair_command("demo:1.4.0", "demo:1.5.0", out)
+        .args([
+            "--host",
+            "openai:sim",
+            "--trials",
+            trials,
+            "--concurrency",
+            "2",
+        ])
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
