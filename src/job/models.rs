@@ -65,7 +65,7 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
         }
         Provider::App => {
             return Err(HostError::Other(
-                "an app host runs its own loop: build it with host::app::AppHost".into(),
+                "an app host runs its own loop: build it with episode::app::AppHost".into(),
             ))
         }
         Provider::Anthropic => {

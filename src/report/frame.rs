@@ -8,7 +8,7 @@ use crate::rundir::col;
 pub const COMPARISON_PARQUET: &str = "comparison.parquet";
 pub const COMPARISON_CSV: &str = "comparison.csv";
 
-/// `comparison.parquet`: the columns DESIGN.md fixes, then `gated`, `margin`, `k`,
+/// `comparison.parquet`: the columns docs/output-files.md fixes, then `gated`, `margin`, `k`,
 /// `trials_needed`, `scope`, `mde`, `relative_change`, and for adaptive runs `trials_run` and
 /// `stopped`.
 pub fn comparison_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
