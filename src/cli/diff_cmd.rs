@@ -11,7 +11,7 @@ use crate::error::{Exit, Failure};
 
 /// Diffs two snapshot directories; the table goes to stdout, the JSON to `--out`.
 pub fn diff(args: &DiffArgs) -> Result<Exit, Failure> {
-    let read = |dir: &Path| Snapshot::read(dir).map_err(Failure::usage);
+    let read = |dir: &Path| Snapshot::read(dir);
     let (base, cand) = (read(&args.baseline)?, read(&args.candidate)?);
     let diff = contract::diff_snapshots(
         &base,

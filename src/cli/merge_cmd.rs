@@ -8,6 +8,14 @@ use crate::rundir::merge as merge_shards;
 /// Runs `mcpeval merge` and returns the exit code of the merged run's verdict.
 pub fn merge(args: &MergeArgs) -> Result<Exit, Failure> {
     let merged = merge_shards(&args.shards, &args.out)?;
+    if merged.without_transcript > 0 {
+        eprintln!(
+            "warning: {} of the {} episodes have no transcript in their shard's {}",
+            merged.without_transcript,
+            merged.episodes,
+            crate::rundir::TRANSCRIPTS_JSONL
+        );
+    }
     eprintln!(
         "merged {} shards of run config {} ({} episodes) into {}",
         merged.shards,

@@ -11,8 +11,9 @@ mod trigger;
 
 pub use diff::diff;
 pub use model::{
-    Change, ChangeKind, Diff, ErrorProbes, ProbeOutcome, ServerFacts, Side, Snapshot, ERRORS_JSON,
-    PROMPTS_JSON, RESOURCES_JSON, RESOURCE_TEMPLATES_JSON, SERVER_JSON, TOOLS_JSON,
+    Change, ChangeKind, Diff, ErrorProbes, ProbeOutcome, ServerFacts, Side, Snapshot,
+    SnapshotReadError, ERRORS_JSON, PROMPTS_JSON, RESOURCES_JSON, RESOURCE_TEMPLATES_JSON,
+    SERVER_JSON, TOOLS_JSON,
 };
 pub use report::{diff_snapshots, diff_table};
 pub use snapshot::{normalize, take, SnapshotError};

@@ -74,29 +74,63 @@ pub struct ErrorProbes {
     pub probes: Vec<ProbeOutcome>,
 }
 
+/// A snapshot directory that cannot be read as one (an input error: exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotReadError {
+    #[error("cannot read `{}`", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}` is not valid JSON", path.display())]
+    NotJson {
+        path: std::path::PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("`{}` must hold a JSON array, found {found}", path.display())]
+    NotAnArray {
+        path: std::path::PathBuf,
+        found: &'static str,
+    },
+}
+
+impl crate::error::Coded for SnapshotReadError {
+    fn exit(&self) -> crate::error::Exit {
+        match self {
+            Self::Read { .. } | Self::NotJson { .. } | Self::NotAnArray { .. } => {
+                crate::error::Exit::Usage
+            }
+        }
+    }
+}
+
 impl Snapshot {
     /// Reads a snapshot directory. The four lists must be there; `server.json` and `errors.json`
     /// are optional, so the lists of another tool (the MCP Inspector CLI's, normalized with
     /// `jq -S`) diff too: what a side lacks is not compared.
-    pub fn read(dir: &Path) -> anyhow::Result<Self> {
-        let read = |name: &str| -> anyhow::Result<Value> {
+    pub fn read(dir: &Path) -> Result<Self, SnapshotReadError> {
+        let read = |name: &str| -> Result<Value, SnapshotReadError> {
             let path = dir.join(name);
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read `{}`", path.display()))?;
+            let text =
+                std::fs::read_to_string(&path).map_err(|source| SnapshotReadError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
             serde_json::from_str(&text)
-                .with_context(|| format!("`{}` is not valid JSON", path.display()))
+                .map_err(|source| SnapshotReadError::NotJson { path, source })
         };
-        let list = |name: &str| -> anyhow::Result<Vec<Value>> {
+        let list = |name: &str| -> Result<Vec<Value>, SnapshotReadError> {
             match read(name)? {
                 Value::Array(items) => Ok(items),
-                other => anyhow::bail!(
-                    "`{}` must hold a JSON array, found {}",
-                    dir.join(name).display(),
-                    kind_of(&other)
-                ),
+                other => Err(SnapshotReadError::NotAnArray {
+                    path: dir.join(name),
+                    found: kind_of(&other),
+                }),
             }
         };
-        let optional = |name: &str| -> anyhow::Result<Option<Value>> {
+        let optional = |name: &str| -> Result<Option<Value>, SnapshotReadError> {
             if dir.join(name).exists() {
                 read(name).map(Some)
             } else {

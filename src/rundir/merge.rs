@@ -64,6 +64,8 @@ pub struct Merged {
     pub episodes: usize,
     /// The shards' `config_hash`.
     pub config_hash: String,
+    /// Episodes whose shard's `transcripts.jsonl` has no transcript of theirs.
+    pub without_transcript: usize,
 }
 
 /// Joins the shards of a run (`mcpeval run --shard I/N`) into `out`, after checking that they
@@ -89,19 +91,13 @@ pub fn merge(shards: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
     info.episodes = episodes;
     info.infra_errors = infra_errors;
     let transcripts = copy_transcripts(&parts, &info.run_id, &layout, &index.holders, out)?;
-    if transcripts < episodes {
-        eprintln!(
-            "warning: {} of the {episodes} episodes have no transcript in their shard's \
-             {TRANSCRIPTS_JSONL}",
-            episodes - transcripts,
-        );
-    }
     info.write(out)?;
     Ok(Merged {
         out: out.to_path_buf(),
         shards: parts.len(),
         episodes,
         config_hash: parts[0].hash.clone(),
+        without_transcript: episodes.saturating_sub(transcripts),
     })
 }
 
