@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use mcpeval::cli::out::{reader_gone, BROKEN_PIPE_EXIT};
+use mcpeval::cli::out::{err_line, reader_gone, BROKEN_PIPE_EXIT};
 use mcpeval::cli::{dispatch, Cli};
 use mcpeval::error::Exit;
 
@@ -16,14 +16,14 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            err_line(format_args!("error: cannot start the async runtime: {e}"));
             return ExitCode::from(Exit::Infra.code());
         }
     };
     let exit = match runtime.block_on(dispatch(cli)) {
         Ok(exit) => exit,
         Err(failure) => {
-            eprintln!("error: {:#}", failure.error);
+            err_line(format_args!("error: {:#}", failure.error));
             failure.exit
         }
     };

@@ -17,7 +17,9 @@ Exit codes:
   2  usage or input error (bad flags, config, task file or run directory)
   3  infrastructure failure (a server would not start, or more infrastructure errors than
      [stats] max_infra_share, default 10 %, of the episodes)
-  130  interrupted by Ctrl-C (the run directory can be finished with --resume)
+  130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the run directory can be finished with --resume)
+  141  standard output's reader went away (the command still ran to its end)
+Without a command, mcpeval prints this usage and exits 2; the demo is `mcpeval run`.
 
 More: docs/exit-codes.md";
 
@@ -170,6 +172,11 @@ pub struct RunArgs {
     /// shard exits 0 on a regression: the verdict is the merge's.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<crate::rundir::Shard>,
+    /// Run the embedded demo servers (1.4.0 → 1.5.0) with your --suite or --host: without it, a
+    /// run given a suite or hosts but no servers (--baseline/--candidate or a --config naming
+    /// them) is refused rather than quietly run against the demo.
+    #[arg(long, conflicts_with_all = ["config", "baseline", "candidate", "resume"])]
+    pub demo_servers: bool,
 }
 
 #[derive(Debug, Args)]
@@ -425,6 +432,7 @@ impl RunArgs {
             allow_breaking: self.allow_breaking,
             no_cache: self.no_cache,
             shard: self.shard,
+            demo_servers: self.demo_servers,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::out::outln;
+use super::out::{errln, outln};
 use crate::host::aimd::Congestion;
 use crate::host::cache::ResponseCache;
 
@@ -40,7 +40,7 @@ pub(super) fn print_cache_note(cache: Option<&ResponseCache>) {
         );
     }
     if let Some(error) = cache.first_write_error() {
-        eprintln!(
+        errln!(
             "warning: {} answers could not be stored in the response cache: {error}",
             counts.write_errors
         );

@@ -2,6 +2,7 @@
 //! compares it as `mcpeval compare OUT` does.
 
 use super::args::{CompareArgs, MergeArgs};
+use super::out::errln;
 use crate::error::{Exit, Failure};
 use crate::rundir::merge as merge_shards;
 
@@ -9,14 +10,14 @@ use crate::rundir::merge as merge_shards;
 pub fn merge(args: &MergeArgs) -> Result<Exit, Failure> {
     let merged = merge_shards(&args.shards, &args.out)?;
     if merged.without_transcript > 0 {
-        eprintln!(
+        errln!(
             "warning: {} of the {} episodes have no transcript in their shard's {}",
             merged.without_transcript,
             merged.episodes,
             crate::rundir::TRANSCRIPTS_JSONL
         );
     }
-    eprintln!(
+    errln!(
         "merged {} shards of run config {} ({} episodes) into {}",
         merged.shards,
         merged.config_hash,

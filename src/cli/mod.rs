@@ -23,10 +23,15 @@ pub use args::{
 };
 pub use args::{HistoryArgs, NightlyArgs};
 
-/// Runs a parsed command line; `None` (no subcommand) runs the embedded demo.
+/// Runs a parsed command line. Without a subcommand it prints the usage (exit 2) rather than
+/// start a run nobody asked for: the demo is `mcpeval run` with no arguments.
 pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
     match cli.command {
-        None => run_cmd::run_command(&RunArgs::default()).await,
+        None => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            out::outln!("{}", command.render_help());
+            Ok(Exit::Usage)
+        }
         Some(Command::Run(args)) => run_cmd::run_command(&args).await,
         Some(Command::Compare(args)) => compare_cmd::compare(&args),
         Some(Command::Plan(args)) => plan_cmd::plan(&args),

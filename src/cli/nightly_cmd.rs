@@ -4,6 +4,7 @@
 use chrono::Utc;
 
 use super::args::NightlyArgs;
+use super::out::errln;
 use super::run_cmd::Console;
 use crate::error::{Exit, Failure};
 use crate::history::{self, Schedule};
@@ -48,7 +49,7 @@ pub async fn nightly(args: &NightlyArgs) -> Result<Exit, Failure> {
 
 /// One line of the nightly log on stderr, with the UTC time.
 fn log(line: &str) {
-    eprintln!("[{}] nightly: {line}", history::stamp(Utc::now()));
+    errln!("[{}] nightly: {line}", history::stamp(Utc::now()));
 }
 
 /// SIGTERM or Ctrl-C: stop (a running job's trials in flight finish). A second one: a running

@@ -22,6 +22,21 @@ macro_rules! out {
 }
 pub(crate) use out;
 
+/// `eprintln!` that never panics: a closed stderr (`mcpeval run 2>&1 | head -1`) loses the line,
+/// not the run.
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::cli::out::err_line(format_args!($($arg)*)) };
+}
+pub(crate) use errln;
+
+/// A line on stderr; a write that fails is dropped (nothing better is left to do with it).
+pub fn err_line(args: std::fmt::Arguments<'_>) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_fmt(args)
+        .and_then(|()| stderr.write_all(b"\n"));
+}
+
 /// The exit status of a process ended by SIGPIPE (128 + 13), as shells report it.
 pub const BROKEN_PIPE_EXIT: u8 = 141;
 

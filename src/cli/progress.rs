@@ -4,6 +4,7 @@ use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::out::errln;
 use crate::episode::Side;
 use crate::runner::{EventSink, RunEvent, RunEventKind};
 
@@ -51,7 +52,7 @@ impl Progress {
         let done = (self.done[0] + self.done[1]) as u64;
         if total > 0 && done * 10 >= next * total {
             self.plain = Some((done * 10 / total + 1, total));
-            eprintln!("progress: {done}/{total} trials, {}", self.message());
+            errln!("progress: {done}/{total} trials, {}", self.message());
         }
     }
 
@@ -101,7 +102,7 @@ impl EventSink for Progress {
             } => {
                 let first_line = error.lines().next().unwrap_or_default();
                 self.bar.suspend(|| {
-                    eprintln!("retry {attempt}: {task_id} {side} trial {trial}: {first_line}")
+                    errln!("retry {attempt}: {task_id} {side} trial {trial}: {first_line}")
                 });
             }
             RunEventKind::TrialFinished { episode, .. } => {
@@ -115,14 +116,14 @@ impl EventSink for Progress {
             }
             RunEventKind::Cancelling => {
                 self.bar.suspend(|| {
-                    eprintln!(
+                    errln!(
                         "interrupted: finishing the trials in flight, then writing the files (Ctrl-C again to stop now)"
                     )
                 });
             }
             RunEventKind::Aborting => {
                 self.bar.suspend(|| {
-                    eprintln!(
+                    errln!(
                         "stopping now: the trials in flight are dropped; the files are written from the episodes that finished"
                     )
                 });
@@ -142,7 +143,7 @@ impl EventSink for Progress {
                 self.settled = Some((*settled, *running, skipped));
                 self.bar.set_message(self.message());
                 self.bar.suspend(|| {
-                    eprintln!(
+                    errln!(
                         "look {look}/{looks}: {settled} tasks settled, {running} running, {skipped} trials saved"
                     )
                 });

@@ -7,11 +7,11 @@ use std::path::Path;
 
 use super::args::RunArgs;
 use super::hosts::{print_cache_note, print_congestion};
-use super::out::{out, outln};
+use super::out::{errln, out, outln};
 use super::progress::Progress;
 use crate::analysis::Comparison;
 use crate::error::{Exit, Failure};
-use crate::job::{Face, Finished, Note, Stop};
+use crate::job::{Face, Finished, Note, RunJob, Stop};
 use crate::report::verdict_table;
 use crate::runner::EventSink;
 
@@ -31,13 +31,26 @@ impl Face for Console {
         for note in notes {
             match note {
                 Note::Text(text) => out!("{text}"),
-                Note::Warn(line) => eprintln!("{line}"),
+                Note::Warn(line) => errln!("{line}"),
             }
         }
     }
 
-    fn starting(&self, dir: &Path) {
-        eprintln!("run directory: {}", dir.display());
+    fn starting(&self, job: &RunJob) {
+        let config = &job.config;
+        let hosts: Vec<&str> = job.hosts.iter().map(|h| h.config.name.as_str()).collect();
+        errln!(
+            "baseline {} → candidate {}",
+            config.baseline.display(),
+            config.candidate.display()
+        );
+        errln!(
+            "{} task(s) × {} trial(s) per side on host {}",
+            job.suite.tasks.len(),
+            config.trials,
+            hosts.join(", ")
+        );
+        errln!("run directory: {}", job.dir.display());
     }
 
     fn sinks(&self) -> Vec<Box<dyn EventSink>> {
@@ -54,6 +67,13 @@ impl Face for Console {
             simulated,
         } = finished;
         let info = &end.info;
+        if end.cancelled {
+            errln!(
+                "interrupted after {} episodes: the verdict below is of the trials that finished; \
+                 the run exits 130",
+                info.episodes
+            );
+        }
         print_verdict(&end.comparison, dir);
         outln!(
             "{} episodes ({} infrastructure errors) in {}",
@@ -70,19 +90,19 @@ impl Face for Console {
         print_congestion(congestion);
         print_cache_note(cache.as_deref());
         if let Some(note) = &end.budget_note {
-            eprintln!(
+            errln!(
                 "{note}: stopped scheduling, finished the trials in flight; the reports cover the \
                  {} episodes recorded",
                 info.episodes
             );
         } else if end.cancelled {
-            eprintln!(
+            errln!(
                 "interrupted: {} episodes recorded; finish with: mcpeval run --resume {}",
                 info.episodes,
                 dir.display()
             );
         } else if let Some(s) = shard.filter(|_| finished.is_partial_shard()) {
-            eprintln!(
+            errln!(
                 "shard {s}: the reports cover this shard's episodes only; join the shards with \
                  `mcpeval merge RUN_DIR... --out DIR` for the run's verdict"
             );

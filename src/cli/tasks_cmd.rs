@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::out::outln;
+use super::out::{errln, outln};
 use crate::error::{Exit, Failure};
 use crate::suite::{load_suite, SuiteError, TaskKind, TaskSet};
 
@@ -33,9 +33,9 @@ pub fn check(paths: &[PathBuf]) -> Result<Exit, Failure> {
         }
         Err(SuiteError::Invalid(diagnostics)) => {
             for d in &diagnostics {
-                eprintln!("{d}");
+                errln!("{d}");
             }
-            eprintln!("{} problem(s) found", diagnostics.len());
+            errln!("{} problem(s) found", diagnostics.len());
             Ok(Exit::Usage)
         }
         Err(e) => Err(e.into()),

@@ -2,6 +2,7 @@
 //! rename) under a lock, so that neither a crash nor a second writer can corrupt it.
 
 use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
@@ -96,7 +97,8 @@ pub fn append(path: &Path, rows: &[HistoryRow]) -> Result<usize, HistoryError> {
     file.sync_all().map_err(write_error(&tmp))?;
     drop(file);
     if std::env::var(FAULT_ENV).as_deref() == Ok(FAULT_BEFORE_RENAME) {
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "{FAULT_ENV}={FAULT_BEFORE_RENAME}: killing mcpeval with `{}` written and not renamed",
             tmp.display()
         );
@@ -141,7 +143,8 @@ fn remove_leftovers(path: &Path) {
         let name = name.to_string_lossy();
         if let Some(pid) = name.strip_prefix(&prefix) {
             if pid.chars().all(|c| c.is_ascii_digit()) {
-                eprintln!(
+                let _ = writeln!(
+                    std::io::stderr(),
                     "history: removing `{}`, left by a writer that did not finish",
                     entry.path().display()
                 );

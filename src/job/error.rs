@@ -56,6 +56,12 @@ pub enum JobError {
         #[source]
         source: Source,
     },
+    /// A suite or hosts given without servers: the run would quietly use the demo servers.
+    #[error(
+        "no servers named: give --baseline and --candidate (server commands or URLs), or a \
+         --config that names them; --demo-servers runs the embedded demo servers on purpose"
+    )]
+    NoServers,
     /// `--shard I/N` against the shard a resumed run keeps.
     #[error(
         "--shard {given} does not match the run being resumed ({kept}): --resume keeps the run's \
@@ -126,6 +132,7 @@ impl Coded for JobError {
             | Self::Trigger { .. }
             | Self::Resume { .. }
             | Self::ShardMismatch { .. }
+            | Self::NoServers
             | Self::Setting(_)
             | Self::Episodes { .. }
             | Self::NoEpisodes { .. }

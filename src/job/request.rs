@@ -38,6 +38,19 @@ pub struct RunRequest {
     pub no_cache: bool,
     /// Run only this shard's trials (`--shard I/N`).
     pub shard: Option<Shard>,
+    /// Run the embedded demo servers although a suite or hosts were given (`--demo-servers`).
+    pub demo_servers: bool,
+}
+
+impl RunRequest {
+    /// A request that names a suite or hosts but no servers, and would run them against the
+    /// embedded demo servers without being asked to.
+    fn demo_servers_unasked(&self) -> bool {
+        let o = &self.overrides;
+        let no_servers = o.config.is_none() && o.baseline.is_none() && o.candidate.is_none();
+        let own = !o.suites.is_empty() || !o.hosts.is_empty();
+        self.resume.is_none() && no_servers && own && !self.demo_servers
+    }
 }
 
 /// A line for the person running the job, in the order the job came to it.
@@ -159,8 +172,8 @@ impl RunOutcome {
 pub trait Face: Sync {
     /// The job's notes, in the order it came to them.
     fn notes(&self, notes: &[Note]);
-    /// The run is about to start in `dir`.
-    fn starting(&self, dir: &Path);
+    /// The run is built and about to start its trials.
+    fn starting(&self, job: &RunJob);
     /// The event sinks that show the run as it goes (a progress bar).
     fn sinks(&self) -> Vec<Box<dyn EventSink>>;
     /// The run is over and its reports are written.
@@ -181,7 +194,7 @@ pub async fn run(
         Start::Skipped(why) => return Ok(RunOutcome::Skipped(why)),
         Start::Run(ready) => ready,
     };
-    face.starting(&ready.job.dir);
+    face.starting(&ready.job);
     let finished = ready.run(stop, face.sinks()).await?;
     let report = Report {
         info: &finished.end.info,
@@ -221,6 +234,9 @@ impl ReadyRun {
 /// Builds the run that `request` asks for: resolved, loaded, triggered, its hosts built, both
 /// servers started and listed, its directory made. Nothing of the trials runs yet.
 pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
+    if request.demo_servers_unasked() {
+        return Err(JobError::NoServers);
+    }
     let mut notes = Vec::new();
     let (config, dir, previous) = match &request.resume {
         Some(dir) => resume_state(dir, request.overrides.concurrency)?,

@@ -240,7 +240,7 @@ impl RunJob {
         }
         all.extend(sinks);
         let consumer = tokio::spawn(consume(rx, all));
-        let ctrl_c = tokio::spawn(watch_ctrl_c(cancel.clone(), now.clone(), tx.clone()));
+        let signals = tokio::spawn(watch_signals(cancel.clone(), now.clone(), tx.clone()));
         let runner = Runner {
             run_id: self.run_id,
             config,
@@ -256,7 +256,7 @@ impl RunJob {
             policy,
         };
         let (_, cancelled) = runner::run(runner, tx).await;
-        ctrl_c.abort();
+        signals.abort();
         consumer
             .await
             .context("the event consumer stopped")?
@@ -386,13 +386,52 @@ async fn consume(
     first_error.map_or(Ok(()), Err)
 }
 
-/// First Ctrl-C: stop starting trials, let those in flight finish. Second: drop those too.
-async fn watch_ctrl_c(
+/// The signals that stop a run as a first Ctrl-C does: Ctrl-C, and on Unix SIGTERM (CI
+/// cancellation, `docker stop`, Kubernetes) and SIGHUP (a closed terminal).
+struct Signals {
+    #[cfg(unix)]
+    others: Vec<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let others = [SignalKind::terminate(), SignalKind::hangup()]
+                .into_iter()
+                .filter_map(|kind| signal(kind).ok())
+                .collect();
+            Self { others }
+        }
+        #[cfg(not(unix))]
+        Self {}
+    }
+
+    /// The next signal; `false` when none can come (Ctrl-C cannot be watched).
+    async fn next(&mut self) -> bool {
+        #[cfg(unix)]
+        if !self.others.is_empty() {
+            let others =
+                futures::future::select_all(self.others.iter_mut().map(|s| Box::pin(s.recv())));
+            return tokio::select! {
+                ctrl_c = tokio::signal::ctrl_c() => ctrl_c.is_ok(),
+                _ = others => true,
+            };
+        }
+        tokio::signal::ctrl_c().await.is_ok()
+    }
+}
+
+/// First Ctrl-C (or SIGTERM, SIGHUP): stop starting trials, let those in flight finish. Second:
+/// drop those too.
+async fn watch_signals(
     cancel: CancellationToken,
     now: CancellationToken,
     tx: mpsc::Sender<RunEvent>,
 ) {
-    if tokio::signal::ctrl_c().await.is_err() {
+    let mut signals = Signals::new();
+    if !signals.next().await {
         return;
     }
     cancel.cancel();
@@ -401,7 +440,7 @@ async fn watch_ctrl_c(
         kind: RunEventKind::Cancelling,
     };
     let _ = tx.send(cancelling).await;
-    if tokio::signal::ctrl_c().await.is_ok() {
+    if signals.next().await {
         let aborting = RunEvent {
             elapsed: std::time::Duration::ZERO,
             kind: RunEventKind::Aborting,

@@ -5,16 +5,19 @@ use std::fmt::Write;
 
 use super::export::Report;
 use super::format;
-use crate::analysis::{Comparison, Outcome, Row, TaskOutcome, MAX_PLANNED_TRIALS, SUITE};
+use crate::analysis::{
+    Comparison, Outcome, Row, SideOutcome, TaskOutcome, MAX_PLANNED_TRIALS, SUITE,
+};
 use crate::analysis::{Scope, Verdict};
 use crate::config::Metric;
-use crate::rundir::{RunInfo, ServerRecord};
+use crate::rundir::{RunInfo, RunStatus, ServerRecord};
 
 /// Renders the summary. Deterministic: the same report gives the same text.
 pub fn summary(report: &Report) -> String {
     let c = report.comparison;
     let mut out = String::new();
-    headline(&mut out, c);
+    let stopped = stopped_early(&mut out, report);
+    headline(&mut out, c, stopped);
     facts(&mut out, report);
     trigger_changes(&mut out, report.info);
     suite(&mut out, c);
@@ -158,26 +161,75 @@ Cut answers are the model's outcomes, graded as they \
     let _ = writeln!(out);
 }
 
-fn headline(out: &mut String, c: &Comparison) {
+/// A run cut short (interrupted, or stopped by its budget) says so first: how many of the planned
+/// trials ran, and the exit code it ends with. Returns whether it was cut short by an interrupt,
+/// whose exit code is 130 whatever the verdict of the trials that finished.
+fn stopped_early(out: &mut String, report: &Report) -> bool {
+    let info = report.info;
+    let (title, interrupted) = match info.status {
+        RunStatus::Interrupted => ("interrupted", true),
+        RunStatus::BudgetReached => ("stopped by its budget", false),
+        _ => return false,
+    };
+    let c = report.comparison;
+    let ran = |side: fn(&TaskOutcome) -> &SideOutcome| -> u32 {
+        c.tasks
+            .iter()
+            .map(|t| side(t).n + side(t).infra_errors)
+            .sum()
+    };
+    let planned = info.tasks.len() * info.hosts.len() * info.trials as usize;
+    let _ = writeln!(out, "# mcpeval: {title}\n");
+    let ending = if interrupted {
+        "It exits 130; `mcpeval run --resume DIR` runs the trials that are missing."
+    } else {
+        "Scheduling stopped at a `[budget]` limit; the exit code is the verdict's below."
+    };
+    let _ = writeln!(
+        out,
+        "The run was {title} after {} baseline and {} candidate trials of the {planned} per side \
+         planned ({} task(s) × {} host(s) × {} trials). {ending} The verdicts below are of the \
+         trials that finished.\n",
+        ran(|t| &t.baseline),
+        ran(|t| &t.candidate),
+        info.tasks.len(),
+        info.hosts.len(),
+        info.trials,
+    );
+    interrupted
+}
+
+/// The verdict: what regressed, or that nothing did, with the exit code. Under the headline of
+/// a run cut short by an interrupt it is the verdict of the trials that finished, a section of
+/// its own, and the exit code is the interrupt's.
+fn headline(out: &mut String, c: &Comparison, interrupted: bool) {
+    let (title, exit): (&str, fn(u8) -> String) = if interrupted {
+        ("## Verdict of the trials that finished: ", |code| {
+            format!("Finished here, it would exit {code}.")
+        })
+    } else {
+        ("# mcpeval: ", |code| format!("Exit code {code}."))
+    };
     let regressions: Vec<&Row> = c.gated_regressions().collect();
     match c.outcome() {
         Outcome::InfraFailure => {
-            let _ = writeln!(out, "# mcpeval: infrastructure failure\n");
+            let _ = writeln!(out, "{title}infrastructure failure\n");
             let _ = writeln!(
                 out,
                 "{} of {} episodes ({}) ended in an infrastructure error, more than the limit of \
-                 {}: the statistics below leave them out and cannot be trusted. Exit code 3.\n",
+                 {}: the statistics below leave them out and cannot be trusted. {}\n",
                 c.infra_errors,
                 c.episodes,
                 format::percent(c.infra_share()),
-                format::percent(c.stats.max_infra_share)
+                format::percent(c.stats.max_infra_share),
+                exit(3)
             );
         }
         Outcome::Regression => {
-            let _ = writeln!(out, "# mcpeval: regression\n");
+            let _ = writeln!(out, "{title}regression\n");
             let _ = writeln!(
                 out,
-                "{} gated {} regressed: {}. Exit code 1.\n",
+                "{} gated {} regressed: {}. {}\n",
                 regressions.len(),
                 if regressions.len() == 1 {
                     "row"
@@ -188,11 +240,12 @@ fn headline(out: &mut String, c: &Comparison) {
                     .iter()
                     .map(|r| format!("`{}` {} ({})", task_name(r), r.metric, r.host))
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                exit(1)
             );
         }
         Outcome::Pass => {
-            let _ = writeln!(out, "# mcpeval: no regression\n");
+            let _ = writeln!(out, "{title}no regression\n");
             let inconclusive = c
                 .rows
                 .iter()
@@ -202,9 +255,10 @@ fn headline(out: &mut String, c: &Comparison) {
                 writeln!(
                 out,
                 "No gated metric regressed. {} gated {} inconclusive: not enough trials to rule \
-                 out a change as large as the margin (see the last section). Exit code 0.\n",
+                 out a change as large as the margin (see the last section). {}\n",
                 inconclusive,
-                if inconclusive == 1 { "row is" } else { "rows are" }
+                if inconclusive == 1 { "row is" } else { "rows are" },
+                exit(0)
             );
         }
     }

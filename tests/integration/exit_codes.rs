@@ -24,12 +24,13 @@ fn usage_errors_exit_2_naming_what_is_wrong() {
 
     let bad = dir.path().join("bad.yaml");
     std::fs::write(&bad, "id: t\nkind: tool\nprompt: [unclosed\n").unwrap();
-    let out = mcpeval(&["run", "--suite", bad.to_str().unwrap()]);
+    let out = mcpeval(&["run", "--demo-servers", "--suite", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("bad.yaml"), "{}", text(&out));
 
-    let out = mcpeval(&["run", "--host", "no-such-provider:model"]);
+    let out = mcpeval(&["run", "--demo-servers", "--host", "no-such-provider:model"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("no-such-provider"), "{}", text(&out));
 }
 
 #[test]
@@ -132,4 +133,130 @@ fn a_run_directory_of_a_newer_format_is_refused_naming_the_file_and_the_version(
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("episodes.jsonl"), "{stderr}");
     assert!(stderr.contains("format_version 3.0"), "{stderr}");
+}
+
+#[test]
+fn bare_mcpeval_prints_usage_and_runs_nothing() {
+    let dir = temp_dir();
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage: mcpeval"));
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "bare mcpeval wrote files"
+    );
+}
+
+#[test]
+fn a_suite_or_hosts_without_servers_is_refused_unless_the_demo_servers_are_asked_for() {
+    let dir = temp_dir();
+    for flags in [["--suite", "tasks/demo"], ["--host", "sim"]] {
+        let out = mcpeval(&[
+            "run",
+            flags[0],
+            flags[1],
+            "--out",
+            dir.path().join("x").to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains("--demo-servers"), "{}", text(&out));
+        assert!(!dir.path().join("x").exists());
+    }
+    let out = mcpeval(&[
+        "run",
+        "--demo-servers",
+        "--suite",
+        "tasks/demo/no_tool.yaml",
+        "--trials",
+        "1",
+        "--out",
+        dir.path().join("demo").to_str().unwrap(),
+    ]);
+    assert_verdict(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--release 1.4.0 → candidate"), "{stderr}");
+    assert!(stderr.contains("trial(s) per side on host sim"), "{stderr}");
+}
+
+fn signal(child: &std::process::Child, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn sigterm_stops_a_run_as_a_first_ctrl_c_and_resume_finishes_it() {
+    let server = spawn_listening(
+        &["sim-server", "--addr", "127.0.0.1:0", "--latency-ms", "30"],
+        false,
+    );
+    let dir = temp_dir();
+    let out = dir.path().join("run");
+    let mut child = slow_demo(&server, &out, "4");
+    let episodes = out.join("episodes.jsonl");
+    assert!(wait_for(|| lines(&episodes) >= 6, Duration::from_secs(60)));
+    signal(&child, "TERM");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let run = run_json(&out);
+    assert_eq!(run["status"], "interrupted");
+    for file in [
+        "episodes.parquet",
+        "comparison.csv",
+        "summary.md",
+        "junit.xml",
+        "report.html",
+    ] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+    let total = run["tasks"].as_array().unwrap().len() * 4 * 2;
+    assert!(lines(&episodes) < total, "the run finished before SIGTERM");
+    // The summary says so first, with the trials that ran and the exit code it ends with.
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.starts_with("# mcpeval: interrupted\n"), "{summary}");
+    assert!(summary.contains("It exits 130"), "{summary}");
+    let planned = format!("of the {} per side planned", total / 2);
+    assert!(summary.contains(&planned), "{summary}");
+    assert!(!summary.contains("Exit code 1."), "{summary}");
+    assert_verdict(&resume_run(&server, &out));
+    assert_eq!(run_json(&out)["status"], "completed");
+    assert_eq!(lines(&episodes), total);
+}
+
+/// `mcpeval run 2>&1 | head -1`: both streams into a pipe whose reader has gone. The run goes
+/// on to its end and writes every file, then exits as SIGPIPE would have; nothing panics.
+#[test]
+fn a_run_into_a_closed_pipe_finishes_its_files_without_a_panic() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors were just created and are owned here alone.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    let dir = temp_dir();
+    let out = dir.path().join("run");
+    let status = Command::new(bin())
+        .args(["run", "--trials", "2", "--out", out.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::from(writer.try_clone().unwrap()))
+        .stderr(std::process::Stdio::from(writer))
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(141));
+    assert_eq!(run_json(&out)["status"], "completed");
+    for file in [
+        "episodes.parquet",
+        "comparison.csv",
+        "summary.md",
+        "junit.xml",
+        "report.html",
+    ] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
 }
