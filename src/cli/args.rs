@@ -104,25 +104,28 @@ pub struct RunArgs {
     /// bounds a trial), `gemini-cli[:MODEL]` (Gemini CLI runs each trial itself: `gemini -p …
     /// --output-format stream-json` from PATH in a private HOME whose settings.json names the
     /// side's server; GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY passed on; no seed) or a
-    /// [host.NAME] from the config (repeatable).
+    /// [host.NAME] from the config (repeatable) [default: sim, or the config's hosts].
     #[arg(long, value_name = "HOST")]
     pub host: Vec<String>,
-    /// Trials per task, per side, per host.
+    /// Trials per task, per side, per host [default: 10, or the config's; env: MCPEVAL_TRIALS].
     #[arg(long, value_name = "N")]
     pub trials: Option<u32>,
-    /// Trials running at once.
+    /// Trials running at once [default: 8, or the config's; env: MCPEVAL_CONCURRENCY].
     #[arg(long, value_name = "N")]
     pub concurrency: Option<usize>,
-    /// Run seed: each trial's seed derives from it, the task and the trial index.
+    /// Run seed: each trial's seed derives from it, the task and the trial index [default: 42,
+    /// or the config's; env: MCPEVAL_SEED].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     /// The run directory (default: results/<run-id>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Server sharing between trials: trial (fresh process each), task, or run.
+    /// Server sharing between trials: trial (fresh process each), task, or run [default: trial,
+    /// or the config's].
     #[arg(long, value_name = "MODE")]
     pub isolation: Option<Isolation>,
-    /// MCP lifecycle for both servers: legacy (initialize), modern (server/discover) or auto.
+    /// MCP lifecycle for both servers: legacy (initialize), modern (server/discover) or auto
+    /// [default: auto, or the server's in the config].
     #[arg(long, value_name = "ERA")]
     pub protocol_era: Option<ProtocolEra>,
     /// Finish a cut-short run in DIR without repeating its finished trials.

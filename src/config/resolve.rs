@@ -937,7 +937,7 @@ fn parse_provider(p: &str) -> Result<Provider, ConfigError> {
         "openai-responses" => Ok(Provider::OpenaiResponses),
         "anthropic" => Ok(Provider::Anthropic),
         other => Err(ConfigError::Invalid(format!(
-            "unknown host `{other}`: expected sim, openai:MODEL, openai-responses:MODEL, anthropic:MODEL, claude-code[:MODEL], codex[:MODEL] or a [host.NAME] from the config"
+            "unknown host `{other}`: expected sim, openai:MODEL, openai-responses:MODEL, anthropic:MODEL, claude-code[:MODEL], codex[:MODEL], gemini-cli[:MODEL] or a [host.NAME] from the config"
         ))),
     }
 }

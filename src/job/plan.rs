@@ -37,6 +37,29 @@ pub struct PlanRequest {
     pub from: Option<std::path::PathBuf>,
 }
 
+/// The flags' ranges, said with the flags' names (the statistics would name their own
+/// parameters).
+fn check_flags(request: &PlanRequest) -> Result<(), InvalidSetting> {
+    let open01 = |flag: &str, value: Option<f64>| match value {
+        Some(v) if !(v > 0.0 && v < 1.0) => Err(InvalidSetting(format!(
+            "{flag} must lie in (0, 1), got {v}"
+        ))),
+        _ => Ok(()),
+    };
+    open01("--alpha", request.alpha)?;
+    open01("--power", request.power)?;
+    match request.baseline_rate {
+        Some(p) if !(0.0..=1.0).contains(&p) => Err(InvalidSetting(format!(
+            "--baseline-rate must lie in [0, 1], got {p}"
+        ))),
+        Some(p) if request.drop > p => Err(InvalidSetting(format!(
+            "--drop {} is larger than --baseline-rate {p}",
+            request.drop
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The plan `request` asks for, as lines of text.
 pub fn plan(request: &PlanRequest) -> Result<Vec<String>, JobError> {
     if request.drop.is_nan() || request.drop <= 0.0 {
@@ -46,6 +69,7 @@ pub fn plan(request: &PlanRequest) -> Result<Vec<String>, JobError> {
         ))
         .into());
     }
+    check_flags(request)?;
     let mut lines = Vec::new();
     if !request.suite.is_empty() {
         plan_suite(request, &mut lines)?;

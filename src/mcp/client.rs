@@ -256,9 +256,19 @@ impl McpConnection {
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
         let transport = StreamableHttpClientTransport::from_config(config);
-        let service = handshake(spec, transport)
-            .await
-            .map_err(|reason| start_error(spec, format!("cannot connect to {url}: {reason}")))?;
+        let service = match handshake(spec, transport).await {
+            Ok(service) => service,
+            Err(reason) => {
+                let reason = match unreachable(url).await {
+                    Some(network) => network,
+                    None => reason.to_string(),
+                };
+                return Err(start_error(
+                    spec,
+                    format!("cannot connect to {url}: {reason}"),
+                ));
+            }
+        };
         Ok(Self::new(spec, service, None, None))
     }
 
@@ -585,6 +595,21 @@ fn handshake_failure(error: &ClientInitializeError) -> String {
             data.message, data.code.0
         ),
         other => format!("handshake failed: {}", chain(other)),
+    }
+}
+
+/// Why nothing answers at `url`'s host and port, in the system's words (`Connection refused`,
+/// a name that does not resolve, no answer within a few seconds); `None` when a TCP connection
+/// opens (the failure was then the server's, not the network's).
+async fn unreachable(url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(url).ok()?;
+    let host = url.host_str()?.to_owned();
+    let port = url.port_or_known_default()?;
+    let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+    match tokio::time::timeout(Duration::from_secs(5), connect).await {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) => Some(format!("{e} ({host}:{port})")),
+        Err(_) => Some(format!("no TCP connection within 5 s ({host}:{port})")),
     }
 }
 

@@ -31,6 +31,34 @@ fn usage_errors_exit_2_naming_what_is_wrong() {
     let out = mcpeval(&["run", "--demo-servers", "--host", "no-such-provider:model"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("no-such-provider"), "{}", text(&out));
+    // Every host kind is named.
+    assert!(text(&out).contains("gemini-cli[:MODEL]"), "{}", text(&out));
+}
+
+#[test]
+fn plan_refuses_values_out_of_range_naming_its_flags() {
+    for (flags, says) in [
+        (["--power", "1"], "--power must lie in (0, 1)"),
+        (["--alpha", "0"], "--alpha must lie in (0, 1)"),
+        (
+            ["--baseline-rate", "1.2"],
+            "--baseline-rate must lie in [0, 1]",
+        ),
+        (
+            ["--baseline-rate", "0.1"],
+            "--drop 0.2 is larger than --baseline-rate 0.1",
+        ),
+    ] {
+        let mut args = vec!["plan", "--drop", "0.2"];
+        if flags[0] != "--baseline-rate" {
+            args.extend(["--baseline-rate", "0.9"]);
+        }
+        args.extend(flags);
+        let out = mcpeval(&args);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains(says), "{says}: {}", text(&out));
+        assert!(!text(&out).contains("p0"), "{}", text(&out));
+    }
 }
 
 #[test]
@@ -44,6 +72,21 @@ fn a_server_that_will_not_start_exits_3() {
     );
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("baseline server"), "{}", text(&out));
+
+    // An HTTP server with nothing listening: said in the system's words, not the transport's
+    // type names.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let out = run_pair(&url, "demo:1.5.0", &dir.path().join("http"), &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains(&format!("cannot connect to {url}")), "{said}");
+    assert!(said.to_lowercase().contains("connection refused"), "{said}");
+    assert!(!said.contains("rmcp::"), "{said}");
 }
 
 fn interrupt(child: &std::process::Child) {
