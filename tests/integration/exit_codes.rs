@@ -89,9 +89,10 @@ fn a_server_that_will_not_start_exits_3() {
     assert!(!said.contains("rmcp::"), "{said}");
 }
 
-fn interrupt(child: &std::process::Child) {
+/// Sends `child` the signal `name` (`INT`, `TERM`).
+fn signal(child: &std::process::Child, name: &str) {
     let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{name}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
@@ -108,11 +109,11 @@ fn an_interrupted_run_exits_130_and_a_second_ctrl_c_drops_the_trials_in_flight()
     let mut child = slow_demo(&server, &out, "6");
     let episodes = out.join("episodes.jsonl");
     assert!(wait_for(|| lines(&episodes) >= 2, Duration::from_secs(60)));
-    interrupt(&child);
+    signal(&child, "INT");
     // The second Ctrl-C comes while the trials in flight (each a few 400 ms turns) still run.
     std::thread::sleep(Duration::from_millis(100));
     let second = Instant::now();
-    interrupt(&child);
+    signal(&child, "INT");
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(
@@ -222,14 +223,6 @@ fn a_suite_or_hosts_without_servers_is_refused_unless_the_demo_servers_are_asked
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--release 1.4.0 → candidate"), "{stderr}");
     assert!(stderr.contains("trial(s) per side on host sim"), "{stderr}");
-}
-
-fn signal(child: &std::process::Child, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 #[test]
