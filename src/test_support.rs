@@ -109,5 +109,6 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         config_hash: None,
         shard: None,
         merged_from: Vec::new(),
+        stopped_hosts: Vec::new(),
     }
 }

@@ -84,7 +84,21 @@ impl Default for Progress {
 impl EventSink for Progress {
     fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()> {
         match &event.kind {
-            RunEventKind::RunStarted { total, .. } => {
+            RunEventKind::RunStarted {
+                total,
+                already_done,
+                again,
+                ..
+            } => {
+                if *again > 0 {
+                    self.bar.suspend(|| {
+                        errln!(
+                            "resuming: {already_done} trial(s) done; {again} that ended as \
+                             infrastructure errors run again (their earlier errors are kept in \
+                             their records)"
+                        )
+                    });
+                }
                 if let Some(plain) = self.plain.as_mut() {
                     plain.1 = *total as u64;
                 }
@@ -119,6 +133,11 @@ impl EventSink for Progress {
                     errln!(
                         "interrupted: finishing the trials in flight, then writing the files (Ctrl-C again to stop now)"
                     )
+                });
+            }
+            RunEventKind::HostStopped { host, reason } => {
+                self.bar.suspend(|| {
+                    errln!("host {host} stopped: {reason}; its trials left are not run")
                 });
             }
             RunEventKind::Aborting => {

@@ -13,6 +13,7 @@ use crate::analysis::Comparison;
 use crate::error::{Exit, Failure};
 use crate::job::{Face, Finished, Note, RunJob, Stop};
 use crate::report::verdict_table;
+use crate::rundir::RunStatus;
 use crate::runner::EventSink;
 
 /// Runs `mcpeval run` and returns the exit code.
@@ -105,6 +106,27 @@ impl Face for Console {
             errln!(
                 "shard {s}: the reports cover this shard's episodes only; join the shards with \
                  `mcpeval merge RUN_DIR... --out DIR` for the run's verdict"
+            );
+        }
+        for s in &end.stopped {
+            errln!(
+                "host {} stopped: {}; {} of its trials were not run (not counted as failures)",
+                s.host,
+                s.reason,
+                s.not_run
+            );
+        }
+        if info.status == RunStatus::Incomplete {
+            errln!(
+                "incomplete: {} infrastructure error(s){}; once the cause is fixed, finish the \
+                 run (it runs those trials again): mcpeval run --resume {}",
+                info.infra_errors,
+                if end.stopped.is_empty() {
+                    ""
+                } else {
+                    " and trials not run"
+                },
+                dir.display()
             );
         }
     }

@@ -188,6 +188,10 @@ pub struct HostFile {
     /// Requests in flight to this host at most; on 429 answers the host backs off below it and
     /// grows back (default: the run's concurrency).
     pub max_concurrency: Option<usize>,
+    /// Requests in a row that fail for one lasting reason (connection refused, DNS, TLS, 401 or
+    /// 403, quota exhausted) before the run stops sending this host trials (default 10; 0
+    /// never stops).
+    pub breaker_after: Option<u32>,
 }
 
 /// `max_tokens`: a count, or `"none"` for no limit.

@@ -163,6 +163,10 @@ pub struct HostSettings {
     pub max_attempts: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_concurrency: Option<usize>,
+    /// Requests in a row failing for one lasting reason before the host is stopped (default
+    /// `host::breaker::DEFAULT_BREAKER_AFTER`; 0 never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breaker_after: Option<u32>,
 }
 
 /// The environment variable a config value names (`$VAR` or `${VAR}`), if it names one.
@@ -927,6 +931,7 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
         timeout_s: entry.timeout_s,
         max_attempts: entry.max_attempts,
         max_concurrency: entry.max_concurrency,
+        breaker_after: entry.breaker_after,
     })
 }
 

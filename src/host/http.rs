@@ -13,6 +13,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AF
 use serde_json::Value;
 
 use super::aimd::{Congestion, Signal};
+use super::breaker::{lasting_transport, Breaker, Lasting};
 use super::lenient::excerpt_text;
 use super::retry::{parse_retry_after, retryable_status, Attempt, Exhausted, RetryPolicy};
 use super::{Completion, HostError, Timing};
@@ -25,6 +26,9 @@ pub struct JsonEndpoint {
     http: reqwest::Client,
     retry: RetryPolicy,
     congestion: Option<Arc<Congestion>>,
+    /// Opens when the host's requests keep failing for one lasting reason: later ones are not
+    /// sent.
+    breaker: Option<Arc<Breaker>>,
     /// Values taken out of every error text (the key and secret header values), in case a proxy
     /// echoes the request.
     secrets: Vec<String>,
@@ -113,6 +117,7 @@ impl JsonEndpoint {
             http: client(&retry)?,
             retry,
             congestion: None,
+            breaker: None,
             secrets: secrets.into_iter().filter(|s| s.len() >= 4).collect(),
             counts: Counts::default(),
         })
@@ -167,6 +172,11 @@ impl JsonEndpoint {
     /// Puts every attempt under `congestion` (shared by all of the host's requests).
     pub fn set_congestion(&mut self, congestion: Arc<Congestion>) {
         self.congestion = Some(congestion);
+    }
+
+    /// Puts every attempt under `breaker` (shared by all of the host's requests).
+    pub fn set_breaker(&mut self, breaker: Arc<Breaker>) {
+        self.breaker = Some(breaker);
     }
 
     pub fn request_counts(&self) -> RequestCounts {
@@ -277,6 +287,11 @@ impl JsonEndpoint {
         number: u32,
         send: impl std::future::Future<Output = Attempt<Answer, Failure>>,
     ) -> Attempt<Answer, Failure> {
+        if let Some(opened) = self.breaker.as_ref().and_then(|b| b.opened()) {
+            return Attempt::Fatal(Failure::Open(format!(
+                "not sent: the host stopped, {opened}"
+            )));
+        }
         let slot = match &self.congestion {
             Some(c) => Some(c.acquire().await),
             None => None,
@@ -297,7 +312,23 @@ impl JsonEndpoint {
                 Signal::Answered
             });
         }
-        outcome
+        let Some(breaker) = &self.breaker else {
+            return outcome;
+        };
+        let lasting = match &outcome {
+            Attempt::Done(_) => None,
+            Attempt::Retryable { error, .. } | Attempt::Fatal(error) => error.lasting(),
+        };
+        match outcome {
+            // Open now: another attempt would not be sent.
+            Attempt::Retryable { error, .. } if breaker.record(lasting, &self.url) => {
+                Attempt::Fatal(error)
+            }
+            outcome => {
+                breaker.record(lasting, &self.url);
+                outcome
+            }
+        }
     }
 
     async fn send(&self, body: &[u8], headers: &HeaderMap) -> Attempt<Answer, Failure> {
@@ -492,7 +523,7 @@ impl JsonEndpoint {
             }
             Failure::Status(status) => Box::new(status),
             Failure::Transport(e) => Box::new(e),
-            Failure::Silent(text) => text.into(),
+            Failure::Silent(text) | Failure::Open(text) => text.into(),
         };
         let source = if earlier.is_empty() {
             source
@@ -539,6 +570,12 @@ pub trait OverEndpoint: Sized {
         Ok(self)
     }
 
+    /// Puts every request under the host's circuit breaker.
+    fn with_breaker(mut self, breaker: Arc<Breaker>) -> Self {
+        self.endpoint_mut().set_breaker(breaker);
+        self
+    }
+
     /// Puts every attempt under the host's adaptive concurrency.
     fn with_congestion(mut self, congestion: Arc<Congestion>) -> Self {
         self.endpoint_mut().set_congestion(congestion);
@@ -564,6 +601,8 @@ enum Failure {
     Unparsable(String),
     /// A streamed attempt that sent nothing in time, broke off, or carried an error event.
     Silent(String),
+    /// Not sent: the host's breaker is open.
+    Open(String),
 }
 
 impl Failure {
@@ -572,7 +611,19 @@ impl Failure {
         match self {
             Failure::Status(s) => s.to_string(),
             Failure::Transport(e) => crate::error::chain(e),
-            Failure::Unparsable(text) | Failure::Silent(text) => text.clone(),
+            Failure::Unparsable(text) | Failure::Silent(text) | Failure::Open(text) => text.clone(),
+        }
+    }
+
+    /// The lasting reason behind this failure, if it has one (see [`Breaker`]).
+    fn lasting(&self) -> Option<Lasting> {
+        match self {
+            Failure::Transport(e) => lasting_transport(e),
+            Failure::Status(s) if s.status == 401 || s.status == 403 => {
+                Some(Lasting::Unauthorized(s.status))
+            }
+            Failure::Status(s) if s.is_insufficient_quota() => Some(Lasting::QuotaExhausted),
+            _ => None,
         }
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod aimd;
 pub mod anthropic;
+pub mod breaker;
 pub mod cache;
 pub mod http;
 mod lenient;

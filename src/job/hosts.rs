@@ -32,6 +32,7 @@ pub fn build_hosts(config: &RunConfig) -> Result<Vec<HostRuntime>, JobError> {
                 config: h.clone(),
                 driver: Driver::Agent(built.model),
                 congestion: built.congestion,
+                breaker: built.breaker,
             })
         })
         .collect()
@@ -53,6 +54,7 @@ fn build_app(
         config: h.clone(),
         driver: Driver::App(Arc::new(host)),
         congestion: None,
+        breaker: None,
     })
 }
 

@@ -8,16 +8,19 @@ use std::time::Duration;
 use crate::config::{HostConfig, HostSettings, Provider, SimConfig};
 use crate::host::aimd::Congestion;
 use crate::host::anthropic::AnthropicModel;
+use crate::host::breaker::{Breaker, DEFAULT_BREAKER_AFTER};
 use crate::host::http::OverEndpoint;
 use crate::host::openai::{Api, OpenAiModel};
 use crate::host::retry::RetryPolicy;
 use crate::host::{HostError, Model, RequestOptions};
 use crate::sim::SimModel;
 
-/// A host's model, and the concurrency controller its requests run under (API hosts only).
+/// A host's model, and the concurrency controller and circuit breaker its requests run under
+/// (API hosts only).
 pub struct Built {
     pub model: Arc<dyn Model>,
     pub congestion: Option<Arc<Congestion>>,
+    pub breaker: Option<Arc<Breaker>>,
 }
 
 /// `concurrency` is the run's: a host's adaptive limit starts there unless its
@@ -36,11 +39,15 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
             .min(concurrency.max(1)),
     ));
     let retry = retry_policy(settings);
+    let breaker = Arc::new(Breaker::new(
+        settings.breaker_after.unwrap_or(DEFAULT_BREAKER_AFTER),
+    ));
     let model: Arc<dyn Model> = match host.provider {
         Provider::Sim => {
             return Ok(Built {
                 model: Arc::new(SimModel::new(sim.clone())),
                 congestion: None,
+                breaker: None,
             })
         }
         Provider::Openai | Provider::OpenaiResponses => {
@@ -60,7 +67,8 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
                     .with_retry(retry)
                     .with_options(options(settings))
                     .with_headers(headers)?
-                    .with_congestion(congestion.clone()),
+                    .with_congestion(congestion.clone())
+                    .with_breaker(breaker.clone()),
             )
         }
         Provider::App => {
@@ -74,6 +82,7 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
                 .with_retry(retry)
                 .with_headers(headers)?
                 .with_congestion(congestion.clone())
+                .with_breaker(breaker.clone())
                 .with_stream(settings.stream.unwrap_or(true));
             if let Some(budget) = settings.thinking_budget {
                 // Thinking counts towards max_tokens: the default leaves the answer its own 1024.
@@ -93,6 +102,7 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
     Ok(Built {
         model,
         congestion: Some(congestion),
+        breaker: Some(breaker),
     })
 }
 

@@ -122,9 +122,12 @@ pub struct Finished {
 
 impl Finished {
     /// The comparison's verdict as an exit code: a gated regression 1, too many infrastructure
-    /// errors 3, else 0.
+    /// errors or a host stopped by its breaker 3, else 0.
     pub fn verdict(&self) -> Exit {
-        self.end.comparison.outcome().exit()
+        match self.end.stopped.is_empty() {
+            true => self.end.comparison.outcome().exit(),
+            false => Exit::Infra,
+        }
     }
 
     /// Whether this is one shard of several, whose regression verdict is left to `mcpeval

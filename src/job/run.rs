@@ -3,7 +3,7 @@
 //! through the event sinks (episodes, live reports, budget), compare the sides, and write the
 //! episode tables from the episodes on disk.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -13,19 +13,20 @@ use tokio_util::sync::CancellationToken;
 
 use crate::analysis::adaptive::Design;
 use crate::analysis::AdaptivePolicy;
-use crate::analysis::{Collector, Comparison};
+use crate::analysis::{Collector, Comparison, Outcome};
 use crate::config::RunConfig;
 use crate::episode::{Driver, Redactor, Side};
 use crate::error::chain;
 use crate::host::Model;
 use crate::report::{LiveReports, REFRESH_EVERY};
 use crate::rundir::{
-    git_commit, own_cpu_ms, rebuild_tables, scan_episodes, EpisodeWriter, HostRecord, RunInfo,
-    RunStatus, ServerRecord, Shard, FORMAT_VERSION,
+    git_commit, own_cpu_ms, rebuild_tables, scan_episodes, scan_retried, set_aside_infra_errors,
+    EpisodeWriter, HostRecord, RunInfo, RunStatus, ServerRecord, Shard, StoppedHostRecord,
+    FORMAT_VERSION,
 };
 use crate::runner::{
-    self, BudgetGuard, DoneKey, EventSink, HostRuntime, RunEvent, RunEventKind, Runner, Server,
-    Spent, StoppingRule,
+    self, BudgetGuard, DoneKey, EventSink, HostRuntime, Ran, RunEvent, RunEventKind, Runner,
+    Server, Spent, StoppedHost, StoppingRule,
 };
 use crate::suite::Suite;
 
@@ -121,6 +122,8 @@ pub struct RunEnd {
     pub cancelled: bool,
     /// Why the budget stopped the run, when it did.
     pub budget_note: Option<String>,
+    /// The hosts the run stopped sending trials to (their breakers opened).
+    pub stopped: Vec<StoppedHost>,
 }
 
 impl RunJob {
@@ -176,6 +179,7 @@ impl RunJob {
             config_hash: Some(crate::rundir::config_hash(config, &self.suite.tasks)),
             shard: self.shard,
             merged_from: Vec::new(),
+            stopped_hosts: Vec::new(),
         }
     }
 
@@ -248,6 +252,7 @@ impl RunJob {
             hosts: self.hosts,
             judges: self.judges,
             done: earlier.done,
+            earlier_attempts: earlier.attempts,
             redactor,
             cancel: cancel.clone(),
             abort: now,
@@ -255,7 +260,7 @@ impl RunJob {
             servers: self.preflight.servers,
             policy,
         };
-        let (_, cancelled) = runner::run(runner, tx).await;
+        let ran = runner::run(runner, tx).await;
         signals.abort();
         consumer
             .await
@@ -263,7 +268,7 @@ impl RunJob {
             .context("cannot record episodes")?;
         let collector = std::mem::take(&mut *crate::report::lock_collector(&collector));
         let budget_note = budget_reached.lock().ok().and_then(|r| r.clone());
-        finish(&dir, info, collector, cancelled, budget_note).await
+        finish(&dir, info, collector, ran, budget_note).await
     }
 }
 
@@ -293,9 +298,12 @@ async fn finish(
     dir: &Path,
     mut info: RunInfo,
     collector: Collector,
-    cancelled: bool,
+    ran: Ran,
     budget_note: Option<String>,
 ) -> anyhow::Result<RunEnd> {
+    let Ran {
+        cancelled, stopped, ..
+    } = ran;
     info.episodes = collector.episodes();
     info.infra_errors = collector.infra_errors();
     let comparison = collector
@@ -314,9 +322,19 @@ async fn finish(
         RunStatus::BudgetReached
     } else if cancelled {
         RunStatus::Interrupted
+    } else if !stopped.is_empty() || comparison.outcome() == Outcome::InfraFailure {
+        RunStatus::Incomplete
     } else {
         RunStatus::Completed
     };
+    info.stopped_hosts = stopped
+        .iter()
+        .map(|s| StoppedHostRecord {
+            host: s.host.clone(),
+            reason: s.reason.to_string(),
+            not_run: s.not_run,
+        })
+        .collect();
     info.finished_at = Some(chrono::Utc::now().to_rfc3339());
     info.runner_cpu_ms = own_cpu_ms();
     info.write(dir)?;
@@ -325,6 +343,7 @@ async fn finish(
         comparison,
         cancelled,
         budget_note,
+        stopped,
     })
 }
 
@@ -341,24 +360,46 @@ fn mark_failed(dir: &Path) {
 }
 
 /// What a resumed run's directory already holds: the trials done (not run again), what they
-/// spent of the budget and their aggregates for the live reports. Empty for a new run.
+/// spent of the budget and their aggregates for the live reports. Empty for a new run. Trials
+/// that ended as infrastructure errors are not done: their episodes are set aside (into
+/// `retried.jsonl`) and the trials run again, each keeping the errors of its earlier attempts.
 struct Earlier {
     done: HashSet<DoneKey>,
     spent: Spent,
     collector: Collector,
+    /// The earlier attempts' errors of the trials to run again, oldest first.
+    attempts: HashMap<DoneKey, Vec<String>>,
 }
 
 impl Earlier {
     fn scan(dir: &Path, config: &RunConfig) -> anyhow::Result<Self> {
+        let mut infra = false;
+        scan_episodes(dir, |e| infra |= e.infra_error.is_some())?;
+        if infra {
+            set_aside_infra_errors(dir)?;
+        }
         let mut earlier = Self {
             done: HashSet::new(),
             spent: Spent::default(),
             collector: Collector::for_stats(&config.stats),
+            attempts: HashMap::new(),
         };
         scan_episodes(dir, |e| {
             earlier.spent.add(&e, &config.prices);
             earlier.collector.add(e.side, &e);
             earlier.done.insert(DoneKey::of(&e));
+        })?;
+        // What the set-aside attempts spent is spent; their errors go to the trials run again.
+        let (done, attempts) = (&earlier.done, &mut earlier.attempts);
+        let spent = &mut earlier.spent;
+        scan_retried(dir, |e| {
+            spent.add(&e, &config.prices);
+            let key = DoneKey::of(&e);
+            if !done.contains(&key) {
+                let errors = attempts.entry(key).or_default();
+                errors.extend(e.attempts);
+                errors.extend(e.infra_error);
+            }
         })?;
         Ok(earlier)
     }

@@ -161,14 +161,16 @@ Cut answers are the model's outcomes, graded as they \
     let _ = writeln!(out);
 }
 
-/// A run cut short (interrupted, or stopped by its budget) says so first: how many of the planned
-/// trials ran, and the exit code it ends with. Returns whether it was cut short by an interrupt,
-/// whose exit code is 130 whatever the verdict of the trials that finished.
+/// A run cut short (interrupted, or stopped by its budget) or left incomplete (too many
+/// infrastructure errors, a host stopped) says so first: how many of the planned trials ran, and
+/// the exit code it ends with. Returns whether the verdict below is only of the trials that
+/// finished, the run's exit code being another's (130 for an interrupt, 3 for an incomplete run).
 fn stopped_early(out: &mut String, report: &Report) -> bool {
     let info = report.info;
-    let (title, interrupted) = match info.status {
+    let (title, whole_exit) = match info.status {
         RunStatus::Interrupted => ("interrupted", true),
         RunStatus::BudgetReached => ("stopped by its budget", false),
+        RunStatus::Incomplete => ("incomplete", true),
         _ => return false,
     };
     let c = report.comparison;
@@ -180,10 +182,29 @@ fn stopped_early(out: &mut String, report: &Report) -> bool {
     };
     let planned = info.tasks.len() * info.hosts.len() * info.trials as usize;
     let _ = writeln!(out, "# mcpeval: {title}\n");
-    let ending = if interrupted {
-        "It exits 130; `mcpeval run --resume DIR` runs the trials that are missing."
-    } else {
-        "Scheduling stopped at a `[budget]` limit; the exit code is the verdict's below."
+    let ending = match info.status {
+        RunStatus::Interrupted => {
+            "It exits 130; `mcpeval run --resume DIR` runs the trials that are missing.".to_owned()
+        }
+        RunStatus::Incomplete => {
+            let mut why = format!(
+                "{} of {} episodes ended as infrastructure errors",
+                info.infra_errors, info.episodes
+            );
+            for s in &info.stopped_hosts {
+                let _ = write!(
+                    why,
+                    "; host `{}` was stopped ({}) and {} of its trials were not run",
+                    s.host, s.reason, s.not_run
+                );
+            }
+            format!(
+                "{why}. It exits 3; once the cause is fixed, `mcpeval run --resume DIR` runs those \
+                 trials again and finishes the run."
+            )
+        }
+        _ => "Scheduling stopped at a `[budget]` limit; the exit code is the verdict's below."
+            .to_owned(),
     };
     let _ = writeln!(
         out,
@@ -196,7 +217,7 @@ fn stopped_early(out: &mut String, report: &Report) -> bool {
         info.hosts.len(),
         info.trials,
     );
-    interrupted
+    whole_exit
 }
 
 /// The verdict: what regressed, or that nothing did, with the exit code. Under the headline of

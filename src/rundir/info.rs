@@ -97,6 +97,10 @@ pub enum RunStatus {
     Interrupted,
     /// The run's `[budget]` stopped it; the trials in flight finished.
     BudgetReached,
+    /// Every trial it could run ran, but too many ended as infrastructure errors (more than
+    /// `max_infra_share`) or a host was stopped by its breaker; `--resume DIR` runs those trials
+    /// again.
+    Incomplete,
     /// The run failed after it started (its files could not be written, its sides not compared).
     Failed,
 }
@@ -108,6 +112,7 @@ impl RunStatus {
             Self::Completed => "completed",
             Self::Interrupted => "interrupted",
             Self::BudgetReached => "budget_reached",
+            Self::Incomplete => "incomplete",
             Self::Failed => "failed",
         }
     }
@@ -189,6 +194,20 @@ pub struct RunInfo {
     /// The shards a merged run (`mcpeval merge`) was joined from, in shard order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<MergedShard>,
+    /// The hosts the run stopped sending trials to, their breakers open (status `incomplete`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stopped_hosts: Vec<StoppedHostRecord>,
+}
+
+/// A host whose requests kept failing for one lasting reason: the run started none of its
+/// trials after that.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StoppedHostRecord {
+    pub host: String,
+    /// The reason, where, and after how many requests in a row.
+    pub reason: String,
+    /// The host's trials (both sides) that were not started.
+    pub not_run: usize,
 }
 
 /// One shard of a merged run, as `run.json`'s `merged_from` lists it.

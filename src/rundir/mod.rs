@@ -8,18 +8,20 @@ mod create;
 mod info;
 mod jsonl;
 mod merge;
+mod retry;
 mod shard;
 mod tables;
 
 pub use create::{create, new_run_id, CreateError};
 pub use info::{
     git_commit, own_cpu_ms, HostRecord, MergedShard, NewerFormat, RunInfo, RunInfoError, RunStatus,
-    ServerRecord, FORMAT_VERSION, RUN_JSON,
+    ServerRecord, StoppedHostRecord, FORMAT_VERSION, RUN_JSON,
 };
 pub use jsonl::{
     read_episodes, scan_episodes, EpisodeSource, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL,
 };
 pub use merge::{merge, MergeError, Merged};
+pub use retry::{scan_retried, set_aside_infra_errors, RETRIED_JSONL, RETRIED_TRANSCRIPTS_JSONL};
 pub use shard::{
     assign, comparable_config, config_differences, config_hash, units, Deal, Shard, Unit,
 };

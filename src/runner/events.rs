@@ -20,6 +20,8 @@ pub enum RunEventKind {
         total: usize,
         /// Trials already finished by an earlier invocation (`--resume`).
         already_done: usize,
+        /// Of `total`, trials an earlier invocation ended as infrastructure errors, run again.
+        again: usize,
     },
     TrialStarted {
         task_id: String,
@@ -38,6 +40,12 @@ pub enum RunEventKind {
     TrialFinished {
         episode: Arc<Episode>,
         transcript: Arc<Transcript>,
+    },
+    /// A host's breaker opened: its requests kept failing for one lasting reason, and the run
+    /// starts none of its trials from now on.
+    HostStopped {
+        host: String,
+        reason: String,
     },
     /// The first Ctrl-C: no new trials start; those in flight finish.
     Cancelling,

@@ -1,6 +1,6 @@
 //! Runs a schedule of trials with bounded concurrency, retries and cancellation; emits events.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,6 +30,9 @@ pub struct HostRuntime {
     pub driver: Driver,
     /// The host's adaptive concurrency (API hosts), for the end-of-run report.
     pub congestion: Option<Arc<crate::host::aimd::Congestion>>,
+    /// Opens when the host's requests keep failing for one lasting reason: the run then starts
+    /// none of its trials (API hosts).
+    pub breaker: Option<Arc<crate::host::breaker::Breaker>>,
 }
 
 /// Identifies a finished trial across invocations (for `--resume`).
@@ -62,6 +65,9 @@ pub struct Runner {
     pub judges: BTreeMap<String, Arc<dyn Model>>,
     /// Trials finished by an earlier invocation: not run again.
     pub done: HashSet<DoneKey>,
+    /// The errors of earlier invocations' attempts of trials that ended as infrastructure
+    /// errors and run again (`--resume`), oldest first: kept in the trial's episode.
+    pub earlier_attempts: HashMap<DoneKey, Vec<String>>,
     pub redactor: Redactor,
     /// Cancelled by the first Ctrl-C: in-flight trials finish, no new ones start.
     pub cancel: CancellationToken,
@@ -83,6 +89,25 @@ struct Shared {
     pool: ServerPool,
     started: Instant,
     events: Sender<RunEvent>,
+    /// Per host, the trials not started because its breaker opened.
+    not_run: std::sync::Mutex<Vec<usize>>,
+}
+
+/// How a run's trials went: how many finished, whether it was cut short, and the hosts the
+/// run stopped sending trials to.
+#[derive(Debug, Default)]
+pub struct Ran {
+    pub completed: usize,
+    pub cancelled: bool,
+    pub stopped: Vec<StoppedHost>,
+}
+
+/// A host whose breaker opened: why, and how many of its trials were not started.
+#[derive(Debug, Clone)]
+pub struct StoppedHost {
+    pub host: String,
+    pub reason: crate::host::breaker::Opened,
+    pub not_run: usize,
 }
 
 impl Shared {
@@ -95,10 +120,11 @@ impl Shared {
     }
 }
 
-/// Runs every trial not yet done; returns how many finished and whether the run was cut short.
+/// Runs every trial not yet done; returns how many finished, whether the run was cut short, and
+/// which hosts it stopped (their breakers open: their trials left are not started).
 /// `events` is bounded: when its consumer (writing the episodes, the tables and the reports)
 /// falls behind, finished trials wait to hand over their records instead of piling up in memory.
-pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) {
+pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
     let (hosts, tasks) = (runner.hosts.len(), runner.suite.tasks.len());
     let schedule = Schedule::new(hosts, tasks, runner.config.trials, runner.config.seed);
     let policy = runner.policy.clone();
@@ -155,6 +181,7 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
         pool,
         started: Instant::now(),
         events,
+        not_run: std::sync::Mutex::new(vec![0; hosts]),
         runner,
     });
     shared
@@ -162,6 +189,7 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
             run_id: shared.runner.run_id.clone(),
             total,
             already_done: shared.runner.done.len(),
+            again: shared.runner.earlier_attempts.len(),
         })
         .await;
     let completed = match &policy {
@@ -178,7 +206,30 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> (usize, bool) 
             cancelled: cancel.is_cancelled(),
         })
         .await;
-    (completed, cancel.is_cancelled())
+    let not_run = std::mem::take(&mut *lock(&shared.not_run));
+    let stopped = shared
+        .runner
+        .hosts
+        .iter()
+        .zip(not_run)
+        .filter_map(|(h, not_run)| {
+            let reason = h.breaker.as_ref()?.opened()?;
+            Some(StoppedHost {
+                host: h.config.name.clone(),
+                reason,
+                not_run,
+            })
+        })
+        .collect();
+    Ran {
+        completed,
+        cancelled: cancel.is_cancelled(),
+        stopped,
+    }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// An adaptive run: trials in looks of every task still running, each look's trials paired
@@ -324,7 +375,7 @@ async fn run_keys(
             biased;
             _ = abort.cancelled() => break,
             next = results.next() => match next {
-                Some(()) => completed += 1,
+                Some(ran) => completed += usize::from(ran),
                 None => break,
             },
         }
@@ -356,11 +407,34 @@ fn done_key(runner: &Runner, key: &TrialKey) -> DoneKey {
     }
 }
 
-/// Runs one trial, retrying after infrastructure errors; every attempt's error is kept.
-async fn execute(shared: &Shared, key: TrialKey) {
+/// Whether `host`'s breaker is open.
+fn stopped(host: &HostRuntime) -> bool {
+    host.breaker.as_ref().is_some_and(|b| b.opened().is_some())
+}
+
+/// Runs one trial, retrying after infrastructure errors; every attempt's error is kept. A trial
+/// of a host whose breaker is open is not started (`false`): it is counted as not run.
+async fn execute(shared: &Shared, key: TrialKey) -> bool {
     let runner = &shared.runner;
     let host = &runner.hosts[key.host];
     let task = &runner.suite.tasks[key.task];
+    if stopped(host) {
+        let first = {
+            let mut not_run = lock(&shared.not_run);
+            not_run[key.host] += 1;
+            not_run[key.host] == 1
+        };
+        shared.pool.forget_uses(key.side, key.task, 1).await;
+        if let (true, Some(opened)) = (first, host.breaker.as_ref().and_then(|b| b.opened())) {
+            shared
+                .emit(RunEventKind::HostStopped {
+                    host: host.config.name.clone(),
+                    reason: opened.to_string(),
+                })
+                .await;
+        }
+        return false;
+    }
     let seed = trial_seed(runner.config.seed, &task.id, key.trial);
     shared
         .emit(RunEventKind::TrialStarted {
@@ -375,7 +449,7 @@ async fn execute(shared: &Shared, key: TrialKey) {
     let (output, tools, judged) = loop {
         let (output, tools, judged) = attempt(shared, key, seed).await;
         match &output.infra_error {
-            Some(error) if (attempts.len() as u32) < runner.config.retries => {
+            Some(error) if (attempts.len() as u32) < runner.config.retries && !stopped(host) => {
                 attempts.push(error.clone());
                 shared
                     .emit(RunEventKind::TrialRetrying {
@@ -395,6 +469,9 @@ async fn execute(shared: &Shared, key: TrialKey) {
     };
     let mut output = output;
     let messages = std::mem::take(&mut output.messages);
+    if let Some(earlier) = runner.earlier_attempts.get(&done_key(runner, &key)) {
+        attempts.splice(0..0, earlier.iter().cloned());
+    }
     let mut episode = build_episode(shared, key, task, seed, output, attempts, started_at);
     if let Some(judged) = &judged {
         add_judge(&runner.redactor, &mut episode, judged);
@@ -420,6 +497,7 @@ async fn execute(shared: &Shared, key: TrialKey) {
             transcript: Arc::new(transcript),
         })
         .await;
+    true
 }
 
 /// Exponential backoff with jitter: 250 ms, 500 ms, 1 s, … (+ up to 50 %).

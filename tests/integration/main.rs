@@ -22,6 +22,7 @@ mod judge;
 mod layering;
 mod nightly;
 mod openai_host;
+mod outage;
 mod power;
 mod real_llm;
 mod report_snapshots;

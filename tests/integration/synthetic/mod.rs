@@ -234,6 +234,7 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
         config_hash: None,
         shard: None,
         merged_from: Vec::new(),
+        stopped_hosts: Vec::new(),
     }
 }
 
