@@ -20,6 +20,7 @@ pub(crate) fn episode(
         truncated: false,
         truncated_turn: None,
         timed_out: false,
+        tokens_estimated: false,
         ttft_ms: None,
         model_turns: Vec::new(),
         run_id: "r".into(),

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 use super::record::ToolCallRecord;
 use super::tools::{system_prompt, ToolView};
 use crate::error::chain;
-use crate::host::{CompletionRequest, HostProfile, Message, Model, ToolCallRequest, Usage};
+use crate::host::{
+    Completion, CompletionRequest, HostProfile, Message, Model, ToolCallRequest, Usage,
+};
 use crate::mcp::{CallOutcome, McpConnection};
 
 /// A tool result longer than this is cut in the stored record (the model still gets all of it).
@@ -50,6 +52,9 @@ pub struct TrialOutput {
     pub timed_out: bool,
     /// How each model turn's answer arrived, in order.
     pub model_turns: Vec<super::ModelTurn>,
+    /// A turn's provider sent no token counts (a streamed answer cut at the timeout, whose usage
+    /// came never): that turn's tokens are estimated (see [`estimate_usage`]).
+    pub tokens_estimated: bool,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without
@@ -84,18 +89,27 @@ async fn take_turns(
     request: &mut CompletionRequest,
     out: &mut TrialOutput,
 ) {
+    // The last turn whose provider counted its tokens: its counts, and how many messages its
+    // request had.
+    let mut counted: Option<(Usage, usize)> = None;
     loop {
         if out.turns >= input.max_turns {
             out.hit_max_turns = true;
             return;
         }
-        let completion = match input.model.complete(request).await {
+        let mut completion = match input.model.complete(request).await {
             Ok(c) => c,
             Err(e) => {
                 out.infra_error = Some(format!("model `{}`: {}", input.model.id(), chain(&e)));
                 return;
             }
         };
+        if is_uncounted(&completion) {
+            completion.usage = estimate_usage(&completion, request, counted.as_ref());
+            out.tokens_estimated = true;
+        } else {
+            counted = Some((completion.usage, request.messages.len()));
+        }
         out.turns += 1;
         add_usage(&mut out.usage, &completion.usage);
         out.request_retries.extend(completion.retried);
@@ -149,6 +163,46 @@ async fn take_turns(
                 }
             }
         }
+    }
+}
+
+/// Whether a turn came back with output but without its output counted: a streamed answer cut at
+/// the timeout (its usage chunk never came), or a provider that counts nothing.
+fn is_uncounted(c: &Completion) -> bool {
+    let said = c.content.as_deref().is_some_and(|t| !t.is_empty())
+        || !c.tool_calls.is_empty()
+        || c.reasoning.is_some();
+    said && c.usage.output_tokens == 0
+}
+
+/// The tokens of a turn its provider did not count, estimated with mcpeval's own tokenizer
+/// (`host::tokens`: a word one token per started 4 letters, any other visible character one).
+/// Output: what came back (text, tool calls, reasoning). Input: the provider's count when it
+/// sent one (Anthropic sends it first); else the last counted turn's prompt and answer as the
+/// provider counted them, plus the messages added since (tool results); without a counted
+/// turn, the whole request (messages and tool specs).
+pub(crate) fn estimate_usage(
+    c: &Completion,
+    request: &CompletionRequest,
+    counted: Option<&(Usage, usize)>,
+) -> Usage {
+    use crate::host::tokens::{count_input, count_output, count_text};
+    let reasoning = c.reasoning.as_ref().map_or(0, |r| count_text(&r.text));
+    let output = count_output(c.content.as_deref(), &c.tool_calls) + reasoning;
+    let input = match counted {
+        _ if c.usage.input_tokens > 0 => c.usage.input_tokens,
+        // The previous request, its answer (the next message), then what came after it.
+        Some((usage, len)) => {
+            let added = request.messages.get(len + 1..).unwrap_or_default();
+            usage.input_tokens + usage.output_tokens + count_input(added, &[])
+        }
+        None => count_input(&request.messages, &request.tools),
+    };
+    Usage {
+        input_tokens: input,
+        output_tokens: output,
+        reasoning_tokens: reasoning,
+        ..c.usage
     }
 }
 

@@ -106,6 +106,10 @@ pub struct Episode {
     /// what it had produced, graded as such. The model's outcome, not an infrastructure error.
     #[serde(default)]
     pub timed_out: bool,
+    /// A model turn's provider sent no token counts (a streamed answer cut at the timeout):
+    /// that turn's input and output tokens are mcpeval's estimate, not the provider's count.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokens_estimated: bool,
     /// Time to the first token of the first model turn (streamed answers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<f64>,

@@ -170,6 +170,7 @@ table!(
         hit_max_turns: Bool = e.hit_max_turns,
         truncated: Bool = e.truncated,
         timed_out: Bool = e.timed_out,
+        tokens_estimated: Bool = e.tokens_estimated,
         attempts: Num<UInt32Type> = e.attempts.len() as u32 + 1,
         request_retries: Num<UInt32Type> = e.request_retries.len() as u32,
         grade_failures: Text = &e.grade.failure_summary(),
@@ -248,10 +249,11 @@ mod tests {
             ("latency_ms", DataType::Float64),
             ("ttft_ms", DataType::Float64),
             ("attempts", DataType::UInt32),
+            ("tokens_estimated", DataType::Boolean),
         ] {
             assert_eq!(dtype(&df, name), expected, "{name}");
         }
-        assert_eq!(df.width(), 34);
+        assert_eq!(df.width(), 35);
         assert_eq!(dtype(&tc, "error_code"), DataType::Int64);
         assert_eq!(tc.width(), 12);
         let nulls = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();

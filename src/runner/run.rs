@@ -693,6 +693,7 @@ fn build_episode(
         truncated: output.truncated_turn.is_some(),
         truncated_turn: output.truncated_turn,
         timed_out: output.timed_out,
+        tokens_estimated: output.tokens_estimated,
         ttft_ms: output.model_turns.first().and_then(|t| t.ttft_ms),
         model_turns: output.model_turns,
         calls: output

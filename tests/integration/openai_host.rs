@@ -84,8 +84,17 @@ fn openai_host_through_sim_server_grades_like_the_sim_host() {
 #[test]
 fn an_unreachable_model_endpoint_is_recorded_as_infra_errors() {
     let dir = temp_dir();
+    // Without the breaker (tests/integration/outage.rs has it): every trial is tried and retried.
+    let config = temp_dir();
+    let config = config.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[host.x]\nprovider = \"openai\"\nmodel = \"gpt-x\"\nbreaker_after = 0\n",
+    )
+    .unwrap();
     let output = pair_command("demo:1.4.0", "demo:1.5.0", dir.path())
-        .args(["--host", "openai:gpt-x", "--trials", "1"])
+        .args(["--config", config.to_str().unwrap()])
+        .args(["--host", "x", "--trials", "1"])
         .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
         .output()
         .unwrap();

@@ -137,7 +137,40 @@ fn a_generation_still_going_at_the_timeout_ends_with_what_it_said() {
             assert!(answer.starts_with("more more"), "{answer}");
             // Cut once, at 0.6 s: not retried, not waited for again.
             assert!(e.latency_ms >= 550.0 && e.latency_ms < 3000.0, "{e:?}");
+            // The usage never came: the tokens are what streamed (one per `more`), marked as
+            // estimated, not a free trial.
+            assert!(e.tokens_estimated, "{host}: {e:?}");
+            let streamed = answer.split_whitespace().count() as u64;
+            assert_eq!(e.output_tokens, streamed, "{host}");
+            assert_eq!(e.total_tokens, e.input_tokens + e.output_tokens);
         }
+        // The prompt's estimate against the provider's own count of the same first request, on
+        // a run whose model answers whole: within the 5 % the README states.
+        let counted_dir = temp_dir();
+        let counted = episodes(&run(counted_dir.path(), &sim_server(&[]), host));
+        let mut compared = 0;
+        for e in &eps {
+            let Some(c) = counted
+                .iter()
+                .find(|c| (&c.task_id, c.side, c.trial) == (&e.task_id, e.side, e.trial))
+                .filter(|c| c.turns == 1 && !c.tokens_estimated)
+            else {
+                continue;
+            };
+            let error =
+                (e.input_tokens as f64 - c.input_tokens as f64).abs() / c.input_tokens as f64;
+            assert!(
+                error <= 0.05,
+                "{host}: {} vs {}",
+                e.input_tokens,
+                c.input_tokens
+            );
+            compared += 1;
+        }
+        assert!(
+            compared >= 4,
+            "{host}: {compared} one-turn episodes to compare"
+        );
         // 36 trials, 16 at a time, 0.6 s each: a retry storm would take minutes.
         assert!(started.elapsed().as_secs() < 60);
     }

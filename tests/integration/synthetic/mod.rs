@@ -75,6 +75,7 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         truncated: false,
         truncated_turn: None,
         timed_out: false,
+        tokens_estimated: false,
         ttft_ms: None,
         model_turns: Vec::new(),
         calls: Vec::new(),
