@@ -94,6 +94,7 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
             program: None,
             version: None,
             args: None,
+            notes: Vec::new(),
         }],
         judges: Vec::new(),
         seed: 42,

@@ -551,4 +551,12 @@ pub struct SimServerArgs {
     /// The pace of a rambling answer: milliseconds per token.
     #[arg(long, value_name = "MS", default_value_t = 10)]
     pub token_ms: u64,
+    /// Send streamed answers labelled `content-type: application/json`, as buffering gateways
+    /// relabel them (the body stays `data:` lines).
+    #[arg(long)]
+    pub relabel_stream: bool,
+    /// Refuse `stream: true` on /v1/chat/completions with a 400, as some gateways and mock
+    /// servers do.
+    #[arg(long)]
+    pub refuse_stream: bool,
 }

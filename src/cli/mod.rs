@@ -89,6 +89,8 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             let options = crate::sim::server::ServeOptions {
                 latency: std::time::Duration::from_millis(args.latency_ms),
                 faults,
+                relabel_stream: args.relabel_stream,
+                refuse_stream: args.refuse_stream,
                 ..Default::default()
             };
             crate::sim::server::serve(args.addr, config, options).await?;

@@ -108,6 +108,11 @@ impl Face for Console {
                  `mcpeval merge RUN_DIR... --out DIR` for the run's verdict"
             );
         }
+        for host in &info.hosts {
+            for note in &host.notes {
+                errln!("host {}: {note}", host.name);
+            }
+        }
         for s in &end.stopped {
             errln!(
                 "host {} stopped: {}; {} of its trials were not run (not counted as failures)",

@@ -214,6 +214,10 @@ impl Model for CachedModel {
         self.inner.is_simulated()
     }
 
+    fn notes(&self) -> Vec<String> {
+        self.inner.notes()
+    }
+
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, HostError> {
         let key = key(self.inner.id(), &self.scope, request);
         let cache = self.cache.clone();

@@ -394,20 +394,38 @@ impl JsonEndpoint {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !(200..300).contains(&status) || !is_events {
-            return match timeout_at(deadline, response.bytes()).await {
-                Err(_) => Attempt::Retryable {
-                    error: Failure::Silent(format!(
-                        "the answer did not end within {} s (timeout_s)",
-                        seconds(self.retry.request_timeout)
-                    )),
-                    retry_after: None,
-                },
-                Ok(Err(e)) => transport(e),
-                Ok(Ok(bytes)) => self.whole(status, retry_after, &bytes, started),
-            };
+        if !(200..300).contains(&status) {
+            return self
+                .read_whole(response, status, retry_after, deadline, started)
+                .await;
         }
-        let mut events = response.bytes_stream().eventsource();
+        let mut body: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>> =
+            Box::pin(response.bytes_stream());
+        if !is_events {
+            // A gateway may relabel a stream (`application/json` over `data:` lines, as buffering
+            // proxies do): the body's first bytes tell. A whole JSON answer may take until the
+            // request's deadline.
+            let first = match timeout_at(deadline, body.next()).await {
+                Err(_) => return self.unfinished(),
+                Ok(Some(Err(e))) => return transport(e),
+                Ok(None) => bytes::Bytes::new(),
+                Ok(Some(Ok(first))) => first,
+            };
+            if !looks_like_events(&first) {
+                let mut whole = first.to_vec();
+                loop {
+                    match timeout_at(deadline, body.next()).await {
+                        Err(_) => return self.unfinished(),
+                        Ok(Some(Err(e))) => return transport(e),
+                        Ok(Some(Ok(more))) => whole.extend_from_slice(&more),
+                        Ok(None) => break,
+                    }
+                }
+                return self.whole(status, retry_after, &whole, started);
+            }
+            body = Box::pin(futures::stream::once(async move { Ok(first) }).chain(body));
+        }
+        let mut events = body.eventsource();
         let mut ttft_ms = None;
         let mut first = true;
         let mut timed_out = false;
@@ -463,6 +481,33 @@ impl JsonEndpoint {
             },
             timed_out,
         })
+    }
+
+    /// Reads a whole (unstreamed) answer by `deadline` and sorts it.
+    async fn read_whole(
+        &self,
+        response: reqwest::Response,
+        status: u16,
+        retry_after: Option<Duration>,
+        deadline: tokio::time::Instant,
+        started: Instant,
+    ) -> Attempt<Answer, Failure> {
+        match tokio::time::timeout_at(deadline, response.bytes()).await {
+            Err(_) => self.unfinished(),
+            Ok(Err(e)) => transport(e),
+            Ok(Ok(bytes)) => self.whole(status, retry_after, &bytes, started),
+        }
+    }
+
+    /// A whole answer that had not ended by the request's timeout (retried).
+    fn unfinished(&self) -> Attempt<Answer, Failure> {
+        Attempt::Retryable {
+            error: Failure::Silent(format!(
+                "the answer did not end within {} s (timeout_s)",
+                seconds(self.retry.request_timeout)
+            )),
+            retry_after: None,
+        }
     }
 
     /// Sorts a whole answer into done, worth retrying, or final.
@@ -626,6 +671,32 @@ impl Failure {
             _ => None,
         }
     }
+}
+
+impl super::HostError {
+    /// The HTTP status the provider answered the failed request with, if it answered.
+    pub fn http_status(&self) -> Option<u16> {
+        let Self::Request { source, .. } = self else {
+            return None;
+        };
+        let last = match source.downcast_ref::<Attempts>() {
+            Some(attempts) => attempts.last.as_ref(),
+            None => source.as_ref(),
+        };
+        last.downcast_ref::<HttpStatus>().map(|s| s.status)
+    }
+}
+
+/// Whether a body's first bytes are server-sent events (`data:`, `event:` or a `:` comment
+/// line), whatever its content type says.
+fn looks_like_events(first: &[u8]) -> bool {
+    let start = first
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(&[][..], |i| &first[i..]);
+    [&b"data:"[..], b"event:", b":", b"id:", b"retry:"]
+        .iter()
+        .any(|p| start.starts_with(p))
 }
 
 /// The HTTP client of an endpoint: its connect timeout is the retry policy's.

@@ -106,6 +106,10 @@ impl Model for RateLimited {
         self.inner.is_simulated()
     }
 
+    fn notes(&self) -> Vec<String> {
+        self.inner.notes()
+    }
+
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, HostError> {
         self.admit().await;
         let answer = self.inner.complete(request).await;

@@ -253,4 +253,9 @@ pub trait Model: Send + Sync {
         false
     }
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, HostError>;
+    /// What the host had to change on the way, one line each, for the end of the run and
+    /// `run.json` (an endpoint that refused streaming, say). None by default.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -53,6 +53,9 @@ pub struct OpenAiModel {
     /// organization, project, and the host's extra headers.
     endpoint: JsonEndpoint,
     options: RequestOptions,
+    /// Set once the endpoint refused a streamed request (a 400) that it then answered whole:
+    /// what it said. From then on answers are asked whole.
+    stream_refused: std::sync::OnceLock<String>,
 }
 
 impl fmt::Debug for OpenAiModel {
@@ -143,6 +146,7 @@ impl OpenAiModel {
             base_url,
             api: Api::ChatCompletions,
             options: RequestOptions::default(),
+            stream_refused: std::sync::OnceLock::new(),
         })
     }
 
@@ -208,17 +212,48 @@ impl Model for OpenAiModel {
             return self.respond(request).await;
         }
         let names = ToolNames::new(request.tools.iter().map(|t| t.name.as_str()));
-        let mut body = request_body(&self.model, request, &names);
-        apply_options(&mut body, &self.options, self.is_openai());
-        self.endpoint
-            .complete(
-                &body,
-                &HeaderMap::new(),
-                self.options.stream,
-                ChunkReader::default,
-                |value| parse_response(value, &names, &self.model),
-            )
-            .await
+        let stream = self.options.stream && self.stream_refused.get().is_none();
+        let send = |stream: bool| {
+            let mut body = request_body(&self.model, request, &names);
+            let options = RequestOptions {
+                stream,
+                ..self.options
+            };
+            apply_options(&mut body, &options, self.is_openai());
+            let names = &names;
+            async move {
+                self.endpoint
+                    .complete(
+                        &body,
+                        &HeaderMap::new(),
+                        stream,
+                        ChunkReader::default,
+                        |value| parse_response(value, names, &self.model),
+                    )
+                    .await
+            }
+        };
+        match send(stream).await {
+            // Some gateways and mock servers refuse `stream: true` with a 400: asked whole, the
+            // same request tells whether that was the reason.
+            Err(refused) if stream && refused.http_status() == Some(400) => match send(false).await
+            {
+                Ok(answer) => {
+                    let _ = self.stream_refused.set(format!(
+                        "the endpoint refused a streamed request ({}); answers are asked whole \
+                         from then on",
+                        crate::error::chain(&refused)
+                    ));
+                    Ok(answer)
+                }
+                Err(_) => Err(refused),
+            },
+            answer => answer,
+        }
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.stream_refused.get().cloned().into_iter().collect()
     }
 }
 

@@ -137,6 +137,7 @@ impl RunJob {
             program: driver.app().map(|a| a.settings.program.clone()),
             version: driver.app().and_then(|a| a.version.clone()),
             args: driver.app().map(|a| a.settings.args.clone()),
+            notes: Vec::new(),
         };
         RunInfo {
             run_id: self.run_id.clone(),
@@ -245,6 +246,15 @@ impl RunJob {
         all.extend(sinks);
         let consumer = tokio::spawn(consume(rx, all));
         let signals = tokio::spawn(watch_signals(cancel.clone(), now.clone(), tx.clone()));
+        // Kept to ask what they had to change on the way, once the trials are done.
+        let models: Vec<Option<Arc<dyn Model>>> = self
+            .hosts
+            .iter()
+            .map(|h| match &h.driver {
+                Driver::Agent(model) => Some(model.clone()),
+                Driver::App(_) => None,
+            })
+            .collect();
         let runner = Runner {
             run_id: self.run_id,
             config,
@@ -261,6 +271,10 @@ impl RunJob {
             policy,
         };
         let ran = runner::run(runner, tx).await;
+        let notes: Vec<Vec<String>> = models
+            .iter()
+            .map(|m| m.as_ref().map_or_else(Vec::new, |m| m.notes()))
+            .collect();
         signals.abort();
         consumer
             .await
@@ -268,6 +282,10 @@ impl RunJob {
             .context("cannot record episodes")?;
         let collector = std::mem::take(&mut *crate::report::lock_collector(&collector));
         let budget_note = budget_reached.lock().ok().and_then(|r| r.clone());
+        let mut info = info;
+        for (host, notes) in info.hosts.iter_mut().zip(notes) {
+            host.notes = notes;
+        }
         finish(&dir, info, collector, ran, budget_note).await
     }
 }

@@ -779,6 +779,7 @@ mod tests {
             program: Some(vec!["app".into()]),
             version: version.map(str::to_owned),
             args: None,
+            notes: Vec::new(),
         }
     }
 

@@ -148,6 +148,10 @@ pub struct HostRecord {
     /// The extra arguments the host passes the app (mcpeval's own are in docs/app-hosts.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
+    /// What the host had to change on the way (an endpoint that refused streaming), a line
+    /// each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The contents of `run.json`.

@@ -73,6 +73,10 @@ pub struct ServeOptions {
     pub faults: FaultConfig,
     /// Cancelled when the server shuts down: stalled and endless answers end then.
     pub stop: CancellationToken,
+    /// Streamed answers go out labelled `application/json` (a buffering gateway's relabel).
+    pub relabel_stream: bool,
+    /// `stream: true` on the chat route gets a 400 (a gateway that does not stream).
+    pub refuse_stream: bool,
 }
 
 struct AppState {
@@ -80,6 +84,7 @@ struct AppState {
     latency: Duration,
     faults: Faults,
     stop: CancellationToken,
+    refuse_stream: bool,
 }
 
 /// Serves until Ctrl-C. Prints the bound address on stdout first (`listening on http://…`).
@@ -199,7 +204,9 @@ pub fn router(config: SimConfig, options: ServeOptions) -> Router {
         latency: options.latency,
         faults: Faults::new(options.faults),
         stop: options.stop,
+        refuse_stream: options.refuse_stream,
     });
+    let relabel = options.relabel_stream;
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/chat/completions", post(chat_completions))
@@ -214,6 +221,21 @@ pub fn router(config: SimConfig, options: ServeOptions) -> Router {
         .route("/v1/models", get(models))
         .route("/models", get(models))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::map_response(
+            move |mut response: Response| async move {
+                let streamed = response
+                    .headers()
+                    .get(header::CONTENT_TYPE)
+                    .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+                if relabel && streamed {
+                    response.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    );
+                }
+                response
+            },
+        ))
         .with_state(state)
 }
 
@@ -226,6 +248,9 @@ async fn chat_completions(State(state): State<Arc<AppState>>, body: Bytes) -> Re
         Ok(v) => v,
         Err(e) => return bad_request(&format!("the body is not JSON: {e}")),
     };
+    if state.refuse_stream && wants_stream(&value) {
+        return bad_request("streaming is not supported by this endpoint: `stream` must be false");
+    }
     let request = match wire::parse_request(&value) {
         Ok(r) => r,
         Err(BadRequest(message)) => return bad_request(&message),

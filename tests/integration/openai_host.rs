@@ -147,3 +147,57 @@ fn responses_host_through_sim_server_grades_like_the_sim_host() {
         assert!(differing.is_empty(), "{}", differing.join("\n"));
     }
 }
+
+/// `mcpeval run` of the demo config through `openai:sim` against a sim-server started with
+/// `server_args`: the run directory and what the command printed.
+fn run_through_gateway(server_args: &[&str], dir: &Path) -> (PathBuf, String) {
+    let mut args = vec!["sim-server", "--addr", "127.0.0.1:0"];
+    args.extend_from_slice(server_args);
+    let server = spawn_listening(&args, false);
+    let out = dir.join("run");
+    let output = Command::new(bin())
+        .args(["run", "--config", "configs/demo.toml", "--host", "openai:sim"])
+        .args(["--trials", "1", "--out", out.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        text(&output)
+    );
+    (out, text(&output))
+}
+
+#[test]
+fn a_stream_a_gateway_labels_as_json_is_read_as_the_stream_it_is() {
+    let dir = temp_dir();
+    let (run, _) = run_through_gateway(&["--relabel-stream"], dir.path());
+    let eps = episodes(&run);
+    assert_eq!(eps.len(), 36);
+    assert!(eps.iter().all(|e| e.infra_error.is_none()), "{:?}", eps[0]);
+    // Read event by event: the first token's time is measured, as for a labelled stream.
+    assert!(eps.iter().all(|e| e.ttft_ms.is_some()));
+}
+
+#[test]
+fn an_endpoint_that_refuses_streaming_is_asked_whole_and_the_run_says_so() {
+    let dir = temp_dir();
+    let (run, said) = run_through_gateway(&["--refuse-stream"], dir.path());
+    let eps = episodes(&run);
+    assert_eq!(eps.len(), 36);
+    assert!(eps.iter().all(|e| e.infra_error.is_none()), "{:?}", eps[0]);
+    // Whole answers: no time to first token.
+    assert!(eps.iter().all(|e| e.ttft_ms.is_none()));
+    let info: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
+    let notes = info["hosts"][0]["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 1);
+    let note = notes[0].as_str().unwrap();
+    assert!(note.contains("refused a streamed request") && note.contains("400"), "{note}");
+    let lines = said.lines().filter(|l| l.contains("refused a streamed")).count();
+    assert_eq!(lines, 1, "{said}");
+}

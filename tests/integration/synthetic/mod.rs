@@ -219,6 +219,7 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
             program: None,
             version: None,
             args: None,
+            notes: Vec::new(),
         }],
         judges: Vec::new(),
         seed: SEED,
