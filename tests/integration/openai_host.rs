@@ -156,7 +156,13 @@ fn run_through_gateway(server_args: &[&str], dir: &Path) -> (PathBuf, String) {
     let server = spawn_listening(&args, false);
     let out = dir.join("run");
     let output = Command::new(bin())
-        .args(["run", "--config", "configs/demo.toml", "--host", "openai:sim"])
+        .args([
+            "run",
+            "--config",
+            "configs/demo.toml",
+            "--host",
+            "openai:sim",
+        ])
         .args(["--trials", "1", "--out", out.to_str().unwrap()])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
@@ -197,7 +203,13 @@ fn an_endpoint_that_refuses_streaming_is_asked_whole_and_the_run_says_so() {
     let notes = info["hosts"][0]["notes"].as_array().unwrap();
     assert_eq!(notes.len(), 1);
     let note = notes[0].as_str().unwrap();
-    assert!(note.contains("refused a streamed request") && note.contains("400"), "{note}");
-    let lines = said.lines().filter(|l| l.contains("refused a streamed")).count();
+    assert!(
+        note.contains("refused a streamed request") && note.contains("400"),
+        "{note}"
+    );
+    let lines = said
+        .lines()
+        .filter(|l| l.contains("refused a streamed"))
+        .count();
     assert_eq!(lines, 1, "{said}");
 }

@@ -390,6 +390,8 @@ async fn retry_after_is_honoured_and_capped() {
 async fn a_request_that_hangs_past_the_timeout_is_retried() {
     let options = ServeOptions {
         stop: Default::default(),
+        relabel_stream: false,
+        refuse_stream: false,
         latency: Duration::ZERO,
         faults: FaultConfig {
             fail_rate: 1.0,
@@ -429,6 +431,8 @@ async fn a_request_that_hangs_past_the_timeout_is_retried() {
 async fn through_a_faulty_sim_server_answers_equal_the_sim() {
     let options = ServeOptions {
         stop: Default::default(),
+        relabel_stream: false,
+        refuse_stream: false,
         latency: Duration::ZERO,
         faults: FaultConfig {
             fail_rate: 0.4,

@@ -20,6 +20,8 @@ fn body(seed: u64) -> Value {
 async fn faulty(faults: FaultConfig) -> (String, super::SimServerHandle) {
     let options = ServeOptions {
         stop: Default::default(),
+        relabel_stream: false,
+        refuse_stream: false,
         latency: Duration::ZERO,
         faults,
     };
