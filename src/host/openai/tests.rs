@@ -343,7 +343,10 @@ async fn only_transient_failures_are_retried() {
     }
     for status in [400, 401, 403, 404, 422, 501] {
         let (attempts, err) = attempts_for(status, r#"{"error":{"message":"no"}}"#).await;
-        assert_eq!(attempts, 1, "{status}");
+        // A 400 to a streamed request is asked once more, whole (the endpoint may refuse
+        // streaming); a 400 to that too is the request's fault, and the first one is reported.
+        let expected = if status == 400 { 2 } else { 1 };
+        assert_eq!(attempts, expected, "{status}");
         assert!(chain(&err).contains(&format!("HTTP {status}: no")));
     }
     // A 429 for an exhausted quota will not pass by waiting.
