@@ -599,18 +599,36 @@ fn handshake_failure(error: &ClientInitializeError) -> String {
 }
 
 /// Why nothing answers at `url`'s host and port, in the system's words (`Connection refused`,
-/// a name that does not resolve, no answer within a few seconds); `None` when a TCP connection
-/// opens (the failure was then the server's, not the network's).
+/// a name that does not resolve, no answer within a few seconds, a TLS handshake that fails);
+/// `None` when a connection opens (the failure was then the server's, not the network's).
 async fn unreachable(url: &str) -> Option<String> {
-    let url = reqwest::Url::parse(url).ok()?;
-    let host = url.host_str()?.to_owned();
-    let port = url.port_or_known_default()?;
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?.to_owned();
+    let port = parsed.port_or_known_default()?;
     let connect = tokio::net::TcpStream::connect((host.as_str(), port));
     match tokio::time::timeout(Duration::from_secs(5), connect).await {
+        Ok(Ok(_)) if parsed.scheme() == "https" => tls_failure(url).await,
         Ok(Ok(_)) => None,
         Ok(Err(e)) => Some(format!("{e} ({host}:{port})")),
         Err(_) => Some(format!("no TCP connection within 5 s ({host}:{port})")),
     }
+}
+
+/// The TLS handshake's failure at `url`, if it fails (a certificate not trusted, a port that
+/// speaks plain HTTP).
+async fn tls_failure(url: &str) -> Option<String> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .ok()?;
+    let error = client.head(url).send().await.err()?;
+    // The TCP connection opened: a failure to connect now is the handshake's.
+    error.is_connect().then(|| {
+        format!(
+            "TLS handshake failed: {}",
+            crate::error::chain(&error.without_url())
+        )
+    })
 }
 
 /// What the server said about itself; the era follows from the version agreed on.
@@ -662,6 +680,24 @@ mod tests {
     use rmcp::model::{CallToolResult, ContentBlock};
 
     use super::*;
+
+    #[tokio::test]
+    async fn a_tls_handshake_with_a_plain_http_port_is_said_as_such() {
+        // A port that answers plain HTTP, asked over https.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let _ = socket.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+            }
+        });
+        let said = unreachable(&format!("https://{addr}/mcp")).await;
+        let said = said.expect("the handshake fails");
+        assert!(said.starts_with("TLS handshake failed"), "{said}");
+        // Plain HTTP there is no network failure.
+        assert_eq!(unreachable(&format!("http://{addr}/mcp")).await, None);
+    }
 
     /// Connects to `command` and returns the start error's reason and stderr.
     async fn start_error(command: &str, tweak: impl FnOnce(&mut ServerSpec)) -> (String, String) {
