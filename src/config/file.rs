@@ -196,7 +196,10 @@ pub struct HostFile {
 
 /// `max_tokens`: a count, or `"none"` for no limit.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a number of tokens, or 0 or \"none\" for no limit"
+)]
 pub enum MaxTokensFile {
     Count(u32),
     Word(String),
@@ -204,7 +207,10 @@ pub enum MaxTokensFile {
 
 /// An app's `program`: one path or name, or an argv list.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a program (a string) or an argv (an array of strings)"
+)]
 pub enum ProgramFile {
     One(String),
     Argv(Vec<String>),

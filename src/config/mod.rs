@@ -4,11 +4,13 @@
 
 mod app;
 mod budget;
+mod check;
 mod file;
 mod nightly;
 mod profile;
 mod resolve;
 mod server;
+mod shape;
 mod sim;
 mod stats;
 

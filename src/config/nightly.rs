@@ -26,22 +26,14 @@ pub struct NightlySettings {
 }
 
 impl NightlyFile {
-    /// Reads the `[nightly]` table of the config file at `path` (the rest of the file is the
-    /// run's and checked by the run config). An error names the file.
+    /// Reads the `[nightly]` table of the config file at `path`. The whole file is checked, as a
+    /// run checks it, so every problem of it is reported at once; each names the file.
     pub fn read(path: &Path) -> Result<Option<Self>, ConfigError> {
-        #[derive(Deserialize)]
-        struct Only {
-            nightly: Option<NightlyFile>,
-        }
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        let only: Only = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        Ok(only.nightly)
+        Ok(super::check::parse_config(&path.display().to_string(), &text)?.nightly)
     }
 
     /// Fills in the defaults; `out_dir` is the run config's.
@@ -74,6 +66,14 @@ mod tests {
         let err = NightlyFile::read(&path).unwrap_err().to_string();
         assert!(
             err.contains("n.toml") && err.contains("whole_suit"),
+            "{err}"
+        );
+        // With its position and the key meant.
+        assert!(
+            err.contains(
+                "n.toml:2:1: unknown key `whole_suit` in [nightly] (did you mean \
+                          `whole_suite`?)"
+            ),
             "{err}"
         );
         std::fs::write(&path, "trials = 2\n").unwrap();

@@ -25,8 +25,12 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    #[error("invalid config `{path}`: {message}")]
-    Parse { path: String, message: String },
+    /// Every problem of one config file, in file order (`file:line:col: message`).
+    #[error("{} problem(s) in config `{path}`:\n{}", problems.len(), problems.iter().map(|d| format!("  {d}")).collect::<Vec<_>>().join("\n"))]
+    Problems {
+        path: String,
+        problems: Vec<crate::suite::Diagnostic>,
+    },
     #[error("{0}")]
     Invalid(String),
 }
@@ -34,7 +38,9 @@ pub enum ConfigError {
 impl crate::error::Coded for ConfigError {
     fn exit(&self) -> crate::error::Exit {
         match self {
-            Self::Read { .. } | Self::Parse { .. } | Self::Invalid(_) => crate::error::Exit::Usage,
+            Self::Read { .. } | Self::Problems { .. } | Self::Invalid(_) => {
+                crate::error::Exit::Usage
+            }
         }
     }
 }
@@ -311,47 +317,9 @@ pub struct RunConfig {
     pub prices: BTreeMap<String, crate::config::Price>,
 }
 
+/// One config file, checked: every problem of it at once (`super::check`).
 fn parse_toml(path: &str, text: &str) -> Result<ConfigFile, ConfigError> {
-    let parse_error = |e: toml::de::Error| ConfigError::Parse {
-        path: path.to_owned(),
-        message: e.to_string(),
-    };
-    match toml::from_str(text) {
-        Ok(file) => Ok(file),
-        // Read again only when that could help, so other errors keep their line and column.
-        Err(e) => match hosts_as_tables(text) {
-            Some(file) => file.map_err(parse_error),
-            None => Err(parse_error(e)),
-        },
-    }
-}
-
-/// `[hosts.NAME]` tables instead of a `hosts` list (with `[host.NAME]` for the named ones): the
-/// tables become named hosts, and the run's hosts are all of them, in name order.
-fn hosts_as_tables(text: &str) -> Option<Result<ConfigFile, toml::de::Error>> {
-    use serde::de::Error as _;
-    use toml::Value;
-    let mut table: toml::Table = text.parse().ok()?;
-    let Some(Value::Table(named)) = table.remove("hosts") else {
-        return None;
-    };
-    let names = named.keys().cloned().map(Value::String).collect();
-    let Value::Table(host) = table
-        .entry("host")
-        .or_insert_with(|| Value::Table(toml::Table::new()))
-    else {
-        return None;
-    };
-    for (name, entry) in named {
-        if host.contains_key(&name) {
-            return Some(Err(toml::de::Error::custom(format!(
-                "host `{name}` is defined both as [hosts.{name}] and [host.{name}]"
-            ))));
-        }
-        host.insert(name, entry);
-    }
-    table.insert("hosts".into(), Value::Array(names));
-    Some(ConfigFile::deserialize(Value::Table(table)))
+    super::check::parse_config(path, text)
 }
 
 /// Resolves the run config. With no config file and no servers given, the embedded demo is used.
@@ -1044,7 +1012,8 @@ mod tests {
         assert!(err.contains("both as [hosts.x] and [host.x]"), "{err}");
         let typo = "trials = \"ten\"\n";
         let err = parse_toml("t.toml", typo).unwrap_err().to_string();
-        assert!(err.contains("line 1"), "{err}");
+        // The position is `file:line:col`, at the value.
+        assert!(err.contains("t.toml:1:10: `trials`: invalid type"), "{err}");
     }
 
     #[test]

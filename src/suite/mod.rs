@@ -11,6 +11,8 @@ mod validate;
 mod tests;
 
 pub(crate) use check::regex_error_summary;
+/// " (did you mean `x`?)": shared with the config's checks of its keys.
+pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use task::{ArgMatcher, Expectations, ExpectedCall, JudgeSpec, Task, TaskKind, TaskSet};

@@ -12,6 +12,7 @@ mod budget;
 mod cache;
 mod claude_code_host;
 mod codex_host;
+mod config_file;
 mod contract;
 mod exit_codes;
 mod false_alarm;
