@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::model::{Change, ChangeKind, Diff};
-use crate::suite::{Task, TaskKind, TaskSet};
+use crate::suite::{Task, TaskKind, TaskSet, ToolName};
 
 /// What to run and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -97,15 +97,28 @@ pub fn select(diff: &Diff, tasks: &[Task]) -> Selection {
         let names: BTreeSet<&str> = task
             .tools
             .iter()
-            .chain(task.expect.calls.iter().map(|c| &c.tool))
+            .chain(task.expect.calls.iter().flat_map(|c| c.tool.names()))
             .chain(&task.expect.forbidden_tools)
             .map(String::as_str)
             .collect();
-        let hit: Vec<&str> = names
+        let mut hit: Vec<&str> = names
             .iter()
             .copied()
             .filter(|n| touched.contains(*n))
             .collect();
+        // A pattern names no tool: each changed tool it matches is one the task uses.
+        for call in &task.expect.calls {
+            if let ToolName::Pattern { .. } = &call.tool {
+                hit.extend(
+                    touched
+                        .iter()
+                        .map(|t| t.as_str())
+                        .filter(|t| call.tool.matches(t)),
+                );
+            }
+        }
+        hit.sort_unstable();
+        hit.dedup();
         if !hit.is_empty() {
             why.push(format!("uses changed tool {}", quoted(&hit)));
         }
@@ -155,8 +168,9 @@ mod tests {
                 calls: tools
                     .iter()
                     .map(|t| ExpectedCall {
-                        tool: t.to_string(),
+                        tool: t.to_string().into(),
                         args: Default::default(),
+                        result: None,
                     })
                     .collect(),
                 ..Default::default()

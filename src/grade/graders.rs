@@ -34,8 +34,74 @@ pub fn grade(task: &Task, observed: &Observed<'_>) -> Grade {
     if let Some(max) = expect.max_tool_calls {
         checks.push(max_tool_calls(max, calls.len()));
     }
+    if let Some(min) = expect.min_tool_calls {
+        checks.push(min_tool_calls(min, calls.len()));
+    }
+    if !expect.answer_not_contains.is_empty() {
+        checks.push(answer_not_contains(
+            &expect.answer_not_contains,
+            observed.answer,
+        ));
+    }
+    if let Some(max) = expect.max_latency_ms {
+        checks.push(max_latency_ms(max, observed.latency_ms));
+    }
     let success = !checks.is_empty() && checks.iter().all(|c| c.passed);
     Grade { success, checks }
+}
+
+/// `min_tool_calls`: at least `min` calls.
+fn min_tool_calls(min: u32, made: usize) -> Check {
+    let passed = made >= min as usize;
+    let explanation = match passed {
+        true => format!("{made} tool call(s), at least {min} expected"),
+        false => format!("{made} tool call(s), fewer than the {min} expected"),
+    };
+    check("min_tool_calls", passed, explanation)
+}
+
+/// `answer_not_contains`: none of the texts is in the final answer (case-insensitive).
+fn answer_not_contains(texts: &[String], answer: Option<&str>) -> Check {
+    let lower = answer.unwrap_or_default().to_lowercase();
+    let found: Vec<String> = texts
+        .iter()
+        .filter(|t| lower.contains(&t.to_lowercase()))
+        .map(|t| format!("\"{t}\""))
+        .collect();
+    match found.is_empty() {
+        true => check(
+            "answer_not_contains",
+            true,
+            format!(
+                "the answer contains none of {} forbidden text(s)",
+                texts.len()
+            ),
+        ),
+        false => check(
+            "answer_not_contains",
+            false,
+            format!("the answer contains {}", found.join(", ")),
+        ),
+    }
+}
+
+/// `max_latency_ms`: the trial took at most `max` ms. A trial whose time is not known fails
+/// (it cannot be shown to be in time).
+fn max_latency_ms(max: u64, latency_ms: Option<f64>) -> Check {
+    let Some(took) = latency_ms else {
+        return check(
+            "max_latency_ms",
+            false,
+            "the trial's time is not known".to_owned(),
+        );
+    };
+    let passed = took <= max as f64;
+    let relation = if passed { "within" } else { "over" };
+    check(
+        "max_latency_ms",
+        passed,
+        format!("the trial took {took:.0} ms, {relation} the {max} ms allowed"),
+    )
 }
 
 fn check(grader: &str, passed: bool, explanation: String) -> Check {
@@ -55,12 +121,7 @@ fn expected_calls(
 ) -> Check {
     let fits: Vec<Vec<bool>> = expected
         .iter()
-        .map(|e| {
-            calls
-                .iter()
-                .map(|c| e.matches(c.tool, c.arguments))
-                .collect()
-        })
+        .map(|e| calls.iter().map(|c| e.matches(c)).collect())
         .collect();
     let assigned = if ordered {
         subsequence(&fits)
@@ -83,7 +144,7 @@ fn expected_calls(
         let matched: Vec<String> = expected
             .iter()
             .zip(&assigned)
-            .map(|(e, at)| format!("`{}` (call {})", e.tool, at.map_or(0, |i| i + 1)))
+            .map(|(e, at)| format!("{} (call {})", e.tool, at.map_or(0, |i| i + 1)))
             .collect();
         let order = if ordered { " in order" } else { "" };
         let n = expected.len();
@@ -132,8 +193,12 @@ fn explain_unmatched(
     let closest = calls
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.tool == e.tool)
-        .map(|(i, c)| (i, e.mismatches(c.arguments)))
+        .filter(|(_, c)| e.tool.matches(c.tool))
+        .map(|(i, c)| {
+            let mut mismatches = e.mismatches(c.arguments);
+            mismatches.extend(e.result_mismatches(c.result, c.is_error));
+            (i, mismatches)
+        })
         .min_by_key(|(_, mismatches)| mismatches.len());
     if let Some((i, mismatches)) = closest {
         let got = describe_call(calls[i].tool, calls[i].arguments);
@@ -306,9 +371,14 @@ mod tests {
             .map(|(tool, arguments)| ObservedCall {
                 tool,
                 arguments: arguments.as_ref(),
+                ..ObservedCall::default()
             })
             .collect();
-        Observed { calls, answer }
+        Observed {
+            calls,
+            answer,
+            latency_ms: None,
+        }
     }
 
     fn only_check(grade: &Grade) -> &Check {
@@ -549,5 +619,96 @@ mod tests {
             "max_tool_calls: 2 tool calls, at most 1 allowed"
         );
         assert!(!grade(&task(json!({})), &observed(&[], Some("x"))).success);
+    }
+
+    #[test]
+    fn call_counts_forbidden_answer_texts_and_the_time_bound_pass_and_fail_with_reasons() {
+        let calls = [("a", Some(json!({}))), ("b", Some(json!({})))];
+        let g = grade(&task(json!({"min_tool_calls": 2})), &observed(&calls, None));
+        assert!(g.success);
+        assert_eq!(
+            only_check(&g).explanation,
+            "2 tool call(s), at least 2 expected"
+        );
+        let g = grade(&task(json!({"min_tool_calls": 3})), &observed(&calls, None));
+        assert!(!g.success);
+        assert_eq!(
+            only_check(&g).explanation,
+            "2 tool call(s), fewer than the 3 expected"
+        );
+
+        let t = task(json!({"answer_not_contains": ["Sorry", "error"]}));
+        let g = grade(&t, &observed(&[], Some("All done.")));
+        assert!(g.success, "{g:?}");
+        let g = grade(&t, &observed(&[], Some("sorry, an ERROR occurred")));
+        assert!(!g.success);
+        assert_eq!(
+            only_check(&g).explanation,
+            "the answer contains \"Sorry\", \"error\""
+        );
+
+        let t = task(json!({"max_latency_ms": 1000}));
+        let timed = |ms: Option<f64>| Observed {
+            latency_ms: ms,
+            ..Observed::default()
+        };
+        assert!(grade(&t, &timed(Some(999.6))).success);
+        let g = grade(&t, &timed(Some(1500.0)));
+        assert!(!g.success);
+        assert_eq!(
+            only_check(&g).explanation,
+            "the trial took 1500 ms, over the 1000 ms allowed"
+        );
+        assert!(!grade(&t, &timed(None)).success);
+    }
+
+    #[test]
+    fn a_tool_may_be_one_of_several_or_a_pattern_and_a_call_must_return_what_is_asked() {
+        let t = task(json!({"calls": [{"tool": {"any_of": ["read_file", "read_text_file"]}}]}));
+        let read = [("read_text_file", Some(json!({})))];
+        let g = grade(&t, &observed(&read, None));
+        assert!(g.success, "{g:?}");
+        assert_eq!(
+            only_check(&g).explanation,
+            "1 expected call was made: one of `read_file`, `read_text_file` (call 1)"
+        );
+        assert!(!grade(&t, &observed(&[("list_files", None)], None)).success);
+
+        let t = task(json!({"calls": [{"tool": {"pattern": "get_.*"}}]}));
+        assert!(grade(&t, &observed(&[("get_issue", None)], None)).success);
+        // Matched whole: `forget_issue` is not `get_…`.
+        let g = grade(&t, &observed(&[("forget_issue", None)], None));
+        assert!(!g.success);
+        assert!(
+            only_check(&g)
+                .explanation
+                .contains("a tool matching /get_.*/"),
+            "{g:?}"
+        );
+
+        let t = task(json!({"calls": [{"tool": "get_issue",
+            "result": {"contains": ["not found"], "is_error": true}}]}));
+        let call = |result, is_error| Observed {
+            calls: vec![ObservedCall {
+                tool: "get_issue",
+                arguments: None,
+                result,
+                is_error,
+            }],
+            ..Observed::default()
+        };
+        assert!(grade(&t, &call("Issue 99 NOT FOUND", true)).success);
+        let g = grade(&t, &call("Issue 99: open", false));
+        assert!(!g.success);
+        let why = &only_check(&g).explanation;
+        assert!(
+            why.contains("whose result is an error, containing \"not found\""),
+            "{why}"
+        );
+        assert!(why.contains("its result was not an error"), "{why}");
+        assert!(
+            why.contains("its result does not contain \"not found\""),
+            "{why}"
+        );
     }
 }

@@ -10,7 +10,8 @@ use std::borrow::Cow;
 use regex::Regex;
 use serde_json::{Number, Value};
 
-use crate::suite::{ArgMatcher, ExpectedCall};
+use super::ObservedCall;
+use crate::suite::{ArgMatcher, ExpectedCall, ResultCheck, ToolName};
 
 /// JSON equality in which numbers compare by value (`3` equals `3.0`), recursively.
 pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
@@ -148,8 +149,9 @@ fn is_bare(s: &str) -> bool {
 /// An expected call with its matchers built: matches observed calls and explains mismatches.
 #[derive(Debug)]
 pub(crate) struct CallMatcher<'a> {
-    pub tool: &'a str,
+    pub tool: &'a ToolName,
     args: Vec<(&'a str, Matcher<'a>)>,
+    result: Option<&'a ResultCheck>,
 }
 
 impl<'a> CallMatcher<'a> {
@@ -162,7 +164,29 @@ impl<'a> CallMatcher<'a> {
         CallMatcher {
             tool: &call.tool,
             args,
+            result: call.result.as_ref(),
         }
+    }
+
+    /// Every way a call's result fails the expectation's `result` (empty = a match).
+    pub fn result_mismatches(&self, result: &str, is_error: bool) -> Vec<String> {
+        let Some(check) = self.result else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if let Some(want) = check.is_error.filter(|want| *want != is_error) {
+            out.push(match want {
+                true => "its result was not an error".to_owned(),
+                false => "its result was an error".to_owned(),
+            });
+        }
+        let lower = result.to_lowercase();
+        for text in &check.contains {
+            if !lower.contains(&text.to_lowercase()) {
+                out.push(format!("its result does not contain \"{text}\""));
+            }
+        }
+        out
     }
 
     /// Every way the arguments of a call to this tool fail the expectation (empty = a match).
@@ -185,17 +209,33 @@ impl<'a> CallMatcher<'a> {
             .collect()
     }
 
-    pub fn matches(&self, tool: &str, arguments: Option<&Value>) -> bool {
-        tool == self.tool && self.mismatches(arguments).is_empty()
+    pub fn matches(&self, call: &ObservedCall<'_>) -> bool {
+        self.tool.matches(call.tool)
+            && self.mismatches(call.arguments).is_empty()
+            && self
+                .result_mismatches(call.result, call.is_error)
+                .is_empty()
     }
 
-    /// "`create_issue` with project=apollo, query matching /login/".
+    /// "`create_issue` with project=apollo, query matching /login/", and what its result must
+    /// hold.
     pub fn describe(&self) -> String {
-        if self.args.is_empty() {
-            return format!("`{}`", self.tool);
+        let mut text = self.tool.to_string();
+        if !self.args.is_empty() {
+            let args: Vec<String> = self.args.iter().map(|(n, m)| m.describe(n)).collect();
+            text = format!("{text} with {}", args.join(", "));
         }
-        let args: Vec<String> = self.args.iter().map(|(n, m)| m.describe(n)).collect();
-        format!("`{}` with {}", self.tool, args.join(", "))
+        if let Some(check) = self.result {
+            let mut wants = Vec::new();
+            if let Some(is_error) = check.is_error {
+                wants.push(if is_error { "an error" } else { "not an error" }.to_owned());
+            }
+            for t in &check.contains {
+                wants.push(format!("containing \"{t}\""));
+            }
+            text = format!("{text} whose result is {}", wants.join(", "));
+        }
+        text
     }
 }
 
@@ -264,6 +304,15 @@ pub(crate) fn assignment(fits: &[Vec<bool>], n_calls: usize) -> Vec<Option<usize
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A call to `tool` with `arguments` and an empty, successful result.
+    fn observed<'a>(tool: &'a str, arguments: Option<&'a Value>) -> ObservedCall<'a> {
+        ObservedCall {
+            tool,
+            arguments,
+            ..ObservedCall::default()
+        }
+    }
     use serde_json::json;
 
     #[test]
@@ -352,8 +401,8 @@ mod tests {
         .unwrap();
         let m = CallMatcher::new(&call);
         let args = json!({"project": "apollo", "query": "Login bug", "limit": 5});
-        assert!(m.matches("search_issues", Some(&args)));
-        assert!(!m.matches("other", Some(&args)));
+        assert!(m.matches(&observed("search_issues", Some(&args))));
+        assert!(!m.matches(&observed("other", Some(&args))));
         assert_eq!(
             m.mismatches(None),
             vec!["the arguments were not valid JSON".to_owned()]
@@ -369,8 +418,9 @@ mod tests {
         let call = ExpectedCall {
             tool: "get_issue".into(),
             args: Default::default(),
+            result: None,
         };
-        assert!(CallMatcher::new(&call).matches("get_issue", None));
+        assert!(CallMatcher::new(&call).matches(&observed("get_issue", None)));
     }
 
     #[test]

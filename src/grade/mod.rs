@@ -13,7 +13,8 @@ pub use judge::{JudgeRecord, Judged};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
     /// The grader's name: `expected_calls`, `forbidden_tools`, `no_tool`, `answer_contains`,
-    /// `answer_regex`, `max_tool_calls`, `judge` (the model-graded check).
+    /// `answer_not_contains`, `answer_regex`, `max_tool_calls`, `min_tool_calls`,
+    /// `max_latency_ms`, `judge` (the model-graded check).
     pub grader: String,
     pub passed: bool,
     /// In words, what was expected and what happened ("expected `create_issue` with
@@ -46,11 +47,16 @@ impl Grade {
 pub struct Observed<'a> {
     pub calls: Vec<ObservedCall<'a>>,
     pub answer: Option<&'a str>,
+    /// How long the trial took (`max_latency_ms`); `None` where it is not known.
+    pub latency_ms: Option<f64>,
 }
 
 /// One call as graders see it. `arguments` is `None` when the model's arguments were not JSON.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ObservedCall<'a> {
     pub tool: &'a str,
     pub arguments: Option<&'a serde_json::Value>,
+    /// The result as the model read it, and whether it was an error.
+    pub result: &'a str,
+    pub is_error: bool,
 }

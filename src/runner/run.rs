@@ -727,9 +727,12 @@ fn grade_output(task: &Task, output: &TrialOutput) -> Grade {
             .map(|(c, args)| ObservedCall {
                 tool: &c.tool,
                 arguments: args.as_ref(),
+                result: &c.result,
+                is_error: c.is_error,
             })
             .collect(),
         answer: output.final_answer.as_deref(),
+        latency_ms: Some(output.latency_ms),
     };
     grade(task, &observed)
 }

@@ -15,4 +15,7 @@ pub(crate) use check::regex_error_summary;
 pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
-pub use task::{ArgMatcher, Expectations, ExpectedCall, JudgeSpec, Task, TaskKind, TaskSet};
+pub use task::{
+    ArgMatcher, Expectations, ExpectedCall, JudgeSpec, ResultCheck, Task, TaskKind, TaskSet,
+    ToolName,
+};

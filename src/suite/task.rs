@@ -52,13 +52,85 @@ pub enum ArgMatcher {
     Literal(serde_json::Value),
 }
 
-/// One call the model is expected to make: the tool and a subset of its arguments.
+/// Which tool an expected call names: one name, one of several (`{any_of: [a, b]}`: a tool the
+/// candidate deprecates in favour of another), or a regex over names (`{pattern: "…"}`, matched
+/// whole). A plain string is always a literal name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ToolName {
+    Literal(String),
+    AnyOf { any_of: Vec<String> },
+    Pattern { pattern: String },
+}
+
+impl ToolName {
+    /// Whether a call to `tool` is a call to this one. A pattern that does not compile (the
+    /// task validator refuses those) matches nothing.
+    pub fn matches(&self, tool: &str) -> bool {
+        match self {
+            Self::Literal(name) => name == tool,
+            Self::AnyOf { any_of } => any_of.iter().any(|n| n == tool),
+            Self::Pattern { pattern } => {
+                regex::Regex::new(&format!("^(?:{pattern})$")).is_ok_and(|re| re.is_match(tool))
+            }
+        }
+    }
+
+    /// The names it lists (none for a pattern).
+    pub fn names(&self) -> &[String] {
+        match self {
+            Self::Literal(name) => std::slice::from_ref(name),
+            Self::AnyOf { any_of } => any_of,
+            Self::Pattern { .. } => &[],
+        }
+    }
+}
+
+impl std::fmt::Display for ToolName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Literal(name) => write!(f, "`{name}`"),
+            Self::AnyOf { any_of } => {
+                let names: Vec<String> = any_of.iter().map(|n| format!("`{n}`")).collect();
+                write!(f, "one of {}", names.join(", "))
+            }
+            Self::Pattern { pattern } => write!(f, "a tool matching /{pattern}/"),
+        }
+    }
+}
+
+impl From<&str> for ToolName {
+    fn from(name: &str) -> Self {
+        Self::Literal(name.to_owned())
+    }
+}
+
+impl From<String> for ToolName {
+    fn from(name: String) -> Self {
+        Self::Literal(name)
+    }
+}
+
+/// `result: {contains: […], is_error: …}`: what the call's result must hold for the call to
+/// count (the texts case-insensitive).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ResultCheck {
+    pub contains: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+}
+
+/// One call the model is expected to make: the tool, a subset of its arguments, and what its
+/// result must hold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectedCall {
-    pub tool: String,
+    pub tool: ToolName,
     #[serde(default)]
     pub args: BTreeMap<String, ArgMatcher>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ResultCheck>,
 }
 
 /// The success criteria of a task. Success = every grader that is set passes.
@@ -79,6 +151,15 @@ pub struct Expectations {
     pub answer_regex: Option<String>,
     /// At most this many tool calls.
     pub max_tool_calls: Option<u32>,
+    /// At least this many tool calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_tool_calls: Option<u32>,
+    /// Texts the final answer must not contain (case-insensitive).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answer_not_contains: Vec<String>,
+    /// The trial (model turns and tool calls) must take at most this many milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_latency_ms: Option<u64>,
     /// A model-graded check: another model reads the trial and judges it against a rubric.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeSpec>,

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::load::check_bytes;
-use super::{load_suite, ArgMatcher, Diagnostic, SuiteError, Task, TaskKind, TaskSet};
+use super::{load_suite, ArgMatcher, Diagnostic, SuiteError, Task, TaskKind, TaskSet, ToolName};
 
 fn fixture(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -490,5 +490,80 @@ fn bad_judges_are_reported_where_they_are() {
         let found = problems(&format!("{base}{value}\n"));
         assert_eq!(found.len(), 1, "{value}: {found:?}");
         assert!(found[0].contains(want), "{value}: {found:?}");
+    }
+}
+
+#[test]
+fn new_graders_load_and_their_mistakes_are_named_where_they_are() {
+    let loaded = tasks(
+        "id: a\nprompt: p\nexpect:\n  calls:\n    - tool: {any_of: [read_file, read_text_file]}\n      result: {contains: [hello], is_error: false}\n    - tool: {pattern: \"get_.*\"}\n  min_tool_calls: 2\n  answer_not_contains: [sorry]\n  max_latency_ms: 30000\n",
+    );
+    let expect = &loaded[0].expect;
+    assert_eq!(
+        expect.calls[0].tool,
+        ToolName::AnyOf {
+            any_of: vec!["read_file".into(), "read_text_file".into()]
+        }
+    );
+    assert_eq!(
+        expect.calls[0].result.as_ref().unwrap().is_error,
+        Some(false)
+    );
+    assert!(expect.calls[1].tool.matches("get_issue"));
+    assert!(!expect.calls[1].tool.matches("forget_issue"));
+    assert_eq!(expect.min_tool_calls, Some(2));
+    assert_eq!(expect.answer_not_contains, ["sorry"]);
+    assert_eq!(expect.max_latency_ms, Some(30_000));
+    // The task's tools default to the names its calls list (a pattern lists none).
+    assert_eq!(loaded[0].tools, ["read_file", "read_text_file"]);
+
+    let base = "id: a\nprompt: p\nexpect:\n";
+    let cases = [
+        (
+            "  calls: [{tool: {any_of: [a]}}]\n",
+            "t.yaml:4:18: `tool.any_of` needs two names or more (one is a plain `tool`)",
+        ),
+        (
+            "  calls: [{tool: {pattern: \"(\"}}]\n",
+            "t.yaml:4:28: invalid regex in `tool.pattern`: unclosed group",
+        ),
+        (
+            "  calls: [{tool: {name: a}}]\n",
+            "t.yaml:4:19: unknown key `name` in `tool`",
+        ),
+        (
+            "  calls: [{tool: a, result: {}}]\n",
+            "t.yaml:4:29: `result` checks nothing: set `contains` or `is_error`",
+        ),
+        (
+            "  calls: [{tool: a, result: {contain: [x]}}]\n",
+            "t.yaml:4:30: unknown key `contain` in `result` (did you mean `contains`?)",
+        ),
+        (
+            "  min_tool_calls: 3\n  max_tool_calls: 2\n",
+            "t.yaml:4:19: `min_tool_calls` (3) is above `max_tool_calls` (2)",
+        ),
+        (
+            "  answer_contains: [Ok]\n  answer_not_contains: [ok]\n",
+            "t.yaml:5:24: `ok` is both required and forbidden in the answer",
+        ),
+        (
+            "  max_latency_ms: 0\n",
+            "t.yaml:4:19: `max_latency_ms` must be at least 1, got 0",
+        ),
+        // A near miss is the key it misses, never its opposite.
+        (
+            "  min_tool_call: 1\n",
+            "t.yaml:4:3: unknown key `min_tool_call` in `expect` (did you mean `min_tool_calls`?)",
+        ),
+        (
+            "  answer_not_contain: [x]\n",
+            "t.yaml:4:3: unknown key `answer_not_contain` in `expect` (did you mean \
+             `answer_not_contains`?)",
+        ),
+    ];
+    for (yaml, fragment) in cases {
+        let found = problems(&format!("{base}{yaml}"));
+        assert_eq!(found, [fragment], "{yaml}");
     }
 }

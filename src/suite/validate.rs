@@ -4,7 +4,10 @@ use std::collections::BTreeMap;
 
 use super::check::{suggestion, Checker, Fields};
 use super::raw::{Node, Value};
-use super::task::{ArgMatcher, Expectations, ExpectedCall, JudgeSpec, Task, TaskKind, TaskSet};
+use super::task::{
+    ArgMatcher, Expectations, ExpectedCall, JudgeSpec, ResultCheck, Task, TaskKind, TaskSet,
+    ToolName,
+};
 
 const TASK_KEYS: &[&str] = &[
     "id",
@@ -23,12 +26,17 @@ const EXPECT_KEYS: &[&str] = &[
     "answer_contains",
     "answer_regex",
     "max_tool_calls",
+    "min_tool_calls",
+    "answer_not_contains",
+    "max_latency_ms",
     "judge",
 ];
 const JUDGE_KEYS: &[&str] = &["rubric", "host"];
 /// The providers a `PROVIDER:MODEL` host spec may name.
 const PROVIDERS: &[&str] = &["sim", "openai", "openai-responses", "anthropic"];
-const CALL_KEYS: &[&str] = &["tool", "args"];
+const CALL_KEYS: &[&str] = &["tool", "args", "result"];
+const TOOL_KEYS: &[&str] = &["any_of", "pattern"];
+const RESULT_KEYS: &[&str] = &["contains", "is_error"];
 const MATCHER_KEYS: &[&str] = &["regex", "any", "exact"];
 const KINDS: &[(&str, TaskKind)] = &[("tool", TaskKind::Tool), ("no-tool", TaskKind::NoTool)];
 const SETS: &[(&str, TaskSet)] = &[
@@ -183,12 +191,13 @@ fn id(checker: &mut Checker<'_>, value: &Node) -> Option<String> {
     None
 }
 
-/// The tools named in the expected calls, each once, in order: the default of `tools`.
+/// The tools named in the expected calls (a pattern names none), each once, in order: the
+/// default of `tools`.
 fn called_tools(calls: &[ExpectedCall]) -> Vec<String> {
     let mut tools: Vec<String> = Vec::new();
-    for call in calls {
-        if !tools.contains(&call.tool) {
-            tools.push(call.tool.clone());
+    for name in calls.iter().flat_map(|c| c.tool.names()) {
+        if !tools.contains(name) {
+            tools.push(name.clone());
         }
     }
     tools
@@ -217,10 +226,12 @@ fn expectations(
         expect.forbidden_tools = checker
             .string_list(value, "forbidden_tools")
             .unwrap_or_default();
-        let both = expect
-            .forbidden_tools
-            .iter()
-            .find(|t| called_tools(&expect.calls).contains(t));
+        let both = expect.forbidden_tools.iter().find(|t| {
+            expect
+                .calls
+                .iter()
+                .any(|c| matches!(&c.tool, ToolName::Literal(name) if name == *t))
+        });
         if let Some(tool) = both {
             checker.error(value, format!("`{tool}` is both expected and forbidden"));
         }
@@ -245,6 +256,38 @@ fn expectations(
     if let Some((_, value)) = fields.get("max_tool_calls") {
         expect.max_tool_calls = checker.integer(value, "max_tool_calls", 0..=u32::MAX);
     }
+    if let Some((_, value)) = fields.get("min_tool_calls") {
+        expect.min_tool_calls = checker.integer(value, "min_tool_calls", 1..=u32::MAX);
+        if let (Some(min), Some(max)) = (expect.min_tool_calls, expect.max_tool_calls) {
+            if min > max {
+                let message = format!("`min_tool_calls` ({min}) is above `max_tool_calls` ({max})");
+                checker.error(value, message);
+            }
+        }
+        if kind == Some(TaskKind::NoTool) {
+            checker.error(value, "a `kind: no-tool` task cannot expect tool calls");
+        }
+    }
+    if let Some((_, value)) = fields.get("answer_not_contains") {
+        expect.answer_not_contains = checker
+            .string_list(value, "answer_not_contains")
+            .unwrap_or_default();
+        let both = expect.answer_not_contains.iter().find(|t| {
+            let t = t.to_lowercase();
+            expect.answer_contains.iter().any(|a| a.to_lowercase() == t)
+        });
+        if let Some(text) = both {
+            checker.error(
+                value,
+                format!("`{text}` is both required and forbidden in the answer"),
+            );
+        }
+    }
+    if let Some((_, value)) = fields.get("max_latency_ms") {
+        expect.max_latency_ms = checker
+            .integer(value, "max_latency_ms", 1..=u32::MAX)
+            .map(u64::from);
+    }
     if let Some((_, value)) = fields.get("judge") {
         expect.judge = judge(checker, value);
     }
@@ -257,6 +300,9 @@ fn expectations(
         || !expect.answer_contains.is_empty()
         || expect.answer_regex.is_some()
         || expect.max_tool_calls.is_some()
+        || expect.min_tool_calls.is_some()
+        || !expect.answer_not_contains.is_empty()
+        || expect.max_latency_ms.is_some()
         || expect.judge.is_some()
         || kind == Some(TaskKind::NoTool);
     if !has_grader {
@@ -326,16 +372,77 @@ fn expected_calls(checker: &mut Checker<'_>, node: &Node) -> Option<Vec<Expected
 
 fn expected_call(checker: &mut Checker<'_>, node: &Node) -> Option<ExpectedCall> {
     let fields = checker.fields(node, "expected call", Some(CALL_KEYS))?;
-    let tool = required(checker, &fields, "tool", "expected call")
-        .and_then(|v| checker.non_empty_string(v, "tool"));
+    let tool = required(checker, &fields, "tool", "expected call").and_then(|v| tool(checker, v));
     let args = match fields.get("args") {
         Some((_, value)) => arguments(checker, value),
         None => Some(BTreeMap::new()),
     };
+    let result = match fields.get("result") {
+        Some((_, value)) => result(checker, value).map(Some),
+        None => Some(None),
+    };
     Some(ExpectedCall {
         tool: tool?,
         args: args?,
+        result: result?,
     })
+}
+
+/// `tool`: a name (always literal), `{any_of: [a, b]}` or `{pattern: "regex"}`.
+fn tool(checker: &mut Checker<'_>, node: &Node) -> Option<ToolName> {
+    if !matches!(node.value, Value::Map(_)) {
+        return checker
+            .non_empty_string(node, "tool")
+            .map(ToolName::Literal);
+    }
+    let fields = checker.fields(node, "`tool`", Some(TOOL_KEYS))?;
+    match (fields.get("any_of"), fields.get("pattern")) {
+        (Some((_, names)), None) => {
+            let names = checker.string_list(names, "tool.any_of")?;
+            if names.len() < 2 {
+                checker.error(
+                    node,
+                    "`tool.any_of` needs two names or more (one is a plain `tool`)",
+                );
+                return None;
+            }
+            Some(ToolName::AnyOf { any_of: names })
+        }
+        (None, Some((_, pattern))) => checker
+            .regex(pattern, "tool.pattern")
+            .map(|pattern| ToolName::Pattern { pattern }),
+        // Unknown keys were named already.
+        (None, None) if matches!(&node.value, Value::Map(m) if !m.is_empty()) => None,
+        _ => {
+            checker.error(
+                node,
+                "`tool` as a mapping takes one of `any_of` or `pattern`",
+            );
+            None
+        }
+    }
+}
+
+/// `result: {contains: [...], is_error: bool}`.
+fn result(checker: &mut Checker<'_>, node: &Node) -> Option<ResultCheck> {
+    let before = checker.count();
+    let fields = checker.fields(node, "`result`", Some(RESULT_KEYS))?;
+    let mut check = ResultCheck::default();
+    if let Some((_, value)) = fields.get("contains") {
+        check.contains = checker
+            .string_list(value, "result.contains")
+            .unwrap_or_default();
+    }
+    if let Some((_, value)) = fields.get("is_error") {
+        check.is_error = checker.boolean(value, "result.is_error");
+    }
+    if checker.count() == before && check.contains.is_empty() && check.is_error.is_none() {
+        checker.error(
+            node,
+            "`result` checks nothing: set `contains` or `is_error`",
+        );
+    }
+    (checker.count() == before).then_some(check)
 }
 
 fn arguments(checker: &mut Checker<'_>, node: &Node) -> Option<BTreeMap<String, ArgMatcher>> {

@@ -18,6 +18,7 @@ mod exit_codes;
 mod false_alarm;
 mod faults;
 mod gemini_cli_host;
+mod graders;
 mod html_report;
 mod judge;
 mod layering;
