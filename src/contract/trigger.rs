@@ -171,6 +171,7 @@ mod tests {
                         tool: t.to_string().into(),
                         args: Default::default(),
                         result: None,
+                        at: None,
                     })
                     .collect(),
                 ..Default::default()

@@ -4,6 +4,7 @@
 
 mod compare;
 mod error;
+mod expectations;
 mod hosts;
 mod models;
 pub mod nightly;

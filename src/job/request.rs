@@ -274,6 +274,12 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         .collect();
     let (judges, judge_secrets) = build_judges(&config, &suite, &mut notes)?;
     let preflight = preflight(&config).await?;
+    let (baseline_tools, candidate_tools) = preflight.tools();
+    let found = super::expectations::check(&suite, baseline_tools, candidate_tools);
+    if !found.problems.is_empty() {
+        return Err(crate::suite::SuiteError::Invalid(found.problems).into());
+    }
+    notes.extend(found.warnings.into_iter().map(Note::warn));
     let run_id = match &previous {
         Some(info) => info.run_id.clone(),
         None => crate::rundir::new_run_id(&config),

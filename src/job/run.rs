@@ -59,6 +59,14 @@ pub struct PreflightError {
     pub reason: String,
 }
 
+impl Preflight {
+    /// The tools each side listed: baseline, candidate.
+    pub fn tools(&self) -> (&[rmcp::model::Tool], &[rmcp::model::Tool]) {
+        let of = |i: usize| self.servers[i].as_ref().map_or(&[][..], |s| &s.tools[..]);
+        (of(0), of(1))
+    }
+}
+
 /// Starts both servers and lists their tools; the error names the side that will not start.
 pub async fn preflight(config: &RunConfig) -> Result<Preflight, PreflightError> {
     let (b, c) = tokio::join!(

@@ -131,6 +131,9 @@ pub struct ExpectedCall {
     pub args: BTreeMap<String, ArgMatcher>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ResultCheck>,
+    /// Where `tool` is written (line, column), for messages about it; not serialized.
+    #[serde(skip)]
+    pub at: Option<(usize, usize)>,
 }
 
 /// The success criteria of a task. Success = every grader that is set passes.
@@ -143,6 +146,9 @@ pub struct Expectations {
     pub ordered: bool,
     /// Tools that must not be called.
     pub forbidden_tools: Vec<String>,
+    /// Where each of `forbidden_tools` is written (line, column); not serialized.
+    #[serde(skip)]
+    pub forbidden_at: Vec<(usize, usize)>,
     /// No tool may be called at all (implied by `kind: no-tool`).
     pub no_tool: bool,
     /// Texts the final answer must contain (case-insensitive).

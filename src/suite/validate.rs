@@ -226,6 +226,10 @@ fn expectations(
         expect.forbidden_tools = checker
             .string_list(value, "forbidden_tools")
             .unwrap_or_default();
+        expect.forbidden_at = match &value.value {
+            Value::Seq(items) => items.iter().map(|i| (i.line, i.column)).collect(),
+            _ => Vec::new(),
+        };
         let both = expect.forbidden_tools.iter().find(|t| {
             expect
                 .calls
@@ -372,7 +376,9 @@ fn expected_calls(checker: &mut Checker<'_>, node: &Node) -> Option<Vec<Expected
 
 fn expected_call(checker: &mut Checker<'_>, node: &Node) -> Option<ExpectedCall> {
     let fields = checker.fields(node, "expected call", Some(CALL_KEYS))?;
-    let tool = required(checker, &fields, "tool", "expected call").and_then(|v| tool(checker, v));
+    let tool_node = required(checker, &fields, "tool", "expected call");
+    let at = tool_node.map(|v| (v.line, v.column));
+    let tool = tool_node.and_then(|v| tool(checker, v));
     let args = match fields.get("args") {
         Some((_, value)) => arguments(checker, value),
         None => Some(BTreeMap::new()),
@@ -385,6 +391,7 @@ fn expected_call(checker: &mut Checker<'_>, node: &Node) -> Option<ExpectedCall>
         tool: tool?,
         args: args?,
         result: result?,
+        at,
     })
 }
 

@@ -35,7 +35,7 @@ const SUITE: &str = r#"
 - id: any-of-fail
   prompt: Show me issue 3
   expect:
-    calls: [{tool: {any_of: [fetch_issue, read_issue]}}]
+    calls: [{tool: {any_of: [add_comment, list_projects]}}]
 - id: pattern-pass
   prompt: Show me issue 3
   expect:
@@ -43,7 +43,7 @@ const SUITE: &str = r#"
 - id: pattern-fail
   prompt: Show me issue 3
   expect:
-    calls: [{tool: {pattern: "issue"}}]
+    calls: [{tool: {pattern: "list_.*"}}]
 - id: result-pass
   prompt: Show me issue 3
   expect:
@@ -92,12 +92,12 @@ fn each_new_grader_passes_and_fails_with_its_explanation() {
     );
     assert!(
         why("any-of-fail")
-            .starts_with("expected one of `fetch_issue`, `read_issue`, got `get_issue`"),
+            .starts_with("expected one of `add_comment`, `list_projects`, got `get_issue`"),
         "{}",
         why("any-of-fail")
     );
     assert!(
-        why("pattern-fail").contains("a tool matching /issue/"),
+        why("pattern-fail").contains("a tool matching /list_.*/"),
         "{}",
         why("pattern-fail")
     );
@@ -106,4 +106,49 @@ fn each_new_grader_passes_and_fails_with_its_explanation() {
         "{}",
         why("result-fail")
     );
+}
+
+#[test]
+fn a_task_expecting_a_tool_neither_server_has_is_refused_before_the_run() {
+    let dir = temp_dir();
+    let suite = dir.path().join("suite");
+    std::fs::create_dir(&suite).unwrap();
+    std::fs::write(
+        suite.join("t.yaml"),
+        "- id: typo\n  prompt: Show me issue 3\n  expect:\n    calls: [{tool: get_isue, args: {id: 3}}]\n\
+         - id: bad-arg\n  prompt: Show me issue 3\n  expect:\n    calls: [{tool: get_issue, args: {idd: 3}}]\n",
+    )
+    .unwrap();
+    let out_dir = dir.path().join("run");
+    let out = mcpeval(&[
+        "run",
+        "--baseline",
+        "demo:1.4.0",
+        "--candidate",
+        "demo:1.5.0",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let said = text(&out);
+    let file = suite.join("t.yaml");
+    assert!(
+        said.contains(&format!(
+            "{}:4:20: task `typo` expects tool `get_isue`, which neither server lists (did you \
+             mean `get_issue`?)",
+            file.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "{}:8:20: task `bad-arg` expects argument `idd`",
+            file.display()
+        )),
+        "{said}"
+    );
+    // Refused before the run: no directory, no trial.
+    assert!(!out_dir.exists());
 }

@@ -1,0 +1,198 @@
+//! The tasks' expectations checked against the servers' tool lists before the first trial: a
+//! task that expects (or forbids) a tool neither server has, or an argument the tool's schema
+//! does not know, can only fail on both sides and read `inconclusive`; it is refused with the
+//! place it is written. A tool only the baseline has is a warning: the candidate removed or
+//! renamed it, and its tasks will measure that.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use rmcp::model::Tool;
+
+use crate::suite::{suggestion, Diagnostic, Suite, Task, ToolName};
+
+/// What the check found: problems that stop the run, and warnings.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub problems: Vec<Diagnostic>,
+    pub warnings: Vec<String>,
+}
+
+/// Checks every task of `suite` against the tools of both servers.
+pub fn check(suite: &Suite, baseline: &[Tool], candidate: &[Tool]) -> Found {
+    let mut found = Found::default();
+    let names =
+        |tools: &[Tool]| -> BTreeSet<String> { tools.iter().map(|t| t.name.to_string()).collect() };
+    let (base, cand) = (names(baseline), names(candidate));
+    let all: Vec<&str> = base.union(&cand).map(String::as_str).collect();
+    for task in &suite.tasks {
+        let file = task_file(task);
+        let at = |(line, column): (usize, usize), message: String| Diagnostic {
+            file: file.clone(),
+            line,
+            column,
+            message,
+        };
+        let mut named: Vec<(&str, (usize, usize), &'static str)> = Vec::new();
+        for call in &task.expect.calls {
+            let place = call.at.unwrap_or((task_line(task), 1));
+            let listed = |name: &str| base.contains(name) || cand.contains(name);
+            match &call.tool {
+                ToolName::Literal(name) => named.push((name, place, "expects")),
+                // One of the names is enough (the old and the new name of a tool).
+                ToolName::AnyOf { any_of } if any_of.iter().any(|n| listed(n)) => {}
+                ToolName::AnyOf { .. } => {
+                    let message = format!(
+                        "task `{}` expects {}, none of which either server lists",
+                        task.id, call.tool
+                    );
+                    found.problems.push(at(place, message));
+                }
+                ToolName::Pattern { .. } if all.iter().any(|n| call.tool.matches(n)) => {}
+                ToolName::Pattern { .. } => {
+                    let message = format!(
+                        "task `{}` expects {}, and no tool either server lists matches it",
+                        task.id, call.tool
+                    );
+                    found.problems.push(at(place, message));
+                }
+            }
+        }
+        for (i, name) in task.expect.forbidden_tools.iter().enumerate() {
+            let place = task.expect.forbidden_at.get(i).copied();
+            named.push((name, place.unwrap_or((task_line(task), 1)), "forbids"));
+        }
+        for (name, place, verb) in named {
+            match (base.contains(name), cand.contains(name)) {
+                (false, false) => {
+                    let hint = suggestion(name, &all);
+                    let message = format!(
+                        "task `{}` {verb} tool `{name}`, which neither server lists{hint}",
+                        task.id
+                    );
+                    found.problems.push(at(place, message));
+                }
+                (true, false) if verb == "expects" => found.warnings.push(format!(
+                    "{}:{}:{}: task `{}` expects `{name}`, which only the baseline lists: the \
+                     candidate removed or renamed it, and the task measures that",
+                    file.display(),
+                    place.0,
+                    place.1,
+                    task.id
+                )),
+                _ => {}
+            }
+        }
+        for call in &task.expect.calls {
+            let place = call.at.unwrap_or((task_line(task), 1));
+            let schemas: Vec<&Tool> = baseline
+                .iter()
+                .chain(candidate)
+                .filter(|t| call.tool.names().iter().any(|n| *n == t.name.as_ref()))
+                .collect();
+            let known: Option<BTreeSet<String>> = schemas.iter().map(|t| properties(t)).try_fold(
+                BTreeSet::new(),
+                |mut all, props| {
+                    all.extend(props?);
+                    Some(all)
+                },
+            );
+            // A schema that lists no properties says nothing about which arguments it takes.
+            let Some(known) = known.filter(|k| !k.is_empty() && !schemas.is_empty()) else {
+                continue;
+            };
+            let candidates: Vec<&str> = known.iter().map(String::as_str).collect();
+            for arg in call.args.keys().filter(|a| !known.contains(*a)) {
+                let hint = suggestion(arg, &candidates);
+                let message = format!(
+                    "task `{}` expects argument `{arg}` of {}, which its input schema does not \
+                     know{hint}",
+                    task.id, call.tool
+                );
+                found.problems.push(at(place, message));
+            }
+        }
+    }
+    found
+}
+
+/// The names of a tool's `inputSchema.properties`, or `None` when it lists none.
+fn properties(tool: &Tool) -> Option<Vec<String>> {
+    let props = tool.input_schema.get("properties")?.as_object()?;
+    Some(props.keys().cloned().collect())
+}
+
+/// The file a task was read from (its `source` is `FILE:LINE`).
+fn task_file(task: &Task) -> PathBuf {
+    let file = task
+        .source
+        .rsplit_once(':')
+        .map_or(task.source.as_str(), |(file, _)| file);
+    PathBuf::from(file)
+}
+
+fn task_line(task: &Task) -> usize {
+    task.source
+        .rsplit_once(':')
+        .and_then(|(_, line)| line.parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(name: &str, schema: serde_json::Value) -> Tool {
+        serde_json::from_value(json!({"name": name, "inputSchema": schema})).unwrap()
+    }
+
+    fn suite(yaml: &str) -> Suite {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.yaml"), yaml).unwrap();
+        crate::suite::load_suite(&[dir.path().to_path_buf()]).unwrap()
+    }
+
+    #[test]
+    fn unknown_tools_and_arguments_are_problems_and_a_removed_tool_a_warning() {
+        let schema = json!({"type": "object", "properties": {"id": {}, "project": {}}});
+        let base = [
+            tool("get_issue", schema.clone()),
+            tool("old_search", json!({})),
+        ];
+        let cand = [tool("get_issue", schema)];
+        let s = suite(
+            "- id: a\n  prompt: p\n  expect:\n    calls: [{tool: get_isue}]\n\
+             - id: b\n  prompt: p\n  expect:\n    calls:\n      - tool: get_issue\n        args: {idd: 3}\n\
+             - id: c\n  prompt: p\n  expect:\n    calls: [{tool: old_search}]\n    forbidden_tools: [delete_all]\n\
+             - id: d\n  prompt: p\n  expect:\n    calls: [{tool: get_issue, args: {id: 3}}]\n\
+             - id: e\n  prompt: p\n  expect:\n    calls: [{tool: {any_of: [fetch_issue, get_issue]}}]\n\
+             - id: f\n  prompt: p\n  expect:\n    calls: [{tool: {any_of: [x, y]}}, {tool: {pattern: \"z.*\"}}]\n",
+        );
+        let found = check(&s, &base, &cand);
+        let problems: Vec<String> = found
+            .problems
+            .iter()
+            .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                "4:20: task `a` expects tool `get_isue`, which neither server lists (did you mean \
+                 `get_issue`?)",
+                "9:15: task `b` expects argument `idd` of `get_issue`, which its input schema does \
+                 not know (did you mean `id`?)",
+                "15:23: task `c` forbids tool `delete_all`, which neither server lists",
+                "27:20: task `f` expects one of `x`, `y`, none of which either server lists",
+                "27:46: task `f` expects a tool matching /z.*/, and no tool either server lists \
+                 matches it",
+            ]
+        );
+        assert_eq!(found.warnings.len(), 1, "{:?}", found.warnings);
+        assert!(
+            found.warnings[0].contains("task `c` expects `old_search`, which only the baseline"),
+            "{:?}",
+            found.warnings
+        );
+    }
+}
