@@ -246,18 +246,34 @@ fn headline(out: &mut String, c: &Comparison, interrupted: bool) {
         }
         Outcome::Pass => {
             let _ = writeln!(out, "{title}no regression\n");
-            let inconclusive = c
+            let level = c.level.family_alpha;
+            let (changed, few): (Vec<&Row>, Vec<&Row>) = c
                 .rows
                 .iter()
                 .filter(|r| r.gated && r.tested() && r.verdict == Verdict::Inconclusive)
-                .count();
-            let _ =
-                writeln!(
+                .partition(|r| crate::analysis::significant(r.p_adjusted, level));
+            let inconclusive = changed.len() + few.len();
+            let kinds = match (few.len(), changed.len()) {
+                (0, 0) => String::new(),
+                (_, 0) => ": too few trials to rule out a change as large as the margin".into(),
+                (0, _) => ": changed, but by less than the margin, while the interval still \
+                           reaches past it"
+                    .into(),
+                (f, ch) => format!(
+                    ": {f} with too few trials to tell, {ch} changed by less than the margin while \
+                     the interval still reaches past it"
+                ),
+            };
+            let _ = writeln!(
                 out,
-                "No gated metric regressed. {} gated {} inconclusive: not enough trials to rule \
-                 out a change as large as the margin (see the last section). {}\n",
+                "No gated metric regressed. {} gated {} inconclusive{kinds} (see the last \
+                 section). {}\n",
                 inconclusive,
-                if inconclusive == 1 { "row is" } else { "rows are" },
+                if inconclusive == 1 {
+                    "row is"
+                } else {
+                    "rows are"
+                },
                 exit(0)
             );
         }
@@ -417,11 +433,21 @@ fn row_header(c: &Comparison) -> String {
     )
 }
 
-fn row_line(r: &Row) -> String {
+fn row_line(c: &Comparison, r: &Row) -> String {
     let verdict = match (r.tested(), r.gated) {
         (false, _) => "– (no test)".to_owned(),
-        (true, true) => verdict_words(r),
-        (true, false) => format!("{} (not gated)", verdict_mark(r.verdict)),
+        (true, gated) => {
+            let mark = verdict_mark(r.verdict);
+            let mark = if gated {
+                mark
+            } else {
+                format!("{mark} (not gated)")
+            };
+            match format::verdict_reason(r, c.level.family_alpha) {
+                Some(why) => format!("{mark}: {why}"),
+                None => mark,
+            }
+        }
     };
     let flags = if r.tested() {
         format::mde(r)
@@ -460,16 +486,6 @@ fn verdict_mark(v: Verdict) -> String {
     }
 }
 
-/// A row's verdict with, when it found no change it could claim, what it could still hide.
-fn verdict_words(r: &Row) -> String {
-    match r.verdict {
-        Verdict::Inconclusive => {
-            format!("inconclusive: no evidence of change; {}", format::hidden(r))
-        }
-        v => verdict_mark(v),
-    }
-}
-
 fn suite(out: &mut String, c: &Comparison) {
     for host in hosts(c) {
         let _ = writeln!(
@@ -489,7 +505,7 @@ fn suite(out: &mut String, c: &Comparison) {
             .suite_rows(host)
             .filter(|r| r.scope == Scope::Suite || r.gated)
         {
-            let _ = writeln!(out, "{}", row_line(r));
+            let _ = writeln!(out, "{}", row_line(c, r));
         }
         let _ = writeln!(out);
     }
@@ -512,23 +528,23 @@ fn broken(out: &mut String, c: &Comparison) {
          failed at least one (listed whatever the verdict):\n"
     );
     for t in broke {
+        let row = c
+            .task_rows(&t.task_id, &t.host)
+            .find(|r| r.metric == Metric::Success);
+        let why = row
+            .and_then(|r| format::verdict_reason(r, c.level.family_alpha))
+            .map_or_else(String::new, |why| format!(": {why}"));
         let _ = writeln!(
             out,
-            "- `{}` · `{}`: {} → {} (success verdict: {})",
+            "- `{}` · `{}`: {} → {} (success verdict: {}){why}",
             t.task_id,
             t.host,
             format::successes(&t.baseline),
             format::successes(&t.candidate),
-            success_verdict(c, t)
+            row.map_or("inconclusive", |r| r.verdict.as_str())
         );
     }
     let _ = writeln!(out);
-}
-
-fn success_verdict(c: &Comparison, t: &TaskOutcome) -> &'static str {
-    c.task_rows(&t.task_id, &t.host)
-        .find(|r| r.metric == Metric::Success)
-        .map_or("inconclusive", |r| r.verdict.as_str())
 }
 
 /// Whether any gated row of the task regressed.
@@ -556,7 +572,7 @@ fn regressed(out: &mut String, c: &Comparison) {
         );
         let _ = writeln!(out, "{}", row_header(c));
         for r in c.task_rows(&t.task_id, &t.host).filter(|r| r.tested()) {
-            let _ = writeln!(out, "{}", row_line(r));
+            let _ = writeln!(out, "{}", row_line(c, r));
         }
         let _ = writeln!(out);
         failures(out, "candidate", &t.candidate.failures);
@@ -589,7 +605,7 @@ fn others(out: &mut String, c: &Comparison) {
     let _ = writeln!(
         out,
         "## Other tasks\n\n| task | host | success | tool calls | total tokens | verdict (gated \
-         metrics) | what could be hidden | trials to tell |\n| --- | --- | ---: | ---: | ---: | \
+         metrics) | why inconclusive | trials to tell |\n| --- | --- | ---: | ---: | ---: | \
          --- | --- | ---: |"
     );
     for t in tasks {
@@ -613,15 +629,18 @@ fn others(out: &mut String, c: &Comparison) {
             Some(n) => n.to_string(),
             None => format!("> {MAX_PLANNED_TRIALS}"),
         };
-        let hidden: Vec<String> = c
+        let why: Vec<String> = c
             .task_rows(&t.task_id, &t.host)
             .filter(|r| r.gated && r.tested() && r.verdict == Verdict::Inconclusive)
-            .map(|r| format!("{}: {}", r.metric, format::hidden(r)))
+            .filter_map(|r| {
+                let why = format::verdict_reason(r, c.level.family_alpha)?;
+                Some(format!("{}: {why}", r.metric))
+            })
             .collect();
-        let hidden = if hidden.is_empty() {
+        let why = if why.is_empty() {
             "–".to_owned()
         } else {
-            format!("no evidence of change; {}", hidden.join("; "))
+            why.join("; ")
         };
         let _ = writeln!(
             out,
@@ -633,7 +652,7 @@ fn others(out: &mut String, c: &Comparison) {
             means(Metric::ToolCalls),
             means(Metric::TotalTokens),
             c.task_verdict(t),
-            hidden,
+            why,
             needed
         );
     }
@@ -716,10 +735,21 @@ fn detectable(out: &mut String, c: &Comparison) {
         .collect();
     let unknown = inconclusive.len() - needed.len();
     let most = needed.iter().max();
+    let changed = inconclusive
+        .iter()
+        .filter(|r| crate::analysis::significant(r.p_adjusted, c.level.family_alpha))
+        .count();
+    let kinds = match (inconclusive.len() - changed, changed) {
+        (_, 0) => "all with too few trials to tell".to_owned(),
+        (0, _) => "all changed by less than the margin".to_owned(),
+        (few, changed) => {
+            format!("{few} with too few trials to tell, {changed} changed by less than the margin")
+        }
+    };
     let _ = write!(
         out,
         "- {} gated task {} inconclusive: the interval still allows a change as large as the \
-         margin.",
+         margin ({kinds}).",
         inconclusive.len(),
         if inconclusive.len() == 1 {
             "row is"
