@@ -227,22 +227,7 @@ fn headline(out: &mut String, c: &Comparison, interrupted: bool) {
         }
         Outcome::Regression => {
             let _ = writeln!(out, "{title}regression\n");
-            let _ = writeln!(
-                out,
-                "{} gated {} regressed: {}. {}\n",
-                regressions.len(),
-                if regressions.len() == 1 {
-                    "row"
-                } else {
-                    "rows"
-                },
-                regressions
-                    .iter()
-                    .map(|r| format!("`{}` {} ({})", task_name(r), r.metric, r.host))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                exit(1)
-            );
+            regression_list(out, c, &regressions, &exit(1));
         }
         Outcome::Pass => {
             let _ = writeln!(out, "{title}no regression\n");
@@ -277,6 +262,84 @@ fn headline(out: &mut String, c: &Comparison, interrupted: bool) {
                 exit(0)
             );
         }
+    }
+}
+
+/// Rows grouped by task (or suite scope) and host, in their order.
+type Groups<'a> = Vec<((String, String), Vec<&'a Row>)>;
+
+fn grouped<'a>(rows: &[&'a Row]) -> Groups<'a> {
+    let mut groups: Groups<'a> = Vec::new();
+    for r in rows {
+        let key = (task_name(r), r.host.clone());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, list)) => list.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups
+}
+
+/// The gated rows that regressed: the tasks first, one line each with the metrics that
+/// regressed, then the suite rows (the whole suite, its sets and kinds), one line per scope.
+fn regression_list(out: &mut String, c: &Comparison, regressions: &[&Row], exit: &str) {
+    let (tasks, suite): (Vec<&Row>, Vec<&Row>) =
+        regressions.iter().copied().partition(|r| !r.is_suite());
+    let (task_groups, suite_groups) = (grouped(&tasks), grouped(&suite));
+    let count =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut parts = Vec::new();
+    if !tasks.is_empty() {
+        parts.push(format!(
+            "{} in {}",
+            tasks.len(),
+            count(task_groups.len(), "task", "tasks")
+        ));
+    }
+    if !suite.is_empty() {
+        parts.push(count(suite.len(), "suite row", "suite rows"));
+    }
+    let _ = writeln!(
+        out,
+        "{} regressed: {}. {exit}\n",
+        count(regressions.len(), "gated row", "gated rows"),
+        parts.join(", then ")
+    );
+    let line = |out: &mut String, label: String, host: &str, rows: &[&Row]| {
+        let metrics: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                let outcome = c.tasks.iter().find(|t| {
+                    r.metric == Metric::Success && t.task_id == r.task_id && t.host == r.host
+                });
+                let (b, cand) = match outcome {
+                    Some(t) => (
+                        format::successes(&t.baseline),
+                        format::successes(&t.candidate),
+                    ),
+                    None => (
+                        format::value(r.metric, r.baseline_mean),
+                        format::value(r.metric, r.candidate_mean),
+                    ),
+                };
+                format!("{} {b} → {cand}", r.metric)
+            })
+            .collect();
+        let _ = writeln!(out, "- {label} · `{host}`: {}", metrics.join(", "));
+    };
+    if !task_groups.is_empty() {
+        let _ = writeln!(out, "Tasks:\n");
+        for ((task, host), rows) in &task_groups {
+            line(out, format!("`{task}`"), host, rows);
+        }
+        let _ = writeln!(out);
+    }
+    if !suite_groups.is_empty() {
+        let _ = writeln!(out, "Suite rows (the tasks pooled as strata):\n");
+        for ((scope, host), rows) in &suite_groups {
+            line(out, scope.clone(), host, rows);
+        }
+        let _ = writeln!(out);
     }
 }
 
