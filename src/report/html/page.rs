@@ -132,7 +132,7 @@ fn verdict_table(out: &mut String, c: &Comparison) {
          trials (CMH for rates, van Elteren for counts), for the whole suite and for each set \
          and kind of task.</p>\n<p><label><input type=\"checkbox\" id=\"only-regressed\"> only \
          tasks with a regression</label></p>\n<table id=\"verdicts\"><thead><tr><th>task</th>\
-         <th>host</th><th>success</th>"
+         <th>host</th><th>trials passed<br><small>baseline → candidate</small></th>"
     );
     // An adaptive run: how many trials each task took, and why it stopped.
     let adaptive = c.stats.adaptive;
