@@ -14,4 +14,4 @@ pub use comparison::{
 };
 pub use numbers::{percent, points};
 pub use policy::AdaptivePolicy;
-pub use verdict::{decide, margin, Level, Scope, TestName, Verdict};
+pub use verdict::{decide, margin, significant, Level, Scope, TestName, Verdict};

@@ -154,7 +154,7 @@ pub fn decide(
     level: f64,
 ) -> Verdict {
     let worse = |x: f64| if metric.higher_is_better() { -x } else { x };
-    let significant = p_adjusted.is_some_and(|p| p <= level);
+    let significant = significant(p_adjusted, level);
     if significant && worse(delta) > margin {
         return Verdict::Regression;
     }
@@ -166,6 +166,14 @@ pub fn decide(
         return Verdict::NoChange;
     }
     Verdict::Inconclusive
+}
+
+/// Whether an adjusted p-value reaches the level: the row changed, by however much. With the
+/// margin this splits "inconclusive" in two (see `report::format::verdict_words`): changed but
+/// by no more than the margin while the interval still reaches past it, or not significant
+/// at all (too few trials to tell).
+pub fn significant(p_adjusted: Option<f64>, level: f64) -> bool {
+    p_adjusted.is_some_and(|p| p <= level)
 }
 
 /// The run's significance level split over the gated families so that an A/A run's chance of

@@ -9,7 +9,10 @@ use clap::{Args, Parser, Subcommand};
 use crate::config::{Isolation, Overrides, ProtocolEra};
 use crate::stats::Adjustment;
 
-const EXIT_CODES: &str = "\
+/// The exit codes of a run (`mcpeval --help`, `run --help`).
+macro_rules! exit_codes {
+    () => {
+        "\
 Exit codes:
   0  no regression on a gated metric
   1  regression: a gated metric (default: success, tool_calls, tool_errors, total_tokens)
@@ -21,11 +24,60 @@ Exit codes:
   141  standard output's reader went away (the command still ran to its end)
 Without a command, mcpeval prints this usage and exits 2; the demo is `mcpeval run`.
 
-More: docs/exit-codes.md";
+More: docs/exit-codes.md"
+    };
+}
+
+/// The environment variables of a run's config layers and hosts (`run`, `nightly`).
+macro_rules! run_env {
+    () => {
+        "\
+Environment:
+  MCPEVAL_TRIALS, MCPEVAL_CONCURRENCY, MCPEVAL_SEED
+      trials, concurrency and seed, over the config file's values (a flag overrides them)
+  OPENAI_API_KEY, OPENAI_BASE_URL
+      the openai:MODEL, openai-responses:MODEL and codex hosts' key and endpoint (a [host.NAME]
+      may name other variables: api_key_env, base_url_env)
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
+      the anthropic:MODEL and claude-code hosts'
+  GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL
+      the gemini-cli host's
+  GITHUB_STEP_SUMMARY
+      a file summary.md is appended to when set (GitHub Actions sets it)
+  $VAR and ${VAR} in the config (a server's env and headers, a host's headers, [auth.NAME])
+  are read from the environment too; a variable that is not set is an error."
+    };
+}
+
+/// `GITHUB_STEP_SUMMARY`, for the commands that write summary.md (`compare`, `merge`).
+macro_rules! step_summary_env {
+    () => {
+        "\
+Environment:
+  GITHUB_STEP_SUMMARY  a file summary.md is appended to when set (GitHub Actions sets it)"
+    };
+}
+
+/// `mcpeval --help`: the exit codes, then which command reads which environment variable.
+const MAIN_HELP: &str = concat!(
+    exit_codes!(),
+    "\n\n",
+    "\
+Environment (each command's --help says which it reads):
+  MCPEVAL_TRIALS, MCPEVAL_CONCURRENCY, MCPEVAL_SEED   run, nightly, plan --suite
+  OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, GEMINI_API_KEY,
+  GOOGLE_GEMINI_BASE_URL                              run, nightly (the hosts' keys and endpoints)
+  GITHUB_STEP_SUMMARY                                 run, compare, merge, nightly
+  MCPEVAL_HISTORY                                     history (--file)
+  MCPEVAL_DEMO_CRASH_AFTER                            demo-server (--crash-after)"
+);
+
+/// `run --help`: the environment, then the exit codes.
+const RUN_HELP: &str = concat!(run_env!(), "\n\n", exit_codes!());
 
 /// mcpeval: did the new version of my MCP server change how models use it?
 #[derive(Debug, Parser)]
-#[command(name = "mcpeval", version, about, long_about = None, after_help = EXIT_CODES)]
+#[command(name = "mcpeval", version, about, long_about = None, after_help = MAIN_HELP)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -73,7 +125,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args, Default)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = RUN_HELP)]
 pub struct RunArgs {
     /// Config file (TOML). Without it and without --baseline/--candidate, the embedded demo runs.
     #[arg(long, value_name = "FILE")]
@@ -117,7 +169,7 @@ pub struct RunArgs {
     /// or the config's; env: MCPEVAL_SEED].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// The run directory (default: results/<run-id>).
+    /// The run directory [default: results/<run-id>, or <the config's out_dir>/<run-id>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Server sharing between trials: trial (fresh process each), task, or run [default: trial,
@@ -138,19 +190,21 @@ pub struct RunArgs {
     /// `stopped` per task row.
     #[arg(long, conflicts_with = "trials")]
     pub adaptive: bool,
-    /// With --adaptive: at most N trials per task and side ([stats] max_trials, default 30).
+    /// With --adaptive: at most N trials per task and side [default: 30, or the config's [stats]
+    /// max_trials].
     #[arg(long, value_name = "N", requires = "adaptive")]
     pub max_trials: Option<u32>,
     /// With --adaptive: N trials per side for the whole run ([stats] trial_budget). Each look
     /// goes to the tasks not yet settled, the likeliest regressions first; a task the budget
-    /// cannot give its next look stops (`stopped = budget`).
+    /// cannot give its next look stops (`stopped = budget`) [default: no budget, or the config's].
     #[arg(long, value_name = "N", requires = "adaptive")]
     pub trial_budget: Option<u64>,
     /// A label stored in run.json (repeatable): --tag branch=main.
     #[arg(long, value_name = "K=V", value_parser = parse_tag)]
     pub tag: Vec<(String, String)>,
     /// Multiple-comparison correction across the tasks of each metric: holm (family-wise
-    /// error, the default) or bh (Benjamini–Hochberg false discovery rate).
+    /// error) or bh (Benjamini–Hochberg false discovery rate) [default: holm, or the config's
+    /// [stats] correction].
     #[arg(long, value_name = "METHOD")]
     pub correction: Option<Adjustment>,
     /// Run only if a change in this diff (from `mcpeval diff --out`) affects models, and only
@@ -192,14 +246,16 @@ pub struct SnapshotArgs {
     /// The snapshot directory (created; its files are replaced).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// MCP lifecycle: legacy (initialize), modern (server/discover) or auto.
+    /// MCP lifecycle: legacy (initialize), modern (server/discover) or auto [default: auto, or
+    /// the server's in --config].
     #[arg(long, value_name = "ERA")]
     pub protocol_era: Option<ProtocolEra>,
     /// Also snapshot with the credentials of [auth.NAME] (repeatable), each into DIR/NAME/:
     /// tool lists may depend on who asks.
     #[arg(long, value_name = "NAME")]
     pub auth_profile: Vec<String>,
-    /// Config file holding [servers.NAME] and [auth.NAME] tables.
+    /// Config file holding [servers.NAME] and [auth.NAME] tables [default: none: --server is a
+    /// command line, a URL or `demo:VERSION`].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
@@ -211,6 +267,8 @@ server.json (era, supportedVersions, capabilities, instructions, serverInfo, the
 capabilities declared) and errors.json (how the server answers an unknown tool, a missing or
 mistyped argument, an unknown resource, an unsupported protocol version; no probe calls a tool
 with valid arguments).
+Environment: $VAR and ${VAR} in --config (a server's env and headers, [auth.NAME]) are read
+from it; a variable that is not set is an error (exit 2). No other variable is read.
 Exit codes: 0 written, 2 bad flags or config, 3 the server could not be reached.
 More: docs/contract.md.";
 
@@ -223,13 +281,14 @@ pub struct DiffArgs {
     /// The candidate snapshot directory.
     #[arg(value_name = "CANDIDATE_DIR")]
     pub candidate: PathBuf,
-    /// Write the diff's JSON here (the table goes to stdout either way).
+    /// Write the diff's JSON here (the table goes to stdout either way) [default: none: the table
+    /// only].
     #[arg(long, value_name = "DIFF.json")]
     pub out: Option<PathBuf>,
-    /// A label for the baseline (default: its server's version).
+    /// A label for the baseline [default: its server's version].
     #[arg(long, value_name = "LABEL")]
     pub baseline_label: Option<String>,
-    /// A label for the candidate (default: its server's version).
+    /// A label for the candidate [default: its server's version].
     #[arg(long, value_name = "LABEL")]
     pub candidate_label: Option<String>,
 }
@@ -237,7 +296,7 @@ pub struct DiffArgs {
 const DIFF_HELP: &str = "\
 Exit codes: 0 no change breaks clients, 1 some change breaks clients (breaksClients: true),
 2 a snapshot directory cannot be read. `mcpeval run --trigger DIFF.json` runs the tasks the
-changes that affect models touch.
+changes that affect models touch. No environment variable is read.
 More: docs/contract.md.";
 
 #[derive(Debug, Args)]
@@ -247,21 +306,24 @@ pub struct CompareArgs {
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
     /// Take the baseline episodes from this other run instead: RUN_DIR's candidate against a
-    /// stored baseline.
+    /// stored baseline [default: RUN_DIR's own baseline].
     #[arg(long, value_name = "RUN_DIR")]
     pub against: Option<PathBuf>,
-    /// Where to write the reports (default: RUN_DIR; with --against, RUN_DIR/against-<run id>).
+    /// Where to write the reports [default: RUN_DIR; with --against, RUN_DIR/against-<run id>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Multiple-comparison correction: holm or bh (default: the run's [stats] correction).
+    /// Multiple-comparison correction: holm or bh [default: the run's [stats] correction, holm
+    /// unless its config said otherwise].
     #[arg(long, value_name = "METHOD")]
     pub correction: Option<Adjustment>,
-    /// Run-level significance level (default: the run's [stats] alpha, 0.05).
+    /// Run-level significance level [default: the run's [stats] alpha, 0.05 unless its config
+    /// said otherwise].
     #[arg(long, value_name = "A")]
     pub alpha: Option<f64>,
 }
 
-const COMPARE_HELP: &str = "\
+const COMPARE_HELP: &str = concat!(
+    "\
 Writes comparison.parquet, comparison.csv, summary.md, junit.xml and report.html (one
 self-contained page, no network needed: the verdict, charts, and each task's transcripts side by
 side from transcripts.jsonl), prints the verdict table, and exits like `mcpeval run`:
@@ -273,7 +335,12 @@ date, else from episodes.jsonl; nothing holds them all. When the reports go into
 directory itself, a run whose tables are missing or older than its episodes.jsonl (cut short,
 or resumed since) gets them rewritten in the same pass.
 
-More: docs/statistics.md.";
+",
+    step_summary_env!(),
+    "
+
+More: docs/statistics.md (what the verdicts and their words mean)."
+);
 
 #[derive(Debug, Args)]
 #[command(after_help = MERGE_HELP)]
@@ -287,7 +354,8 @@ pub struct MergeArgs {
     pub out: PathBuf,
 }
 
-const MERGE_HELP: &str = "\
+const MERGE_HELP: &str = concat!(
+    "\
 Checks that the shards come from the same config (run.json's config_hash: the resolved config
 without machine-specific fields, and the selected tasks), that every shard 1..N is there once,
 and that every (task, host, trial, side) unit is recorded exactly once; then writes OUT like a
@@ -295,25 +363,29 @@ finished run (run.json with merged_from, episodes, transcripts, tables) and the 
 summary.md and junit.xml as `mcpeval compare` does. Exit codes:
   0  no regression on a gated metric     1  a gated metric regressed
   2  shards that do not fit together     3  more infrastructure errors than the limit
-More: docs/sharding.md.";
+",
+    step_summary_env!(),
+    "
+More: docs/sharding.md."
+);
 
 #[derive(Debug, Args)]
 #[command(after_help = PLAN_HELP)]
 pub struct PlanArgs {
-    /// Success rate of the baseline, in [0, 1] (required without --suite; with --suite the
-    /// default is 1, or each task's rate in the --from run).
+    /// Success rate of the baseline, in [0, 1]; required without --suite [default: with
+    /// --suite, 1, or each task's rate in the --from run].
     #[arg(long, value_name = "P")]
     pub baseline_rate: Option<f64>,
     /// Drop in success rate to detect (absolute: 0.10 = ten points).
     #[arg(long, value_name = "D")]
     pub drop: f64,
-    /// Two-sided significance level. Without --suite: of the one test (default 0.05; for one
-    /// task among many, divide by their number and by the gated families). With --suite: the
-    /// run's α (default: the config's [stats] alpha), split as a run would split it.
+    /// Two-sided significance level. Without --suite: of the one test (for one task among many,
+    /// divide by their number and by the gated families). With --suite: the run's α, split as a
+    /// run would split it [default: 0.05; with --suite, the config's [stats] alpha].
     #[arg(long, value_name = "A")]
     pub alpha: Option<f64>,
-    /// Chance of detecting the drop when it is real (default 0.8, or the config's [stats] power
-    /// with --suite).
+    /// Chance of detecting the drop when it is real [default: 0.8; with --suite, the config's
+    /// [stats] power].
     #[arg(long, value_name = "W")]
     pub power: Option<f64>,
     /// Look no further than this many trials per side.
@@ -325,14 +397,15 @@ pub struct PlanArgs {
     #[arg(long, value_name = "DIR|FILE")]
     pub suite: Vec<PathBuf>,
     /// An earlier run directory: its baseline's success rate and tokens per trial for each task
-    /// (and its models, for `[prices]`) give the estimate of the recommended run's tokens and cost.
+    /// (and its models, for `[prices]`) give the estimate of the recommended run's tokens and cost
+    /// [default: none: no estimate].
     #[arg(long, value_name = "RUN_DIR", requires = "suite")]
     pub from: Option<PathBuf>,
-    /// The run config (TOML) whose [stats], hosts and [prices] the plan uses (default: the
-    /// embedded defaults, one `sim` host).
+    /// The run config (TOML) whose [stats], trials, hosts and [prices] the plan uses [default:
+    /// the embedded defaults, one `sim` host].
     #[arg(long, value_name = "FILE", requires = "suite")]
     pub config: Option<PathBuf>,
-    /// The hosts the run will use (repeatable; as `mcpeval run --host`; default: the config's).
+    /// The hosts the run will use (repeatable; as `mcpeval run --host`) [default: the config's].
     #[arg(long, value_name = "HOST", requires = "suite")]
     pub host: Vec<String>,
 }
@@ -354,26 +427,16 @@ With --from, also the tokens and cost of the recommended run.
   mcpeval plan --suite tasks/demo --drop 0.3
   mcpeval plan --suite tasks/mine --drop 0.2 --from results/<run-id> --config configs/mine.toml
 
+Environment (with --suite): MCPEVAL_TRIALS, MCPEVAL_CONCURRENCY and MCPEVAL_SEED layer over the
+config as for `mcpeval run` (MCPEVAL_TRIALS is the configured trials the plan checks). Without
+--suite nothing is read from the environment.
+
 More: docs/statistics.md.";
 
-#[derive(Debug, Args)]
-#[command(after_help = NIGHTLY_HELP)]
-pub struct NightlyArgs {
-    /// A run config (TOML) with an optional [nightly] table: whole_suite = false (true: run every
-    /// task, not only those the contract diff triggers), history = "results/history.parquet".
-    #[arg(long, value_name = "FILE")]
-    pub config: PathBuf,
-    /// Stay up and run a job at each fire time of this cron expression, in UTC: 5 fields
-    /// ("0 3 * * *" = 03:00 every day) or 6 with seconds first ("*/30 * * * * *").
-    #[arg(long, value_name = "CRON", conflicts_with = "once")]
-    pub schedule: Option<String>,
-    /// Run one job now and exit with its code (the default without --schedule; for cron, a
-    /// systemd timer or a CI schedule).
-    #[arg(long)]
-    pub once: bool,
-}
-
-const NIGHTLY_HELP: &str = "\
+/// `nightly --help`, before the environment.
+macro_rules! nightly_help {
+    () => {
+        "\
 One job = `mcpeval run --config FILE --auto-trigger` (or the whole suite), the comparison rows
 appended to the history as \"candidate\", then tonight's baseline episodes compared with those of
 the last stored run of the same baseline version (an A/A comparison across nights) and appended as
@@ -384,7 +447,30 @@ Exit codes, one job (no --schedule): those of `mcpeval run`:
   3  infrastructure failure   130  interrupted (Ctrl-C or SIGTERM: in-flight trials finish)
 With --schedule: a failed job is logged and the next one runs; SIGTERM or Ctrl-C exits 0 (at once
 while waiting, after the job's in-flight trials while one runs); 2 for a bad config or CRON.
-More: docs/nightly.md.";
+The history file is the config's [nightly] history [default: <out_dir>/history.parquet, i.e.
+results/history.parquet]; MCPEVAL_HISTORY is `mcpeval history`'s and not read here.
+More: docs/nightly.md."
+    };
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = concat!(nightly_help!(), "\n\n", run_env!()))]
+pub struct NightlyArgs {
+    /// A run config (TOML) with an optional [nightly] table: whole_suite = true runs every task,
+    /// not only those the contract diff triggers (false when unset); history = "PATH" is the
+    /// history file (<out_dir>/history.parquet when unset).
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// Stay up and run a job at each fire time of this cron expression, in UTC: 5 fields
+    /// ("0 3 * * *" = 03:00 every day) or 6 with seconds first ("*/30 * * * * *") [default: none:
+    /// one job now].
+    #[arg(long, value_name = "CRON", conflicts_with = "once")]
+    pub schedule: Option<String>,
+    /// Run one job now and exit with its code (for cron, a systemd timer or a CI schedule)
+    /// [default: on without --schedule].
+    #[arg(long)]
+    pub once: bool,
+}
 
 #[derive(Debug, Args)]
 #[command(
@@ -400,13 +486,13 @@ pub struct HistoryArgs {
         default_value = crate::history::DEFAULT_HISTORY
     )]
     pub file: PathBuf,
-    /// Only this task (`*` for the suite rows).
+    /// Only this task (`*` for the suite rows) [default: every task].
     #[arg(long, value_name = "ID")]
     pub task: Option<String>,
     /// Only this metric (success, tool_calls, total_tokens, …), or `all`.
     #[arg(long, value_name = "M", default_value = "success")]
     pub metric: String,
-    /// Only this host.
+    /// Only this host [default: every host].
     #[arg(long, value_name = "H")]
     pub host: Option<String>,
 }
@@ -465,12 +551,13 @@ impl RunArgs {
 pub enum TasksAction {
     /// Validate task files: every problem with file, line and column. Exit 2 if any.
     Check {
-        /// A folder of task YAML files, or one file (repeatable; default tasks/).
+        /// A folder of task YAML files, or one file (repeatable) [default: tasks/].
         #[arg(long, value_name = "DIR|FILE")]
         suite: Vec<PathBuf>,
     },
     /// List the tasks of a suite.
     List {
+        /// A folder of task YAML files, or one file (repeatable) [default: tasks/].
         #[arg(long, value_name = "DIR|FILE")]
         suite: Vec<PathBuf>,
     },
@@ -482,11 +569,13 @@ pub struct DemoServerArgs {
     /// contract changes).
     #[arg(long, default_value = "1.4.0")]
     pub release: String,
-    /// Serve Streamable HTTP at this address (path /mcp) instead of stdio, e.g. 127.0.0.1:3001.
+    /// Serve Streamable HTTP at this address (path /mcp) instead of stdio, e.g. 127.0.0.1:3001
+    /// [default: none: stdio].
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
-    /// Fault injection: answer N tool calls, then exit with status 1 when the next one arrives
-    /// (as MCPEVAL_DEMO_CRASH_AFTER=N does), to test how a runner copes with a dying server.
+    /// Fault injection: answer N tool calls, then exit with status 1 when the next one arrives,
+    /// to test how a runner copes with a dying server [default: never; env:
+    /// MCPEVAL_DEMO_CRASH_AFTER, which `demo:` servers of a run read too].
     #[arg(long, value_name = "N")]
     pub crash_after: Option<usize>,
 }
@@ -498,6 +587,7 @@ fault is drawn from an RNG of its own, seeded by --fault-seed and the request (a
 request draws again), never from the model's: the answers that do arrive are exactly those of a
 fault-free server, so a faulty run reproduces a fault-free run's results. Injected error statuses
 are answered at once; --latency-ms applies to the other answers.
+No environment variable is read (it needs no API key).
 
 More: docs/hosts.md.")]
 pub struct SimServerArgs {
@@ -507,7 +597,7 @@ pub struct SimServerArgs {
     /// Delay before each answer, to stand in for a real model's latency.
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
-    /// Softmax temperature of the simulated model's tool choice.
+    /// Softmax temperature of the simulated model's tool choice [default: 0.5].
     #[arg(long)]
     pub temperature: Option<f64>,
     /// Share of requests (0 to 1) that fail: answered with an error status (--status) or, with
@@ -518,14 +608,14 @@ pub struct SimServerArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub fault_seed: u64,
     /// Status of a failure: 429, 500, 502, 503 or 504. Repeat to mix them (each equally likely;
-    /// repeat one to weight it). Default 503.
+    /// repeat one to weight it) [default: 503].
     #[arg(long = "status", value_name = "CODE")]
     pub status: Vec<u16>,
-    /// Send `Retry-After: SECONDS` with 429 and 503 failures.
+    /// Send `Retry-After: SECONDS` with 429 and 503 failures [default: none sent].
     #[arg(long, value_name = "SECONDS")]
     pub retry_after: Option<u64>,
     /// Hanging this long and then answering 503 becomes one more failure mode, as likely as
-    /// each --status.
+    /// each --status [default: none: no hanging].
     #[arg(long, value_name = "N")]
     pub hang_ms: Option<u64>,
     /// Share of requests (0 to 1) answered with a malformed body, half each: a 200 whose body is
@@ -535,7 +625,7 @@ pub struct SimServerArgs {
     #[arg(long, value_name = "R", default_value_t = 0.0)]
     pub garbage_rate: f64,
     /// A provider's concurrency limit: requests arriving while N are being answered get 429 at
-    /// once (with --retry-after when given). Shows how hosts back off.
+    /// once (with --retry-after when given). Shows how hosts back off [default: no limit].
     #[arg(long, value_name = "N")]
     pub max_in_flight: Option<usize>,
     /// Share of requests (0 to 1) answered by a model that rambles: an answer with no end, one
@@ -559,4 +649,129 @@ pub struct SimServerArgs {
     /// servers do.
     #[arg(long)]
     pub refuse_stream: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every command and subcommand, with its path (`tasks list`).
+    fn commands() -> Vec<(String, clap::Command)> {
+        fn walk(prefix: &str, cmd: &clap::Command, out: &mut Vec<(String, clap::Command)>) {
+            for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+                let path = format!("{prefix}{}", sub.get_name()).trim().to_owned();
+                out.push((path.clone(), sub.clone()));
+                walk(&format!("{path} "), sub, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk("", &Cli::command(), &mut out);
+        out
+    }
+
+    fn long_help(path: &str) -> String {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut sub = &mut cmd;
+        for name in path.split_whitespace() {
+            sub = sub.find_subcommand_mut(name).expect("a subcommand");
+        }
+        words(&sub.render_long_help().to_string())
+    }
+
+    /// The text with every run of white space made one space (help is wrapped to the terminal).
+    fn words(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn every_flag_that_speaks_of_a_default_gives_it_in_brackets() {
+        for (path, cmd) in commands() {
+            for arg in cmd
+                .get_arguments()
+                .filter(|a| a.get_action().takes_values())
+            {
+                let help = arg
+                    .get_long_help()
+                    .or(arg.get_help())
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                if help.to_lowercase().contains("default") {
+                    assert!(
+                        help.contains("[default:") || !arg.get_default_values().is_empty(),
+                        "`{path} --{}`: a default in passing, not as [default: …]: {help}",
+                        arg.get_id()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_help_gives_its_defaults_and_environment() {
+        for (path, says) in [
+            (
+                "run",
+                &[
+                    "[default: 10, or the config's; env: MCPEVAL_TRIALS]",
+                    "[default: holm, or the config's [stats] correction]",
+                    "OPENAI_API_KEY",
+                    "GITHUB_STEP_SUMMARY",
+                ][..],
+            ),
+            (
+                "compare",
+                &["[default: the run's [stats] alpha", "GITHUB_STEP_SUMMARY"],
+            ),
+            ("merge", &["GITHUB_STEP_SUMMARY"]),
+            (
+                "plan",
+                &["[default: 0.8", "[default: 2000]", "MCPEVAL_TRIALS"],
+            ),
+            ("snapshot", &["[default: auto", "${VAR}"]),
+            ("diff", &["[default: its server's version]"]),
+            (
+                "nightly",
+                &[
+                    "MCPEVAL_TRIALS",
+                    "ANTHROPIC_API_KEY",
+                    "GEMINI_API_KEY",
+                    "[default: <out_dir>/history.parquet",
+                ],
+            ),
+            (
+                "history",
+                &["[env: MCPEVAL_HISTORY=]", "[default: success]"],
+            ),
+            ("tasks check", &["[default: tasks/]"]),
+            ("tasks list", &["[default: tasks/]"]),
+            (
+                "demo-server",
+                &["[default: 1.4.0]", "MCPEVAL_DEMO_CRASH_AFTER"],
+            ),
+            (
+                "sim-server",
+                &[
+                    "[default: 127.0.0.1:8089]",
+                    "[default: 503]",
+                    "[default: 0.5]",
+                ],
+            ),
+        ] {
+            let help = long_help(path);
+            for s in says {
+                assert!(help.contains(s), "`{path} --help` lacks `{s}`:\n{help}");
+            }
+        }
+        let top = words(&Cli::command().render_long_help().to_string());
+        for var in [
+            "MCPEVAL_HISTORY",
+            "OPENAI_BASE_URL",
+            "GOOGLE_GEMINI_BASE_URL",
+            "MCPEVAL_DEMO_CRASH_AFTER",
+        ] {
+            assert!(top.contains(var), "`mcpeval --help` lacks {var}:\n{top}");
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! The console's closing verdict table: per task and host, baseline against candidate, the
-//! gated verdict coloured when stdout is a terminal, then the suite rows and the outcome.
+//! gated verdict coloured when stdout is a terminal (an inconclusive one says which kind it
+//! is), then the suite rows and the outcome.
 
 use std::fmt::Write;
 
@@ -63,7 +64,7 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
             format::successes(&t.candidate),
             means(Metric::ToolCalls, 5),
             means(Metric::TotalTokens, 7),
-            paint(verdict.verdict, &verdict.to_string())
+            paint(verdict.verdict, &format::task_verdict_words(c, t))
         );
     }
     // The whole suite's gated rows, and a part's (set, kind) when it moved.
@@ -84,7 +85,7 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
             format::delta(r.metric, r.delta),
             format::interval(r),
             format::p(r.p_adjusted),
-            paint(r.verdict, r.verdict.as_str())
+            paint(r.verdict, &format::verdict_words(r, c.level.family_alpha))
         );
     }
     let regressions: Vec<&Row> = c.gated_regressions().collect();

@@ -1,7 +1,7 @@
 //! Number formatting shared by the written reports and the console: rates, means, p-values.
 
 pub use crate::analysis::{percent, points};
-use crate::analysis::{Row, SideOutcome};
+use crate::analysis::{Comparison, Row, SideOutcome, TaskOutcome, Verdict};
 use crate::config::Metric;
 
 /// A mean in the metric's own terms: rates to 3 decimals, counts to 1, tokens and latency whole.
@@ -56,23 +56,155 @@ pub fn mde(row: &Row) -> String {
     }
 }
 
-/// What a row that reached no verdict of change could hide, in words: "a drop smaller than
-/// 28 points could be hidden", or that at these trials no change could be flagged at all.
-pub fn hidden(row: &Row) -> String {
+/// A change in the metric's own terms, with its sign: `-4 pts` for a rate, `+146 (+5.7 %)` for
+/// a count (the share of the baseline mean, when it is positive).
+pub fn change(row: &Row, v: f64) -> String {
+    let sign = if v >= 0.0 { "+" } else { "-" };
+    if row.metric.is_rate() {
+        return format!("{sign}{} pts", points(v.abs()));
+    }
+    match row.baseline_mean.filter(|b| *b > 0.0) {
+        Some(base) => format!(
+            "{} ({sign}{})",
+            delta(row.metric, Some(v)),
+            percent((v / base).abs())
+        ),
+        None => delta(row.metric, Some(v)),
+    }
+}
+
+/// A row's margin: `the 10-pt margin` for a rate, `the 25 % margin (0.50)` for a count.
+fn margin_words(row: &Row) -> String {
+    let Some(m) = row.margin else {
+        return "the margin".into();
+    };
+    if row.metric.is_rate() {
+        return format!("the {}-pt margin", points(m));
+    }
+    match row.baseline_mean.filter(|b| *b > 0.0) {
+        Some(base) => format!(
+            "the {} margin ({})",
+            percent(m / base),
+            value(row.metric, Some(m))
+        ),
+        None => "a zero margin (the baseline mean is 0)".into(),
+    }
+}
+
+/// The smallest change a row flags with the configured power, or why there is none: "would
+/// need a drop of ≥ 28 pts to see", "would need a rise of ≥ +0.24, i.e. +30.5 %, to see", "not
+/// even a drop to 0 % would be seen".
+fn needed(row: &Row) -> String {
     let direction = if row.metric.higher_is_better() {
         "drop"
     } else {
         "rise"
     };
     match row.mde {
-        Some(_) => format!("a {direction} smaller than {} could be hidden", mde(row)),
-        None if row.metric == Metric::Success => {
-            "at these trials not even a drop to 0 % would be flagged".into()
+        Some(d) if row.metric.is_rate() => {
+            format!("would need a {direction} of ≥ {} pts to see", points(d))
         }
+        Some(d) => match row.baseline_mean.filter(|b| *b > 0.0) {
+            Some(base) => format!(
+                "would need a {direction} of ≥ {}, i.e. +{}, to see",
+                delta(row.metric, Some(d)),
+                percent(d / base)
+            ),
+            None => format!(
+                "would need a {direction} of ≥ {} to see",
+                delta(row.metric, Some(d))
+            ),
+        },
+        None if row.metric == Metric::Success => "not even a drop to 0 % would be seen".into(),
         None if !row.metric.is_rate() && row.baseline_mean == Some(0.0) => {
-            "no estimate of what could be hidden (the baseline mean is 0)".into()
+            "no estimate of what it would see: the baseline mean is 0".into()
         }
-        None => format!("at these trials no {direction} would be flagged"),
+        None => format!("no {direction} would be seen at these trials"),
+    }
+}
+
+/// What a row's verdict means, said after the verdict itself, where the bare word could
+/// mislead; `None` for a regression, an improvement, a row without a test, and a no change
+/// whose test found nothing. The two kinds of "inconclusive" (`level` is the level the row's
+/// adjusted p-value was held to, the family's):
+/// - changed, within the margin: significant, but by no more than the margin, while the
+///   interval still reaches past it: "changed by +189 (+8.2 %), within the 10 % margin (230),
+///   though the interval reaches +343 (+14.9 %)";
+/// - too few trials to tell: not significant: "too few trials to tell (would need a drop of
+///   ≥ 28 pts to see)", from the row's `mde`.
+///
+/// A significant no change says the same as the first, without the interval: the change is
+/// real and smaller than the margin.
+pub fn verdict_reason(row: &Row, level: f64) -> Option<String> {
+    let delta = row.delta?;
+    if !row.tested() {
+        return None;
+    }
+    let changed = crate::analysis::significant(row.p_adjusted, level);
+    let within = || {
+        format!(
+            "changed by {}, within {}",
+            change(row, delta),
+            margin_words(row)
+        )
+    };
+    match row.verdict {
+        Verdict::Regression | Verdict::Improvement => None,
+        Verdict::NoChange => changed.then(within),
+        Verdict::Inconclusive if changed => {
+            let worst = if row.metric.higher_is_better() {
+                row.ci_low
+            } else {
+                row.ci_high
+            };
+            Some(match worst {
+                Some(w) => format!(
+                    "{}, though the interval reaches {}",
+                    within(),
+                    change(row, w)
+                ),
+                None => within(),
+            })
+        }
+        Verdict::Inconclusive => Some(format!("too few trials to tell ({})", needed(row))),
+    }
+}
+
+/// A row's verdict and, where it needs one, what it means ([`verdict_reason`]):
+/// `inconclusive: too few trials to tell (would need a drop of ≥ 28 pts to see)`.
+pub fn verdict_words(row: &Row, level: f64) -> String {
+    match verdict_reason(row, level) {
+        Some(why) => format!("{}: {why}", row.verdict),
+        None => row.verdict.to_string(),
+    }
+}
+
+/// A task's gated verdict (`inconclusive (success)`) and, for an inconclusive one, what each
+/// metric behind it means: `inconclusive (success): too few trials to tell (…)`, or with more
+/// metrics `…: success: …; tool_calls: …`.
+pub fn task_verdict_words(c: &Comparison, t: &TaskOutcome) -> String {
+    let verdict = c.task_verdict(t);
+    if verdict.verdict != Verdict::Inconclusive || verdict.metrics.is_empty() {
+        return verdict.to_string();
+    }
+    let level = c.level.family_alpha;
+    let reasons: Vec<(Metric, String)> = verdict
+        .metrics
+        .iter()
+        .filter_map(|m| {
+            let row = c
+                .task_rows(&t.task_id, &t.host)
+                .find(|r| r.metric == *m && r.gated && r.tested())?;
+            Some((*m, verdict_reason(row, level)?))
+        })
+        .collect();
+    match reasons.as_slice() {
+        [] => verdict.to_string(),
+        [(_, why)] => format!("{verdict}: {why}"),
+        many => {
+            let parts: Vec<String> = many.iter().map(|(m, why)| format!("{m}: {why}")).collect();
+            format!("{verdict}: {}", parts.join("; "))
+        }
     }
 }
 
@@ -100,6 +232,182 @@ pub fn successes(side: &SideOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::{Scope, TestName};
+
+    const LEVEL: f64 = 0.01;
+
+    /// A tested task row of `metric`: baseline mean `base`, the delta, interval, adjusted
+    /// p-value, margin, mde and verdict given.
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        metric: Metric,
+        base: f64,
+        delta: f64,
+        ci: (f64, f64),
+        p: f64,
+        margin: f64,
+        mde: Option<f64>,
+        verdict: Verdict,
+    ) -> Row {
+        Row {
+            task_id: "t".into(),
+            host: "sim".into(),
+            metric,
+            n_baseline: 10,
+            n_candidate: 10,
+            baseline_mean: Some(base),
+            candidate_mean: Some(base + delta),
+            delta: Some(delta),
+            ci_low: Some(ci.0),
+            ci_high: Some(ci.1),
+            test: TestName::FisherExact,
+            p_value: Some(p),
+            p_adjusted: Some(p),
+            verdict,
+            gated: true,
+            margin: Some(margin),
+            k: None,
+            trials_needed: None,
+            scope: Scope::Task,
+            relative_change: None,
+            mde,
+            trials_run: None,
+            stopped: None,
+        }
+    }
+
+    #[test]
+    fn an_inconclusive_row_says_which_kind_it_is() {
+        // Significant, smaller than the margin, the interval past it.
+        let changed = row(
+            Metric::Success,
+            0.9,
+            -0.04,
+            (-0.13, -0.01),
+            1e-4,
+            0.1,
+            Some(0.3),
+            Verdict::Inconclusive,
+        );
+        assert_eq!(
+            verdict_words(&changed, LEVEL),
+            "inconclusive: changed by -4 pts, within the 10-pt margin, though the interval \
+             reaches -13 pts"
+        );
+        let tokens = row(
+            Metric::TotalTokens,
+            2301.0,
+            189.0,
+            (104.0, 343.0),
+            7.9e-74,
+            230.1,
+            Some(232.0),
+            Verdict::Inconclusive,
+        );
+        assert_eq!(
+            verdict_words(&tokens, LEVEL),
+            "inconclusive: changed by +189 (+8.2 %), within the 10 % margin (230), though the \
+             interval reaches +343 (+14.9 %)"
+        );
+        // Not significant: too few trials, with the mde, or without one.
+        let few = row(
+            Metric::Success,
+            1.0,
+            -0.2,
+            (-0.5, 0.1),
+            0.2,
+            0.1,
+            Some(0.92),
+            Verdict::Inconclusive,
+        );
+        assert_eq!(
+            verdict_words(&few, LEVEL),
+            "inconclusive: too few trials to tell (would need a drop of ≥ 92 pts to see)"
+        );
+        let two = Row {
+            n_baseline: 2,
+            n_candidate: 2,
+            mde: None,
+            ..few.clone()
+        };
+        assert_eq!(
+            verdict_words(&two, LEVEL),
+            "inconclusive: too few trials to tell (not even a drop to 0 % would be seen)"
+        );
+        let calls = row(
+            Metric::ToolCalls,
+            0.78,
+            0.06,
+            (0.0, 0.17),
+            0.2,
+            0.195,
+            Some(0.24),
+            Verdict::Inconclusive,
+        );
+        assert_eq!(
+            verdict_words(&calls, LEVEL),
+            "inconclusive: too few trials to tell (would need a rise of ≥ +0.24, i.e. +30.8 %, to see)"
+        );
+    }
+
+    #[test]
+    fn a_significant_no_change_names_the_margin_and_the_rest_stand_alone() {
+        let small = row(
+            Metric::TotalTokens,
+            2579.0,
+            146.0,
+            (146.0, 146.0),
+            2.9e-4,
+            644.75,
+            Some(645.0),
+            Verdict::NoChange,
+        );
+        assert_eq!(
+            verdict_words(&small, LEVEL),
+            "no_change: changed by +146 (+5.7 %), within the 25 % margin (645)"
+        );
+        let flat = row(
+            Metric::ToolCalls,
+            1.0,
+            0.0,
+            (0.0, 0.0),
+            1.0,
+            0.25,
+            Some(1.1),
+            Verdict::NoChange,
+        );
+        assert_eq!(verdict_words(&flat, LEVEL), "no_change");
+        let broke = row(
+            Metric::Success,
+            1.0,
+            -1.0,
+            (-1.0, -0.6),
+            1e-5,
+            0.1,
+            Some(0.92),
+            Verdict::Regression,
+        );
+        assert_eq!(verdict_words(&broke, LEVEL), "regression");
+        let untested = Row {
+            p_value: None,
+            p_adjusted: None,
+            ..few_row()
+        };
+        assert_eq!(verdict_reason(&untested, LEVEL), None);
+    }
+
+    fn few_row() -> Row {
+        row(
+            Metric::Success,
+            1.0,
+            0.0,
+            (-0.3, 0.3),
+            1.0,
+            0.1,
+            Some(0.92),
+            Verdict::Inconclusive,
+        )
+    }
 
     #[test]
     fn formats_by_metric() {

@@ -248,40 +248,119 @@ fn headline(out: &mut String, c: &Comparison, interrupted: bool) {
         }
         Outcome::Regression => {
             let _ = writeln!(out, "{title}regression\n");
-            let _ = writeln!(
-                out,
-                "{} gated {} regressed: {}. {}\n",
-                regressions.len(),
-                if regressions.len() == 1 {
-                    "row"
-                } else {
-                    "rows"
-                },
-                regressions
-                    .iter()
-                    .map(|r| format!("`{}` {} ({})", task_name(r), r.metric, r.host))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                exit(1)
-            );
+            regression_list(out, c, &regressions, &exit(1));
         }
         Outcome::Pass => {
             let _ = writeln!(out, "{title}no regression\n");
-            let inconclusive = c
+            let level = c.level.family_alpha;
+            let (changed, few): (Vec<&Row>, Vec<&Row>) = c
                 .rows
                 .iter()
                 .filter(|r| r.gated && r.tested() && r.verdict == Verdict::Inconclusive)
-                .count();
-            let _ =
-                writeln!(
+                .partition(|r| crate::analysis::significant(r.p_adjusted, level));
+            let inconclusive = changed.len() + few.len();
+            let kinds = match (few.len(), changed.len()) {
+                (0, 0) => String::new(),
+                (_, 0) => ": too few trials to rule out a change as large as the margin".into(),
+                (0, _) => ": changed, but by less than the margin, while the interval still \
+                           reaches past it"
+                    .into(),
+                (f, ch) => format!(
+                    ": {f} with too few trials to tell, {ch} changed by less than the margin while \
+                     the interval still reaches past it"
+                ),
+            };
+            let _ = writeln!(
                 out,
-                "No gated metric regressed. {} gated {} inconclusive: not enough trials to rule \
-                 out a change as large as the margin (see the last section). {}\n",
+                "No gated metric regressed. {} gated {} inconclusive{kinds} (see the last \
+                 section). {}\n",
                 inconclusive,
-                if inconclusive == 1 { "row is" } else { "rows are" },
+                if inconclusive == 1 {
+                    "row is"
+                } else {
+                    "rows are"
+                },
                 exit(0)
             );
         }
+    }
+}
+
+/// Rows grouped by task (or suite scope) and host, in their order.
+type Groups<'a> = Vec<((String, String), Vec<&'a Row>)>;
+
+fn grouped<'a>(rows: &[&'a Row]) -> Groups<'a> {
+    let mut groups: Groups<'a> = Vec::new();
+    for r in rows {
+        let key = (task_name(r), r.host.clone());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, list)) => list.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups
+}
+
+/// The gated rows that regressed: the tasks first, one line each with the metrics that
+/// regressed, then the suite rows (the whole suite, its sets and kinds), one line per scope.
+fn regression_list(out: &mut String, c: &Comparison, regressions: &[&Row], exit: &str) {
+    let (tasks, suite): (Vec<&Row>, Vec<&Row>) =
+        regressions.iter().copied().partition(|r| !r.is_suite());
+    let (task_groups, suite_groups) = (grouped(&tasks), grouped(&suite));
+    let count =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut parts = Vec::new();
+    if !tasks.is_empty() {
+        parts.push(format!(
+            "{} in {}",
+            tasks.len(),
+            count(task_groups.len(), "task", "tasks")
+        ));
+    }
+    if !suite.is_empty() {
+        parts.push(count(suite.len(), "suite row", "suite rows"));
+    }
+    let _ = writeln!(
+        out,
+        "{} regressed: {}. {exit}\n",
+        count(regressions.len(), "gated row", "gated rows"),
+        parts.join(", then ")
+    );
+    let line = |out: &mut String, label: String, host: &str, rows: &[&Row]| {
+        let metrics: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                let outcome = c.tasks.iter().find(|t| {
+                    r.metric == Metric::Success && t.task_id == r.task_id && t.host == r.host
+                });
+                let (b, cand) = match outcome {
+                    Some(t) => (
+                        format::successes(&t.baseline),
+                        format::successes(&t.candidate),
+                    ),
+                    None => (
+                        format::value(r.metric, r.baseline_mean),
+                        format::value(r.metric, r.candidate_mean),
+                    ),
+                };
+                format!("{} {b} → {cand}", r.metric)
+            })
+            .collect();
+        let _ = writeln!(out, "- {label} · `{host}`: {}", metrics.join(", "));
+    };
+    if !task_groups.is_empty() {
+        let _ = writeln!(out, "Tasks:\n");
+        for ((task, host), rows) in &task_groups {
+            line(out, format!("`{task}`"), host, rows);
+        }
+        let _ = writeln!(out);
+    }
+    if !suite_groups.is_empty() {
+        let _ = writeln!(out, "Suite rows (the tasks pooled as strata):\n");
+        for ((scope, host), rows) in &suite_groups {
+            line(out, scope.clone(), host, rows);
+        }
+        let _ = writeln!(out);
     }
 }
 
@@ -438,11 +517,21 @@ fn row_header(c: &Comparison) -> String {
     )
 }
 
-fn row_line(r: &Row) -> String {
+fn row_line(c: &Comparison, r: &Row) -> String {
     let verdict = match (r.tested(), r.gated) {
         (false, _) => "– (no test)".to_owned(),
-        (true, true) => verdict_words(r),
-        (true, false) => format!("{} (not gated)", verdict_mark(r.verdict)),
+        (true, gated) => {
+            let mark = verdict_mark(r.verdict);
+            let mark = if gated {
+                mark
+            } else {
+                format!("{mark} (not gated)")
+            };
+            match format::verdict_reason(r, c.level.family_alpha) {
+                Some(why) => format!("{mark}: {why}"),
+                None => mark,
+            }
+        }
     };
     let flags = if r.tested() {
         format::mde(r)
@@ -481,16 +570,6 @@ fn verdict_mark(v: Verdict) -> String {
     }
 }
 
-/// A row's verdict with, when it found no change it could claim, what it could still hide.
-fn verdict_words(r: &Row) -> String {
-    match r.verdict {
-        Verdict::Inconclusive => {
-            format!("inconclusive: no evidence of change; {}", format::hidden(r))
-        }
-        v => verdict_mark(v),
-    }
-}
-
 fn suite(out: &mut String, c: &Comparison) {
     for host in hosts(c) {
         let _ = writeln!(
@@ -510,7 +589,7 @@ fn suite(out: &mut String, c: &Comparison) {
             .suite_rows(host)
             .filter(|r| r.scope == Scope::Suite || r.gated)
         {
-            let _ = writeln!(out, "{}", row_line(r));
+            let _ = writeln!(out, "{}", row_line(c, r));
         }
         let _ = writeln!(out);
     }
@@ -533,23 +612,23 @@ fn broken(out: &mut String, c: &Comparison) {
          failed at least one (listed whatever the verdict):\n"
     );
     for t in broke {
+        let row = c
+            .task_rows(&t.task_id, &t.host)
+            .find(|r| r.metric == Metric::Success);
+        let why = row
+            .and_then(|r| format::verdict_reason(r, c.level.family_alpha))
+            .map_or_else(String::new, |why| format!(": {why}"));
         let _ = writeln!(
             out,
-            "- `{}` · `{}`: {} → {} (success verdict: {})",
+            "- `{}` · `{}`: {} → {} (success verdict: {}){why}",
             t.task_id,
             t.host,
             format::successes(&t.baseline),
             format::successes(&t.candidate),
-            success_verdict(c, t)
+            row.map_or("inconclusive", |r| r.verdict.as_str())
         );
     }
     let _ = writeln!(out);
-}
-
-fn success_verdict(c: &Comparison, t: &TaskOutcome) -> &'static str {
-    c.task_rows(&t.task_id, &t.host)
-        .find(|r| r.metric == Metric::Success)
-        .map_or("inconclusive", |r| r.verdict.as_str())
 }
 
 /// Whether any gated row of the task regressed.
@@ -577,7 +656,7 @@ fn regressed(out: &mut String, c: &Comparison) {
         );
         let _ = writeln!(out, "{}", row_header(c));
         for r in c.task_rows(&t.task_id, &t.host).filter(|r| r.tested()) {
-            let _ = writeln!(out, "{}", row_line(r));
+            let _ = writeln!(out, "{}", row_line(c, r));
         }
         let _ = writeln!(out);
         failures(out, "candidate", &t.candidate.failures);
@@ -610,7 +689,7 @@ fn others(out: &mut String, c: &Comparison) {
     let _ = writeln!(
         out,
         "## Other tasks\n\n| task | host | success | tool calls | total tokens | verdict (gated \
-         metrics) | what could be hidden | trials to tell |\n| --- | --- | ---: | ---: | ---: | \
+         metrics) | why inconclusive | trials to tell |\n| --- | --- | ---: | ---: | ---: | \
          --- | --- | ---: |"
     );
     for t in tasks {
@@ -634,15 +713,18 @@ fn others(out: &mut String, c: &Comparison) {
             Some(n) => n.to_string(),
             None => format!("> {MAX_PLANNED_TRIALS}"),
         };
-        let hidden: Vec<String> = c
+        let why: Vec<String> = c
             .task_rows(&t.task_id, &t.host)
             .filter(|r| r.gated && r.tested() && r.verdict == Verdict::Inconclusive)
-            .map(|r| format!("{}: {}", r.metric, format::hidden(r)))
+            .filter_map(|r| {
+                let why = format::verdict_reason(r, c.level.family_alpha)?;
+                Some(format!("{}: {why}", r.metric))
+            })
             .collect();
-        let hidden = if hidden.is_empty() {
+        let why = if why.is_empty() {
             "–".to_owned()
         } else {
-            format!("no evidence of change; {}", hidden.join("; "))
+            why.join("; ")
         };
         let _ = writeln!(
             out,
@@ -654,7 +736,7 @@ fn others(out: &mut String, c: &Comparison) {
             means(Metric::ToolCalls),
             means(Metric::TotalTokens),
             c.task_verdict(t),
-            hidden,
+            why,
             needed
         );
     }
@@ -737,10 +819,21 @@ fn detectable(out: &mut String, c: &Comparison) {
         .collect();
     let unknown = inconclusive.len() - needed.len();
     let most = needed.iter().max();
+    let changed = inconclusive
+        .iter()
+        .filter(|r| crate::analysis::significant(r.p_adjusted, c.level.family_alpha))
+        .count();
+    let kinds = match (inconclusive.len() - changed, changed) {
+        (_, 0) => "all with too few trials to tell".to_owned(),
+        (0, _) => "all changed by less than the margin".to_owned(),
+        (few, changed) => {
+            format!("{few} with too few trials to tell, {changed} changed by less than the margin")
+        }
+    };
     let _ = write!(
         out,
         "- {} gated task {} inconclusive: the interval still allows a change as large as the \
-         margin.",
+         margin ({kinds}).",
         inconclusive.len(),
         if inconclusive.len() == 1 {
             "row is"

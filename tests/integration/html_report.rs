@@ -1,6 +1,7 @@
 //! `report.html` in a real headless browser (Debian's chromium): the demo run's page renders
-//! with no script error and no console message, its script runs to the end, and a screenshot
-//! of it is kept in `target/report-screenshot.png` (CI keeps it).
+//! with no script error and no console message, its script runs to the end, a screenshot of it
+//! is kept in `target/report-screenshot.png` (CI keeps it), and it fits a 1280-pixel-wide
+//! window without scrolling sideways.
 
 use crate::common;
 
@@ -170,5 +171,113 @@ fn the_demo_report_renders_in_headless_chromium_without_errors() {
         png.len() > 50_000,
         "a {} byte screenshot is too small to show the page",
         png.len()
+    );
+}
+
+/// Added to a copy of the page after its own script: writes the document's scroll width, its
+/// client width (the window's less a vertical scrollbar) and the window's width onto `<html>`,
+/// and the elements that reach past the client area's right edge into `<pre id="width-probe">`.
+const WIDTH_PROBE: &str = "<script>(function () {
+  var root = document.documentElement, wide = [];
+  document.querySelectorAll('body *').forEach(function (e) {
+    var r = e.getBoundingClientRect();
+    if (r.right > root.clientWidth + 0.5 && wide.length < 12) {
+      wide.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+        (e.className && e.className.baseVal === undefined ? '.' + e.className : '') +
+        ' right=' + Math.round(r.right) + ': ' + (e.textContent || '').slice(0, 60));
+    }
+  });
+  root.setAttribute('data-scroll-width', String(root.scrollWidth));
+  root.setAttribute('data-client-width', String(root.clientWidth));
+  root.setAttribute('data-inner-width', String(window.innerWidth));
+  var pre = document.createElement('pre');
+  pre.id = 'width-probe';
+  pre.textContent = wide.join('\\n');
+  document.body.appendChild(pre);
+})();</script>";
+
+/// The value of `name="…"` in the `<html …>` tag of a dumped DOM.
+fn root_attribute(dom: &str, name: &str) -> Option<u32> {
+    let at = dom.find("<html")?;
+    let root = &dom[at..at + dom[at..].find('>')?];
+    let pat = format!("{name}=\"");
+    let rest = &root[root.find(&pat)? + pat.len()..];
+    rest[..rest.find('"')?].parse().ok()
+}
+
+/// The text of each `<th>` of the verdict table's head, tags dropped.
+fn verdict_headers(html: &str) -> Vec<String> {
+    let table = &html[html
+        .find("<table id=\"verdicts\">")
+        .expect("a verdict table")..];
+    let head = &table[..table.find("</thead>").expect("a table head")];
+    head.split("<th>")
+        .skip(1)
+        .map(|cell| {
+            let cell = &cell[..cell.find("</th>").unwrap_or(cell.len())];
+            let mut text = String::new();
+            let mut in_tag = false;
+            for ch in cell.chars() {
+                match ch {
+                    '<' => in_tag = true,
+                    '>' => in_tag = false,
+                    c if !in_tag => text.push(c),
+                    _ => {}
+                }
+            }
+            text.trim().to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn the_demo_report_fits_1280_pixels_without_scrolling_sideways() {
+    let tmp = temp_dir();
+    let run = tmp.path().join("run");
+    let out = mcpeval(&["run", "--out", run.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let html = std::fs::read_to_string(run.join("report.html")).expect("the run wrote report.html");
+
+    // No two columns side by side under the same header (the trials passed, then the success
+    // metric's verdict).
+    let headers = verdict_headers(&html);
+    assert!(headers.len() >= 4, "{headers:?}");
+    for pair in headers.windows(2) {
+        assert_ne!(
+            pair[0], pair[1],
+            "two adjacent columns headed alike: {headers:?}"
+        );
+    }
+
+    let end = html.rfind("</body>").expect("the page ends its body");
+    let probe = run.join("width-probe.html");
+    std::fs::write(
+        &probe,
+        format!("{}{WIDTH_PROBE}\n{}", &html[..end], &html[end..]),
+    )
+    .unwrap();
+    let dom = chromium(
+        &probe,
+        &tmp.path().join("profile"),
+        &["--window-size=1280,800".into(), "--dump-dom".into()],
+    );
+    assert!(dom.status.success(), "chromium --dump-dom failed: {dom:?}");
+    let text = String::from_utf8_lossy(&dom.stdout);
+    assert_eq!(
+        root_attribute(&text, "data-inner-width"),
+        Some(1280),
+        "the window is not 1280 pixels wide"
+    );
+    let width = root_attribute(&text, "data-scroll-width").expect("the probe ran");
+    let client = root_attribute(&text, "data-client-width").expect("the probe ran");
+    let wide = text
+        .split("<pre id=\"width-probe\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or("");
+    assert!(
+        width <= 1280 && width <= client,
+        "report.html is {width} pixels wide in a 1280-pixel window ({client} inside its \
+         scrollbar); past the right edge:\n{wide}"
     );
 }

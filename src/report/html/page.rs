@@ -125,12 +125,14 @@ fn verdict_table(out: &mut String, c: &Comparison) {
         out,
         "<section id=\"verdicts-section\">\n<h2>Verdicts</h2>\n<p>Per task and host, each gated \
          metric: its verdict, baseline → candidate means, the delta (candidate minus baseline) \
-         with its {level} interval, and the adjusted p-value; under an inconclusive verdict, the \
-         change it could still hide. The suite lines treat the tasks as strata and pool their \
+         with its {level} interval, and the adjusted p-value; under an inconclusive verdict, which \
+         kind it is (changed, but by less than the margin; or too few trials to tell, with the \
+         smallest change the row would see), and under a no change with a small p-value, that \
+         the change is smaller than the margin. The suite lines treat the tasks as strata and pool their \
          trials (CMH for rates, van Elteren for counts), for the whole suite and for each set \
          and kind of task.</p>\n<p><label><input type=\"checkbox\" id=\"only-regressed\"> only \
          tasks with a regression</label></p>\n<table id=\"verdicts\"><thead><tr><th>task</th>\
-         <th>host</th><th>success</th>"
+         <th>host</th><th>trials passed<br><small>baseline → candidate</small></th>"
     );
     // An adaptive run: how many trials each task took, and why it stopped.
     let adaptive = c.stats.adaptive;
@@ -177,6 +179,7 @@ fn verdict_table(out: &mut String, c: &Comparison) {
                     rows.iter()
                         .copied()
                         .find(|r| r.metric == *m && r.k.is_none()),
+                    c.level.family_alpha,
                 );
             }
             out.push_str("</tr>\n");
@@ -212,6 +215,7 @@ fn verdict_table(out: &mut String, c: &Comparison) {
                 out,
                 c.task_rows(&t.task_id, &t.host)
                     .find(|r| r.metric == *m && r.k.is_none()),
+                c.level.family_alpha,
             );
         }
         out.push_str("</tr>\n");
@@ -220,24 +224,19 @@ fn verdict_table(out: &mut String, c: &Comparison) {
 }
 
 /// One gated metric of one line of the verdict table.
-fn cell(out: &mut String, row: Option<&Row>) {
+fn cell(out: &mut String, row: Option<&Row>, level: f64) {
     let Some(r) = row.filter(|r| r.tested()) else {
         out.push_str("<td class=\"cell untested\">– (no test)</td>");
         return;
     };
     let m = r.metric;
-    let hidden = if r.verdict == Verdict::Inconclusive {
-        format!(
-            "<br><small class=\"hidden-change\">no evidence of change; {}</small>",
-            escape(&format::hidden(r))
-        )
-    } else {
-        String::new()
-    };
+    let why = format::verdict_reason(r, level).map_or_else(String::new, |why| {
+        format!("<br><small class=\"why-verdict\">{}</small>", escape(&why))
+    });
     let _ = write!(
         out,
         "<td class=\"cell v-{v}\"><span class=\"verdict\">{v}</span><br>{} → {}<br><small>Δ {} \
-         {} · p {}</small>{hidden}</td>",
+         {} · p {}</small>{why}</td>",
         format::value(m, r.baseline_mean),
         format::value(m, r.candidate_mean),
         format::delta(m, r.delta),
@@ -329,7 +328,7 @@ fn task(out: &mut String, c: &Comparison, i: usize, t: &TaskOutcome, loaded: &Lo
         t.set.as_str(),
         escape(&format::successes(&t.baseline)),
         escape(&format::successes(&t.candidate)),
-        escape(&verdict.to_string()),
+        escape(&format::task_verdict_words(c, t)),
         v = verdict.verdict.as_str()
     );
     for (side, failures) in [
