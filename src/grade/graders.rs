@@ -193,7 +193,7 @@ fn explain_unmatched(
     let closest = calls
         .iter()
         .enumerate()
-        .filter(|(_, c)| e.tool.matches(c.tool))
+        .filter(|(_, c)| e.is_tool(c.tool))
         .map(|(i, c)| {
             let mut mismatches = e.mismatches(c.arguments);
             mismatches.extend(e.result_mismatches(c.result, c.is_error));

@@ -150,6 +150,8 @@ fn is_bare(s: &str) -> bool {
 #[derive(Debug)]
 pub(crate) struct CallMatcher<'a> {
     pub tool: &'a ToolName,
+    /// The tool's pattern compiled once (a pattern is matched against every observed call).
+    pattern: Option<Regex>,
     args: Vec<(&'a str, Matcher<'a>)>,
     result: Option<&'a ResultCheck>,
 }
@@ -163,8 +165,17 @@ impl<'a> CallMatcher<'a> {
             .collect();
         CallMatcher {
             tool: &call.tool,
+            pattern: call.tool.regex(),
             args,
             result: call.result.as_ref(),
+        }
+    }
+
+    /// Whether a call to `tool` is a call of the expected tool.
+    pub fn is_tool(&self, tool: &str) -> bool {
+        match &self.pattern {
+            Some(re) => re.is_match(tool),
+            None => self.tool.matches(tool),
         }
     }
 
@@ -210,7 +221,7 @@ impl<'a> CallMatcher<'a> {
     }
 
     pub fn matches(&self, call: &ObservedCall<'_>) -> bool {
-        self.tool.matches(call.tool)
+        self.is_tool(call.tool)
             && self.mismatches(call.arguments).is_empty()
             && self
                 .result_mismatches(call.result, call.is_error)

@@ -48,7 +48,11 @@ pub fn check(suite: &Suite, baseline: &[Tool], candidate: &[Tool]) -> Found {
                     );
                     found.problems.push(at(place, message));
                 }
-                ToolName::Pattern { .. } if all.iter().any(|n| call.tool.matches(n)) => {}
+                ToolName::Pattern { .. }
+                    if call
+                        .tool
+                        .regex()
+                        .is_some_and(|re| all.iter().any(|n| re.is_match(n))) => {}
                 ToolName::Pattern { .. } => {
                     let message = format!(
                         "task `{}` expects {}, and no tool either server lists matches it",

@@ -399,22 +399,12 @@ struct Earlier {
 
 impl Earlier {
     fn scan(dir: &Path, config: &RunConfig) -> anyhow::Result<Self> {
-        let mut infra = false;
-        scan_episodes(dir, |e| infra |= e.infra_error.is_some())?;
+        let (mut earlier, infra) = Self::kept(dir, config)?;
         if infra {
+            // Read again once those episodes are set aside (rare: only after an outage).
             set_aside_infra_errors(dir)?;
+            earlier = Self::kept(dir, config)?.0;
         }
-        let mut earlier = Self {
-            done: HashSet::new(),
-            spent: Spent::default(),
-            collector: Collector::for_stats(&config.stats),
-            attempts: HashMap::new(),
-        };
-        scan_episodes(dir, |e| {
-            earlier.spent.add(&e, &config.prices);
-            earlier.collector.add(e.side, &e);
-            earlier.done.insert(DoneKey::of(&e));
-        })?;
         // What the set-aside attempts spent is spent; their errors go to the trials run again.
         let (done, attempts) = (&earlier.done, &mut earlier.attempts);
         let spent = &mut earlier.spent;
@@ -428,6 +418,25 @@ impl Earlier {
             }
         })?;
         Ok(earlier)
+    }
+
+    /// What `episodes.jsonl` holds, in one pass, and whether any of it is an infrastructure
+    /// error.
+    fn kept(dir: &Path, config: &RunConfig) -> anyhow::Result<(Self, bool)> {
+        let mut infra = false;
+        let mut earlier = Self {
+            done: HashSet::new(),
+            spent: Spent::default(),
+            collector: Collector::for_stats(&config.stats),
+            attempts: HashMap::new(),
+        };
+        scan_episodes(dir, |e| {
+            infra |= e.infra_error.is_some();
+            earlier.spent.add(&e, &config.prices);
+            earlier.collector.add(e.side, &e);
+            earlier.done.insert(DoneKey::of(&e));
+        })?;
+        Ok((earlier, infra))
     }
 }
 

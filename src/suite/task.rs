@@ -70,9 +70,16 @@ impl ToolName {
         match self {
             Self::Literal(name) => name == tool,
             Self::AnyOf { any_of } => any_of.iter().any(|n| n == tool),
-            Self::Pattern { pattern } => {
-                regex::Regex::new(&format!("^(?:{pattern})$")).is_ok_and(|re| re.is_match(tool))
-            }
+            Self::Pattern { .. } => self.regex().is_some_and(|re| re.is_match(tool)),
+        }
+    }
+
+    /// A pattern's regex, anchored to match whole names (compile it once where many names are
+    /// matched); `None` for names, or a pattern that does not compile.
+    pub fn regex(&self) -> Option<regex::Regex> {
+        match self {
+            Self::Pattern { pattern } => regex::Regex::new(&format!("^(?:{pattern})$")).ok(),
+            _ => None,
         }
     }
 
