@@ -50,6 +50,8 @@ pub enum TestName {
     CmhExact,
     /// van Elteren's stratified Wilcoxon–Mann–Whitney test (suite rows of counts).
     VanElteren,
+    /// No test: a `kind: call` task's outcome compared trial for trial (its checks are exact).
+    Exact,
     None,
 }
 
@@ -61,6 +63,7 @@ impl TestName {
             TestName::Cmh => "cmh",
             TestName::CmhExact => "cmh_exact",
             TestName::VanElteren => "van_elteren",
+            TestName::Exact => "exact",
             TestName::None => "none",
         }
     }
@@ -98,6 +101,7 @@ impl Scope {
             Scope::Set(TaskSet::Capability) => "set:capability",
             Scope::Kind(TaskKind::Tool) => "kind:tool",
             Scope::Kind(TaskKind::NoTool) => "kind:no-tool",
+            Scope::Kind(TaskKind::Call) => "kind:call",
         }
     }
 

@@ -39,18 +39,30 @@ impl Face for Console {
 
     fn starting(&self, job: &RunJob) {
         let config = &job.config;
-        let hosts: Vec<&str> = job.hosts.iter().map(|h| h.config.name.as_str()).collect();
+        let hosts: Vec<&str> = (job.hosts.iter())
+            .filter(|h| !matches!(h.driver, crate::episode::Driver::Direct))
+            .map(|h| h.config.name.as_str())
+            .collect();
         errln!(
             "baseline {} → candidate {}",
             config.baseline.display(),
             config.candidate.display()
         );
-        errln!(
-            "{} task(s) × {} trial(s) per side on host {}",
-            job.suite.tasks.len(),
-            config.trials,
-            hosts.join(", ")
-        );
+        let calls = job.suite.tasks.iter().filter(|t| !t.kind.has_model()).count();
+        let models = job.suite.tasks.len() - calls;
+        if calls > 0 {
+            errln!(
+                "{calls} call task(s) first: their requests sent by mcpeval itself (no model), \
+                 as many times per side as each task's `trials:` says (1 unless set)"
+            );
+        }
+        if models > 0 || calls == 0 {
+            errln!(
+                "{models} task(s) × {} trial(s) per side on host {}",
+                config.trials,
+                hosts.join(", ")
+            );
+        }
         errln!("run directory: {}", job.dir.display());
     }
 

@@ -22,10 +22,11 @@ pub fn check(paths: &[PathBuf]) -> Result<Exit, Failure> {
                 suite.tasks.iter().filter(|t| f(t)).count()
             };
             outln!(
-                "ok: {} tasks ({} tool, {} no-tool; {} regression, {} capability)",
+                "ok: {} tasks ({} tool, {} no-tool, {} call; {} regression, {} capability)",
                 suite.tasks.len(),
                 count(&|t| t.kind == TaskKind::Tool),
                 count(&|t| t.kind == TaskKind::NoTool),
+                count(&|t| t.kind == TaskKind::Call),
                 count(&|t| t.set == TaskSet::Regression),
                 count(&|t| t.set == TaskSet::Capability),
             );

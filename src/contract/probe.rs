@@ -76,10 +76,12 @@ fn recorded(probe: &str, request: String, outcome: CallOutcome) -> ProbeOutcome 
         CallOutcome::Result {
             is_error: true,
             text,
+            ..
         } => ("is_error", None, Some(text), None),
         CallOutcome::Result {
             is_error: false,
             text,
+            ..
         } => ("result", None, Some(text), None),
         CallOutcome::ProtocolError {
             code,

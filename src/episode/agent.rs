@@ -55,6 +55,9 @@ pub struct TrialOutput {
     /// A turn's provider sent no token counts (a streamed answer cut at the timeout, whose usage
     /// came never): that turn's tokens are estimated (see [`estimate_usage`]).
     pub tokens_estimated: bool,
+    /// The grade a `kind: call` trial came with (its checks need the whole answer, which the
+    /// record does not keep); `None` for a model's trial, graded from the record.
+    pub grade: Option<crate::grade::Grade>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without
@@ -261,7 +264,7 @@ async fn execute_call(
         .await?;
     record.latency_ms = ms(started.elapsed());
     let reply = match outcome {
-        CallOutcome::Result { is_error, text } => {
+        CallOutcome::Result { is_error, text, .. } => {
             record.is_error = is_error;
             record.error_kind = is_error.then(|| "tool".to_owned());
             text

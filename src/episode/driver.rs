@@ -13,6 +13,8 @@ pub enum Driver {
     Agent(Arc<dyn Model>),
     /// The app runs the whole trial and its event stream is read back.
     App(Arc<AppHost>),
+    /// No model: mcpeval sends a `kind: call` task's one request itself ([`super::run_call`]).
+    Direct,
 }
 
 impl Driver {
@@ -21,6 +23,7 @@ impl Driver {
         match self {
             Self::Agent(model) => model.id().to_owned(),
             Self::App(app) => app.id(),
+            Self::Direct => super::DIRECT_HOST.to_owned(),
         }
     }
 
@@ -28,14 +31,14 @@ impl Driver {
     pub fn is_simulated(&self) -> bool {
         match self {
             Self::Agent(model) => model.is_simulated(),
-            Self::App(_) => false,
+            Self::App(_) | Self::Direct => false,
         }
     }
 
     /// The app host, when an app runs the trials.
     pub fn app(&self) -> Option<&AppHost> {
         match self {
-            Self::Agent(_) => None,
+            Self::Agent(_) | Self::Direct => None,
             Self::App(app) => Some(app),
         }
     }
@@ -44,7 +47,7 @@ impl Driver {
     pub fn map_model(self, wrap: impl FnOnce(Arc<dyn Model>) -> Arc<dyn Model>) -> Self {
         match self {
             Self::Agent(model) => Self::Agent(wrap(model)),
-            app => app,
+            other => other,
         }
     }
 }

@@ -2,6 +2,7 @@
 
 mod agent;
 pub mod app;
+mod direct;
 mod driver;
 mod facts;
 mod record;
@@ -9,6 +10,7 @@ mod redact;
 mod tools;
 
 pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};
+pub use direct::{run_call, DIRECT_HOST};
 pub use driver::Driver;
 pub use facts::EpisodeFacts;
 pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};

@@ -1,11 +1,13 @@
 //! Graders: small named checks of an episode against a task's expectations; a grade explains itself.
 
+pub mod call;
 mod graders;
 pub mod judge;
 mod matchers;
 
 use serde::{Deserialize, Serialize};
 
+pub use call::{grade_call, CallAnswer};
 pub use graders::grade;
 pub use judge::{JudgeRecord, Judged};
 

@@ -26,6 +26,12 @@ pub enum JobError {
         host: String,
         source: crate::episode::app::AppError,
     },
+    /// A configured host named like the host of `kind: call` tasks.
+    #[error(
+        "host `{0}`: the name is taken by the `kind: call` tasks' episodes (mcpeval's own \
+         requests, no model); name the host otherwise"
+    )]
+    ReservedHost(String),
     /// An app host named as a task's judge: it runs its own loop and answers no completion.
     #[error("`{host}` is an app host: it runs its own loop and cannot judge")]
     AppJudge { host: String },
@@ -129,6 +135,7 @@ impl Coded for JobError {
             | Self::Host { .. }
             | Self::App { .. }
             | Self::AppJudge { .. }
+            | Self::ReservedHost(_)
             | Self::Trigger { .. }
             | Self::Resume { .. }
             | Self::ShardMismatch { .. }

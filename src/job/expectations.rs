@@ -33,6 +33,19 @@ pub fn check(suite: &Suite, baseline: &[Tool], candidate: &[Tool]) -> Found {
             column,
             message,
         };
+        if let Some(crate::suite::CallSpec::Tool { name, .. }) = &task.call {
+            // Calling an unknown tool on purpose is a fair test of error semantics: a warning.
+            if !base.contains(name) && !cand.contains(name) {
+                let hint = suggestion(name, &all);
+                found.warnings.push(format!(
+                    "{}:{}: task `{}` calls tool `{name}`, which neither server lists{hint}: it \
+                     checks how both answer an unknown tool",
+                    file.display(),
+                    task_line(task),
+                    task.id
+                ));
+            }
+        }
         let mut named: Vec<(&str, (usize, usize), &'static str)> = Vec::new();
         for call in &task.expect.calls {
             let place = call.at.unwrap_or((task_line(task), 1));

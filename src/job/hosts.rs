@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::{JobError, Note};
 use crate::config::RunConfig;
-use crate::episode::Driver;
+use crate::episode::{Driver, DIRECT_HOST};
 use crate::host::cache::{CachedModel, ResponseCache};
 use crate::host::limit::{Limits, RateLimited};
 use crate::host::Model;
@@ -36,6 +36,37 @@ pub fn build_hosts(config: &RunConfig) -> Result<Vec<HostRuntime>, JobError> {
             })
         })
         .collect()
+}
+
+/// The host of the `kind: call` tasks, when the suite has any: mcpeval sends their requests
+/// itself, so their episodes name no model. It comes last, after the model hosts.
+pub fn add_direct_host(
+    hosts: &mut Vec<HostRuntime>,
+    suite: &crate::suite::Suite,
+) -> Result<(), JobError> {
+    if suite.tasks.iter().all(|t| t.kind.has_model()) {
+        return Ok(());
+    }
+    if hosts.iter().any(|h| h.config.name == DIRECT_HOST) {
+        return Err(JobError::ReservedHost(DIRECT_HOST.to_owned()));
+    }
+    let config = crate::config::HostConfig {
+        name: DIRECT_HOST.to_owned(),
+        provider: crate::config::Provider::Sim,
+        model: None,
+        profile: Default::default(),
+        rpm: None,
+        tpm: None,
+        settings: Default::default(),
+        app: None,
+    };
+    hosts.push(HostRuntime {
+        config,
+        driver: Driver::Direct,
+        congestion: None,
+        breaker: None,
+    });
+    Ok(())
 }
 
 /// An app host: its program found and its version asked now, so that a missing app is a usage
@@ -94,6 +125,7 @@ pub fn build_judges(
             let model = match h.driver {
                 Driver::Agent(model) => model,
                 Driver::App(app) => return Err(judge(JobError::AppJudge { host: app.id() })),
+                Driver::Direct => unreachable!("build_hosts builds no direct host"),
             };
             if model.is_simulated() {
                 notes.push(Note::warn(format!(

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::hosts::{build_hosts, build_judges, cached, rate_limited};
+use super::hosts::{add_direct_host, build_hosts, build_judges, cached, rate_limited};
 use super::trigger::{self, AutoDiff};
 use super::{preflight, JobError, RunEnd, RunJob, Stop};
 use crate::analysis::RunDesign;
@@ -301,9 +301,18 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         }
     }
     let design = RunDesign {
-        tasks: suite.tasks.iter().map(|t| (t.kind, t.set)).collect(),
+        tasks: (suite.tasks.iter())
+            .filter(|t| t.kind.has_model())
+            .map(|t| (t.kind, t.set))
+            .collect(),
         hosts: hosts.len(),
     };
+    let mut hosts = hosts;
+    if suite.tasks.iter().all(|t| !t.kind.has_model()) {
+        // Only call tasks: no model runs a trial.
+        hosts.clear();
+    }
+    add_direct_host(&mut hosts, &suite)?;
     if let Ok(Some(line)) = design.warning(&config.stats, u64::from(config.trials)) {
         notes.push(Note::warn(line));
     }

@@ -260,7 +260,7 @@ impl RunJob {
             .iter()
             .map(|h| match &h.driver {
                 Driver::Agent(model) => Some(model.clone()),
-                Driver::App(_) => None,
+                Driver::App(_) | Driver::Direct => None,
             })
             .collect();
         let runner = Runner {

@@ -55,6 +55,8 @@ pub enum CallOutcome {
         /// The content as text for the model: text blocks joined, other blocks as JSON,
         /// or the structured content when there is no text.
         text: String,
+        /// A tool's `structuredContent`; a resource's or a prompt's whole result.
+        structured: Option<serde_json::Value>,
     },
     /// The server answered with a JSON-RPC error.
     ProtocolError {
@@ -415,10 +417,14 @@ impl McpConnection {
         let answer = tokio::time::timeout(READ_TIMEOUT, self.service.read_resource(params));
         match answer.await {
             Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Ok(CallOutcome::Timeout),
-            Ok(Ok(result)) => Ok(CallOutcome::Result {
-                is_error: false,
-                text: serde_json::to_string(&result).unwrap_or_default(),
-            }),
+            Ok(Ok(result)) => {
+                let value = serde_json::to_value(&result).unwrap_or_default();
+                Ok(CallOutcome::Result {
+                    is_error: false,
+                    text: value.to_string(),
+                    structured: Some(value),
+                })
+            }
             Ok(Err(ServiceError::McpError(error))) => Ok(CallOutcome::ProtocolError {
                 code: i64::from(error.code.0),
                 message: error.message.into_owned(),
@@ -426,6 +432,43 @@ impl McpConnection {
             }),
             Ok(Err(e)) => Err(self
                 .failure(format!("resources/read `{uri}` failed: {}", chain(&e)))
+                .await),
+        }
+    }
+
+    /// Gets a prompt: the JSON-RPC error, if any, is an outcome (a call task checks it).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: &std::collections::BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Result<CallOutcome, McpError> {
+        let mut params = rmcp::model::GetPromptRequestParams::new(name.to_owned());
+        if !arguments.is_empty() {
+            let args: serde_json::Map<String, serde_json::Value> = arguments
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                .collect();
+            params = params.with_arguments(args);
+        }
+        let answer = tokio::time::timeout(timeout, self.service.get_prompt(params));
+        match answer.await {
+            Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Ok(CallOutcome::Timeout),
+            Ok(Ok(result)) => {
+                let value = serde_json::to_value(&result).unwrap_or_default();
+                Ok(CallOutcome::Result {
+                    is_error: false,
+                    text: value.to_string(),
+                    structured: Some(value),
+                })
+            }
+            Ok(Err(ServiceError::McpError(error))) => Ok(CallOutcome::ProtocolError {
+                code: i64::from(error.code.0),
+                message: error.message.into_owned(),
+                data: error.data,
+            }),
+            Ok(Err(e)) => Err(self
+                .failure(format!("prompts/get `{name}` failed: {}", chain(&e)))
                 .await),
         }
     }
@@ -448,6 +491,7 @@ impl McpConnection {
             Ok(Ok(result)) => Ok(CallOutcome::Result {
                 is_error: result.is_error.unwrap_or(false),
                 text: result_text(&result),
+                structured: result.structured_content,
             }),
             Ok(Err(ServiceError::McpError(error))) => Ok(CallOutcome::ProtocolError {
                 code: i64::from(error.code.0),

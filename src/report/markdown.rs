@@ -439,17 +439,27 @@ fn facts(out: &mut String, report: &Report) {
                 )
             } else if h.program.is_some() {
                 app_host(h)
+            } else if h.name == crate::episode::DIRECT_HOST {
+                format!("`{}` (the call tasks: mcpeval's own requests, no model)", h.name)
             } else {
                 format!("`{}` ({})", h.name, h.model)
             }
         })
         .collect();
     let _ = writeln!(out, "| hosts | {} |", hosts.join(", "));
-    let _ = writeln!(
-        out,
-        "| trials | {} per task and side, seed {} |",
-        info.trials, info.seed
-    );
+    let trials = match (
+        c.tasks.iter().any(|t| t.kind.has_model()),
+        c.tasks.iter().any(|t| !t.kind.has_model()),
+    ) {
+        (_, false) => format!("{} per task and side", info.trials),
+        (true, true) => format!(
+            "{} per task and side; call tasks as many as their `trials:` say (1 unless set)",
+            info.trials
+        ),
+        (false, true) => "as many per call task and side as its `trials:` says (1 unless set)"
+            .to_owned(),
+    };
+    let _ = writeln!(out, "| trials | {trials}, seed {} |", info.seed);
     let _ = writeln!(
         out,
         "| episodes | {} ({} infrastructure errors, left out of the statistics; limit {}) |",

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::config::RunConfig;
+use crate::episode::DIRECT_HOST;
 use crate::suite::Task;
 
 /// One part of a run: shard `index` of `count`, numbered from 1 (`--shard 2/3`).
@@ -192,9 +193,17 @@ impl Deal {
 
     /// The shard the unit falls to, as [`assign`] deals it; `None` for a unit that is not one of
     /// the run's (an unknown task or host, a trial past the run's trials).
+    /// The `kind: call` tasks' trials (host [`DIRECT_HOST`]) all fall to shard 1: they are cheap
+    /// and exact, and run once per side unless they say otherwise.
     pub fn shard_of(&self, task_id: &str, host: &str, trial: u32) -> Option<Shard> {
         let task = self.tasks.get(task_id)?;
         let host_rank = self.hosts.get(host)?;
+        if host == DIRECT_HOST {
+            return Some(Shard {
+                index: 1,
+                count: self.count,
+            });
+        }
         if trial >= self.trials {
             return None;
         }

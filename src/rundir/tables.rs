@@ -385,6 +385,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
         let kind = match kind.get(i) {
             Some("tool") => TaskKind::Tool,
             Some("no-tool") => TaskKind::NoTool,
+            Some("call") => TaskKind::Call,
             other => return Err(bad("kind", other)),
         };
         let set = match set.get(i) {

@@ -15,7 +15,7 @@ use super::pool::ServerPool;
 use super::schedule::{trial_seed, Schedule, TrialKey};
 use crate::config::{HostConfig, RunConfig};
 use crate::episode::{
-    run_trial, Driver, Episode, Redactor, Side, Transcript, TrialInput, TrialOutput,
+    run_call, run_trial, Driver, Episode, Redactor, Side, Transcript, TrialInput, TrialOutput,
 };
 use crate::grade::judge::{self, JudgedCall, JudgedTrial};
 use crate::grade::{grade, Grade, Judged, Observed, ObservedCall};
@@ -125,8 +125,14 @@ impl Shared {
 /// `events` is bounded: when its consumer (writing the episodes, the tables and the reports)
 /// falls behind, finished trials wait to hand over their records instead of piling up in memory.
 pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
-    let (hosts, tasks) = (runner.hosts.len(), runner.suite.tasks.len());
-    let schedule = Schedule::new(hosts, tasks, runner.config.trials, runner.config.seed);
+    // The model hosts come first; the direct host of `kind: call` tasks, if any, last.
+    let hosts = runner.hosts.len();
+    let direct = runner
+        .hosts
+        .iter()
+        .position(|h| matches!(h.driver, Driver::Direct));
+    let (model_hosts, tasks) = (direct.unwrap_or(hosts), runner.suite.tasks.len());
+    let schedule = Schedule::new(model_hosts, tasks, runner.config.trials, runner.config.seed);
     let policy = runner.policy.clone();
     // An adaptive run deals whole tasks to shards (a shard decides its tasks' looks alone).
     let by_unit = policy.is_some();
@@ -155,14 +161,29 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
         in_shard_of(runner, key)
             && (runner.done.is_empty() || !runner.done.contains(&done_key(runner, key)))
     };
-    let total = schedule.iter().filter(|k| to_run(&runner, k)).count();
+    // A model host runs the tasks a model answers; the direct host the `kind: call` tasks.
+    let by_model = |runner: &Runner, key: &TrialKey| {
+        runner.suite.tasks[key.task].kind.has_model() && to_run(runner, key)
+    };
+    let calls: Vec<TrialKey> = direct
+        .map(|host| call_keys(&runner, host))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|k| to_run(&runner, k))
+        .collect();
+    let total = calls.len() + schedule.iter().filter(|k| by_model(&runner, k)).count();
     let ready = std::mem::take(&mut runner.servers);
     // An app starts (or connects to) the side's server itself: its trials take none from the
     // pool, which then starts none ahead for them.
     let mut none_pooled = true;
-    let pooled = schedule
+    let pooled = calls
         .iter()
-        .filter(|k| to_run(&runner, k) && runner.hosts[k.host].driver.app().is_none())
+        .copied()
+        .chain(
+            schedule
+                .iter()
+                .filter(|k| by_model(&runner, k) && runner.hosts[k.host].driver.app().is_none()),
+        )
         .map(|k| (k.side, k.task))
         .inspect(|_| none_pooled = false);
     let pool = ServerPool::new(
@@ -192,12 +213,23 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
             again: shared.runner.earlier_attempts.len(),
         })
         .await;
-    let completed = match &policy {
+    // The call tasks first: cheap, exact, and their answers do not depend on a model.
+    let mut completed = run_keys(&shared, calls.into_iter(), &cancel).await;
+    completed += match &policy {
+        _ if cancel.is_cancelled() => 0,
         None => {
-            let order = schedule.iter().filter(|k| to_run(&shared.runner, k));
+            let order = schedule.iter().filter(|k| by_model(&shared.runner, k));
             run_keys(&shared, order, &cancel).await
         }
-        Some(policy) => run_looks(&shared, policy.as_ref(), &in_shard_of, &to_run, &cancel).await,
+        Some(policy) => {
+            let looks = Looks {
+                policy: policy.as_ref(),
+                hosts: model_hosts,
+                in_shard_of: &in_shard_of,
+                to_run: &to_run,
+            };
+            run_looks(&shared, looks, &cancel).await
+        }
     };
     shared.pool.shutdown().await;
     shared
@@ -232,18 +264,49 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The trials of the `kind: call` tasks on the direct host (index `host`): each task's own
+/// `trials:`, both sides of each next to each other, in task order.
+fn call_keys(runner: &Runner, host: usize) -> Vec<TrialKey> {
+    let mut keys = Vec::new();
+    for (task, t) in runner.suite.tasks.iter().enumerate() {
+        if t.kind.has_model() {
+            continue;
+        }
+        for trial in 0..t.trials.unwrap_or(1) {
+            for side in Side::BOTH {
+                keys.push(TrialKey {
+                    host,
+                    task,
+                    trial,
+                    side,
+                });
+            }
+        }
+    }
+    keys
+}
+
+/// What an adaptive run's looks go by: the stopping rule, the model hosts (the first `hosts` of
+/// the run's), and which trials this invocation runs.
+struct Looks<'a> {
+    policy: &'a dyn StoppingRule,
+    hosts: usize,
+    in_shard_of: &'a dyn Fn(&Runner, &TrialKey) -> bool,
+    to_run: &'a dyn Fn(&Runner, &TrialKey) -> bool,
+}
+
 /// An adaptive run: trials in looks of every task still running, each look's trials paired
 /// and in a seeded order of their own, and after each look the stopping rule says which tasks
 /// are settled (a budget gives its looks to the likeliest regressions first). Returns how many
-/// trials finished.
-async fn run_looks(
-    shared: &Arc<Shared>,
-    policy: &dyn StoppingRule,
-    in_shard_of: &dyn Fn(&Runner, &TrialKey) -> bool,
-    to_run: &dyn Fn(&Runner, &TrialKey) -> bool,
-    cancel: &CancellationToken,
-) -> usize {
-    let (hosts, tasks) = (shared.runner.hosts.len(), shared.runner.suite.tasks.len());
+/// trials finished. `kind: call` tasks take no part: they ran before.
+async fn run_looks(shared: &Arc<Shared>, looks: Looks<'_>, cancel: &CancellationToken) -> usize {
+    let Looks {
+        policy,
+        hosts,
+        in_shard_of,
+        to_run,
+    } = looks;
+    let tasks = shared.runner.suite.tasks.len();
     // The (host, task) units this invocation runs (a shard's own) that are not settled.
     let mut running: Vec<bool> = (0..hosts * tasks)
         .map(|u| {
@@ -253,7 +316,8 @@ async fn run_looks(
                 trial: 0,
                 side: Side::Baseline,
             };
-            in_shard_of(&shared.runner, &key)
+            shared.runner.suite.tasks[key.task].kind.has_model()
+                && in_shard_of(&shared.runner, &key)
         })
         .collect();
     // A shard's share of a trial budget: its units' share of the run's.
@@ -488,7 +552,7 @@ async fn execute(shared: &Shared, key: TrialKey) -> bool {
         judge: judged.map(|j| j.record),
     };
     let transcript = redact_transcript(&runner.redactor, transcript);
-    if let Some(policy) = &runner.policy {
+    if let (Some(policy), true) = (&runner.policy, task.kind.has_model()) {
         policy.record(&episode);
     }
     shared
@@ -517,6 +581,7 @@ async fn attempt(
     let model = match &host.driver {
         Driver::Agent(model) => model,
         Driver::App(app) => return app_attempt(shared, key, seed, app).await,
+        Driver::Direct => return direct_attempt(shared, key).await,
     };
     let lease = match shared.pool.acquire(key.side, key.task).await {
         Ok(lease) => lease,
@@ -555,6 +620,36 @@ async fn attempt(
     shared.pool.release(lease, failed).await;
     let judged = judge_output(shared, key, seed, &mut output).await;
     (output, view.specs.clone(), judged)
+}
+
+/// One attempt of a `kind: call` task's trial: its request sent to a server of the pool's.
+async fn direct_attempt(
+    shared: &Shared,
+    key: TrialKey,
+) -> (TrialOutput, Arc<[crate::host::ToolSpec]>, Option<Judged>) {
+    let task = &shared.runner.suite.tasks[key.task];
+    let lease = match shared.pool.acquire(key.side, key.task).await {
+        Ok(lease) => lease,
+        Err(e) => {
+            let output = TrialOutput {
+                infra_error: Some(crate::error::chain(&e)),
+                ..TrialOutput::default()
+            };
+            return (output, Vec::new().into(), None);
+        }
+    };
+    let timeout = shared.pool.spec(key.side).call_timeout;
+    let server = &lease.server;
+    let mut output = run_call(task, &server.connection, &server.tools, timeout).await;
+    if let Some(error) = &mut output.infra_error {
+        let tail = server.connection.stderr_tail();
+        if !tail.trim().is_empty() && !error.contains(tail.trim()) {
+            error.push_str(&format!("\n--- server stderr ---\n{}", tail.trim_end()));
+        }
+    }
+    let failed = output.infra_error.is_some();
+    shared.pool.release(lease, failed).await;
+    (output, Vec::new().into(), None)
 }
 
 /// One attempt of a trial that an app host runs itself: it starts (stdio) or connects to (HTTP)
@@ -641,16 +736,16 @@ fn build_episode(
     key: TrialKey,
     task: &Task,
     seed: u64,
-    output: TrialOutput,
+    mut output: TrialOutput,
     attempts: Vec<String>,
     started_at: String,
 ) -> Episode {
     let runner = &shared.runner;
     let host = &runner.hosts[key.host];
-    let grade = if output.infra_error.is_some() {
-        Grade::default()
-    } else {
-        grade_output(task, &output)
+    let grade = match (&output.infra_error, output.grade.take()) {
+        (Some(_), _) => Grade::default(),
+        (None, Some(grade)) => grade,
+        (None, None) => grade_output(task, &output),
     };
     let tool_errors = output.calls.iter().filter(|c| c.is_error).count() as u32;
     let protocol_errors = output

@@ -1,5 +1,6 @@
 //! Task suites: the task model and the loading and validation of task YAML files.
 
+mod call;
 mod check;
 mod demo;
 mod load;
@@ -16,6 +17,6 @@ pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use task::{
-    ArgMatcher, Expectations, ExpectedCall, JudgeSpec, ResultCheck, Task, TaskKind, TaskSet,
-    ToolName,
+    ArgMatcher, CallExpectations, CallSpec, Expectations, ExpectedCall, JudgeSpec, ResultCheck,
+    StructuredCheck, Task, TaskKind, TaskSet, ToolName,
 };

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 pub enum TaskKind {
     Tool,
     NoTool,
+    /// No model: one request (a tool call, a resource read or a prompt) per trial, sent by
+    /// mcpeval itself, and its answer checked exactly.
+    Call,
 }
 
 impl TaskKind {
@@ -17,7 +20,13 @@ impl TaskKind {
         match self {
             TaskKind::Tool => "tool",
             TaskKind::NoTool => "no-tool",
+            TaskKind::Call => "call",
         }
+    }
+
+    /// Whether a model runs the task's trials (every kind but `call`).
+    pub fn has_model(self) -> bool {
+        self != TaskKind::Call
     }
 }
 
@@ -187,6 +196,91 @@ pub struct JudgeSpec {
     pub host: String,
 }
 
+/// The one request of a `kind: call` task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallSpec {
+    /// `{tool: NAME, args: {…}}`: `tools/call`.
+    Tool {
+        name: String,
+        args: serde_json::Map<String, serde_json::Value>,
+    },
+    /// `{resource: URI}`: `resources/read`.
+    Resource { uri: String },
+    /// `{prompt: NAME, args: {…}}`: `prompts/get` (prompt arguments are strings).
+    Prompt {
+        name: String,
+        args: BTreeMap<String, String>,
+    },
+}
+
+impl CallSpec {
+    /// The request as episodes name it in `tools_called`: the tool's name, `resource:URI` or
+    /// `prompt:NAME`.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Tool { name, .. } => name.clone(),
+            Self::Resource { uri } => format!("resource:{uri}"),
+            Self::Prompt { name, .. } => format!("prompt:{name}"),
+        }
+    }
+
+    /// The arguments as JSON text (`{}` for a resource: its URI is in the label).
+    pub fn arguments_json(&self) -> String {
+        match self {
+            Self::Tool { args, .. } => serde_json::Value::Object(args.clone()).to_string(),
+            Self::Resource { uri } => serde_json::json!({ "uri": uri }).to_string(),
+            Self::Prompt { args, .. } => serde_json::to_string(args).unwrap_or_default(),
+        }
+    }
+}
+
+/// `structured: [{path, equals}]`: a JSONPath (RFC 9535) into a call's structured content;
+/// without `equals` the path must find something, with it every node it finds must equal it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StructuredCheck {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<serde_json::Value>,
+}
+
+/// What a `kind: call` task checks of its one answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CallExpectations {
+    /// A result with `isError` as given (a JSON-RPC error fails either way).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// A JSON-RPC error with this code (a result fails this).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i64>,
+    /// Texts the answer (the result's text, or the error's message) must contain
+    /// (case-insensitive).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub result_contains: Vec<String>,
+    /// Texts it must not contain (case-insensitive).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub result_not_contains: Vec<String>,
+    /// JSONPath checks of the structured content (a tool's `structuredContent`; a resource's or
+    /// a prompt's whole result).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub structured: Vec<StructuredCheck>,
+    /// The structured content validates against the tool's `outputSchema` on that side.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub output_schema: bool,
+    /// The request must be answered within this many milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_latency_ms: Option<u64>,
+}
+
+impl CallExpectations {
+    /// Whether any check is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// One task of a suite.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
@@ -198,6 +292,16 @@ pub struct Task {
     pub tools: Vec<String>,
     pub max_turns: u32,
     pub expect: Expectations,
+    /// A `kind: call` task's request (`None` for the other kinds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<CallSpec>,
+    /// A `kind: call` task's checks of the answer.
+    #[serde(default, skip_serializing_if = "CallExpectations::is_empty")]
+    pub call_expect: CallExpectations,
+    /// A `kind: call` task's trials per side (1 unless `trials:` says otherwise); `None` for the
+    /// other kinds, which run the run's `--trials`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials: Option<u32>,
     /// Where the task was defined, for messages: `tasks/demo/search.yaml:12`.
     pub source: String,
 }

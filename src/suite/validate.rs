@@ -2,11 +2,12 @@
 
 use std::collections::BTreeMap;
 
+use super::call::{call_expectations, call_spec};
 use super::check::{suggestion, Checker, Fields};
 use super::raw::{Node, Value};
 use super::task::{
-    ArgMatcher, Expectations, ExpectedCall, JudgeSpec, ResultCheck, Task, TaskKind, TaskSet,
-    ToolName,
+    ArgMatcher, CallSpec, Expectations, ExpectedCall, JudgeSpec, ResultCheck, Task, TaskKind,
+    TaskSet, ToolName,
 };
 
 const TASK_KEYS: &[&str] = &[
@@ -17,6 +18,8 @@ const TASK_KEYS: &[&str] = &[
     "tools",
     "max_turns",
     "expect",
+    "call",
+    "trials",
 ];
 const EXPECT_KEYS: &[&str] = &[
     "calls",
@@ -38,7 +41,18 @@ const CALL_KEYS: &[&str] = &["tool", "args", "result"];
 const TOOL_KEYS: &[&str] = &["any_of", "pattern"];
 const RESULT_KEYS: &[&str] = &["contains", "is_error"];
 const MATCHER_KEYS: &[&str] = &["regex", "any", "exact"];
-const KINDS: &[(&str, TaskKind)] = &[("tool", TaskKind::Tool), ("no-tool", TaskKind::NoTool)];
+const KINDS: &[(&str, TaskKind)] = &[
+    ("tool", TaskKind::Tool),
+    ("no-tool", TaskKind::NoTool),
+    ("call", TaskKind::Call),
+];
+/// The keys of a model's task that a `kind: call` task has no use for, and why.
+const NOT_FOR_CALLS: &[(&str, &str)] = &[
+    ("prompt", "no model reads a prompt"),
+    ("max_turns", "no model takes turns"),
+];
+/// Trials per side of a call task unless `trials:` says otherwise.
+const DEFAULT_CALL_TRIALS: u32 = 1;
 const SETS: &[(&str, TaskSet)] = &[
     ("regression", TaskSet::Regression),
     ("capability", TaskSet::Capability),
@@ -88,11 +102,26 @@ fn task(checker: &mut Checker<'_>, node: &Node) -> Checked {
     };
     let id_node = required(checker, &fields, "id", "task");
     let id = id_node.and_then(|v| id(checker, v).map(|id| (id, v.line, v.column)));
-    let prompt = required(checker, &fields, "prompt", "task")
-        .and_then(|v| checker.non_empty_string(v, "prompt"));
     let kind = optional(&fields, "kind", TaskKind::Tool, |v| {
         checker.choice(v, "kind", KINDS)
     });
+    if kind == Some(TaskKind::Call) {
+        let task = call_task(checker, &fields, id.as_ref(), before, node);
+        return Checked { id, task };
+    }
+    for name in ["call", "trials"] {
+        if let (Some((key, _)), Some(_)) = (fields.get(name), kind) {
+            checker.error(
+                key,
+                format!(
+                    "`{name}` belongs to `kind: call` tasks (a model's task runs the run's \
+                     `--trials` and is asked through `prompt`)"
+                ),
+            );
+        }
+    }
+    let prompt = required(checker, &fields, "prompt", "task")
+        .and_then(|v| checker.non_empty_string(v, "prompt"));
     let set = optional(&fields, "set", TaskSet::Regression, |v| {
         checker.choice(v, "set", SETS)
     });
@@ -136,11 +165,67 @@ fn task(checker: &mut Checker<'_>, node: &Node) -> Checked {
                 tools,
                 max_turns,
                 expect,
+                call: None,
+                call_expect: Default::default(),
+                trials: None,
                 source,
             });
         }
     }
     Checked { id, task }
+}
+
+/// A `kind: call` task: its request, its checks and its trials; no prompt, no model.
+fn call_task(
+    checker: &mut Checker<'_>,
+    fields: &Fields<'_>,
+    id: Option<&(String, usize, usize)>,
+    before: usize,
+    node: &Node,
+) -> Option<Task> {
+    for (name, why) in NOT_FOR_CALLS {
+        if let Some((key, _)) = fields.get(name) {
+            checker.error(
+                key,
+                format!("`{name}` does not apply to a `kind: call` task: {why}"),
+            );
+        }
+    }
+    let call = required(checker, fields, "call", "a `kind: call` task")
+        .and_then(|v| call_spec(checker, v));
+    let set = optional(fields, "set", TaskSet::Regression, |v| {
+        checker.choice(v, "set", SETS)
+    });
+    let tools = fields
+        .get("tools")
+        .map(|(_, v)| checker.string_list(v, "tools"));
+    let trials = optional(fields, "trials", DEFAULT_CALL_TRIALS, |v| {
+        checker.integer(v, "trials", 1..=1000)
+    });
+    let expect = required(checker, fields, "expect", "a `kind: call` task")
+        .and_then(|v| call_expectations(checker, fields.get("expect")?.0, v));
+    if checker.count() > before {
+        return None;
+    }
+    let (call, set, trials, call_expect) = (call?, set?, trials?, expect?);
+    let tools = match (tools, &call) {
+        (Some(Some(tools)), _) => tools,
+        (_, CallSpec::Tool { name, .. }) => vec![name.clone()],
+        _ => Vec::new(),
+    };
+    Some(Task {
+        id: id?.0.clone(),
+        prompt: String::new(),
+        kind: TaskKind::Call,
+        set,
+        tools,
+        max_turns: 0,
+        expect: Expectations::default(),
+        call: Some(call),
+        call_expect,
+        trials: Some(trials),
+        source: format!("{}:{}", checker.file().display(), node.line),
+    })
 }
 
 /// The value of a required key, or a "missing" diagnostic.

@@ -7,7 +7,7 @@ use super::cells::Cell;
 use super::model::{Comparison, Detectable, Row, Usage, SUITE};
 use super::planning::{suite_scopes, Pending, Planner};
 use super::suite_rows::suite_rows;
-use super::task_rows::task_rows;
+use super::task_rows::{exact_rows, task_rows};
 use super::EpisodeFacts;
 use crate::analysis::adaptive::{Design, Looks, UnitOutcome};
 use crate::analysis::verdict::{decide, margin, Level, Scope, TestName, Verdict};
@@ -140,10 +140,15 @@ impl Collector {
     /// The comparison of the episodes counted so far: every row tested, adjusted, judged and
     /// planned. More episodes may be added afterwards (live reports during a run).
     pub fn comparison(&self, stats: &StatsConfig, seed: u64) -> Result<Comparison, StatsError> {
-        let level = Level::new(stats, self.hosts.len());
+        // The hosts of models: the `kind: call` tasks' host takes no share of the level (its rows
+        // are compared exactly, with no test).
+        let model_hosts = (self.hosts.values())
+            .filter(|cells| cells.values().any(|c| c.kind.has_model()))
+            .count();
+        let level = Level::new(stats, model_hosts);
         let mut planner = Planner::new(stats);
         let design = match &self.adaptive {
-            Some(_) => Some(Design::new(stats, self.hosts.len())?),
+            Some(_) => Some(Design::new(stats, model_hosts)?),
             None => None,
         };
         let (mut rows, mut tasks, mut detectable) = (Vec::new(), Vec::new(), Vec::new());
@@ -154,10 +159,17 @@ impl Collector {
                 Some(a) => a.suite_cells.get(host).unwrap_or(cells),
                 None => cells,
             };
-            let members: Vec<(&Cell, _)> =
-                suite_cells.values().map(|c| (c, (c.kind, c.set))).collect();
+            let members: Vec<(&Cell, _)> = (suite_cells.values())
+                .filter(|c| c.kind.has_model())
+                .map(|c| (c, (c.kind, c.set)))
+                .collect();
             let kinds: Vec<_> = members.iter().map(|(_, ks)| *ks).collect();
-            for scope in suite_scopes(&kinds) {
+            // A host of call tasks only has no suite rows.
+            let scopes = match kinds.is_empty() {
+                true => Vec::new(),
+                false => suite_scopes(&kinds),
+            };
+            for scope in scopes {
                 let in_scope: Vec<&Cell> = members
                     .iter()
                     .filter(|(_, (kind, set))| scope.holds(*kind, *set))
@@ -166,6 +178,11 @@ impl Collector {
                 pending.extend(suite_rows(&ctx, scope, &in_scope)?);
             }
             for (task, cell) in cells {
+                if !cell.kind.has_model() {
+                    pending.extend(exact_rows(&ctx, task, cell));
+                    tasks.push(cell.outcome(task, host));
+                    continue;
+                }
                 let mut task_pending = task_rows(&ctx, task, cell)?;
                 if let (Some(adaptive), Some(design)) = (&self.adaptive, &design) {
                     let outcome = adaptive

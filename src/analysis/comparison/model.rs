@@ -61,9 +61,11 @@ pub struct Row {
 }
 
 impl Row {
-    /// Whether a test ran (both sides had episodes and the metric has a test).
+    /// Whether a test ran (both sides had episodes and the metric has a test), or the row was
+    /// compared exactly (a `kind: call` task with episodes on both sides).
     pub fn tested(&self) -> bool {
         self.p_value.is_some()
+            || (self.test == TestName::Exact && self.n_baseline > 0 && self.n_candidate > 0)
     }
 
     /// Whether this is a suite row (any scope).

@@ -4,7 +4,7 @@
 use super::build::{relative, with_delta, Context};
 use super::cells::{mean, sd, Cell};
 use super::planning::{Pending, Plan};
-use crate::analysis::verdict::{Scope, TestName};
+use crate::analysis::verdict::{Scope, TestName, Verdict};
 use crate::config::Metric;
 use crate::stats::{
     compare_counts, compare_success, pass_at_k, pass_hat_k, Proportion, StatsError,
@@ -14,6 +14,29 @@ use crate::stats::{
 /// (a model without reasoning would add a row of zeros to every task).
 pub(super) fn reported(metric: Metric, sides: [&[f64]; 2]) -> bool {
     metric != Metric::ReasoningTokens || sides.iter().any(|s| s.iter().any(|v| *v != 0.0))
+}
+
+/// The row of a `kind: call` task: its success compared exactly, no test. A check that passes on
+/// every baseline trial and fails on every candidate trial is a regression, the other way round
+/// an improvement; the same outcome on every trial of both sides is no change; a check that
+/// passes on some trials and fails on others is inconclusive (the server answers it unevenly).
+pub(super) fn exact_rows(ctx: &Context, task: &str, cell: &Cell) -> Vec<Pending> {
+    let [b_side, c_side] = &cell.sides;
+    let n = (b_side.len(), c_side.len());
+    let rates = |s: &super::cells::SideValues| {
+        (s.len() > 0).then(|| s.successes() as f64 / s.len() as f64)
+    };
+    let (b, c) = (rates(b_side), rates(c_side));
+    let mut row = ctx.row(task, Scope::Task, Metric::Success, n, (b, c));
+    row.test = TestName::Exact;
+    row.margin = None;
+    row.verdict = match (b, c) {
+        (Some(1.0), Some(0.0)) => Verdict::Regression,
+        (Some(0.0), Some(1.0)) => Verdict::Improvement,
+        (Some(b), Some(c)) if b == c && (b == 0.0 || b == 1.0) => Verdict::NoChange,
+        _ => Verdict::Inconclusive,
+    };
+    vec![Pending::untested(row)]
 }
 
 pub(super) fn task_rows(

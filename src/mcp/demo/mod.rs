@@ -3,6 +3,7 @@
 mod args;
 mod catalogue;
 mod data;
+mod extras;
 mod handler;
 mod serve;
 #[cfg(test)]

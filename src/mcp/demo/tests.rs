@@ -27,7 +27,7 @@ fn args(value: Value) -> Option<Map<String, Value>> {
 /// Calls a tool and returns (is_error, text), failing the test on anything but a result.
 async fn call(conn: &McpConnection, tool: &str, arguments: Value) -> (bool, String) {
     match conn.call_tool(tool, args(arguments), TIMEOUT).await {
-        Ok(CallOutcome::Result { is_error, text }) => (is_error, text),
+        Ok(CallOutcome::Result { is_error, text, .. }) => (is_error, text),
         other => panic!("{tool}: expected a result, got {other:?}"),
     }
 }

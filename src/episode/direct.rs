@@ -1,0 +1,114 @@
+//! A `kind: call` task's trial: mcpeval sends its one request (a tool call, a resource read or a
+//! prompt) to the side's server itself, no model involved, and grades the answer exactly.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::{recorded_result, ToolCallRecord, TrialOutput};
+use crate::grade::{grade_call, CallAnswer};
+use crate::mcp::{CallOutcome, McpConnection};
+use crate::suite::{CallSpec, Task};
+
+/// The host name (and model) of call tasks' episodes: no model runs them.
+pub const DIRECT_HOST: &str = "direct";
+
+/// Sends the task's request and grades the answer. A server that cannot be reached or dies is an
+/// infrastructure error; every answer, error or not, is graded.
+pub async fn run_call(
+    task: &Task,
+    server: &McpConnection,
+    tools: &[rmcp::model::Tool],
+    timeout: Duration,
+) -> TrialOutput {
+    let mut out = TrialOutput {
+        model: Some(DIRECT_HOST.to_owned()),
+        ..TrialOutput::default()
+    };
+    let Some(call) = &task.call else {
+        out.infra_error = Some(format!("task `{}` has no request to send", task.id));
+        return out;
+    };
+    let started = Instant::now();
+    let outcome = match call {
+        CallSpec::Tool { name, args } => server.call_tool(name, Some(args.clone()), timeout).await,
+        CallSpec::Resource { uri } => server.read_resource(uri).await,
+        CallSpec::Prompt { name, args } => server.get_prompt(name, args, timeout).await,
+    };
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    out.latency_ms = latency_ms;
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            out.infra_error = Some(crate::error::chain(&e));
+            return out;
+        }
+    };
+    let text = answer_text(call, &outcome, timeout);
+    let output_schema = match call {
+        CallSpec::Tool { name, .. } => tools
+            .iter()
+            .find(|t| t.name == name.as_str())
+            .and_then(|t| t.output_schema.as_ref())
+            .map(|s| Value::Object((**s).clone())),
+        _ => None,
+    };
+    let answer = CallAnswer {
+        outcome: &outcome,
+        text: &text,
+        latency_ms,
+        output_schema: output_schema.as_ref(),
+    };
+    out.grade = Some(grade_call(&task.call_expect, &answer));
+    let (is_error, error_code, error_kind) = match &outcome {
+        CallOutcome::Result { is_error, .. } => (*is_error, None, is_error.then_some("tool")),
+        CallOutcome::ProtocolError { code, .. } => (true, Some(*code), Some("protocol")),
+        CallOutcome::Timeout => (true, None, Some("timeout")),
+    };
+    out.calls.push(ToolCallRecord {
+        index: 0,
+        tool: call.label(),
+        arguments: call.arguments_json(),
+        is_error,
+        error_code,
+        error_kind: error_kind.map(str::to_owned),
+        latency_ms,
+        result: recorded_result(&text),
+    });
+    out
+}
+
+/// The answer as text: a tool's result text; a resource's contents (text, or blobs as JSON); a
+/// prompt's messages; an error's `Error CODE: message`.
+fn answer_text(call: &CallSpec, outcome: &CallOutcome, timeout: Duration) -> String {
+    match outcome {
+        CallOutcome::Result {
+            text, structured, ..
+        } => {
+            let joined = match (call, structured) {
+                (CallSpec::Resource { .. }, Some(result)) => texts(&result["contents"], |c| {
+                    c.get("text").and_then(Value::as_str).map(str::to_owned)
+                }),
+                (CallSpec::Prompt { .. }, Some(result)) => texts(&result["messages"], |m| {
+                    m.pointer("/content/text")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                }),
+                _ => None,
+            };
+            joined.unwrap_or_else(|| text.clone())
+        }
+        CallOutcome::ProtocolError { code, message, .. } => format!("Error {code}: {message}"),
+        CallOutcome::Timeout => format!("no answer within {} ms", timeout.as_millis()),
+    }
+}
+
+/// The items of a JSON list as text, each by `text_of` or else as JSON, joined by newlines.
+fn texts(list: &Value, text_of: impl Fn(&Value) -> Option<String>) -> Option<String> {
+    let items = list.as_array()?;
+    let parts: Vec<String> = items
+        .iter()
+        .map(|item| text_of(item).unwrap_or_else(|| item.to_string()))
+        .collect();
+    Some(parts.join("\n"))
+}

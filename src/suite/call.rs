@@ -1,0 +1,221 @@
+//! Validation of `kind: call` tasks: the request (`call:`) and the checks of its answer.
+
+use std::collections::BTreeMap;
+
+use super::check::Checker;
+use super::raw::{Node, Value};
+use super::task::{CallExpectations, CallSpec, StructuredCheck};
+
+const CALL_SPEC_KEYS: &[&str] = &["tool", "resource", "prompt", "args"];
+pub(crate) const CALL_EXPECT_KEYS: &[&str] = &[
+    "is_error",
+    "error_code",
+    "result_contains",
+    "result_not_contains",
+    "structured",
+    "output_schema",
+    "max_latency_ms",
+];
+/// The graders of a model's trial: named when a call task sets one.
+const MODEL_ONLY: &[(&str, &str)] = &[
+    ("calls", "the request is `call:`"),
+    ("ordered", "the request is `call:`"),
+    ("forbidden_tools", "the request is `call:`"),
+    ("no_tool", "the request is `call:`"),
+    ("answer_contains", "use `result_contains`"),
+    ("answer_not_contains", "use `result_not_contains`"),
+    ("answer_regex", "use `result_contains` or `structured`"),
+    ("max_tool_calls", "it makes one request"),
+    ("min_tool_calls", "it makes one request"),
+    ("judge", "its answer is checked exactly"),
+];
+const STRUCTURED_KEYS: &[&str] = &["path", "equals"];
+
+/// `call: {tool: NAME, args: {…}}`, `{resource: URI}` or `{prompt: NAME, args: {…}}`.
+pub(crate) fn call_spec(checker: &mut Checker<'_>, node: &Node) -> Option<CallSpec> {
+    let before = checker.count();
+    let fields = checker.fields(node, "`call`", Some(CALL_SPEC_KEYS))?;
+    let targets: Vec<&str> = ["tool", "resource", "prompt"]
+        .into_iter()
+        .filter(|k| fields.get(k).is_some())
+        .collect();
+    if targets.len() != 1 {
+        let got = match targets.len() {
+            0 => "none".to_owned(),
+            _ => targets.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" and "),
+        };
+        checker.error(
+            node,
+            format!("`call` takes one of `tool`, `resource` or `prompt`, got {got}"),
+        );
+        return None;
+    }
+    let args = fields.get("args").map(|(_, v)| v);
+    let spec = match targets[0] {
+        "tool" => {
+            let name = checker.non_empty_string(fields.get("tool")?.1, "call.tool");
+            let args = match args {
+                Some(value) => match checker.json(value)? {
+                    serde_json::Value::Object(map) => Some(map),
+                    _ => {
+                        checker.wrong_type(value, "call.args", "a mapping of arguments");
+                        None
+                    }
+                },
+                None => Some(serde_json::Map::new()),
+            };
+            CallSpec::Tool {
+                name: name?,
+                args: args?,
+            }
+        }
+        "resource" => {
+            if let Some(value) = args {
+                checker.error(value, "a resource read takes no `args` (its URI says it all)");
+            }
+            let uri = checker.non_empty_string(fields.get("resource")?.1, "call.resource")?;
+            CallSpec::Resource { uri }
+        }
+        _ => {
+            let name = checker.non_empty_string(fields.get("prompt")?.1, "call.prompt");
+            let args = match args {
+                Some(value) => prompt_args(checker, value),
+                None => Some(BTreeMap::new()),
+            };
+            CallSpec::Prompt {
+                name: name?,
+                args: args?,
+            }
+        }
+    };
+    (checker.count() == before).then_some(spec)
+}
+
+/// A prompt's arguments: strings, as `prompts/get` takes them.
+fn prompt_args(checker: &mut Checker<'_>, node: &Node) -> Option<BTreeMap<String, String>> {
+    let fields = checker.fields(node, "`call.args`", None)?;
+    let mut args = BTreeMap::new();
+    let mut ok = true;
+    for (name, _, value) in &fields.entries {
+        match &value.value {
+            Value::Str(s) => drop(args.insert((*name).to_owned(), s.clone())),
+            _ => {
+                let arg = format!("call.args.{name}");
+                checker.wrong_type(value, &arg, "a string (prompt arguments are strings)");
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(args)
+}
+
+/// The `expect` of a call task: what its one answer must be.
+pub(crate) fn call_expectations(
+    checker: &mut Checker<'_>,
+    key: &Node,
+    node: &Node,
+) -> Option<CallExpectations> {
+    let before = checker.count();
+    // The model's graders get a message of their own, not "unknown key".
+    if let Value::Map(entries) = &node.value {
+        for (k, _) in entries {
+            if let Value::Str(name) = &k.value {
+                if let Some((_, instead)) = MODEL_ONLY.iter().find(|(m, _)| m == name) {
+                    checker.error(
+                        k,
+                        format!("`{name}` grades a model's trial; a `kind: call` task has no model ({instead})"),
+                    );
+                }
+            }
+        }
+    }
+    let mut known: Vec<&str> = CALL_EXPECT_KEYS.to_vec();
+    known.extend(MODEL_ONLY.iter().map(|(k, _)| *k));
+    let fields = checker.fields(node, "`expect`", Some(&known))?;
+    let mut expect = CallExpectations::default();
+    if let Some((_, value)) = fields.get("is_error") {
+        expect.is_error = checker.boolean(value, "is_error");
+    }
+    if let Some((_, value)) = fields.get("error_code") {
+        expect.error_code = match value.value {
+            Value::Int(n) => Some(n),
+            Value::UInt(n) => i64::try_from(n).ok(),
+            _ => None,
+        };
+        if expect.error_code.is_none() {
+            checker.wrong_type(value, "error_code", "an integer (a JSON-RPC error code)");
+        }
+    }
+    if let (Some(true), Some(_)) = (expect.is_error, expect.error_code) {
+        let (k, _) = fields.get("error_code")?;
+        checker.error(
+            k,
+            "`is_error: true` expects a result and `error_code` a JSON-RPC error: set one",
+        );
+    }
+    if let Some((_, value)) = fields.get("result_contains") {
+        expect.result_contains = checker
+            .string_list(value, "result_contains")
+            .unwrap_or_default();
+    }
+    if let Some((_, value)) = fields.get("result_not_contains") {
+        expect.result_not_contains = checker
+            .string_list(value, "result_not_contains")
+            .unwrap_or_default();
+    }
+    if let Some((_, value)) = fields.get("structured") {
+        expect.structured = structured(checker, value).unwrap_or_default();
+    }
+    if let Some((_, value)) = fields.get("output_schema") {
+        expect.output_schema = checker.boolean(value, "output_schema").unwrap_or_default();
+    }
+    if let Some((_, value)) = fields.get("max_latency_ms") {
+        expect.max_latency_ms = checker
+            .integer(value, "max_latency_ms", 1..=u32::MAX)
+            .map(u64::from);
+    }
+    if checker.count() > before {
+        return None;
+    }
+    if expect.is_empty() {
+        let keys: Vec<String> = CALL_EXPECT_KEYS.iter().map(|k| format!("`{k}`")).collect();
+        let message = format!("`expect` sets no check: set one of {}", keys.join(", "));
+        checker.error(key, message);
+        return None;
+    }
+    Some(expect)
+}
+
+/// `structured: [{path: "$.a.b", equals: …}]`.
+fn structured(checker: &mut Checker<'_>, node: &Node) -> Option<Vec<StructuredCheck>> {
+    let Value::Seq(items) = &node.value else {
+        checker.wrong_type(node, "structured", "a list of `{path, equals}` checks");
+        return None;
+    };
+    let checks: Vec<Option<StructuredCheck>> = items
+        .iter()
+        .map(|item| {
+            let fields = checker.fields(item, "a `structured` check", Some(STRUCTURED_KEYS))?;
+            let Some((_, path_node)) = fields.get("path") else {
+                checker.missing(&fields, "path", "a `structured` check");
+                return None;
+            };
+            let path = checker.non_empty_string(path_node, "structured.path")?;
+            if let Err(e) = serde_json_path::JsonPath::parse(&path) {
+                let why = e.to_string();
+                let why = why.lines().next().unwrap_or_default();
+                checker.error(
+                    path_node,
+                    format!("invalid JSONPath in `structured.path`: {why} (a path starts at `$`, as `$.issue.state`)"),
+                );
+                return None;
+            }
+            let equals = match fields.get("equals") {
+                Some((_, value)) => Some(checker.json(value)?),
+                None => None,
+            };
+            Some(StructuredCheck { path, equals })
+        })
+        .collect();
+    checks.into_iter().collect()
+}
