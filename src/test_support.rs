@@ -100,6 +100,7 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         seed: 42,
         trials: 1,
         tasks: vec!["t".into()],
+        call_trials: Default::default(),
         trigger: None,
         trigger_changes: Vec::new(),
         started_at: "2026-11-30T00:00:00Z".into(),

@@ -48,7 +48,12 @@ impl Face for Console {
             config.baseline.display(),
             config.candidate.display()
         );
-        let calls = job.suite.tasks.iter().filter(|t| !t.kind.has_model()).count();
+        let calls = job
+            .suite
+            .tasks
+            .iter()
+            .filter(|t| !t.kind.has_model())
+            .count();
         let models = job.suite.tasks.len() - calls;
         if calls > 0 {
             errln!(

@@ -176,6 +176,9 @@ mod tests {
                     .collect(),
                 ..Default::default()
             },
+            call: None,
+            call_expect: Default::default(),
+            trials: None,
             source: "t.yaml:1".into(),
         }
     }

@@ -35,10 +35,16 @@ pub fn grade_call(expect: &CallExpectations, answer: &CallAnswer<'_>) -> Grade {
         checks.push(result_contains(&expect.result_contains, answer.text));
     }
     if !expect.result_not_contains.is_empty() {
-        checks.push(result_not_contains(&expect.result_not_contains, answer.text));
+        checks.push(result_not_contains(
+            &expect.result_not_contains,
+            answer.text,
+        ));
     }
     if !expect.structured.is_empty() {
-        checks.push(structured(&expect.structured, structured_of(answer.outcome)));
+        checks.push(structured(
+            &expect.structured,
+            structured_of(answer.outcome),
+        ));
     }
     if expect.output_schema {
         checks.push(output_schema(
@@ -353,7 +359,9 @@ mod tests {
         };
         let g = grade(expect.clone(), &wrong, None);
         assert!(!g.success);
-        assert!(g.checks[0].explanation.contains("got JSON-RPC error -32002"));
+        assert!(g.checks[0]
+            .explanation
+            .contains("got JSON-RPC error -32002"));
         let g = grade(expect, &result(true, "x", None), None);
         assert!(g.checks[0]
             .explanation
@@ -367,8 +375,19 @@ mod tests {
             result_not_contains: vec!["stack trace".into()],
             ..Default::default()
         };
-        assert!(grade(expect.clone(), &result(true, "issue 9 not found", None), None).success);
-        let g = grade(expect, &result(true, "panic: stack trace follows", None), None);
+        assert!(
+            grade(
+                expect.clone(),
+                &result(true, "issue 9 not found", None),
+                None
+            )
+            .success
+        );
+        let g = grade(
+            expect,
+            &result(true, "panic: stack trace follows", None),
+            None,
+        );
         assert!(!g.success);
         let failed: Vec<&str> = g
             .checks
@@ -414,7 +433,10 @@ mod tests {
             ..Default::default()
         };
         let g = grade(none, &result(false, "text only", None), None);
-        assert_eq!(g.checks[0].explanation, "the answer has no structured content");
+        assert_eq!(
+            g.checks[0].explanation,
+            "the answer has no structured content"
+        );
     }
 
     #[test]

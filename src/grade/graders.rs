@@ -357,6 +357,9 @@ mod tests {
             tools: Vec::new(),
             max_turns: 8,
             expect: serde_json::from_value(expect).unwrap(),
+            call: None,
+            call_expect: Default::default(),
+            trials: None,
             source: "t.yaml:1".into(),
         }
     }

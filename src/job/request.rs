@@ -267,7 +267,11 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         let results = results_dir(request, &config);
         Arc::new(ResponseCache::new(results.join(CACHE_DIR)))
     });
-    let hosts = rate_limited(cached(build_hosts(&config)?, cache.as_ref()));
+    // A suite of call tasks only needs no model: no host is built (nor its API key asked for).
+    let hosts = match suite.tasks.iter().any(|t| t.kind.has_model()) {
+        true => rate_limited(cached(build_hosts(&config)?, cache.as_ref())),
+        false => Vec::new(),
+    };
     let congestion: Vec<(String, Arc<Congestion>)> = hosts
         .iter()
         .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))

@@ -168,6 +168,9 @@ impl RunJob {
             seed: config.seed,
             trials: config.trials,
             tasks: self.suite.tasks.iter().map(|t| t.id.clone()).collect(),
+            call_trials: (self.suite.tasks.iter())
+                .filter_map(|t| Some((t.id.clone(), t.trials.filter(|_| !t.kind.has_model())?)))
+                .collect(),
             trigger: match (&self.trigger, previous) {
                 (Some((summary, _)), _) => Some(summary.clone()),
                 (None, Some(p)) => p.trigger.clone(),

@@ -440,7 +440,10 @@ fn facts(out: &mut String, report: &Report) {
             } else if h.program.is_some() {
                 app_host(h)
             } else if h.name == crate::episode::DIRECT_HOST {
-                format!("`{}` (the call tasks: mcpeval's own requests, no model)", h.name)
+                format!(
+                    "`{}` (the call tasks: mcpeval's own requests, no model)",
+                    h.name
+                )
             } else {
                 format!("`{}` ({})", h.name, h.model)
             }
@@ -456,8 +459,9 @@ fn facts(out: &mut String, report: &Report) {
             "{} per task and side; call tasks as many as their `trials:` say (1 unless set)",
             info.trials
         ),
-        (false, true) => "as many per call task and side as its `trials:` says (1 unless set)"
-            .to_owned(),
+        (false, true) => {
+            "as many per call task and side as its `trials:` says (1 unless set)".to_owned()
+        }
     };
     let _ = writeln!(out, "| trials | {trials}, seed {} |", info.seed);
     let _ = writeln!(
@@ -581,7 +585,11 @@ fn verdict_mark(v: Verdict) -> String {
 }
 
 fn suite(out: &mut String, c: &Comparison) {
-    for host in hosts(c) {
+    // A host of call tasks only has no suite rows.
+    for host in hosts(c)
+        .into_iter()
+        .filter(|h| c.suite_rows(h).next().is_some())
+    {
         let _ = writeln!(
             out,
             "## Suite · `{host}`\n\nThe tasks are strata and every trial counts: rates by the \

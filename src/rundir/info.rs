@@ -173,6 +173,10 @@ pub struct RunInfo {
     pub seed: u64,
     pub trials: u32,
     pub tasks: Vec<String>,
+    /// The `kind: call` tasks among `tasks`, with their trials per side (they run on the host
+    /// `direct`, not on the model hosts).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub call_trials: std::collections::BTreeMap<String, u32>,
     /// What triggered the run, in words (`None`: it ran the whole suite unprompted).
     #[serde(default)]
     pub trigger: Option<String>,

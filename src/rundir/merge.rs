@@ -16,7 +16,7 @@ use super::jsonl::{
 };
 use super::tables::TableWriter;
 use super::{config_differences, Deal, RunStatus, Shard, Unit};
-use crate::episode::{Episode, Side};
+use crate::episode::{Episode, Side, DIRECT_HOST};
 
 /// Why shards were not merged.
 #[derive(Debug, thiserror::Error)]
@@ -118,6 +118,8 @@ struct Layout {
     host_names: Vec<String>,
     trials: u32,
     deal: Deal,
+    /// The call tasks' trials per side (they run on the direct host only).
+    call_trials: BTreeMap<String, u32>,
 }
 
 impl Layout {
@@ -141,6 +143,7 @@ impl Layout {
             },
             host_names,
             trials: info.trials,
+            call_trials: info.call_trials.clone(),
         }
     }
 
@@ -463,9 +466,18 @@ fn missing_units(parts: &[Part], layout: &Layout, index: &Index) -> Option<Strin
         return None;
     }
     let mut missing: Vec<Key> = Vec::new();
-    for task in layout.tasks.values() {
+    let direct = layout.hosts.get(DIRECT_HOST).copied();
+    for (task_id, task) in &layout.tasks {
+        // A call task runs on the direct host only, as many trials as it says; the other tasks
+        // on every other host.
+        let call = layout.call_trials.get(task_id).copied();
         for host in layout.hosts.values() {
-            for trial in 0..layout.trials {
+            let trials = match (call, Some(*host) == direct) {
+                (Some(trials), true) => trials,
+                (None, false) => layout.trials,
+                _ => 0,
+            };
+            for trial in 0..trials {
                 for side in Side::BOTH {
                     let key = Key {
                         task: *task,

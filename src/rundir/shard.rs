@@ -521,6 +521,9 @@ mod tests {
             tools: Vec::new(),
             max_turns: 4,
             expect: Default::default(),
+            call: None,
+            call_expect: Default::default(),
+            trials: None,
             source: source.into(),
         }
     }

@@ -42,7 +42,11 @@ pub(crate) fn call_spec(checker: &mut Checker<'_>, node: &Node) -> Option<CallSp
     if targets.len() != 1 {
         let got = match targets.len() {
             0 => "none".to_owned(),
-            _ => targets.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" and "),
+            _ => targets
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(" and "),
         };
         checker.error(
             node,
@@ -71,7 +75,10 @@ pub(crate) fn call_spec(checker: &mut Checker<'_>, node: &Node) -> Option<CallSp
         }
         "resource" => {
             if let Some(value) = args {
-                checker.error(value, "a resource read takes no `args` (its URI says it all)");
+                checker.error(
+                    value,
+                    "a resource read takes no `args` (its URI says it all)",
+                );
             }
             let uri = checker.non_empty_string(fields.get("resource")?.1, "call.resource")?;
             CallSpec::Resource { uri }

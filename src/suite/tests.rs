@@ -165,7 +165,7 @@ const BAD: &[(&str, usize, usize, &str)] = &[
         "bad-kind.yaml",
         4,
         7,
-        "invalid kind `chat` (expected one of `tool`, `no-tool`)",
+        "invalid kind `chat` (expected one of `tool`, `no-tool`, `call`)",
     ),
     (
         "missing-prompt.yaml",
@@ -256,7 +256,7 @@ fn every_problem_in_a_file_is_reported() {
     let expected = [
         "t.yaml:1:5: invalid id `Bad`",
         "t.yaml:2:9: `prompt` must be a string, got an integer (quote it)",
-        "t.yaml:3:7: invalid kind `tools` (expected one of `tool`, `no-tool`)",
+        "t.yaml:3:7: invalid kind `tools` (expected one of `tool`, `no-tool`, `call`)",
         "t.yaml:4:6: invalid set `smoke` (expected one of `regression`, `capability`)",
         "t.yaml:5:12: `max_turns` must be between 1 and 100, got 101",
         "t.yaml:6:8: `tools` must be a list of strings, got a string",

@@ -10,6 +10,7 @@ mod adaptive_false_alarm;
 mod anthropic_host;
 mod budget;
 mod cache;
+mod call_tasks;
 mod claude_code_host;
 mod codex_host;
 mod config_file;

@@ -40,7 +40,7 @@ async fn exercise(spec: &ServerSpec, release: &str, expected_era: &str) {
         .await
         .unwrap()
     {
-        mcpeval::mcp::CallOutcome::Result { is_error, text } => {
+        mcpeval::mcp::CallOutcome::Result { is_error, text, .. } => {
             assert!(!is_error, "{text}");
             assert!(text.contains("uploading a large photo"), "{text}");
         }

@@ -24,7 +24,7 @@ pub(super) fn exact_rows(ctx: &Context, task: &str, cell: &Cell) -> Vec<Pending>
     let [b_side, c_side] = &cell.sides;
     let n = (b_side.len(), c_side.len());
     let rates = |s: &super::cells::SideValues| {
-        (s.len() > 0).then(|| s.successes() as f64 / s.len() as f64)
+        (!s.is_empty()).then(|| s.successes() as f64 / s.len() as f64)
     };
     let (b, c) = (rates(b_side), rates(c_side));
     let mut row = ctx.row(task, Scope::Task, Metric::Success, n, (b, c));

@@ -57,7 +57,11 @@ fn not_found(release: Release, uri: &str) -> ErrorData {
 }
 
 /// `resources/read`.
-pub fn read(release: Release, tracker: &Tracker, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+pub fn read(
+    release: Release,
+    tracker: &Tracker,
+    uri: &str,
+) -> Result<ReadResourceResult, ErrorData> {
     let value: Value = if uri == PROJECTS_URI {
         tracker.list_projects()
     } else {
@@ -72,7 +76,8 @@ pub fn read(release: Release, tracker: &Tracker, uri: &str) -> Result<ReadResour
         }
         issue
     };
-    let contents = ResourceContents::text(value.to_string(), uri).with_mime_type("application/json");
+    let contents =
+        ResourceContents::text(value.to_string(), uri).with_mime_type("application/json");
     Ok(ReadResourceResult::new(vec![contents]))
 }
 
@@ -95,7 +100,9 @@ pub fn prompt(
             Value::Number(n) => n.as_i64(),
             _ => None,
         })
-        .ok_or_else(|| ErrorData::invalid_params("argument `id` (an issue number) is required", None))?;
+        .ok_or_else(|| {
+            ErrorData::invalid_params("argument `id` (an issue number) is required", None)
+        })?;
     let issue = tracker
         .get(id)
         .map_err(|e| ErrorData::invalid_params(e.0, None))?;
@@ -105,6 +112,8 @@ pub fn prompt(
         _ => "suggest its priority (low, medium, high or urgent), who should own it and what the next step is",
     };
     let text = format!("Triage issue #{id} \"{title}\": {ask}.\n\nThe issue:\n{issue}");
-    Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-        .with_description(format!("Triage of issue #{id}")))
+    Ok(
+        GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+            .with_description(format!("Triage of issue #{id}")),
+    )
 }

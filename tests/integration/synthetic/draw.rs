@@ -82,7 +82,7 @@ pub fn draw_episode(
 ) -> Episode {
     let mut e = episode(run_id, &m.def, side, trial);
     let calls = match m.def.kind {
-        TaskKind::NoTool => u32::from(rng.random_bool(m.false_call)),
+        TaskKind::NoTool | TaskKind::Call => u32::from(rng.random_bool(m.false_call)),
         TaskKind::Tool => {
             let r: f64 = rng.random();
             let c = if r < 0.15 {

@@ -87,7 +87,7 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
     };
     let tools: &[&str] = match kind {
         TaskKind::Tool => &["search_issues"],
-        TaskKind::NoTool => &[],
+        TaskKind::NoTool | TaskKind::Call => &[],
     };
     set_calls(&mut e, tools);
     set_tokens(
@@ -112,7 +112,7 @@ fn passed(kind: TaskKind) -> Grade {
             passed: true,
             explanation: "expected `search_issues` with project=apollo, got it".into(),
         },
-        TaskKind::NoTool => Check {
+        TaskKind::NoTool | TaskKind::Call => Check {
             grader: "no_tool".into(),
             passed: true,
             explanation: "no tool was called".into(),
@@ -222,6 +222,7 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
             notes: Vec::new(),
         }],
         judges: Vec::new(),
+        call_trials: Default::default(),
         seed: SEED,
         trials,
         tasks,
