@@ -561,6 +561,31 @@ pub enum TasksAction {
         #[arg(long, value_name = "DIR|FILE")]
         suite: Vec<PathBuf>,
     },
+    /// Write call tasks for the input schemas a diff narrowed: for each enum narrowed, bound or
+    /// length tightened, pattern added, type changed, parameter made required or
+    /// `additionalProperties: false`, calls with values the baseline's schema accepts and the
+    /// candidate's refuses (`…-refused-N`) and values on the border of both (`…-border-N`), each
+    /// value checked against both schemas and expecting a result without isError. Other
+    /// arguments come from the schema (examples, defaults, enums, formats, bounds), never from a
+    /// model. Run them with `mcpeval run --suite DIR/boundary.yaml`: the refused values fail on
+    /// the candidate. Exit 2 for an unreadable diff or snapshot.
+    Boundary {
+        /// A diff written by `mcpeval diff --out DIFF.json`.
+        #[arg(long, value_name = "DIFF.json")]
+        diff: PathBuf,
+        /// Where to write `boundary.yaml`.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The baseline snapshot directory [default: the one the diff names].
+        #[arg(long, value_name = "DIR")]
+        baseline_snapshot: Option<PathBuf>,
+        /// The candidate snapshot directory [default: the one the diff names].
+        #[arg(long, value_name = "DIR")]
+        candidate_snapshot: Option<PathBuf>,
+        /// Overwrite an existing `boundary.yaml`.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Args)]

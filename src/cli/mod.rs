@@ -1,6 +1,7 @@
 //! The command line: clap definitions and the commands, resolved into library calls.
 
 mod args;
+mod boundary_cmd;
 mod compare_cmd;
 mod diff_cmd;
 mod history_cmd;
@@ -43,6 +44,19 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         Some(Command::Tasks { action }) => match action {
             TasksAction::Check { suite } => tasks_cmd::check(&suite),
             TasksAction::List { suite } => tasks_cmd::list(&suite),
+            TasksAction::Boundary {
+                diff,
+                out,
+                baseline_snapshot,
+                candidate_snapshot,
+                force,
+            } => boundary_cmd::boundary(boundary_cmd::Boundary {
+                diff: &diff,
+                out: &out,
+                baseline: baseline_snapshot.as_deref(),
+                candidate: candidate_snapshot.as_deref(),
+                force,
+            }),
         },
         Some(Command::DemoServer(args)) => {
             if !crate::mcp::demo::RELEASES.contains(&args.release.as_str()) {

@@ -1,6 +1,7 @@
 //! The contract of an MCP server: snapshot, normalize, diff, classify, and the trigger that turns a
 //! diff into the tasks worth running.
 
+pub mod boundary;
 mod diff;
 mod model;
 mod probe;

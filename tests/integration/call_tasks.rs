@@ -262,3 +262,98 @@ fn bad_call_tasks_are_refused_with_their_place() {
         assert!(stderr.contains(expected), "{expected}\n{stderr}");
     }
 }
+
+#[test]
+fn boundary_tasks_from_the_demo_diff_fail_on_the_candidate_and_pass_on_the_baseline() {
+    let dir = temp_dir();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for (release, snap) in [("demo:1.4.0", &a), ("demo:2.0.0", &b)] {
+        let out = mcpeval(&[
+            "snapshot",
+            "--server",
+            release,
+            "--out",
+            snap.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let diff = dir.path().join("diff.json");
+    let out = mcpeval(&[
+        "diff",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        diff.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "2.0.0 breaks clients: {}",
+        text(&out)
+    );
+    let tasks = dir.path().join("tasks");
+    let args = ["tasks", "boundary", "--diff", diff.to_str().unwrap()];
+    let out = mcpeval(&[&args[..], &["--out", tasks.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let file = tasks.join("boundary.yaml");
+    let yaml = std::fs::read_to_string(&file).unwrap();
+    // One narrowing each: a maxLength added, a parameter made required, an enum value removed.
+    for id in [
+        "boundary-create-issue-title-refused-1",
+        "boundary-search-issues-project-refused-1",
+        "boundary-update-issue-status-refused-1",
+        "boundary-create-issue-title-border-1",
+    ] {
+        assert!(yaml.contains(&format!("- id: {id}\n")), "{id}\n{yaml}");
+    }
+    let again = mcpeval(&[&args[..], &["--out", tasks.to_str().unwrap()]].concat());
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "no silent overwrite: {}",
+        text(&again)
+    );
+
+    let run = dir.path().join("run");
+    let out = run_calls(
+        "demo:1.4.0",
+        "demo:2.0.0",
+        file.to_str().unwrap(),
+        &run,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let verdicts = verdicts(&run);
+    assert!(verdicts.len() >= 4, "{verdicts:?}");
+    for (task, verdict) in &verdicts {
+        let expected = match task.contains("-refused-") {
+            true => "regression",
+            false => "no_change",
+        };
+        assert_eq!(verdict, expected, "{task}");
+    }
+    let eps = episodes(&run);
+    let status = eps
+        .iter()
+        .find(|e| {
+            e.task_id == "boundary-update-issue-status-refused-1" && e.side.as_str() == "candidate"
+        })
+        .unwrap();
+    assert!(
+        status.calls[0].result.contains("open"),
+        "{}",
+        status.calls[0].result
+    );
+
+    // A diff whose snapshots are gone says which option points at them.
+    std::fs::remove_dir_all(&a).unwrap();
+    let out = mcpeval(
+        &[
+            &args[..],
+            &["--out", dir.path().join("t2").to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--baseline-snapshot"));
+}

@@ -134,6 +134,12 @@ fn string(description: &str) -> Value {
     json!({ "type": "string", "description": description })
 }
 
+/// A property schema with `examples`: what a schema-only tool (`mcpeval tasks boundary`) fills.
+fn example(mut property: Value, value: &str) -> Value {
+    property["examples"] = json!([value]);
+    property
+}
+
 fn integer(description: &str) -> Value {
     json!({ "type": "integer", "description": description })
 }
@@ -214,7 +220,7 @@ fn search_issues(release: Release) -> Tool {
             "type": "object",
             "properties": {
                 "query": string(query),
-                "project": string("Project key to search in, e.g. apollo"),
+                "project": example(string("Project key to search in, e.g. apollo"), "apollo"),
                 "status": one_of(
                     &["open", "closed", "any"],
                     "Only return issues with this status; default any",
@@ -291,7 +297,7 @@ fn create_issue(release: Release) -> Tool {
         json!({
             "type": "object",
             "properties": {
-                "project": string("Project key, e.g. apollo"),
+                "project": example(string("Project key, e.g. apollo"), "apollo"),
                 "title": title,
                 "description": string("Longer description of the problem"),
                 "priority": one_of(&PRIORITIES, "How urgent the issue is; default medium"),
