@@ -4,6 +4,7 @@ use std::collections::hash_map::{Entry, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::check::Checker;
+use super::defaults::{self, for_file, is_defaults_file, Defaults};
 use super::raw;
 use super::task::Task;
 use super::validate::{self, Checked};
@@ -97,8 +98,17 @@ fn build(
 ) -> Result<Suite, SuiteError> {
     let mut first_seen: HashMap<String, String> = HashMap::new();
     let mut tasks = Vec::new();
-    for (file, bytes) in files {
-        let (checked, mut found) = check_bytes(file, bytes);
+    // `defaults.yaml` files first: what the task files at and below their directory take.
+    let mut defaults = Vec::new();
+    for (file, bytes) in files.iter().filter(|(f, _)| is_defaults_file(f)) {
+        let (parsed, found) = check_defaults(file, bytes);
+        diagnostics.extend(found);
+        if let (Some(parsed), Some(dir)) = (parsed, file.parent()) {
+            defaults.push((dir.to_path_buf(), parsed));
+        }
+    }
+    for (file, bytes) in files.iter().filter(|(f, _)| !is_defaults_file(f)) {
+        let (checked, mut found) = check_bytes_with(file, bytes, &for_file(file, &defaults));
         for Checked { id, task } in checked {
             if let Some((id, line, column)) = id {
                 match first_seen.entry(id) {
@@ -127,7 +137,31 @@ fn build(
 }
 
 /// Validates the contents of one task file: its tasks and its problems.
+#[cfg(test)]
 pub(crate) fn check_bytes(file: &Path, bytes: &[u8]) -> (Vec<Checked>, Vec<Diagnostic>) {
+    check_bytes_with(file, bytes, &Defaults::default())
+}
+
+/// Validates a `defaults.yaml`.
+fn check_defaults(file: &Path, bytes: &[u8]) -> (Option<Defaults>, Vec<Diagnostic>) {
+    let mut checker = Checker::new(file);
+    let text = String::from_utf8_lossy(bytes);
+    let parsed = match raw::parse(&text) {
+        Ok(root) => defaults::parse(&mut checker, &root),
+        Err(err) => {
+            checker.error_at(err.line, err.column, err.message);
+            None
+        }
+    };
+    (parsed, checker.into_diagnostics())
+}
+
+/// Validates the contents of one task file, with the defaults of its directory.
+fn check_bytes_with(
+    file: &Path,
+    bytes: &[u8],
+    defaults: &Defaults,
+) -> (Vec<Checked>, Vec<Diagnostic>) {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(err) => {
@@ -146,7 +180,7 @@ pub(crate) fn check_bytes(file: &Path, bytes: &[u8]) -> (Vec<Checked>, Vec<Diagn
     };
     let mut checker = Checker::new(file);
     let checked = match raw::parse(text) {
-        Ok(root) => validate::tasks_in(&mut checker, &root),
+        Ok(root) => validate::tasks_in(&mut checker, &root, defaults),
         Err(err) => {
             checker.error_at(err.line, err.column, err.message);
             Vec::new()

@@ -2,6 +2,7 @@
 
 mod call;
 mod check;
+mod defaults;
 mod demo;
 mod load;
 mod raw;

@@ -567,3 +567,72 @@ fn new_graders_load_and_their_mistakes_are_named_where_they_are() {
         assert_eq!(found, [fragment], "{yaml}");
     }
 }
+
+#[test]
+fn defaults_files_set_what_the_tasks_at_and_below_them_do_not_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("hard/deeper")).unwrap();
+    std::fs::write(
+        root.join("defaults.yaml"),
+        "max_turns: 3\njudge: {host: openai:gpt-judge}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("hard/defaults.yml"),
+        "defaults:\n  set: capability\n  max_turns: 12\n",
+    )
+    .unwrap();
+    let task = |id: &str, extra: &str| {
+        format!(
+            "id: {id}\nprompt: p\n{extra}expect:\n  answer_contains: [x]\n  judge: {{rubric: \"is it right?\"}}\n"
+        )
+    };
+    std::fs::write(root.join("top.yaml"), task("top", "")).unwrap();
+    std::fs::write(root.join("hard/mid.yaml"), task("mid", "")).unwrap();
+    std::fs::write(
+        root.join("hard/deeper/own.yaml"),
+        task("own", "max_turns: 5\nset: regression\n"),
+    )
+    .unwrap();
+    let suite = load_suite(&[root.to_path_buf()]).unwrap();
+    let by_id = |id: &str| suite.tasks.iter().find(|t| t.id == id).unwrap();
+    assert_eq!(suite.tasks.len(), 3, "defaults files hold no tasks");
+    assert_eq!(
+        (by_id("top").max_turns, by_id("top").set),
+        (3, TaskSet::Regression)
+    );
+    assert_eq!(
+        (by_id("mid").max_turns, by_id("mid").set),
+        (12, TaskSet::Capability),
+        "the nearest directory's defaults win"
+    );
+    assert_eq!(
+        (by_id("own").max_turns, by_id("own").set),
+        (5, TaskSet::Regression),
+        "a task's own keys win"
+    );
+    for id in ["top", "mid", "own"] {
+        assert_eq!(
+            by_id(id).expect.judge.as_ref().unwrap().host,
+            "openai:gpt-judge"
+        );
+    }
+    // Without a default host, a judge must name one; a defaults file's unknown key is named.
+    std::fs::write(root.join("defaults.yaml"), "max_turn: 3\n").unwrap();
+    let Err(SuiteError::Invalid(found)) = load_suite(&[root.to_path_buf()]) else {
+        panic!("an unknown key in defaults.yaml is a problem");
+    };
+    let text: Vec<String> = found.iter().map(|d| d.to_string()).collect();
+    assert!(
+        text.iter().any(|d| d.contains(
+            "defaults.yaml:1:1: unknown key `max_turn` in defaults (did you mean `max_turns`?)"
+        )),
+        "{text:?}"
+    );
+    assert!(
+        text.iter()
+            .any(|d| d.contains("top.yaml") && d.contains("missing required key `host` in `judge`")),
+        "{text:?}"
+    );
+}

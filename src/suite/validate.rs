@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::call::{call_expectations, call_spec};
 use super::check::{suggestion, Checker, Fields};
+use super::defaults::Defaults;
 use super::raw::{Node, Value};
 use super::task::{
     ArgMatcher, CallSpec, Expectations, ExpectedCall, JudgeSpec, ResultCheck, Task, TaskKind,
@@ -69,19 +70,26 @@ pub(crate) struct Checked {
 }
 
 /// Validates the root of a task file: one task (a mapping) or a list of them.
-pub(crate) fn tasks_in(checker: &mut Checker<'_>, root: &Node) -> Vec<Checked> {
+pub(crate) fn tasks_in(
+    checker: &mut Checker<'_>,
+    root: &Node,
+    defaults: &Defaults,
+) -> Vec<Checked> {
     match &root.value {
         Value::Null => {
             // A comment-only file's null sits after the comments; the file starts at 1:1.
             checker.error_at(1, 1, "empty task file (expected a task or a list of tasks)");
             Vec::new()
         }
-        Value::Map(_) => vec![task(checker, root)],
+        Value::Map(_) => vec![task(checker, root, defaults)],
         Value::Seq(items) if items.is_empty() => {
             checker.error(root, "empty list of tasks");
             Vec::new()
         }
-        Value::Seq(items) => items.iter().map(|item| task(checker, item)).collect(),
+        Value::Seq(items) => items
+            .iter()
+            .map(|item| task(checker, item, defaults))
+            .collect(),
         other => {
             let got = other.kind();
             let message = format!("a task file holds a task or a list of tasks, got {got}");
@@ -91,8 +99,8 @@ pub(crate) fn tasks_in(checker: &mut Checker<'_>, root: &Node) -> Vec<Checked> {
     }
 }
 
-/// Validates one task mapping.
-fn task(checker: &mut Checker<'_>, node: &Node) -> Checked {
+/// Validates one task mapping; what it does not say comes from `defaults`.
+fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked {
     let before = checker.count();
     let Some(fields) = checker.fields(node, "task", Some(TASK_KEYS)) else {
         return Checked {
@@ -106,7 +114,7 @@ fn task(checker: &mut Checker<'_>, node: &Node) -> Checked {
         checker.choice(v, "kind", KINDS)
     });
     if kind == Some(TaskKind::Call) {
-        let task = call_task(checker, &fields, id.as_ref(), before, node);
+        let task = call_task(checker, &fields, id.as_ref(), before, node, defaults);
         return Checked { id, task };
     }
     for name in ["call", "trials"] {
@@ -122,17 +130,20 @@ fn task(checker: &mut Checker<'_>, node: &Node) -> Checked {
     }
     let prompt = required(checker, &fields, "prompt", "task")
         .and_then(|v| checker.non_empty_string(v, "prompt"));
-    let set = optional(&fields, "set", TaskSet::Regression, |v| {
+    let default_set = defaults.set.unwrap_or(TaskSet::Regression);
+    let set = optional(&fields, "set", default_set, |v| {
         checker.choice(v, "set", SETS)
     });
     let tools = fields
         .get("tools")
         .map(|(_, v)| checker.string_list(v, "tools"));
-    let max_turns = optional(&fields, "max_turns", DEFAULT_MAX_TURNS, |v| {
+    let default_turns = defaults.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
+    let max_turns = optional(&fields, "max_turns", default_turns, |v| {
         checker.integer(v, "max_turns", 1..=100)
     });
+    let judge_host = defaults.judge_host.as_deref();
     let expect = match (fields.get("expect"), kind) {
-        (Some((key, value)), kind) => expectations(checker, key, value, kind),
+        (Some((key, value)), kind) => expectations(checker, key, value, kind, judge_host),
         (None, Some(TaskKind::Tool)) => {
             checker.missing(&fields, "expect", "task");
             None
@@ -182,6 +193,7 @@ fn call_task(
     id: Option<&(String, usize, usize)>,
     before: usize,
     node: &Node,
+    defaults: &Defaults,
 ) -> Option<Task> {
     for (name, why) in NOT_FOR_CALLS {
         if let Some((key, _)) = fields.get(name) {
@@ -193,9 +205,12 @@ fn call_task(
     }
     let call = required(checker, fields, "call", "a `kind: call` task")
         .and_then(|v| call_spec(checker, v));
-    let set = optional(fields, "set", TaskSet::Regression, |v| {
-        checker.choice(v, "set", SETS)
-    });
+    let set = optional(
+        fields,
+        "set",
+        defaults.set.unwrap_or(TaskSet::Regression),
+        |v| checker.choice(v, "set", SETS),
+    );
     let tools = fields
         .get("tools")
         .map(|(_, v)| checker.string_list(v, "tools"));
@@ -294,6 +309,7 @@ fn expectations(
     key: &Node,
     node: &Node,
     kind: Option<TaskKind>,
+    judge_host: Option<&str>,
 ) -> Option<Expectations> {
     let before = checker.count();
     let fields = checker.fields(node, "`expect`", Some(EXPECT_KEYS))?;
@@ -378,7 +394,7 @@ fn expectations(
             .map(u64::from);
     }
     if let Some((_, value)) = fields.get("judge") {
-        expect.judge = judge(checker, value);
+        expect.judge = judge(checker, value, judge_host);
     }
     if checker.count() > before {
         return None;
@@ -404,12 +420,24 @@ fn expectations(
     Some(expect)
 }
 
-/// `judge: {rubric, host}`: a non-empty rubric and a host spec.
-fn judge(checker: &mut Checker<'_>, node: &Node) -> Option<JudgeSpec> {
+/// `judge: {rubric, host}`: a non-empty rubric and a host spec (the `defaults.yaml` host where
+/// the task names none).
+fn judge(checker: &mut Checker<'_>, node: &Node, default_host: Option<&str>) -> Option<JudgeSpec> {
     let fields = checker.fields(node, "`judge`", Some(JUDGE_KEYS))?;
     let rubric = required(checker, &fields, "rubric", "`judge`")
         .and_then(|v| checker.non_empty_string(v, "judge.rubric"));
-    let host = required(checker, &fields, "host", "`judge`").and_then(|v| host_spec(checker, v));
+    let host = match (fields.get("host"), default_host) {
+        (Some((_, v)), _) => host_spec(checker, v),
+        (None, Some(host)) => Some(host.to_owned()),
+        (None, None) => {
+            checker.missing(
+                &fields,
+                "host",
+                "`judge` (or set `judge.host` in a defaults.yaml)",
+            );
+            None
+        }
+    };
     Some(JudgeSpec {
         rubric: rubric?,
         host: host?,
