@@ -211,6 +211,13 @@ pub struct RunArgs {
     /// the tasks it touches, every no-tool task and the regression set; nothing to run: exit 0.
     #[arg(long, value_name = "DIFF.json", conflicts_with = "auto_trigger")]
     pub trigger: Option<PathBuf>,
+    /// Follow the tools this diff (from `mcpeval diff --out`) found renamed: on the candidate
+    /// side, tasks expecting, forbidding or calling the old name are graded (and call tasks
+    /// call) with the new one, so they measure the model rather than the rename. Adds to the
+    /// config's `[renames]` (old = "new"); run.json and summary.md list the renames applied.
+    /// App hosts' allow-lists keep the baseline's names.
+    #[arg(long, value_name = "DIFF.json")]
+    pub follow_renames: Option<PathBuf>,
     /// Snapshot and diff both servers first (kept in RUN_DIR/contract/), stop with exit 1 on a
     /// change that breaks clients (unless --allow-breaking), then run as with --trigger.
     #[arg(long)]
@@ -522,6 +529,7 @@ impl RunArgs {
             no_cache: self.no_cache,
             shard: self.shard,
             demo_servers: self.demo_servers,
+            follow_renames: self.follow_renames.clone(),
         }
     }
 

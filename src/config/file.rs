@@ -41,6 +41,10 @@ pub struct ConfigFile {
     /// `[auth.NAME]`: credentials a snapshot can be taken with (`--auth-profile NAME`).
     #[serde(default)]
     pub auth: BTreeMap<String, AuthFile>,
+    /// `[renames]`: `old = "new"`, tools the candidate renamed; the candidate side's expected,
+    /// forbidden and called tool names are mapped (see `RunConfig::renames`).
+    #[serde(default)]
+    pub renames: BTreeMap<String, String>,
     /// `[nightly]`: read by `mcpeval nightly` alone (`crate::config::NightlyFile`); a run
     /// ignores it.
     pub nightly: Option<crate::config::NightlyFile>,
@@ -260,6 +264,7 @@ impl ConfigFile {
         self.secret_env.extend(over.secret_env);
         self.named_hosts.extend(over.named_hosts);
         self.auth.extend(over.auth);
+        self.renames.extend(over.renames);
         self
     }
 }

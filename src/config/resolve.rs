@@ -315,6 +315,11 @@ pub struct RunConfig {
     /// US dollars per million tokens, by host or model (`[prices.MODEL]`).
     #[serde(default)]
     pub prices: BTreeMap<String, crate::config::Price>,
+    /// Tools the candidate renamed, old name → new (`[renames]`, `--follow-renames`): the
+    /// candidate side's expected, forbidden and called tool names are mapped, so that a renamed
+    /// tool's tasks measure the model rather than the rename.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub renames: BTreeMap<String, String>,
 }
 
 /// One config file, checked: every problem of it at once (`super::check`).
@@ -549,7 +554,32 @@ fn build(
         stats,
         budget: file.budget.clone().unwrap_or_default(),
         prices: file.prices.clone(),
+        renames: checked_renames(&file.renames)?,
     })
+}
+
+/// `[renames]`: names not empty, none renamed to itself, none renamed twice over (`a = "b"` with
+/// `b = "c"`).
+pub fn checked_renames(
+    renames: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, ConfigError> {
+    for (old, new) in renames {
+        let problem = if old.trim().is_empty() || new.trim().is_empty() {
+            Some("a tool name is empty".to_owned())
+        } else if old == new {
+            Some("a tool renamed to itself".to_owned())
+        } else if renames.contains_key(new) {
+            Some(format!("`{new}` is renamed again: give the final name"))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(ConfigError::Invalid(format!(
+                "[renames] {old} = \"{new}\": {problem}"
+            )));
+        }
+    }
+    Ok(renames.clone())
 }
 
 fn server_from_file(

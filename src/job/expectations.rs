@@ -19,11 +19,23 @@ pub struct Found {
 }
 
 /// Checks every task of `suite` against the tools of both servers.
-pub fn check(suite: &Suite, baseline: &[Tool], candidate: &[Tool]) -> Found {
+/// `renames` (old → new, the candidate's) count a renamed tool as listed by the candidate under
+/// its old name.
+pub fn check(
+    suite: &Suite,
+    baseline: &[Tool],
+    candidate: &[Tool],
+    renames: &std::collections::BTreeMap<String, String>,
+) -> Found {
     let mut found = Found::default();
     let names =
         |tools: &[Tool]| -> BTreeSet<String> { tools.iter().map(|t| t.name.to_string()).collect() };
-    let (base, cand) = (names(baseline), names(candidate));
+    let (base, mut cand) = (names(baseline), names(candidate));
+    for (old, new) in renames {
+        if cand.contains(new) {
+            cand.insert(old.clone());
+        }
+    }
     let all: Vec<&str> = base.union(&cand).map(String::as_str).collect();
     for task in &suite.tasks {
         let file = task_file(task);
@@ -91,7 +103,8 @@ pub fn check(suite: &Suite, baseline: &[Tool], candidate: &[Tool]) -> Found {
                 }
                 (true, false) if verb == "expects" => found.warnings.push(format!(
                     "{}:{}:{}: task `{}` expects `{name}`, which only the baseline lists: the \
-                     candidate removed or renamed it, and the task measures that",
+                     candidate removed or renamed it, and the task measures that (a rename is \
+                     followed with --follow-renames DIFF.json or [renames])",
                     file.display(),
                     place.0,
                     place.1,
@@ -186,7 +199,7 @@ mod tests {
              - id: e\n  prompt: p\n  expect:\n    calls: [{tool: {any_of: [fetch_issue, get_issue]}}]\n\
              - id: f\n  prompt: p\n  expect:\n    calls: [{tool: {any_of: [x, y]}}, {tool: {pattern: \"z.*\"}}]\n",
         );
-        let found = check(&s, &base, &cand);
+        let found = check(&s, &base, &cand, &Default::default());
         let problems: Vec<String> = found
             .problems
             .iter()

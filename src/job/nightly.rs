@@ -86,6 +86,7 @@ pub async fn night(
 /// contract diff unless `[nightly] whole_suite`.
 fn request(config_path: &Path, dir: &Path, settings: &NightlySettings) -> RunRequest {
     RunRequest {
+        follow_renames: None,
         overrides: Overrides {
             config: Some(PathBuf::from(config_path)),
             ..Overrides::default()

@@ -40,6 +40,9 @@ pub struct RunRequest {
     pub shard: Option<Shard>,
     /// Run the embedded demo servers although a suite or hosts were given (`--demo-servers`).
     pub demo_servers: bool,
+    /// Follow the tools this diff found renamed (`--follow-renames DIFF.json`): added to the
+    /// config's `[renames]`.
+    pub follow_renames: Option<PathBuf>,
 }
 
 impl RunRequest {
@@ -246,6 +249,30 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         None => (resolve(&request.overrides)?, None, None),
     };
     let shard = shard_of(request.shard, previous.as_ref())?;
+    let mut config = config;
+    if let Some(path) = &request.follow_renames {
+        let diff = trigger::read_diff(path)?;
+        let found = trigger::renames(&diff);
+        if found.is_empty() {
+            notes.push(Note::warn(format!(
+                "warning: --follow-renames {}: the diff found no renamed tool",
+                path.display()
+            )));
+        }
+        for (old, new) in found {
+            config.renames.entry(old).or_insert(new);
+        }
+        config.renames = crate::config::checked_renames(&config.renames)?;
+    }
+    if !config.renames.is_empty() {
+        let pairs: Vec<String> = (config.renames.iter())
+            .map(|(old, new)| format!("`{old}` → `{new}`"))
+            .collect();
+        notes.push(Note::warn(format!(
+            "renames followed on the candidate side: {}",
+            pairs.join(", ")
+        )));
+    }
     let mut suite = crate::suite::load_or_embedded(&config.suites, config.is_embedded_demo())?;
     let mut trigger = match (&request.trigger, &previous) {
         (Some(path), _) => {
@@ -279,7 +306,8 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
     let (judges, judge_secrets) = build_judges(&config, &suite, &mut notes)?;
     let preflight = preflight(&config).await?;
     let (baseline_tools, candidate_tools) = preflight.tools();
-    let found = super::expectations::check(&suite, baseline_tools, candidate_tools);
+    let found =
+        super::expectations::check(&suite, baseline_tools, candidate_tools, &config.renames);
     if !found.problems.is_empty() {
         return Err(crate::suite::SuiteError::Invalid(found.problems).into());
     }

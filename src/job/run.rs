@@ -266,7 +266,16 @@ impl RunJob {
                 Driver::App(_) | Driver::Direct => None,
             })
             .collect();
+        let candidate_tasks = (!config.renames.is_empty()).then(|| {
+            let renames = &config.renames;
+            self.suite
+                .tasks
+                .iter()
+                .map(|t| t.renamed(renames))
+                .collect()
+        });
         let runner = Runner {
+            candidate_tasks,
             run_id: self.run_id,
             config,
             suite: self.suite,

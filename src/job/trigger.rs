@@ -32,6 +32,19 @@ pub fn read_diff(path: &Path) -> Result<Diff, JobError> {
     })
 }
 
+/// The tools the diff found renamed, old name → new (`tool_renamed` changes).
+pub fn renames(diff: &Diff) -> Vec<(String, String)> {
+    diff.changes
+        .iter()
+        .filter(|c| c.kind == crate::contract::ChangeKind::ToolRenamed && c.list == "tools")
+        .filter_map(|c| {
+            let old = c.before.as_ref()?.as_str()?;
+            let new = c.after.as_ref().and_then(|a| a.as_str()).unwrap_or(&c.name);
+            Some((old.to_owned(), new.to_owned()))
+        })
+        .collect()
+}
+
 /// Keeps the tasks the diff calls for and says why in `notes`; `None` when nothing is to run
 /// (said so).
 pub fn apply(

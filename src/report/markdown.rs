@@ -472,6 +472,16 @@ fn facts(out: &mut String, report: &Report) {
         format::percent(c.stats.max_infra_share)
     );
     let _ = writeln!(out, "| trigger | {} |", trigger(info));
+    if !info.config.renames.is_empty() {
+        let pairs: Vec<String> = (info.config.renames.iter())
+            .map(|(old, new)| format!("`{old}` → `{new}`"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| renames | {} (the candidate side's tasks expect, forbid and call the new names) |",
+            pairs.join(", ")
+        );
+    }
     let gated: Vec<&str> = c.stats.gated.iter().map(|m| m.as_str()).collect();
     let _ = writeln!(
         out,

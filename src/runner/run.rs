@@ -82,6 +82,19 @@ pub struct Runner {
     /// An adaptive run's stopping policy: trials run in looks, and a task settled after a look
     /// runs no more.
     pub policy: Option<Arc<dyn super::StoppingRule>>,
+    /// The suite's tasks as the candidate side grades and calls them, where the candidate renamed
+    /// tools (`[renames]`); `None`: as written.
+    pub candidate_tasks: Option<Vec<Task>>,
+}
+
+impl Runner {
+    /// Task `index` as `side` grades it (the candidate's with renamed tools mapped).
+    fn task_for(&self, index: usize, side: Side) -> &Task {
+        match (side, &self.candidate_tasks) {
+            (Side::Candidate, Some(tasks)) => &tasks[index],
+            _ => &self.suite.tasks[index],
+        }
+    }
 }
 
 struct Shared {
@@ -627,7 +640,7 @@ async fn direct_attempt(
     shared: &Shared,
     key: TrialKey,
 ) -> (TrialOutput, Arc<[crate::host::ToolSpec]>, Option<Judged>) {
-    let task = &shared.runner.suite.tasks[key.task];
+    let task = shared.runner.task_for(key.task, key.side);
     let lease = match shared.pool.acquire(key.side, key.task).await {
         Ok(lease) => lease,
         Err(e) => {
@@ -745,7 +758,7 @@ fn build_episode(
     let grade = match (&output.infra_error, output.grade.take()) {
         (Some(_), _) => Grade::default(),
         (None, Some(grade)) => grade,
-        (None, None) => grade_output(task, &output),
+        (None, None) => grade_output(runner.task_for(key.task, key.side), &output),
     };
     let tool_errors = output.calls.iter().filter(|c| c.is_error).count() as u32;
     let protocol_errors = output

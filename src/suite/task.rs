@@ -305,3 +305,28 @@ pub struct Task {
     /// Where the task was defined, for messages: `tasks/demo/search.yaml:12`.
     pub source: String,
 }
+
+impl Task {
+    /// The task as the candidate side grades it when the candidate renamed tools (`old → new`):
+    /// expected (literal and `any_of`), forbidden, exercised and called tool names mapped; a
+    /// pattern is kept as written.
+    pub fn renamed(&self, renames: &BTreeMap<String, String>) -> Task {
+        let map = |name: &String| renames.get(name).unwrap_or(name).clone();
+        let mut task = self.clone();
+        for call in &mut task.expect.calls {
+            call.tool = match &call.tool {
+                ToolName::Literal(name) => ToolName::Literal(map(name)),
+                ToolName::AnyOf { any_of } => ToolName::AnyOf {
+                    any_of: any_of.iter().map(map).collect(),
+                },
+                pattern => pattern.clone(),
+            };
+        }
+        task.expect.forbidden_tools = task.expect.forbidden_tools.iter().map(map).collect();
+        task.tools = task.tools.iter().map(map).collect();
+        if let Some(CallSpec::Tool { name, .. }) = &mut task.call {
+            *name = map(name);
+        }
+        task
+    }
+}

@@ -28,6 +28,7 @@ mod openai_host;
 mod outage;
 mod power;
 mod real_llm;
+mod renames;
 mod report_snapshots;
 mod resume;
 mod run_demo;
