@@ -58,6 +58,8 @@ pub struct TrialOutput {
     /// The grade a `kind: call` trial came with (its checks need the whole answer, which the
     /// record does not keep); `None` for a model's trial, graded from the record.
     pub grade: Option<crate::grade::Grade>,
+    /// The `expect.after` checks of the state the trial left, graded with the trial.
+    pub after: Vec<crate::grade::Check>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without

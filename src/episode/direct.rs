@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{recorded_result, ToolCallRecord, TrialOutput};
-use crate::grade::{grade_call, CallAnswer};
+use crate::grade::{grade_call, CallAnswer, Check};
 use crate::mcp::{CallOutcome, McpConnection};
-use crate::suite::{CallSpec, Task};
+use crate::suite::{AfterCheck, CallSpec, FixtureCall, Task};
 
 /// The host name (and model) of call tasks' episodes: no model runs them.
 pub const DIRECT_HOST: &str = "direct";
@@ -111,4 +111,91 @@ fn texts(list: &Value, text_of: impl Fn(&Value) -> Option<String>) -> Option<Str
         .map(|item| text_of(item).unwrap_or_else(|| item.to_string()))
         .collect();
     Some(parts.join("\n"))
+}
+
+/// Runs a task's `setup` or `teardown` calls in order; the first that does not return a result
+/// without `isError` is why the trial cannot count (an infrastructure error, not the model's).
+pub async fn run_fixtures(
+    server: &McpConnection,
+    calls: &[FixtureCall],
+    stage: &str,
+    timeout: Duration,
+) -> Result<(), String> {
+    for call in calls {
+        let outcome = server
+            .call_tool(&call.tool, Some(call.args.clone()), timeout)
+            .await
+            .map_err(|e| format!("{stage} call `{}`: {}", call.tool, crate::error::chain(&e)))?;
+        if !matches!(
+            outcome,
+            CallOutcome::Result {
+                is_error: false,
+                ..
+            }
+        ) {
+            let got = crate::grade::call::describe(&outcome);
+            return Err(format!(
+                "{stage} call `{}` failed: expected a result without isError, got {got}",
+                call.tool
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Makes each `expect.after` call once the trial has ended and grades its answer: one check
+/// (`after`) per call. A server that cannot be reached is an infrastructure error.
+pub async fn check_after(
+    server: &McpConnection,
+    checks: &[AfterCheck],
+    tools: &[rmcp::model::Tool],
+    timeout: Duration,
+) -> Result<Vec<Check>, String> {
+    let mut out = Vec::with_capacity(checks.len());
+    for check in checks {
+        let started = Instant::now();
+        let call = &check.call;
+        let outcome = server
+            .call_tool(&call.tool, Some(call.args.clone()), timeout)
+            .await
+            .map_err(|e| format!("after call `{}`: {}", call.tool, crate::error::chain(&e)))?;
+        let spec = CallSpec::Tool {
+            name: call.tool.clone(),
+            args: call.args.clone(),
+        };
+        let text = answer_text(&spec, &outcome, timeout);
+        let output_schema = tools
+            .iter()
+            .find(|t| t.name == call.tool.as_str())
+            .and_then(|t| t.output_schema.as_ref())
+            .map(|s| Value::Object((**s).clone()));
+        let answer = CallAnswer {
+            outcome: &outcome,
+            text: &text,
+            latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+            output_schema: output_schema.as_ref(),
+        };
+        let grade = grade_call(&check.expect, &answer);
+        let args = Value::Object(call.args.clone());
+        let explanation = match grade.success {
+            true => format!("`{}`({args}): {}", call.tool, explain(&grade.checks, true)),
+            false => format!("`{}`({args}): {}", call.tool, explain(&grade.checks, false)),
+        };
+        out.push(Check {
+            grader: "after".to_owned(),
+            passed: grade.success,
+            explanation,
+        });
+    }
+    Ok(out)
+}
+
+/// The checks' explanations: the failed ones, or all when every one passed.
+fn explain(checks: &[Check], passed: bool) -> String {
+    let shown: Vec<String> = checks
+        .iter()
+        .filter(|c| passed || !c.passed)
+        .map(|c| format!("{}: {}", c.grader, c.explanation))
+        .collect();
+    shown.join("; ")
 }

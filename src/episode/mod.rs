@@ -10,7 +10,7 @@ mod redact;
 mod tools;
 
 pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};
-pub use direct::{run_call, DIRECT_HOST};
+pub use direct::{check_after, run_call, run_fixtures, DIRECT_HOST};
 pub use driver::Driver;
 pub use facts::EpisodeFacts;
 pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};

@@ -360,6 +360,9 @@ mod tests {
             call: None,
             call_expect: Default::default(),
             trials: None,
+            setup: Vec::new(),
+            teardown: Vec::new(),
+            after: Vec::new(),
             source: "t.yaml:1".into(),
         }
     }

@@ -58,6 +58,21 @@ pub fn check(
                 ));
             }
         }
+        // A fixture must reach the server: one on a tool neither lists can only fail.
+        let fixtures = (task.setup.iter().map(|c| (c, "setup")))
+            .chain(task.teardown.iter().map(|c| (c, "teardown")))
+            .chain(task.after.iter().map(|a| (&a.call, "after")));
+        for (call, stage) in fixtures {
+            if !base.contains(&call.tool) && !cand.contains(&call.tool) {
+                let hint = suggestion(&call.tool, &all);
+                let message = format!(
+                    "task `{}`: {stage} calls tool `{}`, which neither server lists{hint}",
+                    task.id, call.tool
+                );
+                let place = call.at.unwrap_or((task_line(task), 1));
+                found.problems.push(at(place, message));
+            }
+        }
         let mut named: Vec<(&str, (usize, usize), &'static str)> = Vec::new();
         for call in &task.expect.calls {
             let place = call.at.unwrap_or((task_line(task), 1));

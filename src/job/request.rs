@@ -340,6 +340,18 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         hosts: hosts.len(),
     };
     let mut hosts = hosts;
+    let app = hosts.iter().find(|h| h.driver.app().is_some());
+    let fixture = (suite.tasks.iter()).find(|t| {
+        t.kind.has_model() && !(t.setup.is_empty() && t.teardown.is_empty() && t.after.is_empty())
+    });
+    if let (Some(app), Some(task)) = (app, fixture) {
+        return Err(crate::config::ConfigError::Invalid(format!(
+            "task `{}` ({}) has setup, teardown or after calls, which need the trial's server; \
+             host `{}` is an app that starts its own: run such tasks on API hosts",
+            task.id, task.source, app.config.name
+        ))
+        .into());
+    }
     if suite.tasks.iter().all(|t| !t.kind.has_model()) {
         // Only call tasks: no model runs a trial.
         hosts.clear();

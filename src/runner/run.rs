@@ -15,7 +15,8 @@ use super::pool::ServerPool;
 use super::schedule::{trial_seed, Schedule, TrialKey};
 use crate::config::{HostConfig, RunConfig};
 use crate::episode::{
-    run_call, run_trial, Driver, Episode, Redactor, Side, Transcript, TrialInput, TrialOutput,
+    check_after, run_call, run_fixtures, run_trial, Driver, Episode, Redactor, Side, Transcript,
+    TrialInput, TrialOutput,
 };
 use crate::grade::judge::{self, JudgedCall, JudgedTrial};
 use crate::grade::{grade, Grade, Judged, Observed, ObservedCall};
@@ -607,6 +608,18 @@ async fn attempt(
         }
     };
     let view = lease.server.view(key.host, &host.config.profile);
+    let timeout = shared.pool.spec(key.side).call_timeout;
+    let fixtures = runner.task_for(key.task, key.side);
+    if let Err(error) =
+        run_fixtures(&lease.server.connection, &fixtures.setup, "setup", timeout).await
+    {
+        shared.pool.release(lease, true).await;
+        let output = TrialOutput {
+            infra_error: Some(error),
+            ..TrialOutput::default()
+        };
+        return (output, view.specs.clone(), None);
+    }
     let input = TrialInput {
         prompt: &task.prompt,
         max_turns: task.max_turns,
@@ -623,6 +636,9 @@ async fn attempt(
         call_timeout: shared.pool.spec(key.side).call_timeout,
     };
     let mut output = run_trial(&input, &lease.server.connection).await;
+    if output.infra_error.is_none() {
+        finish_fixtures(&lease.server, fixtures, timeout, &mut output).await;
+    }
     if let Some(error) = &mut output.infra_error {
         let tail = lease.server.connection.stderr_tail();
         if !tail.trim().is_empty() && !error.contains(tail.trim()) {
@@ -633,6 +649,27 @@ async fn attempt(
     shared.pool.release(lease, failed).await;
     let judged = judge_output(shared, key, seed, &mut output).await;
     (output, view.specs.clone(), judged)
+}
+
+/// After a trial: the `expect.after` checks of the state it left, then the `teardown` calls. A
+/// server that fails either makes the trial an infrastructure error.
+async fn finish_fixtures(
+    server: &super::Server,
+    task: &Task,
+    timeout: Duration,
+    output: &mut TrialOutput,
+) {
+    match check_after(&server.connection, &task.after, &server.tools, timeout).await {
+        Ok(checks) => output.after = checks,
+        Err(error) => {
+            output.infra_error = Some(error);
+            return;
+        }
+    }
+    if let Err(error) = run_fixtures(&server.connection, &task.teardown, "teardown", timeout).await
+    {
+        output.infra_error = Some(error);
+    }
 }
 
 /// One attempt of a `kind: call` task's trial: its request sent to a server of the pool's.
@@ -653,7 +690,16 @@ async fn direct_attempt(
     };
     let timeout = shared.pool.spec(key.side).call_timeout;
     let server = &lease.server;
-    let mut output = run_call(task, &server.connection, &server.tools, timeout).await;
+    let mut output = match run_fixtures(&server.connection, &task.setup, "setup", timeout).await {
+        Ok(()) => run_call(task, &server.connection, &server.tools, timeout).await,
+        Err(error) => TrialOutput {
+            infra_error: Some(error),
+            ..TrialOutput::default()
+        },
+    };
+    if output.infra_error.is_none() {
+        finish_fixtures(server, task, timeout, &mut output).await;
+    }
     if let Some(error) = &mut output.infra_error {
         let tail = server.connection.stderr_tail();
         if !tail.trim().is_empty() && !error.contains(tail.trim()) {
@@ -755,11 +801,15 @@ fn build_episode(
 ) -> Episode {
     let runner = &shared.runner;
     let host = &runner.hosts[key.host];
-    let grade = match (&output.infra_error, output.grade.take()) {
+    let mut grade = match (&output.infra_error, output.grade.take()) {
         (Some(_), _) => Grade::default(),
         (None, Some(grade)) => grade,
         (None, None) => grade_output(runner.task_for(key.task, key.side), &output),
     };
+    if output.infra_error.is_none() && !output.after.is_empty() {
+        grade.checks.append(&mut output.after);
+        grade.success = grade.checks.iter().all(|c| c.passed);
+    }
     let tool_errors = output.calls.iter().filter(|c| c.is_error).count() as u32;
     let protocol_errors = output
         .calls

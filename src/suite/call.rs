@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::check::Checker;
 use super::raw::{Node, Value};
-use super::task::{CallExpectations, CallSpec, StructuredCheck};
+use super::task::{AfterCheck, CallExpectations, CallSpec, FixtureCall, StructuredCheck};
 
 const CALL_SPEC_KEYS: &[&str] = &["tool", "resource", "prompt", "args"];
 pub(crate) const CALL_EXPECT_KEYS: &[&str] = &[
@@ -15,7 +15,10 @@ pub(crate) const CALL_EXPECT_KEYS: &[&str] = &[
     "structured",
     "output_schema",
     "max_latency_ms",
+    "after",
 ];
+const FIXTURE_KEYS: &[&str] = &["tool", "args"];
+const AFTER_KEYS: &[&str] = &["call", "expect"];
 /// The graders of a model's trial: named when a call task sets one.
 const MODEL_ONLY: &[(&str, &str)] = &[
     ("calls", "the request is `call:`"),
@@ -184,13 +187,104 @@ pub(crate) fn call_expectations(
     if checker.count() > before {
         return None;
     }
-    if expect.is_empty() {
+    if expect.is_empty() && fields.get("after").is_none() {
         let keys: Vec<String> = CALL_EXPECT_KEYS.iter().map(|k| format!("`{k}`")).collect();
         let message = format!("`expect` sets no check: set one of {}", keys.join(", "));
         checker.error(key, message);
         return None;
     }
     Some(expect)
+}
+
+/// `setup:` / `teardown:`: a list of `{tool, args}` calls.
+pub(crate) fn fixture_calls(
+    checker: &mut Checker<'_>,
+    node: &Node,
+    name: &str,
+) -> Option<Vec<FixtureCall>> {
+    let Value::Seq(items) = &node.value else {
+        checker.wrong_type(node, name, "a list of `{tool, args}` calls");
+        return None;
+    };
+    let calls: Vec<Option<FixtureCall>> = items
+        .iter()
+        .map(|item| fixture_call(checker, item, name))
+        .collect();
+    calls.into_iter().collect()
+}
+
+fn fixture_call(checker: &mut Checker<'_>, node: &Node, place: &str) -> Option<FixtureCall> {
+    let fields = checker.fields(node, &format!("a `{place}` call"), Some(FIXTURE_KEYS))?;
+    let Some((_, tool_node)) = fields.get("tool") else {
+        checker.missing(&fields, "tool", &format!("a `{place}` call"));
+        return None;
+    };
+    let tool = checker.non_empty_string(tool_node, &format!("{place}.tool"));
+    let args = match fields.get("args") {
+        Some((_, value)) => match checker.json(value)? {
+            serde_json::Value::Object(map) => Some(map),
+            _ => {
+                checker.wrong_type(value, &format!("{place}.args"), "a mapping of arguments");
+                None
+            }
+        },
+        None => Some(serde_json::Map::new()),
+    };
+    Some(FixtureCall {
+        tool: tool?,
+        args: args?,
+        at: Some((tool_node.line, tool_node.column)),
+    })
+}
+
+/// The `after` checks of an `expect` mapping, if it has any.
+pub(crate) fn after_of(checker: &mut Checker<'_>, expect: &Node) -> Option<Vec<AfterCheck>> {
+    let Value::Map(entries) = &expect.value else {
+        return Some(Vec::new());
+    };
+    let Some((_, node)) = entries
+        .iter()
+        .find(|(k, _)| k.value == Value::Str("after".into()))
+    else {
+        return Some(Vec::new());
+    };
+    let Value::Seq(items) = &node.value else {
+        checker.wrong_type(node, "after", "a list of `{call, expect}` checks");
+        return None;
+    };
+    let checks: Vec<Option<AfterCheck>> = items
+        .iter()
+        .map(|item| {
+            let fields = checker.fields(item, "an `after` check", Some(AFTER_KEYS))?;
+            let call = match fields.get("call") {
+                Some((_, v)) => fixture_call(checker, v, "after.call"),
+                None => {
+                    checker.missing(&fields, "call", "an `after` check");
+                    None
+                }
+            };
+            let expect = match fields.get("expect") {
+                Some((key, v)) if !has_key(v, "after") => call_expectations(checker, key, v),
+                Some((key, _)) => {
+                    checker.error(key, "an `after` check cannot hold `after` checks");
+                    None
+                }
+                None => {
+                    checker.missing(&fields, "expect", "an `after` check");
+                    None
+                }
+            };
+            Some(AfterCheck {
+                call: call?,
+                expect: expect?,
+            })
+        })
+        .collect();
+    checks.into_iter().collect()
+}
+
+fn has_key(node: &Node, key: &str) -> bool {
+    matches!(&node.value, Value::Map(entries) if entries.iter().any(|(k, _)| k.value == Value::Str(key.into())))
 }
 
 /// `structured: [{path: "$.a.b", equals: …}]`.

@@ -18,6 +18,6 @@ pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use task::{
-    ArgMatcher, CallExpectations, CallSpec, Expectations, ExpectedCall, JudgeSpec, ResultCheck,
-    StructuredCheck, Task, TaskKind, TaskSet, ToolName,
+    AfterCheck, ArgMatcher, CallExpectations, CallSpec, Expectations, ExpectedCall, FixtureCall,
+    JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,
 };

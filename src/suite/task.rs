@@ -281,6 +281,26 @@ impl CallExpectations {
     }
 }
 
+/// A fixture: one tool call made on the trial's server before the model starts (`setup`) or
+/// after the trial ends (`teardown`); it must return a result without `isError`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FixtureCall {
+    pub tool: String,
+    #[serde(default)]
+    pub args: serde_json::Map<String, serde_json::Value>,
+    /// Where `tool` is written (line, column), for messages; not serialized.
+    #[serde(skip)]
+    pub at: Option<(usize, usize)>,
+}
+
+/// `expect.after: [{call: {tool, args}, expect: {…}}]`: a call made once the trial has ended,
+/// its answer checked like a call task's (the state the trial left: "the issue is now closed").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AfterCheck {
+    pub call: FixtureCall,
+    pub expect: CallExpectations,
+}
+
 /// One task of a suite.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
@@ -302,6 +322,15 @@ pub struct Task {
     /// other kinds, which run the run's `--trials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials: Option<u32>,
+    /// Calls made on the trial's server before the model starts (or the call task's request).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<FixtureCall>,
+    /// Calls made on the trial's server after the trial and its `after` checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub teardown: Vec<FixtureCall>,
+    /// Checks of the state the trial left, graded with the trial (`expect.after`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<AfterCheck>,
     /// Where the task was defined, for messages: `tasks/demo/search.yaml:12`.
     pub source: String,
 }
@@ -326,6 +355,10 @@ impl Task {
         task.tools = task.tools.iter().map(map).collect();
         if let Some(CallSpec::Tool { name, .. }) = &mut task.call {
             *name = map(name);
+        }
+        let fixtures = task.setup.iter_mut().chain(task.teardown.iter_mut());
+        for call in fixtures.chain(task.after.iter_mut().map(|a| &mut a.call)) {
+            call.tool = map(&call.tool);
         }
         task
     }

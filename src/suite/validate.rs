@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::call::{call_expectations, call_spec};
+use super::call::{after_of, call_expectations, call_spec, fixture_calls};
 use super::check::{suggestion, Checker, Fields};
 use super::defaults::Defaults;
 use super::raw::{Node, Value};
@@ -21,6 +21,8 @@ const TASK_KEYS: &[&str] = &[
     "expect",
     "call",
     "trials",
+    "setup",
+    "teardown",
 ];
 const EXPECT_KEYS: &[&str] = &[
     "calls",
@@ -34,6 +36,7 @@ const EXPECT_KEYS: &[&str] = &[
     "answer_not_contains",
     "max_latency_ms",
     "judge",
+    "after",
 ];
 const JUDGE_KEYS: &[&str] = &["rubric", "host"];
 /// The providers a `PROVIDER:MODEL` host spec may name.
@@ -142,6 +145,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
         checker.integer(v, "max_turns", 1..=100)
     });
     let judge_host = defaults.judge_host.as_deref();
+    let fixtures = fixtures(checker, &fields);
     let expect = match (fields.get("expect"), kind) {
         (Some((key, value)), kind) => expectations(checker, key, value, kind, judge_host),
         (None, Some(TaskKind::Tool)) => {
@@ -160,7 +164,8 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             Some(set),
             Some(max_turns),
             Some(mut expect),
-        ) = (&id, prompt, kind, set, max_turns, expect)
+            Some((setup, teardown, after)),
+        ) = (&id, prompt, kind, set, max_turns, expect, fixtures)
         {
             expect.no_tool |= kind == TaskKind::NoTool;
             let tools = match tools {
@@ -179,12 +184,36 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                 call: None,
                 call_expect: Default::default(),
                 trials: None,
+                setup,
+                teardown,
+                after,
                 source,
             });
         }
     }
     Checked { id, task }
 }
+
+/// A task's `setup`, `teardown` and `expect.after` (empty where absent; `None` if invalid).
+fn fixtures(checker: &mut Checker<'_>, fields: &Fields<'_>) -> Option<Fixtures> {
+    let list = |checker: &mut Checker<'_>, name: &str| match fields.get(name) {
+        Some((_, v)) => fixture_calls(checker, v, name),
+        None => Some(Vec::new()),
+    };
+    let setup = list(checker, "setup");
+    let teardown = list(checker, "teardown");
+    let after = match fields.get("expect") {
+        Some((_, v)) => after_of(checker, v),
+        None => Some(Vec::new()),
+    };
+    Some((setup?, teardown?, after?))
+}
+
+type Fixtures = (
+    Vec<super::task::FixtureCall>,
+    Vec<super::task::FixtureCall>,
+    Vec<super::task::AfterCheck>,
+);
 
 /// A `kind: call` task: its request, its checks and its trials; no prompt, no model.
 fn call_task(
@@ -219,10 +248,12 @@ fn call_task(
     });
     let expect = required(checker, fields, "expect", "a `kind: call` task")
         .and_then(|v| call_expectations(checker, fields.get("expect")?.0, v));
+    let fixtures = fixtures(checker, fields);
     if checker.count() > before {
         return None;
     }
     let (call, set, trials, call_expect) = (call?, set?, trials?, expect?);
+    let (setup, teardown, after) = fixtures?;
     let tools = match (tools, &call) {
         (Some(Some(tools)), _) => tools,
         (_, CallSpec::Tool { name, .. }) => vec![name.clone()],
@@ -239,6 +270,9 @@ fn call_task(
         call: Some(call),
         call_expect,
         trials: Some(trials),
+        setup,
+        teardown,
+        after,
         source: format!("{}:{}", checker.file().display(), node.line),
     })
 }
@@ -409,6 +443,7 @@ fn expectations(
         || !expect.answer_not_contains.is_empty()
         || expect.max_latency_ms.is_some()
         || expect.judge.is_some()
+        || fields.get("after").is_some()
         || kind == Some(TaskKind::NoTool);
     if !has_grader {
         let keys = EXPECT_KEYS.iter().filter(|k| **k != "ordered");

@@ -18,6 +18,7 @@ mod contract;
 mod exit_codes;
 mod false_alarm;
 mod faults;
+mod fixtures;
 mod gemini_cli_host;
 mod graders;
 mod html_report;
