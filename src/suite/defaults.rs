@@ -1,15 +1,17 @@
 //! `defaults.yaml`: what the tasks of a suite directory and those below it take when they do not
-//! say (`max_turns`, `set`, the judge's `host`); the nearest directory's file wins.
+//! say (`max_turns`, `set`, the judge's `host`, `setup`, `teardown`); the nearest directory's
+//! file wins.
 
 use std::path::{Path, PathBuf};
 
+use super::call::fixture_calls;
 use super::check::Checker;
 use super::raw::{Node, Value};
-use super::task::TaskSet;
+use super::task::{FixtureCall, TaskSet};
 
 /// The file names of a defaults file.
 pub(crate) const DEFAULTS_FILES: &[&str] = &["defaults.yaml", "defaults.yml"];
-const KEYS: &[&str] = &["max_turns", "set", "judge"];
+const KEYS: &[&str] = &["max_turns", "set", "judge", "setup", "teardown"];
 const JUDGE_KEYS: &[&str] = &["host"];
 
 /// The defaults of one directory.
@@ -18,6 +20,8 @@ pub(crate) struct Defaults {
     pub max_turns: Option<u32>,
     pub set: Option<TaskSet>,
     pub judge_host: Option<String>,
+    pub setup: Option<Vec<FixtureCall>>,
+    pub teardown: Option<Vec<FixtureCall>>,
 }
 
 impl Defaults {
@@ -27,6 +31,8 @@ impl Defaults {
             max_turns: self.max_turns.or(outer.max_turns),
             set: self.set.or(outer.set),
             judge_host: self.judge_host.clone().or_else(|| outer.judge_host.clone()),
+            setup: self.setup.clone().or_else(|| outer.setup.clone()),
+            teardown: self.teardown.clone().or_else(|| outer.teardown.clone()),
         }
     }
 }
@@ -64,6 +70,14 @@ pub(crate) fn parse(checker: &mut Checker<'_>, root: &Node) -> Option<Defaults> 
         let judge = checker.fields(v, "`judge` of the defaults", Some(JUDGE_KEYS))?;
         if let Some((_, host)) = judge.get("host") {
             defaults.judge_host = checker.non_empty_string(host, "judge.host");
+        }
+    }
+    for (name, slot) in [
+        ("setup", &mut defaults.setup),
+        ("teardown", &mut defaults.teardown),
+    ] {
+        if let Some((_, v)) = fields.get(name) {
+            *slot = fixture_calls(checker, v, name);
         }
     }
     (checker.count() == before).then_some(defaults)

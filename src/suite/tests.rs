@@ -575,7 +575,7 @@ fn defaults_files_set_what_the_tasks_at_and_below_them_do_not_say() {
     std::fs::create_dir_all(root.join("hard/deeper")).unwrap();
     std::fs::write(
         root.join("defaults.yaml"),
-        "max_turns: 3\njudge: {host: openai:gpt-judge}\n",
+        "max_turns: 3\njudge: {host: openai:gpt-judge}\nsetup: [{tool: reset, args: {all: true}}]\n",
     )
     .unwrap();
     std::fs::write(

@@ -145,7 +145,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
         checker.integer(v, "max_turns", 1..=100)
     });
     let judge_host = defaults.judge_host.as_deref();
-    let fixtures = fixtures(checker, &fields);
+    let fixtures = fixtures(checker, &fields, defaults);
     let expect = match (fields.get("expect"), kind) {
         (Some((key, value)), kind) => expectations(checker, key, value, kind, judge_host),
         (None, Some(TaskKind::Tool)) => {
@@ -195,13 +195,18 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
 }
 
 /// A task's `setup`, `teardown` and `expect.after` (empty where absent; `None` if invalid).
-fn fixtures(checker: &mut Checker<'_>, fields: &Fields<'_>) -> Option<Fixtures> {
-    let list = |checker: &mut Checker<'_>, name: &str| match fields.get(name) {
-        Some((_, v)) => fixture_calls(checker, v, name),
-        None => Some(Vec::new()),
-    };
-    let setup = list(checker, "setup");
-    let teardown = list(checker, "teardown");
+fn fixtures(
+    checker: &mut Checker<'_>,
+    fields: &Fields<'_>,
+    defaults: &Defaults,
+) -> Option<Fixtures> {
+    let list =
+        |checker: &mut Checker<'_>, name: &str, default: &Option<Vec<_>>| match fields.get(name) {
+            Some((_, v)) => fixture_calls(checker, v, name),
+            None => Some(default.clone().unwrap_or_default()),
+        };
+    let setup = list(checker, "setup", &defaults.setup);
+    let teardown = list(checker, "teardown", &defaults.teardown);
     let after = match fields.get("expect") {
         Some((_, v)) => after_of(checker, v),
         None => Some(Vec::new()),
@@ -248,7 +253,7 @@ fn call_task(
     });
     let expect = required(checker, fields, "expect", "a `kind: call` task")
         .and_then(|v| call_expectations(checker, fields.get("expect")?.0, v));
-    let fixtures = fixtures(checker, fields);
+    let fixtures = fixtures(checker, fields, defaults);
     if checker.count() > before {
         return None;
     }
