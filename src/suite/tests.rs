@@ -613,6 +613,8 @@ fn defaults_files_set_what_the_tasks_at_and_below_them_do_not_say() {
         "a task's own keys win"
     );
     for id in ["top", "mid", "own"] {
+        let setup: Vec<&str> = by_id(id).setup.iter().map(|c| c.tool.as_str()).collect();
+        assert_eq!(setup, ["reset"], "{id}");
         assert_eq!(
             by_id(id).expect.judge.as_ref().unwrap().host,
             "openai:gpt-judge"
