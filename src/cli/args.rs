@@ -558,6 +558,12 @@ impl RunArgs {
 #[derive(Debug, Subcommand)]
 pub enum TasksAction {
     /// Validate task files: every problem with file, line and column. Exit 2 if any.
+    ///
+    /// Warnings (`file:line:col: warning: …`, on stderr) leave the exit code at 0: a prompt that
+    /// names a tool it expects (a model can pick the tool by its name, so a regression in its
+    /// description goes unseen), a literal tool name that looks like a regex (use `tool:
+    /// {pattern: …}`). A file of another tool (an mcpchecker task or eval, a promptfoo config)
+    /// is one error that names the `mcpeval tasks import` command converting it.
     Check {
         /// A folder of task YAML files, or one file (repeatable) [default: tasks/].
         #[arg(long, value_name = "DIR|FILE")]
@@ -777,7 +783,7 @@ mod tests {
                 "history",
                 &["[env: MCPEVAL_HISTORY=]", "[default: success]"],
             ),
-            ("tasks check", &["[default: tasks/]"]),
+            ("tasks check", &["[default: tasks/]", "warning"]),
             ("tasks list", &["[default: tasks/]"]),
             (
                 "demo-server",

@@ -1,10 +1,10 @@
-//! `mcpeval tasks check|list`: validate task suites, or list their tasks.
+//! `mcpeval tasks check|list`: validate task suites (with warnings), or list their tasks.
 
 use std::path::PathBuf;
 
 use super::out::{errln, outln};
 use crate::error::{Exit, Failure};
-use crate::suite::{load_suite, SuiteError, TaskKind, TaskSet};
+use crate::suite::{lint, load_suite, SuiteError, TaskKind, TaskSet};
 
 fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {
     if paths.is_empty() {
@@ -14,21 +14,32 @@ fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {
     }
 }
 
-/// Prints every problem (file:line:column: message) and exits 2, or a one-line summary.
+/// Prints every problem (file:line:column: message) and exits 2, or the warnings (on stderr)
+/// and a one-line summary.
 pub fn check(paths: &[PathBuf]) -> Result<Exit, Failure> {
     match load_suite(&paths_or_default(paths)) {
         Ok(suite) => {
+            let warnings = lint(&suite);
+            for w in &warnings {
+                let at = match w.line {
+                    0 => w.file.display().to_string(),
+                    line => format!("{}:{line}:{}", w.file.display(), w.column),
+                };
+                errln!("{at}: warning: {}", w.message);
+            }
             let count = |f: &dyn Fn(&crate::suite::Task) -> bool| {
                 suite.tasks.iter().filter(|t| f(t)).count()
             };
+            let plural = if warnings.len() == 1 { "" } else { "s" };
             outln!(
-                "ok: {} tasks ({} tool, {} no-tool, {} call; {} regression, {} capability)",
+                "ok: {} tasks ({} tool, {} no-tool, {} call; {} regression, {} capability), {} warning{plural}",
                 suite.tasks.len(),
                 count(&|t| t.kind == TaskKind::Tool),
                 count(&|t| t.kind == TaskKind::NoTool),
                 count(&|t| t.kind == TaskKind::Call),
                 count(&|t| t.set == TaskSet::Regression),
                 count(&|t| t.set == TaskSet::Capability),
+                warnings.len(),
             );
             Ok(Exit::Ok)
         }

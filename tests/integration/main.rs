@@ -37,4 +37,5 @@ mod servers;
 mod shard;
 mod slow_models;
 mod tasks_check;
+mod tasks_lint;
 mod verdicts;
