@@ -569,6 +569,31 @@ pub enum TasksAction {
         #[arg(long, value_name = "DIR|FILE")]
         suite: Vec<PathBuf>,
     },
+    /// Convert other tools' test files (mcpchecker, promptfoo) into mcpeval task files.
+    ///
+    /// Writes one task file per input into --out, and lists per case what did not convert
+    /// (also as comments above each task). Prompts, expected and forbidden tools, call counts
+    /// and order, answer checks and LLM rubrics convert; code assertions, setup and verify
+    /// scripts do not. Exit 2 if an input is not of the format, or an output file exists
+    /// without --force; nothing is written then. More: docs/task-format.md#importing.
+    Import {
+        /// The tool the files are for.
+        #[arg(long, value_enum)]
+        from: ImportFrom,
+        /// mcpchecker task or eval files (`kind: Task`, `kind: Eval`), or promptfoo configs.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// The directory for the task files (made if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The `judge.host` of the judges made from LLM rubrics (`sim` cannot judge: set a
+        /// real model before a run).
+        #[arg(long, value_name = "SPEC", default_value = "sim")]
+        judge_host: String,
+        /// Overwrite task files that exist.
+        #[arg(long)]
+        force: bool,
+    },
     /// List the tasks of a suite.
     List {
         /// A folder of task YAML files, or one file (repeatable) [default: tasks/].
@@ -600,6 +625,13 @@ pub enum TasksAction {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// The tools `mcpeval tasks import --from` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportFrom {
+    Mcpchecker,
+    Promptfoo,
 }
 
 #[derive(Debug, Args)]
@@ -784,6 +816,7 @@ mod tests {
                 &["[env: MCPEVAL_HISTORY=]", "[default: success]"],
             ),
             ("tasks check", &["[default: tasks/]", "warning"]),
+            ("tasks import", &["[default: sim]", "--force"]),
             ("tasks list", &["[default: tasks/]"]),
             (
                 "demo-server",

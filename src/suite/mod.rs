@@ -5,6 +5,7 @@ mod check;
 mod defaults;
 mod demo;
 mod foreign;
+pub mod import;
 mod lint;
 mod load;
 mod raw;
