@@ -89,7 +89,8 @@ pub enum Command {
     ///
     /// More: docs/hosts.md (hosts and models), docs/statistics.md (how the verdicts are reached).
     Run(RunArgs),
-    /// Validate or list task suites.
+    /// Validate, list or import task suites (from mcpchecker or promptfoo files), or write call
+    /// tasks from a diff (`boundary`).
     ///
     /// More: docs/task-format.md.
     Tasks {
@@ -559,11 +560,12 @@ impl RunArgs {
 pub enum TasksAction {
     /// Validate task files: every problem with file, line and column. Exit 2 if any.
     ///
-    /// Warnings (`file:line:col: warning: …`, on stderr) leave the exit code at 0: a prompt that
-    /// names a tool it expects (a model can pick the tool by its name, so a regression in its
-    /// description goes unseen), a literal tool name that looks like a regex (use `tool:
-    /// {pattern: …}`). A file of another tool (an mcpchecker task or eval, a promptfoo config)
-    /// is one error that names the `mcpeval tasks import` command converting it.
+    /// Warnings (`file:line:col: warning: …`, on stderr; counted on the `ok:` line) leave the
+    /// exit code at 0: a prompt that names a tool it expects (a model can pick the tool by its
+    /// name, so a regression in its description goes unseen), a literal tool name that looks
+    /// like a regex (use `tool: {pattern: …}`). A file of another tool (an mcpchecker task or
+    /// eval, a promptfoo config) is one error that names the `mcpeval tasks import` command
+    /// converting it.
     Check {
         /// A folder of task YAML files, or one file (repeatable) [default: tasks/].
         #[arg(long, value_name = "DIR|FILE")]
@@ -575,7 +577,7 @@ pub enum TasksAction {
     /// (also as comments above each task). Prompts, expected and forbidden tools, call counts
     /// and order, answer checks and LLM rubrics convert; code assertions, setup and verify
     /// scripts do not. Exit 2 if an input is not of the format, or an output file exists
-    /// without --force; nothing is written then. More: docs/task-format.md#importing.
+    /// without --force; nothing is written then. More: docs/task-format.md (Importing from mcpchecker and promptfoo).
     Import {
         /// The tool the files are for.
         #[arg(long, value_enum)]
