@@ -89,7 +89,8 @@ pub enum Command {
     ///
     /// More: docs/hosts.md (hosts and models), docs/statistics.md (how the verdicts are reached).
     Run(RunArgs),
-    /// Validate or list task suites.
+    /// Validate, list or import task suites (from mcpchecker or promptfoo files), or write call
+    /// tasks from a diff (`boundary`).
     ///
     /// More: docs/task-format.md.
     Tasks {
@@ -558,10 +559,42 @@ impl RunArgs {
 #[derive(Debug, Subcommand)]
 pub enum TasksAction {
     /// Validate task files: every problem with file, line and column. Exit 2 if any.
+    ///
+    /// Warnings (`file:line:col: warning: …`, on stderr; counted on the `ok:` line) leave the
+    /// exit code at 0: a prompt that names a tool it expects (a model can pick the tool by its
+    /// name, so a regression in its description goes unseen), a literal tool name that looks
+    /// like a regex (use `tool: {pattern: …}`). A file of another tool (an mcpchecker task or
+    /// eval, a promptfoo config) is one error that names the `mcpeval tasks import` command
+    /// converting it.
     Check {
         /// A folder of task YAML files, or one file (repeatable) [default: tasks/].
         #[arg(long, value_name = "DIR|FILE")]
         suite: Vec<PathBuf>,
+    },
+    /// Convert other tools' test files (mcpchecker, promptfoo) into mcpeval task files.
+    ///
+    /// Writes one task file per input into --out, and lists per case what did not convert
+    /// (also as comments above each task). Prompts, expected and forbidden tools, call counts
+    /// and order, answer checks and LLM rubrics convert; code assertions, setup and verify
+    /// scripts do not. Exit 2 if an input is not of the format, or an output file exists
+    /// without --force; nothing is written then. More: docs/task-format.md (Importing from mcpchecker and promptfoo).
+    Import {
+        /// The tool the files are for.
+        #[arg(long, value_enum)]
+        from: ImportFrom,
+        /// mcpchecker task or eval files (`kind: Task`, `kind: Eval`), or promptfoo configs.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// The directory for the task files (made if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The `judge.host` of the judges made from LLM rubrics (`sim` cannot judge: set a
+        /// real model before a run).
+        #[arg(long, value_name = "SPEC", default_value = "sim")]
+        judge_host: String,
+        /// Overwrite task files that exist.
+        #[arg(long)]
+        force: bool,
     },
     /// List the tasks of a suite.
     List {
@@ -594,6 +627,13 @@ pub enum TasksAction {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// The tools `mcpeval tasks import --from` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportFrom {
+    Mcpchecker,
+    Promptfoo,
 }
 
 #[derive(Debug, Args)]
@@ -777,7 +817,8 @@ mod tests {
                 "history",
                 &["[env: MCPEVAL_HISTORY=]", "[default: success]"],
             ),
-            ("tasks check", &["[default: tasks/]"]),
+            ("tasks check", &["[default: tasks/]", "warning"]),
+            ("tasks import", &["[default: sim]", "--force"]),
             ("tasks list", &["[default: tasks/]"]),
             (
                 "demo-server",

@@ -57,6 +57,13 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
                 candidate: candidate_snapshot.as_deref(),
                 force,
             }),
+            TasksAction::Import {
+                from,
+                files,
+                out,
+                judge_host,
+                force,
+            } => tasks_cmd::import(from, files, out, judge_host, force),
         },
         Some(Command::DemoServer(args)) => {
             if !crate::mcp::demo::RELEASES.contains(&args.release.as_str()) {

@@ -1,10 +1,13 @@
-//! `mcpeval tasks check|list`: validate task suites, or list their tasks.
+//! `mcpeval tasks check|list|import`: validate task suites, list their tasks, or import other
+//! tools' test files.
 
 use std::path::PathBuf;
 
+use super::args::ImportFrom;
 use super::out::{errln, outln};
 use crate::error::{Exit, Failure};
-use crate::suite::{load_suite, SuiteError, TaskKind, TaskSet};
+use crate::suite::import::{self, Format, Request};
+use crate::suite::{lint, load_suite, SuiteError, TaskKind, TaskSet};
 
 fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {
     if paths.is_empty() {
@@ -14,21 +17,32 @@ fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {
     }
 }
 
-/// Prints every problem (file:line:column: message) and exits 2, or a one-line summary.
+/// Prints every problem (file:line:column: message) and exits 2, or the warnings (on stderr)
+/// and a one-line summary.
 pub fn check(paths: &[PathBuf]) -> Result<Exit, Failure> {
     match load_suite(&paths_or_default(paths)) {
         Ok(suite) => {
+            let warnings = lint(&suite);
+            for w in &warnings {
+                let at = match w.line {
+                    0 => w.file.display().to_string(),
+                    line => format!("{}:{line}:{}", w.file.display(), w.column),
+                };
+                errln!("{at}: warning: {}", w.message);
+            }
             let count = |f: &dyn Fn(&crate::suite::Task) -> bool| {
                 suite.tasks.iter().filter(|t| f(t)).count()
             };
+            let plural = if warnings.len() == 1 { "" } else { "s" };
             outln!(
-                "ok: {} tasks ({} tool, {} no-tool, {} call; {} regression, {} capability)",
+                "ok: {} tasks ({} tool, {} no-tool, {} call; {} regression, {} capability), {} warning{plural}",
                 suite.tasks.len(),
                 count(&|t| t.kind == TaskKind::Tool),
                 count(&|t| t.kind == TaskKind::NoTool),
                 count(&|t| t.kind == TaskKind::Call),
                 count(&|t| t.set == TaskSet::Regression),
                 count(&|t| t.set == TaskSet::Capability),
+                warnings.len(),
             );
             Ok(Exit::Ok)
         }
@@ -67,6 +81,65 @@ pub fn list(paths: &[PathBuf]) -> Result<Exit, Failure> {
             t.set.as_str(),
             t.tools.join(","),
             t.source
+        );
+    }
+    Ok(Exit::Ok)
+}
+
+/// Converts the files, then prints per input the file written, its notes and, per case, what
+/// did not convert.
+pub fn import(
+    from: ImportFrom,
+    files: Vec<PathBuf>,
+    out: PathBuf,
+    judge_host: String,
+    force: bool,
+) -> Result<Exit, Failure> {
+    let format = match from {
+        ImportFrom::Mcpchecker => Format::Mcpchecker,
+        ImportFrom::Promptfoo => Format::Promptfoo,
+    };
+    let request = Request {
+        format,
+        files,
+        out,
+        judge_host,
+        force,
+    };
+    let reports = import::import(&request)?;
+    let mut tasks = 0;
+    for report in &reports {
+        let input = report.input.display();
+        let left_out = report.cases.iter().filter(|c| c.id.is_none()).count();
+        match &report.output {
+            Some(output) => outln!(
+                "{input} -> {}: {} task(s), {left_out} case(s) left out",
+                output.display(),
+                report.tasks()
+            ),
+            None => outln!("{input}: no case converts; nothing written"),
+        }
+        tasks += report.tasks();
+        for note in &report.notes {
+            outln!("  note: {note}");
+        }
+        for case in &report.cases {
+            let name = case
+                .id
+                .clone()
+                .unwrap_or_else(|| format!("{:?}", case.name));
+            for what in &case.not_converted {
+                outln!("  {name}: not converted: {what}");
+            }
+            for what in &case.notes {
+                outln!("  {name}: note: {what}");
+            }
+        }
+    }
+    if tasks > 0 {
+        let dir = request.out.display();
+        outln!(
+            "{tasks} task(s) written to {dir}; check them with `mcpeval tasks check --suite {dir}`"
         );
     }
     Ok(Exit::Ok)

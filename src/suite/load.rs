@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::check::Checker;
 use super::defaults::{self, for_file, is_defaults_file, Defaults};
+use super::foreign;
 use super::raw;
 use super::task::Task;
 use super::validate::{self, Checked};
@@ -180,7 +181,16 @@ fn check_bytes_with(
     };
     let mut checker = Checker::new(file);
     let checked = match raw::parse(text) {
-        Ok(root) => validate::tasks_in(&mut checker, &root, defaults),
+        Ok(root) => {
+            let checked = validate::tasks_in(&mut checker, &root, defaults);
+            // Another tool's file fails on every key; one line saying what it is says more.
+            if checker.count() > 0 {
+                if let Some(diagnostic) = foreign::recognise(file, &root) {
+                    return (Vec::new(), vec![diagnostic]);
+                }
+            }
+            checked
+        }
         Err(err) => {
             checker.error_at(err.line, err.column, err.message);
             Vec::new()

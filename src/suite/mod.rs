@@ -4,6 +4,9 @@ mod call;
 mod check;
 mod defaults;
 mod demo;
+mod foreign;
+pub mod import;
+mod lint;
 mod load;
 mod raw;
 mod task;
@@ -16,6 +19,7 @@ pub(crate) use check::regex_error_summary;
 /// " (did you mean `x`?)": shared with the config's checks of its keys.
 pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
+pub use lint::lint;
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use task::{
     AfterCheck, ArgMatcher, CallExpectations, CallSpec, Expectations, ExpectedCall, FixtureCall,

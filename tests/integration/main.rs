@@ -38,4 +38,6 @@ mod servers;
 mod shard;
 mod slow_models;
 mod tasks_check;
+mod tasks_import;
+mod tasks_lint;
 mod verdicts;

@@ -1,0 +1,437 @@
+//! mcpchecker's files as mcpeval cases: a task file (`kind: Task`, `mcpchecker/v1alpha2` or the
+//! legacy `steps` form) gives its prompt and LLM-judge checks; an eval file (`kind: Eval`) gives
+//! each task of its `taskSets` with the set's tool assertions.
+//!
+//! The formats: mcpchecker's docs/reference/task-format.md and docs/how-to/use-assertions.md
+//! (github.com/mcpchecker/mcpchecker).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::case::{whole_name_pattern, Call, Case};
+use super::source::{join, parse, BadInput, Sources};
+use super::Converted;
+use crate::suite::task::ToolName;
+
+/// Converts an mcpchecker task or eval file (`root`, named `file` in messages); the files it
+/// names are read through `sources`.
+pub fn convert(root: &Value, file: &Path, sources: &dyn Sources) -> Result<Converted, BadInput> {
+    let Some(object) = root.as_object() else {
+        return Err(BadInput::new(
+            "not an mcpchecker file: expected a mapping with `kind: Task` or `kind: Eval`",
+        ));
+    };
+    match object.get("kind").and_then(Value::as_str) {
+        Some("Task") => {
+            let stem = stem(file);
+            let case = task(object, &stem, Path::new(""), sources, None);
+            Ok(Converted {
+                cases: vec![case],
+                notes: vec![
+                    "mcpchecker keeps its tool assertions in the eval file (`kind: Eval`, \
+                     `taskSets[].assertions`): import the eval file to convert them too"
+                        .to_owned(),
+                ],
+            })
+        }
+        Some("Eval") => eval(object, sources),
+        Some(other) => Err(BadInput::new(format!(
+            "not an mcpchecker task or eval: `kind: {other}` (expected `Task` or `Eval`)"
+        ))),
+        None if object.contains_key("tests") || object.contains_key("prompts") => Err(
+            BadInput::new("not an mcpchecker file (no `kind`); it looks like a promptfoo config: use --from promptfoo"),
+        ),
+        None => Err(BadInput::new(
+            "not an mcpchecker file: no `kind: Task` or `kind: Eval`",
+        )),
+    }
+}
+
+/// An eval: the tasks of each task set, with the set's assertions.
+fn eval(object: &Map<String, Value>, sources: &dyn Sources) -> Result<Converted, BadInput> {
+    let config = object.get("config").and_then(Value::as_object);
+    let Some(sets) = config
+        .and_then(|c| c.get("taskSets"))
+        .and_then(Value::as_array)
+    else {
+        return Err(BadInput::new(
+            "an mcpchecker eval without `config.taskSets`: nothing to import",
+        ));
+    };
+    let mut converted = Converted::default();
+    if let Some(file) = config
+        .and_then(|c| c.get("mcpConfigFile"))
+        .and_then(Value::as_str)
+    {
+        converted.notes.push(format!(
+            "the servers are in `{file}`: give them to `mcpeval run` as --baseline and --candidate"
+        ));
+    }
+    if config.is_some_and(|c| c.contains_key("llmJudge")) {
+        converted.notes.push(
+            "`config.llmJudge` is not carried over: the judge is each task's `judge.host` \
+             (--judge-host)"
+                .to_owned(),
+        );
+    }
+    for (i, set) in sets.iter().enumerate() {
+        let place = format!("taskSets[{i}]");
+        let Some(set) = set.as_object() else {
+            converted
+                .notes
+                .push(format!("{place} is not a mapping: not converted"));
+            continue;
+        };
+        let files = if let Some(path) = set.get("path").and_then(Value::as_str) {
+            vec![PathBuf::from(path)]
+        } else if let Some(glob) = set.get("glob").and_then(Value::as_str) {
+            let files = sources.glob(glob).map_err(|e| {
+                BadInput::new(format!("{place}: cannot list the files of `{glob}`: {e}"))
+            })?;
+            if files.is_empty() {
+                converted
+                    .notes
+                    .push(format!("{place}: `{glob}` names no file"));
+            }
+            files
+        } else {
+            let what = match set.get("source") {
+                Some(source) => format!("tasks from the source {source}"),
+                None => "no `path` or `glob`".to_owned(),
+            };
+            converted.notes.push(format!(
+                "{place}: {what}: not converted (import the task files themselves)"
+            ));
+            continue;
+        };
+        let labels = set.get("labelSelector").and_then(Value::as_object);
+        for path in files {
+            let shown = path.display().to_string();
+            let text = sources.read(&path).map_err(|e| {
+                BadInput::new(format!("{place}: cannot read the task file `{shown}`: {e}"))
+            })?;
+            let root = parse(&text).map_err(|e| {
+                let at = e.at.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default();
+                BadInput::new(format!("{place}: task file `{shown}`{at}: {}", e.message))
+            })?;
+            let Some(task_object) = root
+                .as_object()
+                .filter(|o| o.get("kind").and_then(Value::as_str) == Some("Task"))
+            else {
+                converted.notes.push(format!(
+                    "{place}: `{shown}` is not an mcpchecker task (`kind: Task`): skipped"
+                ));
+                continue;
+            };
+            if !selected(task_object, labels) {
+                continue;
+            }
+            let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+            let assertions = set.get("assertions");
+            let case = task(task_object, &stem(&path), &dir, sources, assertions);
+            converted.cases.push(case);
+        }
+    }
+    Ok(converted)
+}
+
+/// Whether a task's `metadata.labels` carry every label of the set's `labelSelector`.
+fn selected(task: &Map<String, Value>, selector: Option<&Map<String, Value>>) -> bool {
+    let labels = task
+        .get("metadata")
+        .and_then(|m| m.get("labels"))
+        .and_then(Value::as_object);
+    selector.is_none_or(|selector| {
+        selector
+            .iter()
+            .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+    })
+}
+
+/// One task: its prompt and judge checks, and the assertions of its task set. `dir` is the
+/// task file's directory (relative to the input), where its prompt file is.
+fn task(
+    object: &Map<String, Value>,
+    fallback_name: &str,
+    dir: &Path,
+    sources: &dyn Sources,
+    assertions: Option<&Value>,
+) -> Case {
+    let name = object
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or(fallback_name);
+    let mut case = Case::named(name);
+    // v1alpha2 keeps the task under `spec`; the legacy form under `steps`.
+    let (body, legacy) = match (object.get("spec"), object.get("steps")) {
+        (Some(spec), _) => (spec.as_object(), false),
+        (None, Some(steps)) => (steps.as_object(), true),
+        (None, None) => (None, false),
+    };
+    let Some(body) = body else {
+        case.not_converted("no `spec` (or legacy `steps`) with a prompt");
+        return case;
+    };
+    case.prompt = prompt(body.get("prompt"), dir, sources, &mut case);
+    for phase in ["setup", "cleanup"] {
+        if body.contains_key(phase) {
+            case.not_converted(format!(
+                "`{phase}` steps (mcpeval runs no steps around a trial)"
+            ));
+        }
+    }
+    if let Some(limits) = body.get("limits") {
+        case.not_converted(format!(
+            "`limits` {limits} (mcpeval bounds turns with `max_turns` and each request with \
+             the host's `timeout_s`)"
+        ));
+    }
+    match (body.get("verify"), legacy) {
+        (Some(Value::Array(steps)), _) => {
+            for step in steps {
+                verify_step(step, &mut case);
+            }
+        }
+        (Some(verify @ Value::Object(_)), true) => legacy_verify(verify, &mut case),
+        (Some(other), _) => case.not_converted(format!("`verify` {other}: not a list of steps")),
+        (None, _) => {}
+    }
+    if let Some(assertions) = assertions {
+        assertions_of(assertions, &mut case);
+    }
+    case.finish();
+    case
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "task".to_owned())
+}
+
+/// `prompt: {inline: …}` or `{file: …}` (read next to the task file).
+fn prompt(
+    value: Option<&Value>,
+    dir: &Path,
+    sources: &dyn Sources,
+    case: &mut Case,
+) -> Option<String> {
+    let value = value.and_then(Value::as_object);
+    if let Some(text) = value.and_then(|p| p.get("inline")).and_then(Value::as_str) {
+        return Some(text.to_owned());
+    }
+    if let Some(file) = value.and_then(|p| p.get("file")).and_then(Value::as_str) {
+        let path = join(dir, file);
+        return match sources.read(&path) {
+            Ok(text) => Some(text.trim_end().to_owned()),
+            Err(e) => {
+                case.not_converted(format!("the prompt file `{}`: {e}", path.display()));
+                None
+            }
+        };
+    }
+    case.not_converted("no `prompt` with `inline` or `file`");
+    None
+}
+
+/// One v1alpha2 verify step: `llmJudge` converts; `script`, `http` and extension operations
+/// check the world the agent changed, which mcpeval does not see.
+fn verify_step(step: &Value, case: &mut Case) {
+    let Some((kind, body)) = step.as_object().and_then(|s| s.iter().next()) else {
+        case.not_converted(format!("verify step {step}"));
+        return;
+    };
+    match kind.as_str() {
+        "llmJudge" => judge(body, case),
+        other => case.not_converted(format!(
+            "verify step `{other}` (it checks the state the agent left; mcpeval grades the \
+             trial's calls and answer)"
+        )),
+    }
+}
+
+/// The legacy `verify`: a script (`file`/`inline`) or an LLM judge (`contains`/`exact`).
+fn legacy_verify(verify: &Value, case: &mut Case) {
+    if verify.get("contains").is_some() || verify.get("exact").is_some() {
+        judge(verify, case);
+    } else {
+        case.not_converted(
+            "the verify script (it checks the state the agent left; mcpeval grades the trial's \
+             calls and answer)",
+        );
+    }
+}
+
+/// `llmJudge: {contains: …}` or `{exact: …}` as a judge rubric.
+fn judge(body: &Value, case: &mut Case) {
+    let text = |key| body.get(key).and_then(Value::as_str);
+    match (text("contains"), text("exact")) {
+        (Some(expected), None) => case.rubrics.push(format!(
+            "The final answer contains this information, in any wording: {expected}"
+        )),
+        (None, Some(expected)) => case.rubrics.push(format!(
+            "The final answer means the same as this, in any wording: {expected}"
+        )),
+        _ => case.not_converted(format!(
+            "`llmJudge` {body}: expected one of `contains` or `exact`"
+        )),
+    }
+}
+
+/// A task set's `assertions`.
+fn assertions_of(assertions: &Value, case: &mut Case) {
+    let Some(assertions) = assertions.as_object() else {
+        case.not_converted(format!("`assertions` {assertions}: not a mapping"));
+        return;
+    };
+    // Names before "any of" (a name already expected satisfies it), whatever the file's order.
+    const FIRST: &[&str] = &["toolsUsed", "requireAny", "toolsNotUsed", "callOrder"];
+    let mut keys: Vec<&String> = assertions.keys().collect();
+    keys.sort_by_key(|k| FIRST.iter().position(|f| f == k).unwrap_or(FIRST.len()));
+    for key in keys {
+        let value = &assertions[key];
+        match key.as_str() {
+            "toolsUsed" => {
+                for item in items(value) {
+                    if let Some(tool) = tool_of(item, "toolsUsed", case) {
+                        case.expect(tool);
+                    }
+                }
+            }
+            "requireAny" => require_any(value, case),
+            "toolsNotUsed" => {
+                for item in items(value) {
+                    match (
+                        item.get("tool").and_then(Value::as_str),
+                        item.get("toolPattern"),
+                    ) {
+                        (Some(tool), _) => case.forbid(tool),
+                        (None, Some(pattern)) => case.not_converted(format!(
+                            "`toolsNotUsed` pattern {pattern} (`forbidden_tools` lists names)"
+                        )),
+                        _ => case.not_converted(format!(
+                            "`toolsNotUsed` entry {}",
+                            Value::Object(item.clone())
+                        )),
+                    }
+                }
+            }
+            "minToolCalls" | "maxToolCalls" => {
+                match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                    Some(n) if key == "minToolCalls" => case.min_calls(n),
+                    Some(n) => case.max_calls(n),
+                    None => case.not_converted(format!("`{key}: {value}`: not a count")),
+                }
+            }
+            "callOrder" => call_order(value, case),
+            "resourcesRead" | "resourcesNotRead" | "promptsUsed" | "promptsNotUsed" => case
+                .not_converted(format!(
+                    "`{key}` (mcpeval's tasks check tool calls, not resource reads or prompts)"
+                )),
+            "skillsLoaded" | "skillsNotLoaded" => {
+                case.not_converted(format!("`{key}` (mcpeval does not see an agent's skills)"))
+            }
+            "noDuplicateCalls" if value == &Value::Bool(false) => {}
+            "noDuplicateCalls" => case.not_converted(
+                "`noDuplicateCalls` (no mcpeval check; repeated calls show in the `tool_calls` \
+                 metric)",
+            ),
+            other => case.not_converted(format!("assertion `{other}` (unknown to the importer)")),
+        }
+    }
+}
+
+/// The entries of an assertion's list (a single mapping counts as one).
+fn items(value: &Value) -> Vec<&Map<String, Value>> {
+    match value {
+        Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
+        Value::Object(one) => vec![one],
+        _ => Vec::new(),
+    }
+}
+
+/// `{tool: name}` or `{toolPattern: regex}` (unanchored in mcpchecker: matched anywhere).
+fn tool_of(item: &Map<String, Value>, key: &str, case: &mut Case) -> Option<ToolName> {
+    if let Some(tool) = item.get("tool").and_then(Value::as_str) {
+        return Some(ToolName::Literal(tool.to_owned()));
+    }
+    if let Some(pattern) = item.get("toolPattern").and_then(Value::as_str) {
+        let whole = whole_name_pattern(pattern);
+        if regex::Regex::new(&whole).is_err() {
+            case.not_converted(format!(
+                "`{key}` pattern /{pattern}/: not a valid regex here"
+            ));
+            return None;
+        }
+        if whole != pattern {
+            case.note(format!(
+                "`{key}` pattern /{pattern}/ matches anywhere in a name; as mcpeval matches \
+                 whole names it is /{whole}/"
+            ));
+        }
+        return Some(ToolName::Pattern { pattern: whole });
+    }
+    case.not_converted(format!("`{key}` entry {}", Value::Object(item.clone())));
+    None
+}
+
+/// `requireAny`: one call to any of the tools: `any_of` for names, one pattern when some are
+/// patterns.
+fn require_any(value: &Value, case: &mut Case) {
+    let tools: Vec<ToolName> = items(value)
+        .into_iter()
+        .filter_map(|item| tool_of(item, "requireAny", case))
+        .collect();
+    let mut names = Vec::new();
+    let mut patterns = Vec::new();
+    for tool in tools {
+        match tool {
+            ToolName::Literal(name) => names.push(name),
+            ToolName::Pattern { pattern } => patterns.push(pattern),
+            ToolName::AnyOf { any_of } => names.extend(any_of),
+        }
+    }
+    let tool = match (names.len(), patterns.len()) {
+        (0, 0) => return,
+        (1, 0) => ToolName::Literal(names.remove(0)),
+        (_, 0) => ToolName::AnyOf { any_of: names },
+        _ => {
+            let mut all: Vec<String> = names.iter().map(|n| regex::escape(n)).collect();
+            all.extend(patterns.iter().map(|p| format!("(?:{p})")));
+            ToolName::Pattern {
+                pattern: all.join("|"),
+            }
+        }
+    };
+    // A tool already expected on its own satisfies "any of" with it.
+    let covered = case.calls.iter().any(|c| match (&c.tool, &tool) {
+        (ToolName::Literal(name), other) => other.names().contains(name),
+        _ => false,
+    });
+    if !covered {
+        case.expect(tool);
+    }
+}
+
+/// `callOrder`: the tools in order (other calls may come between, as with `ordered: true`).
+fn call_order(value: &Value, case: &mut Case) {
+    let mut steps = Vec::new();
+    for item in items(value) {
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("tool");
+        match (kind, item.get("name").and_then(Value::as_str)) {
+            ("tool", Some(name)) => steps.push(Call::new(name.into())),
+            (kind, name) => {
+                let name = name.unwrap_or("?");
+                case.not_converted(format!(
+                    "`callOrder` step {kind} `{name}` (the order holds only tool calls)"
+                ));
+                return;
+            }
+        }
+    }
+    if !steps.is_empty() {
+        case.set_sequence(steps, "`callOrder`");
+    }
+}

@@ -1,0 +1,195 @@
+//! The mcpchecker converter on an eval and task files written for the demo server.
+
+use std::path::Path;
+
+use super::mcpchecker::convert;
+use super::source::parse;
+use super::tests::Files;
+use super::Converted;
+
+const TASK: &str = r#"
+kind: Task
+apiVersion: mcpchecker/v1alpha2
+metadata:
+  name: find-login-issues
+  difficulty: easy
+spec:
+  setup:
+    - script: {inline: "echo reset"}
+  verify:
+    - llmJudge:
+        contains: "issue 1 is about login"
+    - http: {url: "http://127.0.0.1:9/x"}
+  prompt:
+    file: prompt.txt
+"#;
+
+fn convert_eval(eval: &str) -> Converted {
+    let sources = Files::new(&[
+        ("../tasks/login/task.yaml", TASK),
+        (
+            "../tasks/login/prompt.txt",
+            "Which open issues mention login in apollo?\n",
+        ),
+        ("../tasks/other/notes.yaml", "kind: Agent\n"),
+    ]);
+    convert(&parse(eval).unwrap(), Path::new("eval.yaml"), &sources).unwrap()
+}
+
+#[test]
+fn an_eval_gives_each_task_its_sets_assertions() {
+    let converted = convert_eval(
+        r#"
+kind: Eval
+metadata: {name: demo}
+config:
+  mcpConfigFile: mcp-config.yaml
+  taskSets:
+    - glob: ../tasks/*/*.yaml
+      assertions:
+        toolsUsed:
+          - {server: tracker, tool: search_issues}
+          - {server: tracker, toolPattern: "get_"}
+        requireAny:
+          - {server: tracker, tool: get_issue}
+          - {server: tracker, tool: fetch_issue}
+        toolsNotUsed:
+          - {server: tracker, tool: create_issue}
+          - {server: tracker, toolPattern: "delete.*"}
+        minToolCalls: 1
+        maxToolCalls: 6
+        resourcesRead:
+          - {server: tracker, uri: "tracker://x"}
+        noDuplicateCalls: true
+"#,
+    );
+    let [case] = converted.cases.as_slice() else {
+        panic!("one case: {converted:?}")
+    };
+    assert_eq!(case.name, "find-login-issues");
+    assert_eq!(
+        case.prompt.as_deref(),
+        Some("Which open issues mention login in apollo?")
+    );
+    let tools: Vec<String> = case.calls.iter().map(|c| c.tool.to_string()).collect();
+    assert_eq!(
+        tools,
+        [
+            "`search_issues`",
+            "a tool matching /.*get_.*/",
+            "one of `get_issue`, `fetch_issue`"
+        ]
+    );
+    assert_eq!(case.forbidden_tools, ["create_issue"]);
+    assert_eq!(
+        (case.min_tool_calls, case.max_tool_calls),
+        (Some(1), Some(6))
+    );
+    assert_eq!(
+        case.rubrics,
+        ["The final answer contains this information, in any wording: issue 1 is about login"]
+    );
+    let missed = case.not_converted.join("\n");
+    for what in [
+        "`setup`",
+        "verify step `http`",
+        "`toolsNotUsed` pattern",
+        "`resourcesRead`",
+        "`noDuplicateCalls`",
+    ] {
+        assert!(missed.contains(what), "{what}: {missed}");
+    }
+    assert!(converted
+        .notes
+        .iter()
+        .any(|n| n.contains("mcp-config.yaml")));
+    assert!(converted
+        .notes
+        .iter()
+        .any(|n| n.contains("notes.yaml") && n.contains("skipped")));
+}
+
+#[test]
+fn call_order_makes_the_calls_ordered() {
+    let converted = convert_eval(
+        r#"
+kind: Eval
+config:
+  taskSets:
+    - path: ../tasks/login/task.yaml
+      assertions:
+        toolsUsed: [{tool: get_issue}]
+        requireAny: [{tool: add_comment}, {tool: update_issue}]
+        callOrder:
+          - {type: tool, name: search_issues}
+          - {type: tool, name: get_issue}
+          - {type: tool, name: add_comment}
+"#,
+    );
+    let case = &converted.cases[0];
+    assert!(case.ordered());
+    // `get_issue` is a step of the order; "any of" is met by the `add_comment` step.
+    let tools: Vec<String> = case.calls.iter().map(|c| c.tool.to_string()).collect();
+    assert_eq!(tools, ["`search_issues`", "`get_issue`", "`add_comment`"]);
+    assert!(
+        !case.not_converted.iter().any(|n| n.contains("besides")),
+        "{:?}",
+        case.not_converted
+    );
+}
+
+#[test]
+fn label_selectors_pick_tasks() {
+    let converted = convert_eval(
+        r#"
+kind: Eval
+config:
+  taskSets:
+    - glob: ../tasks/*/*.yaml
+      labelSelector: {suite: smoke}
+"#,
+    );
+    assert!(converted.cases.is_empty());
+}
+
+#[test]
+fn a_lone_task_file_and_the_legacy_form() {
+    let legacy = r#"
+kind: Task
+metadata: {name: legacy one}
+steps:
+  setup: {file: setup.sh}
+  verify: {exact: "There are 3 open issues."}
+  prompt: {inline: "How many open issues are there in zephyr?"}
+"#;
+    let converted = convert(
+        &parse(legacy).unwrap(),
+        Path::new("l.yaml"),
+        &Files::new(&[]),
+    )
+    .unwrap();
+    let case = &converted.cases[0];
+    assert_eq!(
+        case.prompt.as_deref(),
+        Some("How many open issues are there in zephyr?")
+    );
+    assert_eq!(
+        case.rubrics,
+        ["The final answer means the same as this, in any wording: There are 3 open issues."]
+    );
+    assert!(case.not_converted[0].contains("`setup`"));
+    assert!(converted.notes[0].contains("eval file"));
+}
+
+#[test]
+fn other_files_are_refused_with_the_reason() {
+    let err = |yaml: &str| {
+        convert(&parse(yaml).unwrap(), Path::new("x.yaml"), &Files::new(&[]))
+            .unwrap_err()
+            .message
+    };
+    assert!(err("kind: Agent\n").contains("`kind: Agent`"));
+    assert!(err("prompts: [a]\ntests: []\n").contains("promptfoo"));
+    assert!(err("- id: a\n").contains("expected a mapping"));
+    assert!(err("kind: Eval\n").contains("taskSets"));
+}

@@ -1,0 +1,338 @@
+//! A promptfoo config as a whole: its tests (with `defaultTest`), each run with each prompt,
+//! and its providers as hints for `mcpeval run`.
+
+use serde_json::{Map, Value};
+
+use super::assertions::answer_or_tools;
+use super::prompts::{fill, fill_value, prompts, resolve_vars, Prompt, Unfilled};
+use crate::suite::import::case::{Case, Converted};
+use crate::suite::import::source::{parse, BadInput, Sources};
+
+/// Converts a promptfoo config (`root`); the files it names (`file://` prompts, vars and
+/// tests) are read through `sources`.
+pub fn convert(root: &Value, sources: &dyn Sources) -> Result<Converted, BadInput> {
+    let Some(config) = root.as_object() else {
+        return Err(BadInput::new(
+            "not a promptfoo config: expected a mapping with `prompts` and `tests`",
+        ));
+    };
+    if config.contains_key("kind") && !config.contains_key("tests") {
+        return Err(BadInput::new(
+            "not a promptfoo config (it has a `kind`); an mcpchecker file? use --from mcpchecker",
+        ));
+    }
+    if !config.contains_key("tests") && !config.contains_key("prompts") {
+        return Err(BadInput::new(
+            "not a promptfoo config: no `tests` and no `prompts`",
+        ));
+    }
+    let mut converted = Converted::default();
+    let notes = &mut converted.notes;
+    providers(config.get("providers"), notes);
+    let prompts = prompts(config.get("prompts"), sources, notes);
+    if config.contains_key("scenarios") {
+        notes.push("`scenarios` not converted: write their tests out under `tests`".to_owned());
+    }
+    let default = match config.get("defaultTest") {
+        None => Map::new(),
+        Some(Value::Object(default)) => default.clone(),
+        Some(other) => {
+            notes.push(format!(
+                "`defaultTest` {other} not converted: not a mapping"
+            ));
+            Map::new()
+        }
+    };
+    let tests = tests(config.get("tests"), sources, notes)?;
+    let context = Context {
+        templates: config.get("assertionTemplates"),
+        default: &default,
+    };
+    for (i, test) in tests.iter().enumerate() {
+        let name = test
+            .get("description")
+            .and_then(Value::as_str)
+            .map_or_else(|| format!("test {}", i + 1), str::to_owned);
+        for (j, prompt) in prompts.iter().enumerate() {
+            let name = match (&prompt.label, prompts.len()) {
+                (_, 1) => name.clone(),
+                (Some(label), _) => format!("{name} {label}"),
+                (None, _) => format!("{name} prompt {}", j + 1),
+            };
+            let mut case = Case::named(name);
+            context.case(test, prompt, sources, &mut case);
+            case.finish();
+            converted.cases.push(case);
+        }
+    }
+    Ok(converted)
+}
+
+/// The config's `defaultTest` and assertion templates, shared by its tests.
+struct Context<'a> {
+    templates: Option<&'a Value>,
+    default: &'a Map<String, Value>,
+}
+
+impl Context<'_> {
+    /// Fills `case` from one test and one prompt.
+    fn case(
+        &self,
+        test: &Map<String, Value>,
+        prompt: &Prompt,
+        sources: &dyn Sources,
+        case: &mut Case,
+    ) {
+        for note in &prompt.notes {
+            case.note(note.clone());
+        }
+        let mut vars = Map::new();
+        for source in [self.default, test] {
+            if let Some(Value::Object(more)) = source.get("vars") {
+                vars.extend(more.clone());
+            }
+        }
+        let vars = match resolve_vars(vars, sources) {
+            Ok(vars) => vars,
+            Err(why) => {
+                case.not_converted(why.message);
+                return;
+            }
+        };
+        case.prompt = match &prompt.template {
+            Some(template) => match fill(template, &vars) {
+                Ok(text) => Some(text),
+                Err(Unfilled(left)) => {
+                    case.not_converted(format!(
+                        "the prompt: {} not filled in (no such var, or a template expression)",
+                        left.join(", ")
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
+        for source in [self.default, test] {
+            if let Some(threshold) = source.get("threshold").and_then(Value::as_f64) {
+                if threshold < 1.0 {
+                    case.not_converted(format!(
+                        "test `threshold: {threshold}` (a weighted score decides; every mcpeval \
+                         check must pass)"
+                    ));
+                }
+            }
+            let options = source.get("options").and_then(Value::as_object);
+            for key in ["transform", "postprocess"] {
+                if options.is_some_and(|o| o.contains_key(key)) {
+                    case.not_converted(format!(
+                        "`options.{key}` (the checks below read the answer as it is)"
+                    ));
+                }
+            }
+            if let Some(asserts) = source.get("assert").and_then(Value::as_array) {
+                for assertion in asserts {
+                    self.assertion(assertion, &vars, case, 0);
+                }
+            }
+        }
+    }
+
+    fn assertion(
+        &self,
+        assertion: &Value,
+        vars: &Map<String, Value>,
+        case: &mut Case,
+        depth: usize,
+    ) {
+        let Some(a) = assertion.as_object() else {
+            case.not_converted(format!("assertion {assertion}: not a mapping"));
+            return;
+        };
+        if let Some(reference) = a.get("$ref").and_then(Value::as_str) {
+            let name = reference.strip_prefix("#/assertionTemplates/");
+            let found = name.and_then(|n| self.templates?.get(n));
+            match found {
+                Some(template) if depth < 8 => self.assertion(template, vars, case, depth + 1),
+                _ => case.not_converted(format!("assertion `$ref: {reference}` (not found)")),
+            }
+            return;
+        }
+        let Some(kind) = a.get("type").and_then(Value::as_str) else {
+            case.not_converted(format!("assertion {assertion} without a `type`"));
+            return;
+        };
+        if a.get("weight").and_then(Value::as_f64) == Some(0.0) {
+            case.note(format!(
+                "`{kind}` with `weight: 0` left out: it always passes in promptfoo"
+            ));
+            return;
+        }
+        if a.contains_key("transform") {
+            case.not_converted(format!(
+                "`{kind}` with a `transform` (mcpeval checks the answer as it is)"
+            ));
+            return;
+        }
+        let value = match a.get("value").map(|v| fill_value(v, vars)) {
+            Some(Ok(value)) => Some(value),
+            Some(Err(Unfilled(left))) => {
+                case.not_converted(format!(
+                    "`{kind}`: {} in its value not filled in",
+                    left.join(", ")
+                ));
+                return;
+            }
+            None => None,
+        };
+        if value
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.starts_with("file://"))
+        {
+            case.not_converted(format!("`{kind}` with its value in a file"));
+            return;
+        }
+        let threshold = a.get("threshold").and_then(Value::as_f64);
+        match kind {
+            "assert-set" if threshold.is_none_or(|t| t >= 1.0) => {
+                for inner in a
+                    .get("assert")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    self.assertion(inner, vars, case, depth + 1);
+                }
+            }
+            _ => answer_or_tools(kind, value.as_ref(), threshold, a, case),
+        }
+    }
+}
+
+/// Hints for `mcpeval run` from the providers: the hosts and MCP servers to pass.
+fn providers(value: Option<&Value>, notes: &mut Vec<String>) {
+    let list = match value {
+        Some(Value::Array(list)) => list.clone(),
+        Some(one) => vec![one.clone()],
+        None => Vec::new(),
+    };
+    for provider in &list {
+        let (id, config) = match provider {
+            Value::String(id) => (id.clone(), None),
+            Value::Object(p) => (
+                p.get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_owned(),
+                p.get("config"),
+            ),
+            _ => continue,
+        };
+        let host = host_of(&id).map_or_else(
+            || "choose an mcpeval host with --host".to_owned(),
+            |host| format!("`mcpeval run --host {host}`"),
+        );
+        notes.push(format!("provider `{id}`: {host}"));
+        let mcp = config.and_then(|c| c.get("mcp"));
+        let servers = mcp
+            .and_then(|m| m.get("servers").or_else(|| m.get("server")))
+            .map(|s| match s {
+                Value::Array(all) => all.clone(),
+                one => vec![one.clone()],
+            })
+            .unwrap_or_default();
+        for server in servers {
+            let spec = match (
+                server.get("url").and_then(Value::as_str),
+                server.get("command").and_then(Value::as_str),
+            ) {
+                (Some(url), _) => url.to_owned(),
+                (None, Some(command)) => {
+                    let args: Vec<&str> = server
+                        .get("args")
+                        .and_then(Value::as_array)
+                        .map(|a| a.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    let words = std::iter::once(command).chain(args);
+                    shlex::try_join(words).unwrap_or_else(|_| command.to_owned())
+                }
+                _ => continue,
+            };
+            notes.push(format!(
+                "MCP server of `{id}`: pass it to `mcpeval run` as --baseline {spec:?} (and the \
+                 new version as --candidate)"
+            ));
+        }
+    }
+}
+
+/// The mcpeval host for a promptfoo provider id, where one fits.
+pub(super) fn host_of(id: &str) -> Option<String> {
+    let mut parts = id.splitn(3, ':');
+    let (provider, first, rest) = (parts.next()?, parts.next()?, parts.next());
+    let model = match (first, rest) {
+        ("chat" | "messages" | "responses", Some(model)) => model,
+        (_, Some(_)) => return None,
+        (model, None) => model,
+    };
+    match (provider, first) {
+        ("openai", "responses") => Some(format!("openai-responses:{model}")),
+        ("openai" | "anthropic", _) => Some(format!("{provider}:{model}")),
+        _ => None,
+    }
+}
+
+/// The tests: a list, a `file://` YAML/JSON file (or glob) of them, or a mix.
+fn tests(
+    value: Option<&Value>,
+    sources: &dyn Sources,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Map<String, Value>>, BadInput> {
+    let items = match value {
+        None => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items.clone(),
+        Some(one) => vec![one.clone()],
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            Value::Object(test) => out.push(test),
+            Value::String(s) if s.starts_with("file://") => {
+                let path = &s["file://".len()..];
+                let yaml = [".yaml", ".yml", ".json"].iter().any(|e| path.ends_with(e));
+                if !yaml {
+                    notes.push(format!(
+                        "tests in `{s}` not converted (only YAML or JSON test files do)"
+                    ));
+                    continue;
+                }
+                let files = if path.contains('*') {
+                    sources.glob(path).unwrap_or_default()
+                } else {
+                    vec![path.into()]
+                };
+                for file in files {
+                    let shown = file.display().to_string();
+                    let text = sources.read(&file).map_err(|e| {
+                        BadInput::new(format!("cannot read the tests file `{shown}`: {e}"))
+                    })?;
+                    let tests = parse(&text).map_err(|e| {
+                        BadInput::new(format!("the tests file `{shown}`: {}", e.message))
+                    })?;
+                    match tests {
+                        Value::Array(tests) => {
+                            out.extend(tests.into_iter().filter_map(|t| match t {
+                                Value::Object(t) => Some(t),
+                                _ => None,
+                            }))
+                        }
+                        Value::Object(test) => out.push(test),
+                        _ => notes.push(format!("`{shown}` holds no tests")),
+                    }
+                }
+            }
+            other => notes.push(format!("test {other} not converted")),
+        }
+    }
+    Ok(out)
+}

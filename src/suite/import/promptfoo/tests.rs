@@ -1,0 +1,243 @@
+//! The promptfoo converter on configs written for the demo server, and its pieces.
+
+use serde_json::{Map, Value};
+
+use super::config::{convert, host_of};
+use super::prompts::fill;
+use crate::suite::import::case::Converted;
+use crate::suite::import::source::parse;
+use crate::suite::import::tests::Files;
+
+fn run(yaml: &str, files: &[(&str, &str)]) -> Converted {
+    convert(&parse(yaml).unwrap(), &Files::new(files)).unwrap()
+}
+
+const CONFIG: &str = r#"
+description: Tracker MCP
+prompts:
+  - "You help with the issue tracker. {{request}}"
+providers:
+  - id: openai:chat:gpt-4.1-mini
+    config:
+      mcp:
+        enabled: true
+        server:
+          command: mcpeval
+          args: [demo-server, --release, 1.4.0]
+          name: tracker
+defaultTest:
+  assert:
+    - type: not-icontains
+      value: "as an AI"
+tests:
+  - description: Login issues in apollo
+    vars:
+      request: Which open issues in apollo are about login?
+      project: apollo
+    assert:
+      - type: trajectory:tool-args-match
+        value:
+          name: search_issues
+          args: {project: "{{project}}"}
+      - type: icontains
+        value: login
+      - type: llm-rubric
+        value: Lists the open login issues of apollo
+        provider: openai:gpt-4.1
+      - type: javascript
+        value: output.length < 500
+      - type: not-trajectory:tool-used
+        value: [create_issue, update_issue]
+  - description: Show issue 3 then comment
+    vars: {request: "Show issue 3, then add the comment 'seen'"}
+    assert:
+      - type: trajectory:tool-sequence
+        value: {steps: [get_issue, add_comment], mode: exact}
+      - type: tool-call-f1
+        value: get_issue, add_comment
+      - type: is-json
+      - type: regex
+        value: "(?i)comment(ed)? added"
+      - type: contains-any
+        value: [done, added]
+"#;
+
+#[test]
+fn a_config_for_the_demo_server_converts_test_by_test() {
+    let converted = run(CONFIG, &[]);
+    let [login, show] = converted.cases.as_slice() else {
+        panic!("two cases: {converted:#?}")
+    };
+    assert_eq!(login.name, "Login issues in apollo");
+    assert_eq!(
+        login.prompt.as_deref(),
+        Some("You help with the issue tracker. Which open issues in apollo are about login?")
+    );
+    assert_eq!(login.calls.len(), 1);
+    assert_eq!(login.calls[0].args["project"], "apollo");
+    assert_eq!(login.answer_contains, ["login"]);
+    assert_eq!(login.answer_not_contains, ["as an AI"]);
+    assert_eq!(login.forbidden_tools, ["create_issue", "update_issue"]);
+    assert_eq!(login.rubrics, ["Lists the open login issues of apollo"]);
+    assert!(login
+        .not_converted
+        .iter()
+        .any(|n| n.contains("`javascript`")));
+    assert!(login.notes.iter().any(|n| n.contains("openai:gpt-4.1")));
+
+    assert!(show.ordered());
+    let tools: Vec<String> = show.calls.iter().map(|c| c.tool.to_string()).collect();
+    assert_eq!(tools, ["`get_issue`", "`add_comment`"]);
+    assert_eq!(show.max_tool_calls, Some(2), "mode exact: no other call");
+    assert_eq!(show.answer_regex.as_deref(), Some("(?i)comment(ed)? added"));
+    let missed = show.not_converted.join("\n");
+    for what in [
+        "`is-json`",
+        "precision",
+        "`contains-any`: a task has one `answer_regex`",
+    ] {
+        assert!(missed.contains(what), "{what}: {missed}");
+    }
+    let notes = converted.notes.join("\n");
+    assert!(
+        notes.contains("`mcpeval run --host openai:gpt-4.1-mini`"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("--baseline \"mcpeval demo-server --release 1.4.0\""),
+        "{notes}"
+    );
+}
+
+#[test]
+fn templates_are_filled_and_what_cannot_be_is_said() {
+    let mut vars = Map::new();
+    vars.insert("q".into(), Value::from("login"));
+    vars.insert("n".into(), Value::from(3));
+    assert_eq!(
+        fill("Find {{q}} ({{ n }})", &vars).unwrap(),
+        "Find login (3)"
+    );
+    assert_eq!(
+        fill("{{ q | upper }} {% if x %}", &vars).unwrap_err().0,
+        ["`{{ q | upper }}`", "`{% if x %}`"]
+    );
+    let converted = run(
+        "prompts: ['{{missing}}']\ntests:\n  - vars: {q: a}\n    assert: [{type: contains, value: a}]\n",
+        &[],
+    );
+    let case = &converted.cases[0];
+    assert_eq!(case.prompt, None);
+    assert!(case.not_converted[0].contains("`{{missing}}`"));
+}
+
+#[test]
+fn prompts_from_files_and_chat_messages() {
+    let converted = run(
+        r#"
+prompts:
+  - file://prompts.txt
+  - id: file://chat.json
+    label: chat
+  - file://build.py
+tests:
+  - description: one
+    vars: {q: login}
+    assert: [{type: icontains, value: login}]
+"#,
+        &[
+            ("prompts.txt", "Find {{q}}\n---\nSearch for {{q}}\n"),
+            (
+                "chat.json",
+                r#"[{"role": "system", "content": "Be brief"}, {"role": "user", "content": "Look up {{q}}"}]"#,
+            ),
+        ],
+    );
+    let prompts: Vec<Option<&str>> = converted
+        .cases
+        .iter()
+        .map(|c| c.prompt.as_deref())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            Some("Find login"),
+            Some("Search for login"),
+            Some("Look up login"),
+            None
+        ]
+    );
+    let names: Vec<&str> = converted.cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["one prompt 1", "one prompt 2", "one chat", "one prompt 4"]
+    );
+    assert!(converted.cases[2].notes[0].contains("(system) were dropped"));
+    assert!(converted.cases[3].notes[0].contains("is code"));
+}
+
+#[test]
+fn counts_and_lists_of_values() {
+    let converted = run(
+        r#"
+prompts: ["{{q}}"]
+tests:
+  - vars: {q: [a, b]}
+    assert: [{type: contains, value: a}]
+  - vars: {q: "List the projects"}
+    assert:
+      - {type: trajectory:step-count, value: {type: tool, min: 1, max: 3}}
+      - {type: trajectory:tool-used, value: {pattern: "list_*", min: 2}}
+      - {type: latency, threshold: 5000}
+      - {type: similar, value: "x", threshold: 0.8}
+"#,
+        &[],
+    );
+    let [listed, counted] = converted.cases.as_slice() else {
+        panic!("{converted:#?}")
+    };
+    assert!(listed.not_converted[0].contains("is a list"));
+    assert_eq!(
+        (counted.min_tool_calls, counted.max_tool_calls),
+        (Some(1), Some(3))
+    );
+    assert_eq!(
+        counted.calls[0].tool.to_string(),
+        "a tool matching /list_.*/"
+    );
+    assert_eq!(counted.max_latency_ms, Some(5000));
+    let missed = counted.not_converted.join("\n");
+    assert!(missed.contains("counts for a tool matching"), "{missed}");
+    assert!(missed.contains("`similar` assertion"), "{missed}");
+}
+
+#[test]
+fn not_a_promptfoo_config() {
+    let err = |yaml: &str| {
+        convert(&parse(yaml).unwrap(), &Files::new(&[]))
+            .unwrap_err()
+            .message
+    };
+    assert!(err("kind: Task\nmetadata: {name: a}\n").contains("--from mcpchecker"));
+    assert!(err("- id: a\n").contains("expected a mapping"));
+    assert!(err("description: x\n").contains("no `tests`"));
+}
+
+#[test]
+fn hosts_for_providers() {
+    assert_eq!(host_of("openai:gpt-4.1").as_deref(), Some("openai:gpt-4.1"));
+    assert_eq!(
+        host_of("openai:chat:gpt-4.1").as_deref(),
+        Some("openai:gpt-4.1")
+    );
+    assert_eq!(
+        host_of("openai:responses:gpt-5").as_deref(),
+        Some("openai-responses:gpt-5")
+    );
+    assert_eq!(
+        host_of("anthropic:messages:claude-x").as_deref(),
+        Some("anthropic:claude-x")
+    );
+    assert_eq!(host_of("google:gemini-2.0-flash"), None);
+    assert_eq!(host_of("mcp"), None);
+}

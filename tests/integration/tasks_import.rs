@@ -1,0 +1,201 @@
+//! `mcpeval tasks import` through the binary: an mcpchecker eval (with its task files) and a
+//! promptfoo config, both written for the demo server, become task files that `tasks check`
+//! passes, with the keys that map and a list of what did not convert; bad input writes nothing.
+
+use std::path::Path;
+
+use crate::common;
+
+use common::*;
+
+const MCPCHECKER_EVAL: &str = "tests/fixtures/import/mcpchecker/eval.yaml";
+const MCPCHECKER_TASK: &str =
+    "tests/fixtures/import/mcpchecker/tasks/login-issues/login-issues.yaml";
+const PROMPTFOO: &str = "tests/fixtures/import/promptfoo/promptfooconfig.yaml";
+
+/// `mcpeval tasks import --from FORMAT FILE --out OUT EXTRA…`, asserting exit 0; its stdout.
+fn import(format: &str, file: &str, out: &Path, extra: &[&str]) -> String {
+    let out_dir = out.to_str().unwrap();
+    let mut args = vec!["tasks", "import", "--from", format, file, "--out", out_dir];
+    args.extend(extra);
+    let run = mcpeval(&args);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    String::from_utf8_lossy(&run.stdout).into_owned()
+}
+
+/// `mcpeval tasks check --suite DIR` passes; its summary line.
+#[track_caller]
+fn check_passes(dir: &Path) -> String {
+    let out = mcpeval(&["tasks", "check", "--suite", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[track_caller]
+fn has_all(haystack: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(haystack.contains(needle), "lacks {needle:?}:\n{haystack}");
+    }
+}
+
+#[test]
+fn an_mcpchecker_eval_imports_into_tasks_that_pass_check() {
+    let dir = temp_dir();
+    let out = dir.path().join("imported");
+    let stdout = import("mcpchecker", MCPCHECKER_EVAL, &out, &[]);
+    let yaml = std::fs::read_to_string(out.join("eval.yaml")).unwrap();
+    has_all(
+        &yaml,
+        &[
+            "- id: login-issues\n",
+            "prompt: \"Which open issues in project apollo are about login?\"",
+            "      - tool: search_issues\n",
+            "forbidden_tools: [create_issue]",
+            "max_tool_calls: 4",
+            "min_tool_calls: 1",
+            "rubric: \"The final answer contains this information, in any wording: the open apollo issues about login, each with its number\"",
+            "host: sim",
+            "- id: comment-on-issue-7\n",
+            "      - tool: get_issue\n      - tool: add_comment\n    ordered: true\n",
+            // What did not convert is above its task too.
+            "# not converted: `resourcesRead`",
+        ],
+    );
+    // Per case, what did not convert; per file, where the servers are and who judges.
+    has_all(
+        &stdout,
+        &[
+            "-> ",
+            "eval.yaml: 2 task(s), 0 case(s) left out",
+            "login-issues: not converted: verify step `script`",
+            "login-issues: not converted: `resourcesRead`",
+            "comment-on-issue-7: not converted: `setup` steps",
+            "comment-on-issue-7: not converted: the verify script",
+            "comment-on-issue-7: not converted: `noDuplicateCalls`",
+            "note: the servers are in `mcp-config.yaml`",
+            "`sim` cannot judge",
+        ],
+    );
+    assert!(check_passes(&out).starts_with("ok: 2 tasks"));
+
+    // A task file alone: its prompt and judge, and where its tool assertions are.
+    let alone = dir.path().join("alone");
+    let stdout = import(
+        "mcpchecker",
+        MCPCHECKER_TASK,
+        &alone,
+        &["--judge-host", "openai:gpt-4.1-mini"],
+    );
+    has_all(&stdout, &["1 task(s)", "import the eval file"]);
+    let yaml = std::fs::read_to_string(alone.join("login-issues.yaml")).unwrap();
+    has_all(&yaml, &["judge:", "host: \"openai:gpt-4.1-mini\""]);
+    assert!(!yaml.contains("calls:"), "{yaml}");
+    check_passes(&alone);
+}
+
+#[test]
+fn a_promptfoo_config_imports_into_tasks_that_pass_check() {
+    let dir = temp_dir();
+    let out = dir.path().join("imported");
+    let stdout = import("promptfoo", PROMPTFOO, &out, &[]);
+    let yaml = std::fs::read_to_string(out.join("promptfooconfig.yaml")).unwrap();
+    has_all(
+        &yaml,
+        &[
+            "- id: open-login-issues-in-apollo\n",
+            "prompt: \"You answer questions about the team's issue tracker. Which open issues in project apollo are about login?\"",
+            "      - tool: search_issues\n        args: {project: apollo}\n",
+            "forbidden_tools: [create_issue, update_issue]",
+            "answer_contains: [login]",
+            "answer_not_contains: [\"as an AI\"]",
+            "rubric: \"Lists every open apollo issue about login, with its number\"",
+            "- id: issue-3-then-a-comment\n",
+            "      - tool: get_issue\n      - tool: add_comment\n    ordered: true\n    max_tool_calls: 4\n",
+            "answer_regex: \"(?i)(comment|note)\"",
+            "- id: projects-answer-as-json\n",
+            "      - tool: list_projects\n",
+            "answer_contains: [apollo, zephyr, hermes]",
+            "# left out \"Only code checks\": none of its checks converts",
+        ],
+    );
+    has_all(
+        &stdout,
+        &[
+            "promptfooconfig.yaml: 3 task(s), 1 case(s) left out",
+            "issue-3-then-a-comment: not converted: `javascript` assertion",
+            "projects-answer-as-json: not converted: `is-json` assertion",
+            "projects-answer-as-json: not converted: `tool-call-f1`'s precision",
+            "\"Only code checks\": not converted: `python` with its value in a file",
+            "\"Only code checks\": not converted: the whole case: none of its checks converts",
+            "note: provider `openai:chat:gpt-4.1-mini`: `mcpeval run --host openai:gpt-4.1-mini`",
+            "--baseline \"mcpeval demo-server --release 1.4.0\"",
+        ],
+    );
+    assert!(check_passes(&out).starts_with("ok: 3 tasks"));
+}
+
+#[test]
+fn bad_input_exits_2_and_writes_nothing_and_outputs_are_kept_without_force() {
+    let dir = temp_dir();
+    let out = dir.path().join("out");
+    let out_dir = out.to_str().unwrap();
+    let not_yaml = dir.path().join("broken.yaml");
+    std::fs::write(&not_yaml, "tests: [\n  - {vars: \n").unwrap();
+    let broken = not_yaml.to_str().unwrap();
+    for (format, file, says) in [
+        ("promptfoo", broken, "invalid YAML"),
+        (
+            "mcpchecker",
+            PROMPTFOO,
+            "looks like a promptfoo config: use --from promptfoo",
+        ),
+        (
+            "promptfoo",
+            MCPCHECKER_EVAL,
+            "an mcpchecker file? use --from mcpchecker",
+        ),
+        (
+            "promptfoo",
+            "tests/fixtures/tasks/good/issues.yaml",
+            "not a promptfoo config",
+        ),
+    ] {
+        let mut args = vec!["tasks", "import", "--from", format];
+        if format == "promptfoo" {
+            // A good file first: a bad one after it still writes nothing.
+            args.push(PROMPTFOO);
+        }
+        args.extend([file, "--out", out_dir]);
+        let run = mcpeval(&args);
+        assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        has_all(&stderr, &[file, says]);
+        assert!(!out.exists(), "nothing is written: {}", text(&run));
+    }
+
+    import("promptfoo", PROMPTFOO, &out, &[]);
+    let written = out.join("promptfooconfig.yaml");
+    std::fs::write(&written, "# edited by hand\n").unwrap();
+    let again = mcpeval(&[
+        "tasks",
+        "import",
+        "--from",
+        "promptfoo",
+        PROMPTFOO,
+        "--out",
+        out_dir,
+    ]);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again));
+    has_all(
+        &String::from_utf8_lossy(&again.stderr),
+        &["exists", "--force"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(&written).unwrap(),
+        "# edited by hand\n"
+    );
+    import("promptfoo", PROMPTFOO, &out, &["--force"]);
+    assert!(std::fs::read_to_string(&written)
+        .unwrap()
+        .contains("- id: "));
+}
