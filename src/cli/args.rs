@@ -570,6 +570,17 @@ pub enum TasksAction {
         /// A folder of task YAML files, or one file (repeatable) [default: tasks/].
         #[arg(long, value_name = "DIR|FILE")]
         suite: Vec<PathBuf>,
+        /// Also check the tasks against this server's tools, as a run does before its first
+        /// trial: given twice, the baseline then the candidate (once: that server is both). A
+        /// task that expects, forbids or sets up a tool neither lists, or an argument its schema
+        /// does not know, is a problem (exit 2); a tool only the first lists is a warning. A
+        /// command line (never run through a shell), an http(s):// URL, `demo:1.4.0`, or a
+        /// [servers.NAME] of --config [default: no server: the files alone].
+        #[arg(long, value_name = "SPEC")]
+        server: Vec<String>,
+        /// The config file whose [servers.NAME] and [renames] --server may use.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Convert other tools' test files (mcpchecker, promptfoo) into mcpeval task files.
     ///

@@ -42,7 +42,11 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         Some(Command::Nightly(args)) => nightly_cmd::nightly(&args).await,
         Some(Command::History(args)) => history_cmd::history(&args),
         Some(Command::Tasks { action }) => match action {
-            TasksAction::Check { suite } => tasks_cmd::check(&suite),
+            TasksAction::Check {
+                suite,
+                server,
+                config,
+            } => tasks_cmd::check(&suite, &server, config.as_deref()).await,
             TasksAction::List { suite } => tasks_cmd::list(&suite),
             TasksAction::Boundary {
                 diff,

@@ -18,10 +18,27 @@ fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// Prints every problem (file:line:column: message) and exits 2, or the warnings (on stderr)
-/// and a one-line summary.
-pub fn check(paths: &[PathBuf]) -> Result<Exit, Failure> {
+/// and a one-line summary. With `servers`, the tasks are also checked against their tools.
+pub async fn check(
+    paths: &[PathBuf],
+    servers: &[String],
+    config: Option<&std::path::Path>,
+) -> Result<Exit, Failure> {
     match load_suite(&paths_or_default(paths)) {
         Ok(suite) => {
+            if !servers.is_empty() {
+                let found = against_servers(&suite, servers, config).await?;
+                for w in &found.warnings {
+                    errln!("warning: {w}");
+                }
+                if !found.problems.is_empty() {
+                    for d in &found.problems {
+                        errln!("{d}");
+                    }
+                    errln!("{} problem(s) found", found.problems.len());
+                    return Ok(Exit::Usage);
+                }
+            }
             let warnings = lint(&suite);
             for w in &warnings {
                 let at = match w.line {
@@ -55,6 +72,44 @@ pub fn check(paths: &[PathBuf]) -> Result<Exit, Failure> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The expectations check of a run, against the tools the servers list now.
+async fn against_servers(
+    suite: &crate::suite::Suite,
+    servers: &[String],
+    config: Option<&std::path::Path>,
+) -> Result<crate::job::Found, Failure> {
+    if servers.len() > 2 {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "--server is given at most twice (the baseline, then the candidate), got {}",
+            servers.len()
+        )));
+    }
+    let mut lists = Vec::new();
+    for given in servers {
+        let spec = crate::config::resolve_server(config, given, &[])?;
+        let listed = async {
+            let conn = crate::mcp::McpConnection::connect(&spec).await?;
+            let tools = conn.list_tools().await;
+            conn.close().await;
+            tools
+        };
+        let tools = listed.await.map_err(|e| {
+            Failure::infra(anyhow::anyhow!(
+                "`{}`: {}",
+                spec.display(),
+                crate::error::chain(&e)
+            ))
+        })?;
+        lists.push(tools);
+    }
+    let renames = match config {
+        Some(path) => crate::config::config_renames(path)?,
+        None => Default::default(),
+    };
+    let (base, cand) = (&lists[0], lists.last().expect("one server at least"));
+    Ok(crate::job::check_expectations(suite, base, cand, &renames))
 }
 
 pub fn list(paths: &[PathBuf]) -> Result<Exit, Failure> {

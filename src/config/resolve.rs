@@ -558,6 +558,16 @@ fn build(
     })
 }
 
+/// The `[renames]` of a config file alone (`tasks check --server … --config FILE`).
+pub fn config_renames(path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let file = parse_toml(&path.display().to_string(), &text)?;
+    checked_renames(&file.renames)
+}
+
 /// `[renames]`: names not empty, none renamed to itself, none renamed twice over (`a = "b"` with
 /// `b = "c"`).
 pub fn checked_renames(

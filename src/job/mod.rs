@@ -15,6 +15,7 @@ mod trigger;
 
 pub use compare::{compare, CompareRequest, Compared};
 pub use error::JobError;
+pub use expectations::{check as check_expectations, Found};
 pub use hosts::{build_hosts, build_judges, cached, rate_limited, Judges};
 pub use models::{build as build_model, Built};
 pub use plan::{plan, PlanRequest};

@@ -98,3 +98,53 @@ fn a_run_with_a_bad_suite_is_a_usage_error_naming_the_file() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad-kind.yaml:4:7"));
 }
+
+#[test]
+fn tasks_check_against_servers_finds_what_a_run_would_refuse() {
+    let dir = temp_dir();
+    let suite = dir.path().join("t.yaml");
+    std::fs::write(
+        &suite,
+        "- id: x\n  prompt: Show me issue 3\n  expect:\n    calls: [{tool: get_isue, args: {id: 3}}]\n- id: y\n  prompt: Show me issue 3\n  expect:\n    calls: [{tool: get_issue, args: {id: 3}}]\n",
+    )
+    .unwrap();
+    let s = suite.to_str().unwrap();
+    let out = mcpeval(&["tasks", "check", "--suite", s, "--server", "demo:1.4.0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("t.yaml:4:20: task `x` expects tool `get_isue`, which neither server lists (did you mean `get_issue`?)"),
+        "{stderr}"
+    );
+    // Without servers the files alone are valid.
+    let out = mcpeval(&["tasks", "check", "--suite", s]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    std::fs::write(
+        &suite,
+        "- id: y\n  prompt: Show me issue 3\n  expect:\n    calls: [{tool: get_issue, args: {id: 3}}]\n",
+    )
+    .unwrap();
+    let pair = [
+        "tasks",
+        "check",
+        "--suite",
+        s,
+        "--server",
+        "demo:1.5.0",
+        "--server",
+        "demo:2.0.0",
+    ];
+    let out = mcpeval(&pair);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("which only the baseline lists"));
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[renames]\nget_issue = \"fetch_issue\"\n").unwrap();
+    let out = mcpeval(&[&pair[..], &["--config", config.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("only the baseline"),
+        "the rename is followed: {}",
+        text(&out)
+    );
+}
