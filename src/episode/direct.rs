@@ -113,19 +113,41 @@ fn texts(list: &Value, text_of: impl Fn(&Value) -> Option<String>) -> Option<Str
     Some(parts.join("\n"))
 }
 
+/// Why a fixture (a `setup`, `teardown` or `after` call) could not do its part: the trial is an
+/// infrastructure error.
+#[derive(Debug, thiserror::Error)]
+pub enum FixtureError {
+    #[error("{stage} call `{tool}`: {reason}")]
+    Unreachable {
+        stage: &'static str,
+        tool: String,
+        reason: String,
+    },
+    #[error("{stage} call `{tool}` failed: expected a result without isError, got {got}")]
+    Failed {
+        stage: &'static str,
+        tool: String,
+        got: String,
+    },
+}
+
 /// Runs a task's `setup` or `teardown` calls in order; the first that does not return a result
 /// without `isError` is why the trial cannot count (an infrastructure error, not the model's).
 pub async fn run_fixtures(
     server: &McpConnection,
     calls: &[FixtureCall],
-    stage: &str,
+    stage: &'static str,
     timeout: Duration,
-) -> Result<(), String> {
+) -> Result<(), FixtureError> {
     for call in calls {
         let outcome = server
             .call_tool(&call.tool, Some(call.args.clone()), timeout)
             .await
-            .map_err(|e| format!("{stage} call `{}`: {}", call.tool, crate::error::chain(&e)))?;
+            .map_err(|e| FixtureError::Unreachable {
+                stage,
+                tool: call.tool.clone(),
+                reason: crate::error::chain(&e),
+            })?;
         if !matches!(
             outcome,
             CallOutcome::Result {
@@ -133,11 +155,11 @@ pub async fn run_fixtures(
                 ..
             }
         ) {
-            let got = crate::grade::call::describe(&outcome);
-            return Err(format!(
-                "{stage} call `{}` failed: expected a result without isError, got {got}",
-                call.tool
-            ));
+            return Err(FixtureError::Failed {
+                stage,
+                tool: call.tool.clone(),
+                got: crate::grade::call::describe(&outcome),
+            });
         }
     }
     Ok(())
@@ -150,7 +172,7 @@ pub async fn check_after(
     checks: &[AfterCheck],
     tools: &[rmcp::model::Tool],
     timeout: Duration,
-) -> Result<Vec<Check>, String> {
+) -> Result<Vec<Check>, FixtureError> {
     let mut out = Vec::with_capacity(checks.len());
     for check in checks {
         let started = Instant::now();
@@ -158,7 +180,11 @@ pub async fn check_after(
         let outcome = server
             .call_tool(&call.tool, Some(call.args.clone()), timeout)
             .await
-            .map_err(|e| format!("after call `{}`: {}", call.tool, crate::error::chain(&e)))?;
+            .map_err(|e| FixtureError::Unreachable {
+                stage: "after",
+                tool: call.tool.clone(),
+                reason: crate::error::chain(&e),
+            })?;
         let spec = CallSpec::Tool {
             name: call.tool.clone(),
             args: call.args.clone(),

@@ -16,6 +16,41 @@ use crate::suite::{suggestion, Diagnostic, Suite, Task, ToolName};
 pub struct Found {
     pub problems: Vec<Diagnostic>,
     pub warnings: Vec<String>,
+    /// The tools only the baseline lists that tasks expect, by warning (index into `warnings`).
+    baseline_only: Vec<(usize, String)>,
+}
+
+impl Found {
+    /// With the diff the run was given, each warning about a tool only the baseline lists names
+    /// what the candidate did to it: removed, or renamed to `x`.
+    pub fn naming_changes(mut self, diff: Option<&crate::contract::Diff>) -> Self {
+        let Some(diff) = diff else { return self };
+        for (i, tool) in &self.baseline_only {
+            let change = diff.changes.iter().find_map(|c| {
+                use crate::contract::ChangeKind;
+                match c.kind {
+                    _ if c.list != "tools" => None,
+                    ChangeKind::ToolRemoved if &c.name == tool => {
+                        Some("the diff says the candidate removed it".to_owned())
+                    }
+                    ChangeKind::ToolRenamed
+                        if c.before.as_ref().and_then(|b| b.as_str()) == Some(tool.as_str()) =>
+                    {
+                        Some(format!(
+                            "the diff says the candidate renamed it to `{}`: follow that with \
+                             --follow-renames DIFF.json or [renames]",
+                            c.name
+                        ))
+                    }
+                    _ => None,
+                }
+            });
+            if let (Some(change), Some(w)) = (change, self.warnings.get_mut(*i)) {
+                w.push_str(&format!(" ({change})"));
+            }
+        }
+        self
+    }
 }
 
 /// Checks every task of `suite` against the tools of both servers.
@@ -116,15 +151,20 @@ pub fn check(
                     );
                     found.problems.push(at(place, message));
                 }
-                (true, false) if verb == "expects" => found.warnings.push(format!(
-                    "{}:{}:{}: task `{}` expects `{name}`, which only the baseline lists: the \
+                (true, false) if verb == "expects" => {
+                    found
+                        .baseline_only
+                        .push((found.warnings.len(), name.to_owned()));
+                    found.warnings.push(format!(
+                        "{}:{}:{}: task `{}` expects `{name}`, which only the baseline lists: the \
                      candidate removed or renamed it, and the task measures that (a rename is \
                      followed with --follow-renames DIFF.json or [renames])",
-                    file.display(),
-                    place.0,
-                    place.1,
-                    task.id
-                )),
+                        file.display(),
+                        place.0,
+                        place.1,
+                        task.id
+                    ));
+                }
                 _ => {}
             }
         }
@@ -238,6 +278,49 @@ mod tests {
             found.warnings[0].contains("task `c` expects `old_search`, which only the baseline"),
             "{:?}",
             found.warnings
+        );
+    }
+}
+
+#[cfg(test)]
+mod naming_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn with_a_diff_the_warning_names_the_removal_or_the_new_name() {
+        let tool = |name: &str| -> Tool {
+            serde_json::from_value(json!({"name": name, "inputSchema": {"type": "object"}}))
+                .unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("t.yaml"),
+            "- id: a\n  prompt: p\n  expect: {calls: [{tool: add_comment}]}\n\
+             - id: b\n  prompt: p\n  expect: {calls: [{tool: get_issue}]}\n",
+        )
+        .unwrap();
+        let s = crate::suite::load_suite(&[dir.path().to_path_buf()]).unwrap();
+        let base = [tool("add_comment"), tool("get_issue")];
+        let cand = [tool("fetch_issue")];
+        let side = json!({"label": "x", "snapshot": "s", "serverInfo": null});
+        let diff: crate::contract::Diff = serde_json::from_value(json!({
+            "baseline": side, "candidate": side, "changes": [
+                {"list": "tools", "name": "add_comment", "kind": "tool_removed",
+                 "breaksClients": true, "affectsModels": true},
+                {"list": "tools", "name": "fetch_issue", "path": "name", "kind": "tool_renamed",
+                 "before": "get_issue", "after": "fetch_issue",
+                 "breaksClients": true, "affectsModels": true}]
+        }))
+        .unwrap();
+        let plain = check(&s, &base, &cand, &Default::default());
+        assert!(plain.warnings.iter().all(|w| !w.contains("the diff says")));
+        let named = check(&s, &base, &cand, &Default::default()).naming_changes(Some(&diff));
+        assert!(named.warnings[0].ends_with("(the diff says the candidate removed it)"));
+        assert!(
+            named.warnings[1].contains("the diff says the candidate renamed it to `fetch_issue`"),
+            "{:?}",
+            named.warnings
         );
     }
 }

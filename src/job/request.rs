@@ -250,9 +250,13 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
     };
     let shard = shard_of(request.shard, previous.as_ref())?;
     let mut config = config;
+    // A diff the run was given (to follow its renames, or as its trigger): it names what the
+    // candidate did to a tool only the baseline lists.
+    let mut known_diff = None;
     if let Some(path) = &request.follow_renames {
         let diff = trigger::read_diff(path)?;
         let found = trigger::renames(&diff);
+        known_diff = Some(diff);
         if found.is_empty() {
             notes.push(Note::warn(format!(
                 "warning: --follow-renames {}: the diff found no renamed tool",
@@ -278,7 +282,9 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         (Some(path), _) => {
             let diff = trigger::read_diff(path)?;
             let source = path.display().to_string();
-            match trigger::apply(&diff, &source, &mut suite, &mut notes) {
+            let applied = trigger::apply(&diff, &source, &mut suite, &mut notes);
+            known_diff = Some(diff);
+            match applied {
                 Some(trigger) => Some(trigger),
                 None => return Ok(skipped(notes, Skipped::NothingTriggered)),
             }
@@ -307,7 +313,8 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
     let preflight = preflight(&config).await?;
     let (baseline_tools, candidate_tools) = preflight.tools();
     let found =
-        super::expectations::check(&suite, baseline_tools, candidate_tools, &config.renames);
+        super::expectations::check(&suite, baseline_tools, candidate_tools, &config.renames)
+            .naming_changes(known_diff.as_ref());
     if !found.problems.is_empty() {
         return Err(crate::suite::SuiteError::Invalid(found.problems).into());
     }

@@ -615,7 +615,7 @@ async fn attempt(
     {
         shared.pool.release(lease, true).await;
         let output = TrialOutput {
-            infra_error: Some(error),
+            infra_error: Some(error.to_string()),
             ..TrialOutput::default()
         };
         return (output, view.specs.clone(), None);
@@ -662,13 +662,13 @@ async fn finish_fixtures(
     match check_after(&server.connection, &task.after, &server.tools, timeout).await {
         Ok(checks) => output.after = checks,
         Err(error) => {
-            output.infra_error = Some(error);
+            output.infra_error = Some(error.to_string());
             return;
         }
     }
     if let Err(error) = run_fixtures(&server.connection, &task.teardown, "teardown", timeout).await
     {
-        output.infra_error = Some(error);
+        output.infra_error = Some(error.to_string());
     }
 }
 
@@ -693,7 +693,7 @@ async fn direct_attempt(
     let mut output = match run_fixtures(&server.connection, &task.setup, "setup", timeout).await {
         Ok(()) => run_call(task, &server.connection, &server.tools, timeout).await,
         Err(error) => TrialOutput {
-            infra_error: Some(error),
+            infra_error: Some(error.to_string()),
             ..TrialOutput::default()
         },
     };

@@ -157,13 +157,18 @@ fn a_run_through_a_faulty_endpoint_reproduces_the_fault_free_run() {
         "no garbled arguments reached the agent loop"
     );
 
-    // Same success per episode; the same tool calls too, except where arguments were garbled.
+    // Same success and the same tool calls per episode, except where arguments were garbled:
+    // those carry the injected model error, and the model went on from it (it called again),
+    // but a model whose every call was garbled may fail the task (as it would against a real
+    // provider that garbled its arguments).
     for e in faulty.iter().filter(|e| e.infra_error.is_none()) {
         let before = &clean[&key(e)];
-        assert_eq!(e.success, before.success, "{:?}", key(e));
-        if !garbled.contains(&key(e)) {
-            assert_eq!(e.tools_called, before.tools_called, "{:?}", key(e));
+        if garbled.contains(&key(e)) {
+            assert!(e.calls.len() >= 2, "the model did not go on: {:?}", e.calls);
+            continue;
         }
+        assert_eq!(e.success, before.success, "{:?}", key(e));
+        assert_eq!(e.tools_called, before.tools_called, "{:?}", key(e));
     }
 
     // The same verdicts once the garbled episodes, which carry the injected model errors, are
