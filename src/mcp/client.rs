@@ -414,26 +414,9 @@ impl McpConnection {
     /// Reads a resource: the JSON-RPC error, if any, is an outcome (the error probes need it).
     pub async fn read_resource(&self, uri: &str) -> Result<CallOutcome, McpError> {
         let params = rmcp::model::ReadResourceRequestParams::new(uri.to_owned());
-        let answer = tokio::time::timeout(READ_TIMEOUT, self.service.read_resource(params));
-        match answer.await {
-            Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Ok(CallOutcome::Timeout),
-            Ok(Ok(result)) => {
-                let value = serde_json::to_value(&result).unwrap_or_default();
-                Ok(CallOutcome::Result {
-                    is_error: false,
-                    text: value.to_string(),
-                    structured: Some(value),
-                })
-            }
-            Ok(Err(ServiceError::McpError(error))) => Ok(CallOutcome::ProtocolError {
-                code: i64::from(error.code.0),
-                message: error.message.into_owned(),
-                data: error.data,
-            }),
-            Ok(Err(e)) => Err(self
-                .failure(format!("resources/read `{uri}` failed: {}", chain(&e)))
-                .await),
-        }
+        let answer = tokio::time::timeout(READ_TIMEOUT, self.service.read_resource(params)).await;
+        self.whole_result(answer, || format!("resources/read `{uri}`"))
+            .await
     }
 
     /// Gets a prompt: the JSON-RPC error, if any, is an outcome (a call task checks it).
@@ -451,8 +434,20 @@ impl McpConnection {
                 .collect();
             params = params.with_arguments(args);
         }
-        let answer = tokio::time::timeout(timeout, self.service.get_prompt(params));
-        match answer.await {
+        let answer = tokio::time::timeout(timeout, self.service.get_prompt(params)).await;
+        self.whole_result(answer, || format!("prompts/get `{name}`"))
+            .await
+    }
+
+    /// The outcome of a request whose whole result is the answer (`resources/read`,
+    /// `prompts/get`): the result as text and as structured content; a JSON-RPC error or no answer
+    /// in time is an outcome too, a dead connection an error naming `request`.
+    async fn whole_result<T: Serialize>(
+        &self,
+        answer: Result<Result<T, ServiceError>, tokio::time::error::Elapsed>,
+        request: impl FnOnce() -> String,
+    ) -> Result<CallOutcome, McpError> {
+        match answer {
             Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Ok(CallOutcome::Timeout),
             Ok(Ok(result)) => {
                 let value = serde_json::to_value(&result).unwrap_or_default();
@@ -462,13 +457,9 @@ impl McpConnection {
                     structured: Some(value),
                 })
             }
-            Ok(Err(ServiceError::McpError(error))) => Ok(CallOutcome::ProtocolError {
-                code: i64::from(error.code.0),
-                message: error.message.into_owned(),
-                data: error.data,
-            }),
+            Ok(Err(ServiceError::McpError(error))) => Ok(protocol_error(error)),
             Ok(Err(e)) => Err(self
-                .failure(format!("prompts/get `{name}` failed: {}", chain(&e)))
+                .failure(format!("{} failed: {}", request(), chain(&e)))
                 .await),
         }
     }
@@ -493,11 +484,7 @@ impl McpConnection {
                 text: result_text(&result),
                 structured: result.structured_content,
             }),
-            Ok(Err(ServiceError::McpError(error))) => Ok(CallOutcome::ProtocolError {
-                code: i64::from(error.code.0),
-                message: error.message.into_owned(),
-                data: error.data,
-            }),
+            Ok(Err(ServiceError::McpError(error))) => Ok(protocol_error(error)),
             Ok(Err(ServiceError::UnexpectedResponse)) => Err(self
                 .failure(format!(
                     "tools/call `{name}` got an answer that is not a tool result \
@@ -536,6 +523,15 @@ impl McpConnection {
     /// then SIGKILL (rmcp's shutdown sequence), bounded in time.
     pub async fn close(mut self) {
         let _ = self.service.close_with_timeout(CLOSE_TIMEOUT).await;
+    }
+}
+
+/// A JSON-RPC error answer as an outcome.
+fn protocol_error(error: rmcp::ErrorData) -> CallOutcome {
+    CallOutcome::ProtocolError {
+        code: i64::from(error.code.0),
+        message: error.message.into_owned(),
+        data: error.data,
     }
 }
 
