@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::matchers::{json_equal, show_value, texts_in};
 use super::{Check, Grade};
 use crate::mcp::CallOutcome;
 use crate::suite::{CallExpectations, StructuredCheck};
@@ -124,10 +125,8 @@ fn error_code(code: i64, outcome: &CallOutcome) -> Check {
 }
 
 fn result_contains(texts: &[String], text: &str) -> Check {
-    let lower = text.to_lowercase();
-    let missing: Vec<String> = texts
-        .iter()
-        .filter(|t| !lower.contains(&t.to_lowercase()))
+    let missing: Vec<String> = texts_in(texts, text, false)
+        .into_iter()
         .map(|t| format!("\"{t}\""))
         .collect();
     match missing.is_empty() {
@@ -149,10 +148,8 @@ fn result_contains(texts: &[String], text: &str) -> Check {
 }
 
 fn result_not_contains(texts: &[String], text: &str) -> Check {
-    let lower = text.to_lowercase();
-    let found: Vec<String> = texts
-        .iter()
-        .filter(|t| lower.contains(&t.to_lowercase()))
+    let found: Vec<String> = texts_in(texts, text, true)
+        .into_iter()
         .map(|t| format!("\"{t}\""))
         .collect();
     match found.is_empty() {
@@ -197,12 +194,12 @@ fn structured(checks: &[StructuredCheck], content: Option<&Value>) -> Check {
             (_, []) => failed.push(format!("`{}` finds nothing", c.path)),
             (None, _) => {}
             (Some(want), found) => {
-                if let Some(other) = found.iter().find(|n| !same_json(n, want)) {
+                if let Some(other) = found.iter().find(|n| !json_equal(n, want)) {
                     failed.push(format!(
                         "`{}` is {}, expected {}",
                         c.path,
-                        short_json(other),
-                        short_json(want)
+                        show_value(other),
+                        show_value(want)
                     ));
                 }
             }
@@ -216,29 +213,6 @@ fn structured(checks: &[StructuredCheck], content: Option<&Value>) -> Check {
         ),
         false => check("structured", false, failed.join("; ")),
     }
-}
-
-/// JSON equality with numbers compared by value (3 equals 3.0).
-fn same_json(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => x == y,
-        },
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
-        }
-        _ => a == b,
-    }
-}
-
-fn short_json(value: &Value) -> String {
-    first_line(&value.to_string(), 60)
 }
 
 fn output_schema(schema: Option<&Value>, content: Option<&Value>) -> Check {

@@ -3,7 +3,7 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::matchers::{assignment, describe_call, show_value, subsequence, CallMatcher};
+use super::matchers::{assignment, describe_call, show_value, subsequence, texts_in, CallMatcher};
 use super::{Check, Grade, Observed, ObservedCall};
 use crate::suite::{regex_error_summary, Task, TaskKind};
 
@@ -62,10 +62,8 @@ fn min_tool_calls(min: u32, made: usize) -> Check {
 
 /// `answer_not_contains`: none of the texts is in the final answer (case-insensitive).
 fn answer_not_contains(texts: &[String], answer: Option<&str>) -> Check {
-    let lower = answer.unwrap_or_default().to_lowercase();
-    let found: Vec<String> = texts
-        .iter()
-        .filter(|t| lower.contains(&t.to_lowercase()))
+    let found: Vec<String> = texts_in(texts, answer.unwrap_or_default(), true)
+        .into_iter()
         .map(|t| format!("\"{t}\""))
         .collect();
     match found.is_empty() {
@@ -286,11 +284,7 @@ fn answer_contains(needles: &[String], answer: Option<&str>) -> Check {
         );
         return check("answer_contains", false, explanation);
     };
-    let haystack = answer.to_lowercase();
-    let missing: Vec<&String> = needles
-        .iter()
-        .filter(|n| !haystack.contains(&n.to_lowercase()))
-        .collect();
+    let missing = texts_in(needles, answer, false);
     if missing.is_empty() {
         return check(
             "answer_contains",

@@ -41,6 +41,16 @@ fn numbers_equal(x: &Number, y: &Number) -> bool {
     }
 }
 
+/// The texts that `haystack` contains (`present`) or lacks (`!present`), ignoring case: what the
+/// text graders (`answer_contains`, `result_not_contains`, …) report.
+pub(crate) fn texts_in<'a>(texts: &'a [String], haystack: &str, present: bool) -> Vec<&'a String> {
+    let haystack = haystack.to_lowercase();
+    texts
+        .iter()
+        .filter(|t| haystack.contains(&t.to_lowercase()) == present)
+        .collect()
+}
+
 /// The text a regex is matched against: a string itself, any other value as compact JSON.
 pub(crate) fn regex_subject(value: &Value) -> Cow<'_, str> {
     match value {
@@ -191,11 +201,8 @@ impl<'a> CallMatcher<'a> {
                 false => "its result was an error".to_owned(),
             });
         }
-        let lower = result.to_lowercase();
-        for text in &check.contains {
-            if !lower.contains(&text.to_lowercase()) {
-                out.push(format!("its result does not contain \"{text}\""));
-            }
+        for text in texts_in(&check.contains, result, false) {
+            out.push(format!("its result does not contain \"{text}\""));
         }
         out
     }
