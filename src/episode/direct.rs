@@ -46,11 +46,7 @@ pub async fn run_call(
     };
     let text = answer_text(call, &outcome, timeout);
     let output_schema = match call {
-        CallSpec::Tool { name, .. } => tools
-            .iter()
-            .find(|t| t.name == name.as_str())
-            .and_then(|t| t.output_schema.as_ref())
-            .map(|s| Value::Object((**s).clone())),
+        CallSpec::Tool { name, .. } => output_schema(tools, name),
         _ => None,
     };
     let answer = CallAnswer {
@@ -76,6 +72,15 @@ pub async fn run_call(
         result: recorded_result(&text),
     });
     out
+}
+
+/// The `outputSchema` of the tool `name` as the server lists it, if it declares one.
+fn output_schema(tools: &[rmcp::model::Tool], name: &str) -> Option<Value> {
+    tools
+        .iter()
+        .find(|t| t.name == name)
+        .and_then(|t| t.output_schema.as_ref())
+        .map(|s| Value::Object((**s).clone()))
 }
 
 /// The answer as text: a tool's result text; a resource's contents (text, or blobs as JSON); a
@@ -190,11 +195,7 @@ pub async fn check_after(
             args: call.args.clone(),
         };
         let text = answer_text(&spec, &outcome, timeout);
-        let output_schema = tools
-            .iter()
-            .find(|t| t.name == call.tool.as_str())
-            .and_then(|t| t.output_schema.as_ref())
-            .map(|s| Value::Object((**s).clone()));
+        let output_schema = output_schema(tools, &call.tool);
         let answer = CallAnswer {
             outcome: &outcome,
             text: &text,
@@ -203,10 +204,11 @@ pub async fn check_after(
         };
         let grade = grade_call(&check.expect, &answer);
         let args = Value::Object(call.args.clone());
-        let explanation = match grade.success {
-            true => format!("`{}`({args}): {}", call.tool, explain(&grade.checks, true)),
-            false => format!("`{}`({args}): {}", call.tool, explain(&grade.checks, false)),
-        };
+        let explanation = format!(
+            "`{}`({args}): {}",
+            call.tool,
+            explain(&grade.checks, grade.success)
+        );
         out.push(Check {
             grader: "after".to_owned(),
             passed: grade.success,

@@ -599,13 +599,7 @@ async fn attempt(
     };
     let lease = match shared.pool.acquire(key.side, key.task).await {
         Ok(lease) => lease,
-        Err(e) => {
-            let output = TrialOutput {
-                infra_error: Some(crate::error::chain(&e)),
-                ..TrialOutput::default()
-            };
-            return (output, Vec::new().into(), None);
-        }
+        Err(e) => return (infra(crate::error::chain(&e)), Vec::new().into(), None),
     };
     let view = lease.server.view(key.host, &host.config.profile);
     let timeout = shared.pool.spec(key.side).call_timeout;
@@ -614,11 +608,7 @@ async fn attempt(
         run_fixtures(&lease.server.connection, &fixtures.setup, "setup", timeout).await
     {
         shared.pool.release(lease, true).await;
-        let output = TrialOutput {
-            infra_error: Some(error.to_string()),
-            ..TrialOutput::default()
-        };
-        return (output, view.specs.clone(), None);
+        return (infra(error.to_string()), view.specs.clone(), None);
     }
     let input = TrialInput {
         prompt: &task.prompt,
@@ -651,6 +641,14 @@ async fn attempt(
     (output, view.specs.clone(), judged)
 }
 
+/// The output of a trial that could not run: an infrastructure error and nothing else.
+fn infra(error: String) -> TrialOutput {
+    TrialOutput {
+        infra_error: Some(error),
+        ..TrialOutput::default()
+    }
+}
+
 /// After a trial: the `expect.after` checks of the state it left, then the `teardown` calls. A
 /// server that fails either makes the trial an infrastructure error.
 async fn finish_fixtures(
@@ -680,22 +678,13 @@ async fn direct_attempt(
     let task = shared.runner.task_for(key.task, key.side);
     let lease = match shared.pool.acquire(key.side, key.task).await {
         Ok(lease) => lease,
-        Err(e) => {
-            let output = TrialOutput {
-                infra_error: Some(crate::error::chain(&e)),
-                ..TrialOutput::default()
-            };
-            return (output, Vec::new().into(), None);
-        }
+        Err(e) => return (infra(crate::error::chain(&e)), Vec::new().into(), None),
     };
     let timeout = shared.pool.spec(key.side).call_timeout;
     let server = &lease.server;
     let mut output = match run_fixtures(&server.connection, &task.setup, "setup", timeout).await {
         Ok(()) => run_call(task, &server.connection, &server.tools, timeout).await,
-        Err(error) => TrialOutput {
-            infra_error: Some(error.to_string()),
-            ..TrialOutput::default()
-        },
+        Err(error) => infra(error.to_string()),
     };
     if output.infra_error.is_none() {
         finish_fixtures(server, task, timeout, &mut output).await;
