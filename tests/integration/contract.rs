@@ -9,33 +9,6 @@ use std::process::Command;
 use common::*;
 use serde_json::Value;
 
-fn snapshot(server: &str, out: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "snapshot",
-        "--server",
-        server,
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let output = mcpeval(&args);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-}
-
-/// Diffs two snapshot directories; returns the exit code and the diff's JSON.
-fn diff(base: &Path, cand: &Path, dir: &Path) -> (Option<i32>, Value) {
-    let out = dir.join("diff.json");
-    let output = mcpeval(&[
-        "diff",
-        base.to_str().unwrap(),
-        cand.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let json = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    (output.status.code(), json)
-}
-
 /// (list, name, kind) of every change, and whether any breaks clients.
 fn kinds(diff: &Value) -> Vec<(String, String, String)> {
     diff["changes"]

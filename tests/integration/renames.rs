@@ -23,26 +23,10 @@ const SUITE: &str = "- id: show-issue-3
 
 fn diff_of_demo(dir: &Path) -> std::path::PathBuf {
     let (a, b) = (dir.join("a"), dir.join("b"));
-    for (release, snap) in [("demo:1.5.0", &a), ("demo:2.0.0", &b)] {
-        let out = mcpeval(&[
-            "snapshot",
-            "--server",
-            release,
-            "--out",
-            snap.to_str().unwrap(),
-        ]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    }
-    let diff = dir.join("diff.json");
-    let args = [
-        "diff",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--out",
-        diff.to_str().unwrap(),
-    ];
-    assert_eq!(mcpeval(&args).status.code(), Some(1));
-    diff
+    snapshot("demo:1.5.0", &a, &[]);
+    snapshot("demo:2.0.0", &b, &[]);
+    assert_eq!(diff(&a, &b, dir).0, Some(1));
+    dir.join("diff.json")
 }
 
 fn run(dir: &Path, name: &str, extra: &[&str]) -> (std::process::Output, std::path::PathBuf) {

@@ -250,3 +250,31 @@ pub fn slow_demo(server: &Background, out: &Path, trials: &str) -> Child {
         .spawn()
         .unwrap()
 }
+
+/// `mcpeval snapshot --server SERVER --out OUT EXTRA…`, which must succeed.
+pub fn snapshot(server: &str, out: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "snapshot",
+        "--server",
+        server,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let output = mcpeval(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+}
+
+/// Diffs two snapshot directories; returns the exit code and the diff's JSON.
+pub fn diff(base: &Path, cand: &Path, dir: &Path) -> (Option<i32>, serde_json::Value) {
+    let out = dir.join("diff.json");
+    let output = mcpeval(&[
+        "diff",
+        base.to_str().unwrap(),
+        cand.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let json = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    (output.status.code(), json)
+}
