@@ -14,6 +14,16 @@ pub trait Sources {
     fn read(&self, path: &Path) -> io::Result<String>;
     /// The files a glob names (`*` and `?` within a path segment, `**` any segments), sorted.
     fn glob(&self, pattern: &str) -> io::Result<Vec<PathBuf>>;
+
+    /// The files a `file://` reference names: those its glob matches (none if it cannot be
+    /// read), or the one path.
+    fn files(&self, path: &str) -> Vec<PathBuf> {
+        if path.contains('*') {
+            self.glob(path).unwrap_or_default()
+        } else {
+            vec![path.into()]
+        }
+    }
 }
 
 /// Why an input is not the format it was said to be, or cannot be read as one.

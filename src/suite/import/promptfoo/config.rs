@@ -306,12 +306,7 @@ fn tests(
                     ));
                     continue;
                 }
-                let files = if path.contains('*') {
-                    sources.glob(path).unwrap_or_default()
-                } else {
-                    vec![path.into()]
-                };
-                for file in files {
+                for file in sources.files(path) {
                     let shown = file.display().to_string();
                     let text = sources.read(&file).map_err(|e| {
                         BadInput::new(format!("cannot read the tests file `{shown}`: {e}"))

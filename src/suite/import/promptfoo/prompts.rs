@@ -57,12 +57,7 @@ pub(super) fn prompts(
             out.push(chat(&text, label));
             continue;
         };
-        let files = if path.contains('*') {
-            sources.glob(path).unwrap_or_default()
-        } else {
-            vec![path.into()]
-        };
-        for file in files {
+        for file in sources.files(path) {
             out.extend(prompt_file(&file, label.clone(), sources));
         }
     }
