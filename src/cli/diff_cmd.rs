@@ -13,6 +13,7 @@ use crate::error::{Exit, Failure};
 pub fn diff(args: &DiffArgs) -> Result<Exit, Failure> {
     let read = |dir: &Path| Snapshot::read(dir);
     let (base, cand) = (read(&args.baseline)?, read(&args.candidate)?);
+    Snapshot::comparable(&base, &cand)?;
     let diff = contract::diff_snapshots(
         &base,
         &cand,

@@ -19,6 +19,7 @@ pub async fn snapshot(args: &SnapshotArgs) -> Result<Exit, Failure> {
         if let Some(era) = args.protocol_era {
             spec.protocol_era = era;
         }
+        spec.client = args.client_profile.unwrap_or_default();
         let dir = match profile {
             Some(name) => args.out.join(name),
             None => args.out.clone(),

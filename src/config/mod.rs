@@ -5,6 +5,7 @@
 mod app;
 mod budget;
 mod check;
+mod check_stages;
 mod file;
 mod nightly;
 mod profile;
@@ -16,6 +17,7 @@ mod stats;
 
 pub use app::{AppKind, AppSettings, DEFAULT_TIMEOUT_S};
 pub use budget::{Budget, Price};
+pub use check_stages::{CheckFile, CONFORMANCE_PACKAGE};
 pub use file::{AuthFile, ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
 pub use nightly::{NightlyFile, NightlySettings};
 pub use profile::{HostProfile, ToolNaming};
@@ -25,6 +27,6 @@ pub use resolve::{
     ConfigError, HostConfig, HostSettings, InvalidSetting, Overrides, Provider, RunConfig,
     UnsetVar, UnsetVariable, DEFAULT_CONFIG, DEMO_CONFIG,
 };
-pub use server::{ProtocolEra, ServerSpec, Transport};
+pub use server::{ClientProfile, ProtocolEra, ServerSpec, Transport};
 pub use sim::SimConfig;
 pub use stats::{Metric, StatsConfig, StatsFile};

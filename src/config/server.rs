@@ -34,6 +34,53 @@ impl std::str::FromStr for ProtocolEra {
     }
 }
 
+/// What the client declares in the handshake. A server may show a client that declares roots or
+/// sampling other tools than one that declares nothing, so a contract snapshot records the
+/// profile it was taken with and `mcpeval diff` compares only snapshots of one profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientProfile {
+    /// No client capability (what a run's agent declares).
+    #[default]
+    Bare,
+    /// `roots` (with `listChanged`).
+    Roots,
+    /// `roots`, `sampling` and `elicitation`: what a full-featured host declares.
+    Full,
+}
+
+impl ClientProfile {
+    pub const ALL: [Self; 3] = [Self::Bare, Self::Roots, Self::Full];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Bare => "bare",
+            Self::Roots => "roots",
+            Self::Full => "full",
+        }
+    }
+
+    pub fn is_bare(&self) -> bool {
+        *self == Self::Bare
+    }
+}
+
+impl std::fmt::Display for ClientProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ClientProfile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| format!("unknown client profile `{s}` (expected bare, roots or full)"))
+    }
+}
+
 /// How to reach the server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "transport", rename_all = "lowercase")]
@@ -64,6 +111,9 @@ pub struct ServerSpec {
     #[serde(default)]
     pub cwd: Option<PathBuf>,
     pub protocol_era: ProtocolEra,
+    /// What the client declares in the handshake (snapshots; a run's agent declares nothing).
+    #[serde(default, skip_serializing_if = "ClientProfile::is_bare")]
+    pub client: ClientProfile,
     /// How long the server may take to start and answer the handshake.
     #[serde(with = "duration_ms")]
     pub startup_timeout: Duration,
@@ -112,6 +162,7 @@ impl ServerSpec {
             referenced_values: Vec::new(),
             cwd: None,
             protocol_era: ProtocolEra::Auto,
+            client: ClientProfile::Bare,
             startup_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(60),
         })

@@ -46,6 +46,70 @@ pub struct ServerFacts {
     pub server_info: Value,
     /// What this client declared: a server may show a client with `roots` other tools.
     pub client_capabilities: Value,
+    /// The client profile (`bare`, `roots`, `full`) whose capabilities were declared; absent
+    /// in snapshots taken before profiles existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_profile: Option<String>,
+    /// The lifecycle the client asked for (`legacy`, `modern`, `auto`); `protocolEra` is the
+    /// one the handshake ended in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_era: Option<String>,
+}
+
+/// Two snapshots taken with different client profiles: their lists may differ for that reason
+/// alone, so they are not diffed (an input error: exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the snapshots were taken with different client profiles: the baseline {baseline}, the \
+     candidate {candidate}; a server may list other tools to a client that declares other \
+     capabilities, so take both with the same `--client-profile` and `--protocol-era`"
+)]
+pub struct ProfileMismatch {
+    pub baseline: String,
+    pub candidate: String,
+}
+
+impl crate::error::Coded for ProfileMismatch {
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Usage
+    }
+}
+
+impl Snapshot {
+    /// Refuses two snapshots whose `server.json` record different client profiles: the
+    /// declared capabilities, the profile's name, or the lifecycle asked for. What a side does
+    /// not record (another tool's snapshot, an older one) is not compared.
+    pub fn comparable(base: &Self, cand: &Self) -> Result<(), ProfileMismatch> {
+        let keys = ["clientCapabilities", "clientProfile", "requestedEra"];
+        let differs = keys
+            .iter()
+            .any(|k| match (base.server.get(*k), cand.server.get(*k)) {
+                (Some(a), Some(b)) => a != b,
+                _ => false,
+            });
+        if !differs {
+            return Ok(());
+        }
+        Err(ProfileMismatch {
+            baseline: profile_words(&base.server),
+            candidate: profile_words(&cand.server),
+        })
+    }
+}
+
+fn profile_words(server: &Value) -> String {
+    let name = server
+        .get("clientProfile")
+        .and_then(Value::as_str)
+        .unwrap_or("(no profile recorded)");
+    let era = server
+        .get("requestedEra")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let caps = server
+        .get("clientCapabilities")
+        .map_or("?".to_owned(), Value::to_string);
+    format!("`{name}` (capabilities {caps}, era {era})")
 }
 
 /// One probe of error semantics and how the server answered it.
@@ -233,6 +297,16 @@ pub enum ChangeKind {
     McpHeaderInvalid,
     /// A schema change no rule can decide (an `anyOf` rewritten…): treated as breaking.
     SchemaChanged,
+}
+
+impl ChangeKind {
+    /// The kind as `diff.json` spells it (`tool_removed`).
+    pub fn as_str(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
 }
 
 impl ChangeKind {

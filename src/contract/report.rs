@@ -66,10 +66,7 @@ fn row(c: &Change) -> [String; 4] {
         (false, true) => "model",
         (false, false) => "-",
     };
-    let kind = serde_json::to_value(c.kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let kind = c.kind.as_str();
     let place = match &c.path {
         Some(path) => format!("{} {} {path}", c.list, c.name),
         None => format!("{} {}", c.list, c.name),

@@ -74,6 +74,8 @@ async fn snapshot_of(conn: &McpConnection, spec: &ServerSpec) -> Result<Snapshot
         instructions: info.instructions.clone(),
         server_info: normalize(&facts.server_info),
         client_capabilities: normalize(&facts.client_capabilities),
+        client_profile: Some(spec.client.to_string()),
+        requested_era: Some(format!("{:?}", spec.protocol_era).to_lowercase()),
     };
     let probes = probe_errors(conn, spec, &tools).await?;
     Ok(Snapshot {

@@ -23,7 +23,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::config::{ProtocolEra, ServerSpec, Transport};
+use crate::config::{ClientProfile, ProtocolEra, ServerSpec, Transport};
 use crate::error::chain;
 
 /// What the server said about itself at connection time.
@@ -202,6 +202,7 @@ pub struct McpConnection {
     service: Service,
     stderr: Option<StderrTail>,
     pid: Option<u32>,
+    client: ClientProfile,
 }
 
 impl McpConnection {
@@ -299,6 +300,7 @@ impl McpConnection {
             service,
             stderr,
             pid,
+            client: spec.client,
         }
     }
 
@@ -386,8 +388,7 @@ impl McpConnection {
                     .and_then(|i| i.server_info.as_ref())
                     .and_then(|s| serde_json::to_value(s).ok()),
             ),
-            client_capabilities: serde_json::to_value(ClientCapabilities::default())
-                .unwrap_or_default(),
+            client_capabilities: serde_json::to_value(declared(self.client)).unwrap_or_default(),
         }
     }
 
@@ -519,6 +520,13 @@ impl McpConnection {
         self.pid
     }
 
+    /// Closes the connection as [`close`](Self::close) does, then returns the last lines the
+    /// server wrote to stderr (stdio servers; once it has closed stderr, or after a short grace).
+    pub async fn close_reading_stderr(mut self) -> String {
+        let _ = self.service.close_with_timeout(CLOSE_TIMEOUT).await;
+        settled(self.stderr.as_ref()).await
+    }
+
     /// Closes the connection and, for stdio, ends the process: stdin is closed, then SIGTERM,
     /// then SIGKILL (rmcp's shutdown sequence), bounded in time.
     pub async fn close(mut self) {
@@ -571,6 +579,17 @@ fn lifecycle(era: ProtocolEra) -> ClientLifecycleMode {
     }
 }
 
+/// The capabilities a client profile declares.
+fn declared(profile: ClientProfile) -> ClientCapabilities {
+    let declared = match profile {
+        ClientProfile::Bare => serde_json::json!({}),
+        ClientProfile::Roots => serde_json::json!({"roots": {"listChanged": true}}),
+        ClientProfile::Full => serde_json::json!({"roots": {"listChanged": true},
+            "sampling": {}, "elicitation": {}}),
+    };
+    serde_json::from_value(declared).unwrap_or_default()
+}
+
 /// Why a handshake did not complete.
 #[derive(Debug, thiserror::Error)]
 enum HandshakeError {
@@ -588,7 +607,7 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let client = ClientConfig::new(
-        ClientCapabilities::default(),
+        declared(spec.client),
         Implementation::new("mcpeval", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);

@@ -20,6 +20,7 @@ use super::args::Args;
 use super::catalogue::{created_fields, instructions, tool, tools, Release, SERVER_NAME};
 use super::data::{Changes, ToolError, Tracker};
 use super::extras;
+use super::quirks;
 
 /// One demo server: a release and the tracker state it serves.
 ///
@@ -116,14 +117,29 @@ fn tool_names(release: Release) -> String {
 
 impl ServerHandler for DemoServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_prompts()
             .enable_resources()
             .enable_tools()
             .build();
+        if quirks::deprecated() {
+            capabilities.logging = Some(Default::default());
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, self.release.as_str()))
             .with_instructions(instructions(self.release))
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, ErrorData> {
+        let versions = quirks::discover_versions()
+            .unwrap_or_else(|| self.supported_protocol_versions().into_owned());
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            versions,
+            self.get_info(),
+        ))
     }
 
     async fn list_tools(

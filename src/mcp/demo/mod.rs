@@ -5,6 +5,7 @@ mod catalogue;
 mod data;
 mod extras;
 mod handler;
+pub mod quirks;
 mod serve;
 #[cfg(test)]
 mod tests;

@@ -16,6 +16,7 @@ use super::handler::DemoServer;
 /// Serves the demo server over stdio until stdin closes. State is fresh for each process.
 pub async fn serve_stdio(release: &str) -> anyhow::Result<()> {
     let release: Release = release.parse()?;
+    super::quirks::print_deprecation_warnings();
     let running = DemoServer::new(release)
         .serve(rmcp::transport::stdio_pipes())
         .await
@@ -30,6 +31,7 @@ pub async fn serve_stdio(release: &str) -> anyhow::Result<()> {
 /// asks for port 0). All sessions of this process share one tracker state.
 pub async fn serve_http(release: &str, addr: SocketAddr) -> anyhow::Result<()> {
     let mut server = spawn_http(release, addr).await?;
+    super::quirks::print_deprecation_warnings();
     eprintln!("listening on {}", server.url());
     tokio::select! {
         signal = tokio::signal::ctrl_c() => signal.context("cannot listen for Ctrl-C")?,
