@@ -114,6 +114,9 @@ pub enum Command {
     Nightly(NightlyArgs),
     /// The trend of task results across nightly runs, from the history file.
     History(HistoryArgs),
+    /// The whole regression check, cheapest stage first: smoke, contract, conformance,
+    /// deprecations, evaluation; one verdict (exit 1 if any stage fails)
+    Check(CheckArgs),
     /// Serve the embedded demo MCP server (an issue tracker) over stdio or Streamable HTTP.
     ///
     /// More: docs/hosts.md.
@@ -244,6 +247,105 @@ pub struct RunArgs {
     pub demo_servers: bool,
 }
 
+#[derive(Debug, Args, Default)]
+#[command(after_help = CHECK_HELP)]
+pub struct CheckArgs {
+    /// Config file (TOML): servers, suite, hosts as for `run`, and a [check] table. Without it
+    /// and without --candidate, the embedded demo pair (1.4.0 → 1.5.0) is checked.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Baseline server (as for `run`). Without one, --baseline-snapshot stands for the
+    /// baseline, and the stages that need a running baseline are skipped.
+    #[arg(long, value_name = "SPEC")]
+    pub baseline: Option<String>,
+    /// A snapshot directory kept in the repository (`mcpeval snapshot` writes one) to diff the
+    /// candidate's contract against [default: the config's [check] baseline_snapshot].
+    #[arg(long, value_name = "DIR")]
+    pub baseline_snapshot: Option<PathBuf>,
+    /// Candidate server (as for `run`).
+    #[arg(long, value_name = "SPEC")]
+    pub candidate: Option<String>,
+    /// A folder of task YAML files, or one file (repeatable): its call tasks run in the smoke
+    /// stage, its model tasks in the evaluation.
+    #[arg(long, value_name = "DIR|FILE")]
+    pub suite: Vec<PathBuf>,
+    /// The evaluation's hosts, as for `run` (repeatable) [default: sim, or the config's].
+    #[arg(long, value_name = "HOST")]
+    pub host: Vec<String>,
+    /// The stages to run, comma-separated: smoke, contract, conformance, deprecations,
+    /// evaluation [default: all, in that order].
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub stages: Vec<crate::job::check::Stage>,
+    /// The check's directory [default: results/check-<id>, or under the config's out_dir].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The conformance suite's expected-failures YAML [default: the config's [check]
+    /// expected_failures].
+    #[arg(long, value_name = "FILE")]
+    pub expected_failures: Option<PathBuf>,
+    /// Evaluate the whole suite, not only the tasks the contract's changes mark.
+    #[arg(long)]
+    pub all: bool,
+    /// Skip the evaluation when a change breaks clients.
+    #[arg(long)]
+    pub stop_on_breaking: bool,
+    /// Refresh the stored baseline snapshot and the expected-failures file from the baseline
+    /// server, then check the candidate against them.
+    #[arg(long)]
+    pub write_baseline: bool,
+    /// Client profiles to snapshot the contract with (repeatable: bare, roots, full)
+    /// [default: the config's, else bare].
+    #[arg(long, value_name = "PROFILE")]
+    pub client_profile: Vec<crate::config::ClientProfile>,
+    /// The command that runs the conformance suite [default: the config's [check]
+    /// conformance, else env MCPEVAL_CONFORMANCE, else `npx --yes
+    /// @modelcontextprotocol/conformance@0.2.0-alpha.12`, which needs Node ≥ 22].
+    #[arg(long, value_name = "CMD")]
+    pub conformance: Option<String>,
+    /// Fail the deprecations stage on a deprecated feature or warning the baseline lacked.
+    #[arg(long)]
+    pub fail_on_new_deprecations: bool,
+    /// The protocol versions the candidate must list in supportedVersions, comma-separated
+    /// [default: the config's [check] protocol_versions, else not checked].
+    #[arg(long, value_name = "V,V", value_delimiter = ',')]
+    pub protocol_versions: Vec<String>,
+    /// Evaluation trials per task and side; without it the evaluation is adaptive.
+    #[arg(long, value_name = "N")]
+    pub trials: Option<u32>,
+    /// MCP lifecycle for both servers: legacy, modern or auto [default: auto, or the config's].
+    #[arg(long, value_name = "ERA")]
+    pub protocol_era: Option<ProtocolEra>,
+}
+
+const CHECK_HELP: &str = "\
+Stages, in order (each recorded in DIR/check.json with its result, time and raw output; each
+skipped with its reason when it cannot apply):
+  smoke         each side starts and answers its lists; the candidate's tool schemas have no
+                portability finding the baseline had not (tool names, root type, combinators,
+                type lists, remote $ref…); the suite's call tasks run on both sides
+  contract      the candidate snapshotted per client profile (and [check] auth_profiles), diffed
+                against the stored snapshot (--baseline-snapshot) or the baseline server's; a change
+                that breaks clients fails; supportedVersions against --protocol-versions, and the
+                -32022 error's data.supported against supportedVersions
+  conformance   the MCP conformance suite (npm @modelcontextprotocol/conformance, Node >= 22) over
+                HTTP, once per requirement set the candidate supports (2025-11-25, 2026-07-28),
+                judged against --expected-failures: a failure not listed fails, a WARNING counts
+                as a failure, a listed entry that now passes fails (stale), an entry naming no
+                scenario is an error before the run. Skipped for a stdio server without [check]
+                http_command/http_url, and without Node >= 22
+  deprecations  deprecated features the candidate uses (the logging capability, the HTTP+SSE
+                transport, dynamic client registration), with their removal dates, and the
+                deprecation warnings on its stderr; new ones fail only with
+                --fail-on-new-deprecations
+  evaluation    the model evaluation of the tasks the contract's changes mark (--all: the whole
+                suite), adaptive unless --trials, into DIR/evaluation/
+Reports: DIR/summary.md (a line per stage, the verdict, a section per stage; appended to
+$GITHUB_STEP_SUMMARY), DIR/junit.xml (a testsuite per stage), DIR/check.json.
+Exit codes: 0 every stage passed or was skipped; 1 a stage failed; 2 bad flags, config or task
+file; 3 a stage could not be done (a server that would not start, the conformance suite
+crashing) and none failed.
+More: docs/check.md.";
+
 #[derive(Debug, Args)]
 #[command(after_help = SNAPSHOT_HELP)]
 pub struct SnapshotArgs {
@@ -258,6 +360,11 @@ pub struct SnapshotArgs {
     /// the server's in --config].
     #[arg(long, value_name = "ERA")]
     pub protocol_era: Option<ProtocolEra>,
+    /// What the client declares in the handshake: bare (nothing, as a run's agent), roots, or
+    /// full (roots, sampling, elicitation). Recorded in server.json; `mcpeval diff` refuses two
+    /// snapshots of different profiles [default: bare].
+    #[arg(long, value_name = "PROFILE")]
+    pub client_profile: Option<crate::config::ClientProfile>,
     /// Also snapshot with the credentials of [auth.NAME] (repeatable), each into DIR/NAME/:
     /// tool lists may depend on who asks.
     #[arg(long, value_name = "NAME")]
@@ -272,7 +379,7 @@ const SNAPSHOT_HELP: &str = "\
 Files: tools.json, resources.json, resource-templates.json, prompts.json (the MCP Inspector CLI's
 --format json output normalized with jq -S '.result.tools | sort_by(.name)' and the like),
 server.json (era, supportedVersions, capabilities, instructions, serverInfo, the client
-capabilities declared) and errors.json (how the server answers an unknown tool, a missing or
+profile: its name, the capabilities it declared and the era it asked for) and errors.json (how the server answers an unknown tool, a missing or
 mistyped argument, an unknown resource, an unsupported protocol version; no probe calls a tool
 with valid arguments).
 Environment: $VAR and ${VAR} in --config (a server's env and headers, [auth.NAME]) are read
@@ -517,6 +624,37 @@ fn parse_tag(s: &str) -> Result<(String, String), BadTag> {
         .ok_or_else(|| BadTag(s.to_owned()))
 }
 
+impl CheckArgs {
+    /// The check these flags ask for.
+    pub fn to_request(&self) -> crate::job::check::CheckRequest {
+        crate::job::check::CheckRequest {
+            overrides: Overrides {
+                config: self.config.clone(),
+                baseline: self.baseline.clone(),
+                candidate: self.candidate.clone(),
+                suites: self.suite.clone(),
+                hosts: self.host.clone(),
+                trials: self.trials,
+                protocol_era: self.protocol_era,
+                suite_optional: true,
+                ..Overrides::default()
+            },
+            baseline_snapshot: self.baseline_snapshot.clone(),
+            out: self.out.clone(),
+            stages: self.stages.clone(),
+            all: self.all,
+            stop_on_breaking: self.stop_on_breaking,
+            write_baseline: self.write_baseline,
+            expected_failures: self.expected_failures.clone(),
+            client_profiles: self.client_profile.clone(),
+            conformance: self.conformance.clone(),
+            fail_on_new_deprecations: self.fail_on_new_deprecations,
+            protocol_versions: (!self.protocol_versions.is_empty())
+                .then(|| self.protocol_versions.clone()),
+        }
+    }
+}
+
 impl RunArgs {
     /// The run these flags ask for.
     pub fn to_request(&self) -> crate::job::RunRequest {
@@ -531,6 +669,8 @@ impl RunArgs {
             shard: self.shard,
             demo_servers: self.demo_servers,
             follow_renames: self.follow_renames.clone(),
+            kinds: crate::job::TaskKinds::All,
+            no_step_summary: false,
         }
     }
 
@@ -552,6 +692,7 @@ impl RunArgs {
             adaptive: self.adaptive,
             max_trials: self.max_trials,
             trial_budget: self.trial_budget,
+            suite_optional: false,
         }
     }
 }
@@ -662,6 +803,16 @@ pub struct DemoServerArgs {
     /// MCPEVAL_DEMO_CRASH_AFTER, which `demo:` servers of a run read too].
     #[arg(long, value_name = "N")]
     pub crash_after: Option<usize>,
+    /// A fault for `mcpeval check`: `server/discover` lists only these versions (comma-separated,
+    /// e.g. 2026-07-28) while the server accepts, and its -32022 error lists, every version the
+    /// SDK knows [env: MCPEVAL_DEMO_DISCOVER_VERSIONS].
+    #[arg(long, value_name = "V,V")]
+    pub discover_versions: Option<String>,
+    /// Play a server that uses a deprecated feature: it declares the `logging` capability and
+    /// prints a Python-SDK-style `MCPDeprecationWarning` line on stderr at start [env:
+    /// MCPEVAL_DEMO_DEPRECATED=1].
+    #[arg(long)]
+    pub deprecated: bool,
 }
 
 #[derive(Debug, Args)]

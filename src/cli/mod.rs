@@ -2,6 +2,7 @@
 
 mod args;
 mod boundary_cmd;
+mod check_cmd;
 mod compare_cmd;
 mod diff_cmd;
 mod history_cmd;
@@ -18,11 +19,11 @@ mod tasks_cmd;
 pub use crate::error::{Exit, Failure};
 pub use crate::suite::DEMO_SUITE;
 pub use args::MergeArgs;
+pub use args::{CheckArgs, HistoryArgs, NightlyArgs};
 pub use args::{
     Cli, Command, CompareArgs, DemoServerArgs, DiffArgs, PlanArgs, RunArgs, SimServerArgs,
     SnapshotArgs, TasksAction,
 };
-pub use args::{HistoryArgs, NightlyArgs};
 
 /// Runs a parsed command line. Without a subcommand it prints the usage (exit 2) rather than
 /// start a run nobody asked for: the demo is `mcpeval run` with no arguments.
@@ -41,6 +42,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         Some(Command::Merge(args)) => merge_cmd::merge(&args),
         Some(Command::Nightly(args)) => nightly_cmd::nightly(&args).await,
         Some(Command::History(args)) => history_cmd::history(&args),
+        Some(Command::Check(args)) => check_cmd::check(&args).await,
         Some(Command::Tasks { action }) => match action {
             TasksAction::Check {
                 suite,
@@ -82,6 +84,13 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
                 // unsound only while another thread reads or writes it: nothing runs yet but
                 // this task (the runtime's workers are idle).
                 std::env::set_var("MCPEVAL_DEMO_CRASH_AFTER", n.to_string());
+            }
+            // The same holds for the two knobs below.
+            if let Some(versions) = &args.discover_versions {
+                std::env::set_var(crate::mcp::demo::quirks::DISCOVER_VERSIONS_ENV, versions);
+            }
+            if args.deprecated {
+                std::env::set_var(crate::mcp::demo::quirks::DEPRECATED_ENV, "1");
             }
             match args.http {
                 Some(addr) => crate::mcp::demo::serve_http(&args.release, addr).await?,

@@ -48,6 +48,8 @@ pub struct ConfigFile {
     /// `[nightly]`: read by `mcpeval nightly` alone (`crate::config::NightlyFile`); a run
     /// ignores it.
     pub nightly: Option<crate::config::NightlyFile>,
+    /// `[check]`: read by `mcpeval check` alone (`crate::config::CheckFile`); a run ignores it.
+    pub check: Option<crate::config::CheckFile>,
 }
 
 /// `[auth.NAME]`: headers (HTTP) or environment (stdio) added to a server for one snapshot;

@@ -90,6 +90,9 @@ pub struct Overrides {
     pub max_trials: Option<u32>,
     /// `--trial-budget`: `[stats] trial_budget`.
     pub trial_budget: Option<u64>,
+    /// No suite is an empty suite rather than an error (`mcpeval check`, whose stages that
+    /// need tasks are skipped without one).
+    pub suite_optional: bool,
 }
 
 /// Which provider drives a host.
@@ -524,7 +527,7 @@ fn build(
         trials
     };
     let suites = file.suites.clone().unwrap_or_default();
-    if suites.is_empty() {
+    if suites.is_empty() && !over.suite_optional {
         return Err(invalid(
             "no task suite: pass --suite DIR (a folder of task YAML files)".into(),
         ));

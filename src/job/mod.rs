@@ -2,6 +2,7 @@
 //! preflight, run directory, trigger — run through the runner and its event sinks, and returned
 //! as a typed outcome for the command line to show.
 
+pub mod check;
 mod compare;
 mod error;
 mod expectations;
@@ -21,6 +22,7 @@ pub use models::{build as build_model, Built};
 pub use plan::{plan, PlanRequest};
 pub use request::{
     prepare, run, Face, Finished, Note, Prepared, ReadyRun, RunOutcome, RunRequest, Skipped, Start,
+    TaskKinds,
 };
 pub use run::{preflight, Preflight, PreflightError, RunEnd, RunJob, Stop};
 pub use trigger::{apply as apply_trigger, read_diff, Triggered};

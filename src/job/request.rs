@@ -15,7 +15,7 @@ use crate::config::{resolve, Overrides, RunConfig};
 use crate::error::Exit;
 use crate::host::aimd::Congestion;
 use crate::host::cache::{ResponseCache, CACHE_DIR};
-use crate::report::{write_reports, Report};
+use crate::report::{write_reports_with, Report};
 use crate::rundir::{RunInfo, Shard};
 use crate::runner::EventSink;
 
@@ -43,6 +43,32 @@ pub struct RunRequest {
     /// Follow the tools this diff found renamed (`--follow-renames DIFF.json`): added to the
     /// config's `[renames]`.
     pub follow_renames: Option<PathBuf>,
+    /// Which of the suite's tasks to run (`mcpeval check` runs the call tasks in its smoke stage
+    /// and the model tasks in its evaluation).
+    pub kinds: TaskKinds,
+    /// Leave `$GITHUB_STEP_SUMMARY` alone (a check writes one summary of its own).
+    pub no_step_summary: bool,
+}
+
+/// Which kinds of task a run takes from its suite.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TaskKinds {
+    #[default]
+    All,
+    /// `kind: call` tasks only.
+    Calls,
+    /// The tasks a model runs only.
+    Models,
+}
+
+impl TaskKinds {
+    pub fn keeps(self, task: &crate::suite::Task) -> bool {
+        match self {
+            Self::All => true,
+            Self::Calls => !task.kind.has_model(),
+            Self::Models => task.kind.has_model(),
+        }
+    }
 }
 
 impl RunRequest {
@@ -207,7 +233,8 @@ pub async fn run(
         baseline_run: None,
         comparison: &finished.end.comparison,
     };
-    write_reports(&report, &finished.dir).map_err(|e| JobError::write(&finished.dir, e))?;
+    write_reports_with(&report, &finished.dir, !request.no_step_summary)
+        .map_err(|e| JobError::write(&finished.dir, e))?;
     face.finished(&finished);
     Ok(RunOutcome::Finished(Box::new(finished)))
 }
@@ -278,6 +305,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         )));
     }
     let mut suite = crate::suite::load_or_embedded(&config.suites, config.is_embedded_demo())?;
+    suite.tasks.retain(|t| request.kinds.keeps(t));
     let mut trigger = match (&request.trigger, &previous) {
         (Some(path), _) => {
             let diff = trigger::read_diff(path)?;

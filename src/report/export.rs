@@ -127,7 +127,8 @@ pub fn write_reports_with(report: &Report, dir: &Path, step_summary: bool) -> an
     Ok(())
 }
 
-fn append_step_summary(summary: &[u8]) -> anyhow::Result<()> {
+/// Appends `summary` to the file `$GITHUB_STEP_SUMMARY` names, when it is set.
+pub fn append_step_summary(summary: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
         return Ok(());

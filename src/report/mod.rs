@@ -2,6 +2,7 @@
 //! tables, summary.md, junit.xml, report.html, and their live rewrites while a run goes. The run
 //! directory's own files are `rundir`'s.
 
+mod check;
 mod console;
 mod export;
 mod format;
@@ -11,8 +12,12 @@ mod junit;
 mod live;
 mod markdown;
 
+pub use check::{check_junit, check_summary, exit_code as check_exit_code, stage_line};
 pub use console::verdict_table;
-pub use export::{exporters, write_reports, Exporter, Report, JUNIT_XML, SUMMARY_MD};
+pub use export::{
+    append_step_summary, exporters, write_reports, write_reports_with, Exporter, Report, JUNIT_XML,
+    SUMMARY_MD,
+};
 pub use format::{percent as format_percent, points as format_points};
 pub use frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
 pub use html::{HtmlReport, REPORT_HTML};

@@ -3,6 +3,7 @@
 //! shards of a run. The runner writes through it; reports, history, merge and compare read
 //! through it.
 
+mod check;
 mod columns;
 mod create;
 mod info;
@@ -12,6 +13,7 @@ mod retry;
 mod shard;
 mod tables;
 
+pub use check::{Case, CheckRecord, StageRecord, StageStatus, CHECK_JSON};
 pub use create::{create, new_run_id, CreateError};
 pub use info::{
     git_commit, own_cpu_ms, HostRecord, MergedShard, NewerFormat, RunInfo, RunInfoError, RunStatus,

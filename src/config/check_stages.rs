@@ -1,0 +1,99 @@
+//! The `[check]` table of a run config: what `mcpeval check` compares the candidate with and
+//! how strict each stage is. `mcpeval check`'s flags override it.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{ClientProfile, ConfigError};
+
+/// The conformance suite mcpeval runs when nothing else is configured: pinned, since `latest`
+/// lacks `--requirements`.
+pub const CONFORMANCE_PACKAGE: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.12";
+
+/// `[check]` as written; every key optional.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckFile {
+    /// A snapshot directory kept in the repository (as `mcpeval snapshot` writes it) that the
+    /// candidate's contract is diffed against, instead of a live baseline server's.
+    pub baseline_snapshot: Option<PathBuf>,
+    /// The conformance suite's expected-failures YAML kept in the repository.
+    pub expected_failures: Option<PathBuf>,
+    /// The requirement sets to run the conformance suite for [default: those of `2025-11-25`
+    /// and `2026-07-28` the candidate supports].
+    pub requirements: Option<Vec<String>>,
+    /// The protocol versions the candidate must list in `supportedVersions`, exactly.
+    pub protocol_versions: Option<Vec<String>>,
+    /// Fail the deprecations stage on a deprecated feature or warning the baseline did not have
+    /// [default: false: reported only].
+    pub fail_on_new_deprecations: Option<bool>,
+    /// The command that runs the conformance suite (split like a shell would, never run by
+    /// one) [default: env MCPEVAL_CONFORMANCE, else `npx --yes
+    /// @modelcontextprotocol/conformance@0.2.0-alpha.12`].
+    pub conformance: Option<String>,
+    /// For a stdio candidate: a command that serves it over Streamable HTTP at `http_url`, for
+    /// the conformance suite (which speaks HTTP only).
+    pub http_command: Option<String>,
+    pub http_url: Option<String>,
+    /// The client profiles to snapshot the contract with [default: ["bare"]].
+    pub client_profiles: Option<Vec<ClientProfile>>,
+    /// `[auth.NAME]` profiles to snapshot the contract with too, each diffed against the stored
+    /// snapshot's `NAME/` folder.
+    pub auth_profiles: Option<Vec<String>>,
+    /// Skip the evaluation when the contract stage finds a change that breaks clients.
+    pub stop_on_breaking: Option<bool>,
+}
+
+impl CheckFile {
+    /// Reads the `[check]` table of the config file at `path`, checking the whole file as a run
+    /// does; paths in it are taken relative to the file's folder.
+    pub fn read(path: &Path) -> Result<Option<Self>, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let table = super::check::parse_config(&path.display().to_string(), &text)?.check;
+        let base = path.parent().unwrap_or(Path::new(""));
+        Ok(table.map(|mut t| {
+            for p in [&mut t.baseline_snapshot, &mut t.expected_failures]
+                .into_iter()
+                .flatten()
+            {
+                if p.is_relative() {
+                    *p = base.join(&*p);
+                }
+            }
+            t
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_check_table_is_read_with_paths_from_the_file_and_typos_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "[check]\nbaseline_snapshot = \"contract\"\nclient_profiles = [\"bare\", \"full\"]\n",
+        )
+        .unwrap();
+        let table = CheckFile::read(&path).unwrap().unwrap();
+        assert_eq!(table.baseline_snapshot, Some(dir.path().join("contract")));
+        assert_eq!(
+            table.client_profiles,
+            Some(vec![ClientProfile::Bare, ClientProfile::Full])
+        );
+        std::fs::write(&path, "[check]\nexpected_failure = \"x\"\n").unwrap();
+        let err = CheckFile::read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("unknown key `expected_failure` in [check]")
+                && err.contains("expected_failures"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,329 @@
+//! The contract stage: the candidate snapshotted per client profile (and auth profile), each
+//! diffed against the stored baseline snapshot or a baseline server's; a change that breaks
+//! clients fails the stage, the changes that affect models mark the evaluation's tasks; the
+//! protocol versions the candidate lists checked against the config's and against what its
+//! `-32022` error says.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{profile_dir, step, Ctx, Outcome, Stage, StepError};
+use crate::config::{resolve_server, ClientProfile, ServerSpec};
+use crate::contract::{diff_snapshots, take, Diff, Snapshot};
+use crate::rundir::{Case, StageRecord, StageStatus};
+
+/// One snapshot to take: a client profile, maybe an auth profile.
+struct Profile {
+    client: ClientProfile,
+    auth: Option<String>,
+}
+
+pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
+    let mut out = Outcome::new(Stage::Contract);
+    let dir = ctx.dir.join("contract");
+    out.output(&dir, &ctx.dir);
+    let profiles = &ctx.settings.client_profiles;
+    let mut wanted: Vec<Profile> = (profiles.iter())
+        .map(|p| Profile {
+            client: *p,
+            auth: None,
+        })
+        .collect();
+    wanted.extend(ctx.settings.auth_profiles.iter().map(|a| Profile {
+        client: profiles[0],
+        auth: Some(a.clone()),
+    }));
+    if ctx.baseline.is_none() && ctx.settings.stored.is_none() {
+        return out.end(
+            StageStatus::Skipped,
+            "neither a stored baseline snapshot nor a baseline server to diff against",
+        );
+    }
+    if ctx.settings.write_baseline {
+        if let Err(why) = write_baseline(ctx, &wanted).await {
+            return out.end(StageStatus::Error, why);
+        }
+        if let Some(stored) = &ctx.settings.stored {
+            out.line(format!(
+                "- stored snapshot `{}` refreshed from the baseline server (--write-baseline)",
+                stored.display()
+            ));
+        }
+    }
+    let mut breaking = 0;
+    let mut affecting = 0;
+    for (i, profile) in wanted.iter().enumerate() {
+        let label = label(profile);
+        let cand_dir = profile_dir(
+            &dir.join("candidate"),
+            profiles,
+            profile.client,
+            profile.auth.as_deref(),
+        );
+        let cand = match snapshot(ctx, &ctx.candidate.clone(), profile).await {
+            Ok(s) => s,
+            Err(why) => {
+                out.case(Case::failed(
+                    format!("{label}: candidate snapshot"),
+                    why.to_string(),
+                ));
+                return out.judged(format!(
+                    "the candidate could not be snapshotted ({label}): {why}"
+                ));
+            }
+        };
+        if let Err(e) = cand.write(&cand_dir) {
+            return out.end(StageStatus::Error, crate::error::chain(e.as_ref()));
+        }
+        let (base, base_dir) = match baseline_side(ctx, profile, &dir).await {
+            Ok(found) => found,
+            Err(why) => return out.end(StageStatus::Error, why),
+        };
+        if let Err(mismatch) = Snapshot::comparable(&base, &cand) {
+            out.case(Case::failed(
+                format!("{label}: comparable"),
+                mismatch.to_string(),
+            ));
+            out.line(format!("- {label}: not diffed: {mismatch}"));
+            continue;
+        }
+        let diff = diff_snapshots(
+            &base,
+            &cand,
+            (&base_dir, Some("baseline")),
+            (&cand_dir, None),
+        );
+        let path = cand_dir.join("diff.json");
+        if let Err(e) = write_json(&path, &diff) {
+            return out.end(StageStatus::Error, e);
+        }
+        let (b, m) = describe(&diff, &label, &mut out);
+        breaking += b;
+        affecting += m;
+        if i == 0 {
+            ctx.diff_path = Some(path);
+            ctx.baseline_snapshot = Some(base);
+            ctx.candidate_snapshot = Some(cand);
+        }
+    }
+    ctx.breaking = breaking > 0;
+    if let Some(cand) = ctx.candidate_snapshot.clone() {
+        versions(ctx, &cand, &mut out);
+    }
+    let summary = format!(
+        "{breaking} change(s) break clients, {affecting} affect models{}",
+        match out.failures() {
+            0 => String::new(),
+            n if n == breaking => String::new(),
+            n => format!("; {} other failure(s)", n - breaking),
+        }
+    );
+    out.judged(summary)
+}
+
+fn label(profile: &Profile) -> String {
+    match &profile.auth {
+        Some(auth) => format!("client profile `{}`, auth `{auth}`", profile.client),
+        None => format!("client profile `{}`", profile.client),
+    }
+}
+
+/// The server spec of `base` with a profile's client capabilities and credentials.
+fn with_profile(ctx: &Ctx, base: &ServerSpec, profile: &Profile) -> Result<ServerSpec, StepError> {
+    let mut spec = match &profile.auth {
+        None => base.clone(),
+        Some(auth) => {
+            let given = base.display();
+            let mut spec = resolve_server(
+                ctx.settings.config_path.as_deref(),
+                &given,
+                std::slice::from_ref(auth),
+            )
+            .map_err(|e| crate::error::chain(&e))?;
+            spec.protocol_era = base.protocol_era;
+            spec
+        }
+    };
+    spec.client = profile.client;
+    Ok(spec)
+}
+
+async fn snapshot(ctx: &Ctx, base: &ServerSpec, profile: &Profile) -> Result<Snapshot, StepError> {
+    let spec = with_profile(ctx, base, profile)?;
+    take(&spec)
+        .await
+        .map_err(|e| StepError::from(crate::error::chain(&e)))
+}
+
+/// The baseline's snapshot for a profile: the stored one, else the baseline server's (kept in
+/// `contract/baseline/`).
+async fn baseline_side(
+    ctx: &Ctx,
+    profile: &Profile,
+    dir: &Path,
+) -> Result<(Snapshot, PathBuf), StepError> {
+    let profiles = &ctx.settings.client_profiles;
+    if let Some(stored) = &ctx.settings.stored {
+        let at = profile_dir(stored, profiles, profile.client, profile.auth.as_deref());
+        let snapshot = Snapshot::read(&at).map_err(|e| {
+            format!(
+                "the stored baseline snapshot for {}: {} (write it with --write-baseline)",
+                label(profile),
+                crate::error::chain(&e)
+            )
+        })?;
+        return Ok((snapshot, at));
+    }
+    let spec = ctx.baseline.clone().ok_or("no baseline")?;
+    let snapshot = snapshot(ctx, &spec, profile)
+        .await
+        .map_err(|why| format!("the baseline could not be snapshotted: {why}"))?;
+    let at = profile_dir(
+        &dir.join("baseline"),
+        profiles,
+        profile.client,
+        profile.auth.as_deref(),
+    );
+    snapshot
+        .write(&at)
+        .map_err(|e| crate::error::chain(e.as_ref()))?;
+    Ok((snapshot, at))
+}
+
+/// `--write-baseline`: the baseline server's snapshots into the stored snapshot's folders.
+async fn write_baseline(ctx: &Ctx, wanted: &[Profile]) -> Result<(), StepError> {
+    let Some(stored) = &ctx.settings.stored else {
+        return Ok(());
+    };
+    let spec = ctx.baseline.clone().ok_or_else(|| {
+        "--write-baseline needs a baseline server (--baseline or the config's) to snapshot"
+            .to_owned()
+    })?;
+    for profile in wanted {
+        let snapshot = snapshot(ctx, &spec, profile)
+            .await
+            .map_err(|why| format!("the baseline could not be snapshotted: {why}"))?;
+        let at = profile_dir(
+            stored,
+            &ctx.settings.client_profiles,
+            profile.client,
+            profile.auth.as_deref(),
+        );
+        snapshot
+            .write(&at)
+            .map_err(|e| crate::error::chain(e.as_ref()))?;
+    }
+    Ok(())
+}
+
+fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), StepError> {
+    let mut text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    text.push('\n');
+    std::fs::write(path, text).map_err(|e| step!("cannot write `{}`: {e}", path.display()))
+}
+
+/// The diff's changes as lines and cases: (changes that break clients, changes that affect
+/// models).
+fn describe(diff: &Diff, label: &str, out: &mut Outcome) -> (usize, usize) {
+    let breaking: Vec<_> = diff.changes.iter().filter(|c| c.breaks_clients).collect();
+    let affecting = diff.changes.iter().filter(|c| c.affects_models).count();
+    out.line(format!(
+        "- {label}: {} change(s): {} break clients, {affecting} affect models",
+        diff.changes.len(),
+        breaking.len()
+    ));
+    for change in &diff.changes {
+        let what = match &change.path {
+            Some(path) => format!("{} `{}` {path}", change.kind.as_str(), change.name),
+            None => format!("{} `{}`", change.kind.as_str(), change.name),
+        };
+        let mark = match (change.breaks_clients, change.affects_models) {
+            (true, _) => "breaks clients",
+            (false, true) => "affects models",
+            _ => "neither",
+        };
+        out.line(format!("  - {what} ({}): {mark}", change.list));
+        if change.breaks_clients {
+            out.case(Case::failed(
+                format!("{label}: {what}"),
+                format!("{what} in {} breaks clients", change.list),
+            ));
+        }
+    }
+    if breaking.is_empty() {
+        out.case(Case::passed(format!("{label}: no change breaks clients")));
+    }
+    (breaking.len(), affecting)
+}
+
+/// `supportedVersions` against the config's list, and against the versions the server's
+/// `-32022` error names (`data.supported`).
+fn versions(ctx: &Ctx, cand: &Snapshot, out: &mut Outcome) {
+    let listed: BTreeSet<String> = strings(cand.server.get("supportedVersions"));
+    out.line(format!(
+        "- supportedVersions: {}",
+        listed.iter().cloned().collect::<Vec<_>>().join(", ")
+    ));
+    if let Some(expected) = &ctx.settings.protocol_versions {
+        let want: BTreeSet<String> = expected.iter().cloned().collect();
+        let name = "protocol versions as configured";
+        match want == listed {
+            true => out.case(Case::passed(name)),
+            false => {
+                let why = format!(
+                    "supportedVersions is [{}], the config expects [{}]",
+                    join(&listed),
+                    join(&want)
+                );
+                out.line(format!("  - **{why}**"));
+                out.case(Case::failed(name, why));
+            }
+        }
+    }
+    let probe = (cand.errors.as_ref())
+        .and_then(|e| e.get("probes"))
+        .and_then(Value::as_array)
+        .and_then(|p| {
+            p.iter().find(|p| {
+                p.get("probe").and_then(Value::as_str) == Some("unsupported_protocol_version")
+            })
+        });
+    let name = "-32022 data.supported equals supportedVersions";
+    match probe {
+        Some(p) if p.get("code").and_then(Value::as_i64) == Some(-32022) => {
+            let named = strings(p.pointer("/data/supported"));
+            match named == listed {
+                true => {
+                    out.line("- the -32022 error's `data.supported` names the same versions");
+                    out.case(Case::passed(name));
+                }
+                false => {
+                    let why = format!(
+                        "the -32022 error's data.supported is [{}], supportedVersions is [{}]",
+                        join(&named),
+                        join(&listed)
+                    );
+                    out.line(format!("  - **{why}**"));
+                    out.case(Case::failed(name, why));
+                }
+            }
+        }
+        _ => out.line(
+            "- the unsupported-version probe got no -32022 error (a legacy server answers with a \
+             version of its own): `data.supported` not checked",
+        ),
+    }
+}
+
+fn strings(value: Option<&Value>) -> BTreeSet<String> {
+    (value.and_then(Value::as_array).into_iter().flatten())
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+fn join(set: &BTreeSet<String>) -> String {
+    set.iter().cloned().collect::<Vec<_>>().join(", ")
+}

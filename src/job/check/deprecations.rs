@@ -1,0 +1,162 @@
+//! The deprecations stage: the deprecated features the candidate uses (from its contract and,
+//! over HTTP, its transport and authorization server), each with its earliest removal date, and
+//! the deprecation warnings on its stderr; those the baseline did not have are new, and fail the
+//! stage only with `fail_on_new_deprecations`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Ctx, Outcome, Stage, StepError};
+use crate::config::{ServerSpec, Transport};
+use crate::contract::deprecations::{
+    in_contract, new_warnings, over_http, stderr_warnings, Deprecation,
+};
+use crate::contract::Snapshot;
+use crate::mcp::McpConnection;
+use crate::rundir::{Case, StageRecord, StageStatus};
+
+pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
+    let mut out = Outcome::new(Stage::Deprecations);
+    let strict = ctx.settings.fail_on_new_deprecations;
+    let candidate =
+        match features(ctx, &ctx.candidate.clone(), ctx.candidate_snapshot.clone()).await {
+            Ok(found) => found,
+            Err(why) => return out.end(StageStatus::Error, why),
+        };
+    let baseline = match (&ctx.baseline, &ctx.baseline_snapshot) {
+        (Some(spec), snapshot) => features(ctx, &spec.clone(), snapshot.clone()).await.ok(),
+        (None, Some(snapshot)) => Some(in_contract(&snapshot.server)),
+        (None, None) => match &ctx.settings.stored {
+            Some(stored) => Snapshot::read(stored).ok().map(|s| in_contract(&s.server)),
+            None => None,
+        },
+    };
+    let before: BTreeSet<&str> = (baseline.iter().flatten())
+        .map(|d| d.feature.as_str())
+        .collect();
+    out.line(format!(
+        "- deprecated features the candidate uses: {}",
+        if candidate.is_empty() {
+            "none".into()
+        } else {
+            candidate.len().to_string()
+        }
+    ));
+    let mut new = 0;
+    for d in &candidate {
+        let is_new = baseline.is_some() && !before.contains(d.feature.as_str());
+        new += usize::from(is_new);
+        out.line(format!(
+            "  - {}{}: {} (deprecated in {}, removable from {}; {})",
+            if is_new { "**new** " } else { "" },
+            d.feature,
+            d.evidence,
+            d.deprecated_in,
+            d.removable_from,
+            d.reference
+        ));
+        out.case(verdict(
+            format!("feature {}", d.feature),
+            is_new && strict,
+            &d.evidence,
+        ));
+    }
+    let warnings = warnings(ctx).await;
+    let mut new_kinds = 0;
+    match warnings {
+        Some((base, cand)) => {
+            let fresh = new_warnings(&base, &cand);
+            new_kinds = fresh.len();
+            out.line(format!(
+                "- deprecation warnings on stderr: {} kind(s) from the candidate, {} from the \
+                 baseline, {new_kinds} new",
+                cand.len(),
+                base.len()
+            ));
+            for (kind, n) in &cand {
+                let is_new = fresh.iter().any(|(k, _)| k == kind);
+                out.line(format!(
+                    "  - {}{kind}: {n} time(s) (baseline: {})",
+                    if is_new { "**new** " } else { "" },
+                    base.get(kind).copied().unwrap_or(0)
+                ));
+                out.case(verdict(format!("warning {kind}"), is_new && strict, kind));
+            }
+        }
+        None => out.line("- deprecation warnings on stderr: not read (an HTTP server's stderr is not ours to read)"),
+    }
+    let total_new = new + new_kinds;
+    let summary = format!(
+        "{} deprecated feature(s), {total_new} new{}",
+        candidate.len(),
+        match (total_new, strict) {
+            (0, _) => String::new(),
+            (_, true) => " (fail_on_new_deprecations)".to_owned(),
+            (_, false) =>
+                " (reported only: set fail_on_new_deprecations to fail on them)".to_owned(),
+        }
+    );
+    out.judged(summary)
+}
+
+fn verdict(name: String, fails: bool, why: &str) -> Case {
+    match fails {
+        true => Case::failed(name, format!("new: {why}")),
+        false => Case::passed(name),
+    }
+}
+
+/// The deprecated features of one side: from its snapshot (taken now if the contract stage did
+/// not), and over HTTP.
+async fn features(
+    ctx: &Ctx,
+    spec: &ServerSpec,
+    snapshot: Option<Snapshot>,
+) -> Result<Vec<Deprecation>, StepError> {
+    let server = match snapshot {
+        Some(s) => s.server,
+        None => {
+            let conn = McpConnection::connect(spec)
+                .await
+                .map_err(|e| crate::error::chain(&e))?;
+            let facts = conn.handshake_facts();
+            conn.close().await;
+            serde_json::json!({"capabilities": facts.capabilities})
+        }
+    };
+    let _ = ctx;
+    let mut found = in_contract(&server);
+    if let Transport::Http { url } = &spec.transport {
+        found.extend(over_http(url, &spec.headers).await);
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The warnings on both sides' stderr: as the smoke stage saw it, or read now by starting each
+/// stdio server once. `None` when the candidate is an HTTP server.
+async fn warnings(ctx: &mut Ctx) -> Option<(BTreeMap<String, usize>, BTreeMap<String, usize>)> {
+    if matches!(ctx.candidate.transport, Transport::Http { .. }) {
+        return None;
+    }
+    let read = |side: &'static str, spec: Option<ServerSpec>| {
+        let seen = ctx.stderr.get(side).cloned();
+        async move {
+            match (seen, spec) {
+                (Some(text), _) => text,
+                (None, Some(spec)) if matches!(spec.transport, Transport::Stdio { .. }) => {
+                    match McpConnection::connect(&spec).await {
+                        Ok(conn) => {
+                            let _ = conn.list_tools().await;
+                            conn.close_reading_stderr().await
+                        }
+                        Err(_) => String::new(),
+                    }
+                }
+                _ => String::new(),
+            }
+        }
+    };
+    let base = read("baseline", ctx.baseline.clone()).await;
+    let cand = read("candidate", Some(ctx.candidate.clone())).await;
+    Some((stderr_warnings(&base), stderr_warnings(&cand)))
+}

@@ -1,0 +1,115 @@
+//! The evaluation stage: the model evaluation of the tasks the contract stage marked (the whole
+//! suite with `--all`), adaptive unless trials are set, as `mcpeval run` does it, into
+//! `evaluation/`.
+
+use super::{regressed_tasks, skipped, Ctx, Outcome, Stage};
+use crate::error::Exit;
+use crate::job::{Face, RunOutcome, RunRequest, Skipped, TaskKinds};
+use crate::rundir::{Case, StageRecord, StageStatus};
+
+pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
+    let stage = Stage::Evaluation;
+    if ctx.breaking && ctx.settings.stop_on_breaking {
+        return skipped(
+            stage,
+            "the contract breaks clients and --stop-on-breaking is set",
+        );
+    }
+    if ctx.baseline.is_none() {
+        return skipped(
+            stage,
+            "no baseline server: the baseline is a stored snapshot, and models can only be \
+             compared on two running servers",
+        );
+    }
+    if !ctx.has_suite() {
+        return skipped(
+            stage,
+            "no task suite given (--suite, or the config's `suites`)",
+        );
+    }
+    match crate::suite::load_or_embedded(&ctx.config.suites, ctx.config.is_embedded_demo()) {
+        Ok(suite) if !suite.tasks.iter().any(|t| t.kind.has_model()) => {
+            return skipped(stage, "the suite has no task for a model");
+        }
+        Ok(_) => {}
+        Err(e) => {
+            return Outcome::new(stage).end(StageStatus::Error, crate::error::chain(&e));
+        }
+    }
+    let mut overrides = ctx.run_overrides();
+    // Adaptive by default: a fixed number of trials only when one is set.
+    if overrides.trials.is_none() && std::env::var_os("MCPEVAL_TRIALS").is_none() {
+        overrides.adaptive = true;
+    }
+    let dir = ctx.dir.join("evaluation");
+    let (trigger, auto_trigger) = match (&ctx.diff_path, ctx.settings.all) {
+        (_, true) => (None, false),
+        (Some(diff), false) => (Some(diff.clone()), false),
+        (None, false) => (None, true),
+    };
+    let request = RunRequest {
+        overrides,
+        out: Some(dir.clone()),
+        trigger,
+        auto_trigger,
+        allow_breaking: true,
+        no_step_summary: true,
+        kinds: TaskKinds::Models,
+        ..RunRequest::default()
+    };
+    let mut out = Outcome::new(stage);
+    out.output(&dir, &ctx.dir);
+    match crate::job::run(&request, crate::job::Stop::default(), face).await {
+        Ok(RunOutcome::Skipped(Skipped::NothingTriggered)) => skipped(
+            stage,
+            "no contract change affects models: no task to run (--all runs the whole suite)",
+        ),
+        Ok(RunOutcome::Skipped(Skipped::Breaking)) => skipped(stage, "the contract breaks clients"),
+        Ok(RunOutcome::Finished(finished)) => {
+            let info = &finished.end.info;
+            let regressions = regressed_tasks(&finished.end.comparison);
+            out.line(format!(
+                "- {} task(s), {} episodes ({} infrastructure errors) in `evaluation/` (its own \
+                 summary.md and report.html)",
+                info.tasks.len(),
+                info.episodes,
+                info.infra_errors
+            ));
+            for task in &info.tasks {
+                let regressed = regressions.contains(task);
+                out.line(format!(
+                    "  - {task}: {}",
+                    if regressed {
+                        "**regression**"
+                    } else {
+                        "no gated regression"
+                    }
+                ));
+                out.case(match regressed {
+                    true => Case::failed(task.clone(), "a gated metric regressed"),
+                    false => Case::passed(task.clone()),
+                });
+            }
+            let summary = format!(
+                "{} task(s) evaluated, {} regression(s){}",
+                info.tasks.len(),
+                regressions.len(),
+                if regressions.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", regressions.join(", "))
+                }
+            );
+            match finished.exit() {
+                Exit::Ok | Exit::Regression => out.judged(summary),
+                Exit::Interrupted => out.end(StageStatus::Error, format!("interrupted; {summary}")),
+                _ => out.end(
+                    StageStatus::Error,
+                    format!("infrastructure errors decided the run; {summary}"),
+                ),
+            }
+        }
+        Err(e) => out.end(StageStatus::Error, crate::error::chain(&e)),
+    }
+}

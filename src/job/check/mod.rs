@@ -1,0 +1,401 @@
+//! `mcpeval check`: the whole regression check of a server in one run directory, cheapest stage
+//! first — smoke, contract, conformance, deprecations, evaluation — each recorded with its
+//! result, time and raw output (`check.json`), each skipped with a reason when it cannot apply,
+//! and one verdict.
+
+mod conformance;
+mod contract;
+mod deprecations;
+mod evaluation;
+mod smoke;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::{Face, JobError};
+use crate::config::{resolve, CheckFile, ClientProfile, Overrides, RunConfig, ServerSpec};
+use crate::contract::Snapshot;
+use crate::report::{append_step_summary, check_junit, check_summary, JUNIT_XML, SUMMARY_MD};
+use crate::rundir::{Case, CheckRecord, StageRecord, StageStatus};
+
+/// Why a step of a stage could not be done, in words: it ends the stage (as `error`, or as
+/// `failed` when the candidate is to blame) and is shown in its line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct StepError(String);
+
+/// A [`StepError`] from `format!` arguments.
+macro_rules! step {
+    ($($words:tt)*) => {
+        $crate::job::check::StepError::from(format!($($words)*))
+    };
+}
+pub(super) use step;
+
+impl From<String> for StepError {
+    fn from(text: String) -> Self {
+        Self(text)
+    }
+}
+
+impl From<&str> for StepError {
+    fn from(text: &str) -> Self {
+        Self(text.to_owned())
+    }
+}
+
+/// The stages, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    Smoke,
+    Contract,
+    Conformance,
+    Deprecations,
+    Evaluation,
+}
+
+impl Stage {
+    pub const ALL: [Self; 5] = [
+        Self::Smoke,
+        Self::Contract,
+        Self::Conformance,
+        Self::Deprecations,
+        Self::Evaluation,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Smoke => "smoke",
+            Self::Contract => "contract",
+            Self::Conformance => "conformance",
+            Self::Deprecations => "deprecations",
+            Self::Evaluation => "evaluation",
+        }
+    }
+}
+
+impl std::str::FromStr for Stage {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|stage| stage.name() == s.trim())
+            .ok_or_else(|| {
+                format!(
+                    "unknown stage `{s}` (expected {})",
+                    Self::ALL.map(Self::name).join(", ")
+                )
+            })
+    }
+}
+
+/// What a check is asked to be: `mcpeval check`'s flags over the config's `[check]` table.
+#[derive(Debug, Clone, Default)]
+pub struct CheckRequest {
+    /// The run config's layers (servers, suite, hosts, trials…), as for `mcpeval run`.
+    pub overrides: Overrides,
+    /// The snapshot directory kept in the repository that the contract is diffed against.
+    pub baseline_snapshot: Option<PathBuf>,
+    /// The check's directory [default: `<out_dir>/check-<id>`].
+    pub out: Option<PathBuf>,
+    /// The stages to run [default: all].
+    pub stages: Vec<Stage>,
+    /// Evaluate the whole suite, not only the tasks the contract marks.
+    pub all: bool,
+    pub stop_on_breaking: bool,
+    /// Refresh the stored snapshot and the expected-failures file from the baseline side.
+    pub write_baseline: bool,
+    pub expected_failures: Option<PathBuf>,
+    pub client_profiles: Vec<ClientProfile>,
+    pub conformance: Option<String>,
+    pub fail_on_new_deprecations: bool,
+    pub protocol_versions: Option<Vec<String>>,
+}
+
+/// Everything the stages share: the settings, the servers, and what earlier stages found.
+pub(super) struct Ctx {
+    pub dir: PathBuf,
+    /// The run config's layers, for the runs of call tasks and of the evaluation.
+    pub overrides: Overrides,
+    pub config: RunConfig,
+    /// `None`: no baseline server, only a stored snapshot.
+    pub baseline: Option<ServerSpec>,
+    pub candidate: ServerSpec,
+    pub settings: Settings,
+    /// The servers' stderr as the smoke stage saw it (stdio servers).
+    pub stderr: BTreeMap<&'static str, String>,
+    /// The contract stage's snapshots (first client profile) and diff.
+    pub baseline_snapshot: Option<Snapshot>,
+    pub candidate_snapshot: Option<Snapshot>,
+    pub diff_path: Option<PathBuf>,
+    pub breaking: bool,
+    pub log: Box<dyn Fn(&str) + Sync + Send>,
+}
+
+impl Ctx {
+    /// Whether there are tasks to run: a suite, or the embedded demo's.
+    pub fn has_suite(&self) -> bool {
+        !self.config.suites.is_empty() || self.config.is_embedded_demo()
+    }
+
+    /// The layers of the runs a check starts (its call tasks, its evaluation).
+    pub fn run_overrides(&self) -> Overrides {
+        Overrides {
+            suite_optional: false,
+            ..self.overrides.clone()
+        }
+    }
+}
+
+/// The request and `[check]` resolved.
+pub(super) struct Settings {
+    pub stored: Option<PathBuf>,
+    pub expected_failures: Option<PathBuf>,
+    pub requirements: Option<Vec<String>>,
+    pub protocol_versions: Option<Vec<String>>,
+    pub fail_on_new_deprecations: bool,
+    pub conformance: Option<String>,
+    pub http_command: Option<String>,
+    pub http_url: Option<String>,
+    pub client_profiles: Vec<ClientProfile>,
+    pub auth_profiles: Vec<String>,
+    pub stop_on_breaking: bool,
+    pub write_baseline: bool,
+    pub all: bool,
+    pub config_path: Option<PathBuf>,
+}
+
+/// How a check ended: its record (and reports written) and its directory.
+pub struct Checked {
+    pub record: CheckRecord,
+    pub dir: PathBuf,
+}
+
+/// Runs the check `request` asks for. `log` says what is going on, a line at a time; `face`
+/// shows the runs of call tasks and of the evaluation.
+pub async fn check(
+    request: &CheckRequest,
+    face: &dyn Face,
+    log: Box<dyn Fn(&str) + Sync + Send>,
+) -> Result<Checked, JobError> {
+    let table = match &request.overrides.config {
+        Some(path) => CheckFile::read(path)?.unwrap_or_default(),
+        None => CheckFile::default(),
+    };
+    let settings = settings(request, table);
+    let (config, has_baseline) = resolve_servers(&request.overrides, settings.stored.is_some())?;
+    let dir = match &request.out {
+        Some(dir) => dir.clone(),
+        None => config
+            .out_dir
+            .join(format!("check-{}", crate::rundir::new_run_id(&config))),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| JobError::write(&dir, e))?;
+    let mut ctx = Ctx {
+        baseline: has_baseline.then(|| config.baseline.clone()),
+        candidate: config.candidate.clone(),
+        dir: dir.clone(),
+        overrides: request.overrides.clone(),
+        config,
+        settings,
+        stderr: BTreeMap::new(),
+        baseline_snapshot: None,
+        candidate_snapshot: None,
+        diff_path: None,
+        breaking: false,
+        log,
+    };
+    let mut record = CheckRecord {
+        format_version: 1,
+        baseline: match (&ctx.baseline, &ctx.settings.stored) {
+            (Some(spec), _) => spec.display(),
+            (None, Some(stored)) => format!("stored snapshot {}", stored.display()),
+            (None, None) => "(none)".into(),
+        },
+        candidate: ctx.candidate.display(),
+        stages: Vec::new(),
+    };
+    let stages: Vec<Stage> = match request.stages.is_empty() {
+        true => Stage::ALL.to_vec(),
+        false => {
+            let mut s = request.stages.clone();
+            s.sort();
+            s.dedup();
+            s
+        }
+    };
+    for stage in stages {
+        (ctx.log)(&format!("{}…", stage.name()));
+        let started = Instant::now();
+        let mut result = match stage {
+            Stage::Smoke => smoke::run(&mut ctx, face).await,
+            Stage::Contract => contract::run(&mut ctx).await,
+            Stage::Conformance => conformance::run(&mut ctx).await,
+            Stage::Deprecations => deprecations::run(&mut ctx).await,
+            Stage::Evaluation => evaluation::run(&mut ctx, face).await,
+        };
+        result.seconds = started.elapsed().as_secs_f64();
+        (ctx.log)(&crate::report::stage_line(&result));
+        record.stages.push(result);
+        // Nothing is lost if the check is cut short: the record so far is on disk.
+        write_record(&record, &dir, false)?;
+    }
+    write_record(&record, &dir, true)?;
+    Ok(Checked { record, dir })
+}
+
+fn write_record(record: &CheckRecord, dir: &Path, last: bool) -> Result<(), JobError> {
+    record.write(dir).map_err(|e| JobError::write(dir, e))?;
+    let summary = check_summary(record);
+    let path = dir.join(SUMMARY_MD);
+    std::fs::write(&path, &summary).map_err(|e| JobError::write(&path, e))?;
+    let path = dir.join(JUNIT_XML);
+    std::fs::write(&path, check_junit(record)).map_err(|e| JobError::write(&path, e))?;
+    if last {
+        append_step_summary(summary.as_bytes()).map_err(|e| JobError::write(&path, e))?;
+    }
+    Ok(())
+}
+
+fn settings(request: &CheckRequest, table: CheckFile) -> Settings {
+    Settings {
+        stored: request
+            .baseline_snapshot
+            .clone()
+            .or(table.baseline_snapshot),
+        expected_failures: request
+            .expected_failures
+            .clone()
+            .or(table.expected_failures),
+        requirements: table.requirements,
+        protocol_versions: request
+            .protocol_versions
+            .clone()
+            .or(table.protocol_versions),
+        fail_on_new_deprecations: request.fail_on_new_deprecations
+            || table.fail_on_new_deprecations.unwrap_or(false),
+        conformance: request.conformance.clone().or(table.conformance),
+        http_command: table.http_command,
+        http_url: table.http_url,
+        client_profiles: match (&request.client_profiles, table.client_profiles) {
+            (given, _) if !given.is_empty() => given.clone(),
+            (_, Some(listed)) if !listed.is_empty() => listed,
+            _ => vec![ClientProfile::Bare],
+        },
+        auth_profiles: table.auth_profiles.unwrap_or_default(),
+        stop_on_breaking: request.stop_on_breaking || table.stop_on_breaking.unwrap_or(false),
+        write_baseline: request.write_baseline,
+        all: request.all,
+        config_path: request.overrides.config.clone(),
+    }
+}
+
+/// The run config, and whether it has a baseline server of its own. With a stored snapshot and
+/// no baseline named anywhere, the candidate stands in for the baseline so the config resolves;
+/// the stages then use the stored snapshot and skip what needs a baseline server.
+fn resolve_servers(over: &Overrides, stored: bool) -> Result<(RunConfig, bool), JobError> {
+    match resolve(over) {
+        Ok(config) => Ok((config, true)),
+        Err(e) if stored && over.baseline.is_none() && over.candidate.is_some() => {
+            let mut standin = over.clone();
+            standin.baseline = over.candidate.clone();
+            match resolve(&standin) {
+                Ok(config) => Ok((config, false)),
+                Err(_) => Err(e.into()),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A stage's record, built as it goes.
+pub(super) struct Outcome {
+    name: &'static str,
+    lines: Vec<String>,
+    cases: Vec<Case>,
+    output: Option<String>,
+}
+
+impl Outcome {
+    pub fn new(stage: Stage) -> Self {
+        Self {
+            name: stage.name(),
+            lines: Vec::new(),
+            cases: Vec::new(),
+            output: None,
+        }
+    }
+
+    pub fn line(&mut self, line: impl Into<String>) {
+        self.lines.push(line.into());
+    }
+
+    pub fn case(&mut self, case: Case) {
+        self.cases.push(case);
+    }
+
+    pub fn output(&mut self, dir: &Path, base: &Path) {
+        let relative = dir.strip_prefix(base).unwrap_or(dir);
+        self.output = Some(relative.display().to_string());
+    }
+
+    pub fn failures(&self) -> usize {
+        self.cases.iter().filter(|c| c.failure.is_some()).count()
+    }
+
+    pub fn end(self, status: StageStatus, reason: impl std::fmt::Display) -> StageRecord {
+        StageRecord {
+            name: self.name.to_owned(),
+            status,
+            reason: reason.to_string(),
+            seconds: 0.0,
+            lines: self.lines,
+            cases: self.cases,
+            output: self.output,
+        }
+    }
+
+    /// Passed when no case failed, else failed; `summary` says what it came to either way.
+    pub fn judged(self, summary: impl std::fmt::Display) -> StageRecord {
+        let status = match self.failures() {
+            0 => StageStatus::Passed,
+            _ => StageStatus::Failed,
+        };
+        self.end(status, summary)
+    }
+}
+
+/// The tasks with a gated regression, each once, in order.
+pub(super) fn regressed_tasks(comparison: &crate::analysis::Comparison) -> Vec<String> {
+    let mut tasks: Vec<String> = (comparison.gated_regressions())
+        .filter(|r| !r.is_suite())
+        .map(|r| r.task_id.clone())
+        .collect();
+    tasks.dedup();
+    tasks
+}
+
+/// A stage that does not apply, and why.
+pub(super) fn skipped(stage: Stage, why: impl std::fmt::Display) -> StageRecord {
+    Outcome::new(stage).end(StageStatus::Skipped, why)
+}
+
+/// The stored snapshot's folder for a client profile (and an auth profile): the first client
+/// profile's snapshot is at the top, another's in `client-<profile>/`, an auth profile's in
+/// `<auth>/`.
+pub(super) fn profile_dir(
+    base: &Path,
+    profiles: &[ClientProfile],
+    profile: ClientProfile,
+    auth: Option<&str>,
+) -> PathBuf {
+    let dir = match profiles.first() == Some(&profile) {
+        true => base.to_path_buf(),
+        false => base.join(format!("client-{profile}")),
+    };
+    match auth {
+        Some(auth) => dir.join(auth),
+        None => dir,
+    }
+}

@@ -1,0 +1,225 @@
+//! The smoke stage: each side starts and answers its lists; the candidate's tool schemas have
+//! no portability finding the baseline had not; the suite's call tasks run.
+
+use serde_json::Value;
+
+use super::{Ctx, Outcome, Stage, StepError};
+use crate::config::ServerSpec;
+use crate::contract::portability::{findings, new_findings, Finding};
+use crate::job::{Face, RunOutcome, RunRequest, TaskKinds};
+use crate::mcp::McpConnection;
+use crate::rundir::{Case, StageRecord, StageStatus};
+
+/// What one side answered.
+struct Listed {
+    tools: Vec<Value>,
+    counts: [usize; 4],
+}
+
+pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
+    let mut out = Outcome::new(Stage::Smoke);
+    let dir = ctx.dir.join("smoke");
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return out.end(
+            StageStatus::Error,
+            format!("cannot create `{}`: {e}", dir.display()),
+        );
+    }
+    out.output(&dir, &ctx.dir);
+    let mut baseline_tools = None;
+    if let Some(spec) = ctx.baseline.clone() {
+        match list(ctx, &spec, "baseline").await {
+            Ok(listed) => {
+                out.line(answered("baseline", &spec, &listed));
+                baseline_tools = Some(listed.tools);
+            }
+            Err(why) => {
+                out.line(format!(
+                    "- baseline `{}` did not answer: {why}",
+                    spec.display()
+                ));
+                return out.end(
+                    StageStatus::Error,
+                    format!("the baseline server did not answer: {why}"),
+                );
+            }
+        }
+    } else if let Some(stored) = &ctx.settings.stored {
+        match crate::contract::Snapshot::read(stored) {
+            Ok(snapshot) => baseline_tools = Some(snapshot.tools),
+            Err(e) => {
+                return out.end(
+                    StageStatus::Error,
+                    format!(
+                        "cannot read the stored snapshot: {}",
+                        crate::error::chain(&e)
+                    ),
+                )
+            }
+        }
+    }
+    let spec = ctx.candidate.clone();
+    let candidate = match list(ctx, &spec, "candidate").await {
+        Ok(listed) => {
+            out.line(answered("candidate", &spec, &listed));
+            out.case(Case::passed("candidate starts and lists"));
+            listed
+        }
+        Err(why) => {
+            out.case(Case::failed("candidate starts and lists", why.to_string()));
+            out.line(format!(
+                "- candidate `{}` did not answer: {why}",
+                spec.display()
+            ));
+            return out.judged(format!("the candidate did not start or list: {why}"));
+        }
+    };
+    let found = findings(&candidate.tools);
+    let before: Vec<Finding> = baseline_tools.as_deref().map(findings).unwrap_or_default();
+    let fresh = new_findings(&before, &found);
+    out.line(format!(
+        "- schema portability: {} finding(s) on the candidate, {} new",
+        found.len(),
+        fresh.len()
+    ));
+    for f in &found {
+        let new = fresh.contains(f);
+        out.line(format!(
+            "  - {}`{}` {}: {}",
+            if new { "**new** " } else { "" },
+            f.tool,
+            f.rule,
+            f.message
+        ));
+        let name = format!("portability {} {}", f.tool, f.rule);
+        out.case(match new {
+            true => Case::failed(name, f.message.clone()),
+            false => Case::passed(name),
+        });
+    }
+    let calls = call_tasks(ctx, face, &mut out).await;
+    let summary = format!(
+        "{} tools, {} new portability finding(s){}",
+        candidate.tools.len(),
+        fresh.len(),
+        calls
+    );
+    match out
+        .cases
+        .iter()
+        .any(|c| c.name == "call tasks" && c.failure.as_deref() == Some(INFRA))
+    {
+        true => out.end(StageStatus::Error, summary),
+        false => out.judged(summary),
+    }
+}
+
+const INFRA: &str = "the call tasks could not be run";
+
+fn answered(side: &str, spec: &ServerSpec, listed: &Listed) -> String {
+    let [t, r, rt, p] = listed.counts;
+    format!(
+        "- {side} `{}` answered: {t} tools, {r} resources, {rt} resource templates, {p} prompts",
+        spec.display()
+    )
+}
+
+/// Starts the server, lists everything, closes it and keeps what it wrote on stderr.
+async fn list(ctx: &mut Ctx, spec: &ServerSpec, side: &'static str) -> Result<Listed, StepError> {
+    let conn = McpConnection::connect(spec)
+        .await
+        .map_err(|e| crate::error::chain(&e))?;
+    let listed = async {
+        let tools = conn.list_tools().await?;
+        let resources = conn.list_resources().await?.len();
+        let templates = conn.list_resource_templates().await?.len();
+        let prompts = conn.list_prompts().await?.len();
+        let tools: Vec<Value> = (tools.iter())
+            .map(|t| crate::contract::normalize(&serde_json::to_value(t).unwrap_or_default()))
+            .collect();
+        Ok::<_, crate::mcp::McpError>(Listed {
+            counts: [tools.len(), resources, templates, prompts],
+            tools,
+        })
+    }
+    .await;
+    let stderr = conn.close_reading_stderr().await;
+    let _ = std::fs::write(
+        ctx.dir.join("smoke").join(format!("{side}.stderr.txt")),
+        &stderr,
+    );
+    ctx.stderr.insert(side, stderr);
+    listed.map_err(|e| StepError::from(crate::error::chain(&e)))
+}
+
+/// Runs the suite's call tasks (both sides) into `smoke/calls/`; says what came of it.
+async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> String {
+    if !ctx.has_suite() {
+        out.line("- call tasks: no task suite given (--suite)");
+        return String::new();
+    }
+    let suite =
+        match crate::suite::load_or_embedded(&ctx.config.suites, ctx.config.is_embedded_demo()) {
+            Ok(suite) => suite,
+            Err(e) => {
+                out.case(Case::failed("call tasks", crate::error::chain(&e)));
+                return "; the suite could not be read".into();
+            }
+        };
+    let count = suite.tasks.iter().filter(|t| !t.kind.has_model()).count();
+    if count == 0 {
+        out.line("- call tasks: the suite has none");
+        return String::new();
+    }
+    if ctx.baseline.is_none() {
+        out.line(format!(
+            "- call tasks: {count} not run: they need a baseline server, and the baseline is a \
+             stored snapshot"
+        ));
+        return format!("; {count} call task(s) not run (no baseline server)");
+    }
+    let calls_dir = ctx.dir.join("smoke").join("calls");
+    let request = RunRequest {
+        overrides: ctx.run_overrides(),
+        out: Some(calls_dir.clone()),
+        no_step_summary: true,
+        kinds: TaskKinds::Calls,
+        ..RunRequest::default()
+    };
+    match crate::job::run(&request, crate::job::Stop::default(), face).await {
+        Ok(RunOutcome::Finished(finished)) => {
+            let exit = finished.exit();
+            let regressions = super::regressed_tasks(&finished.end.comparison);
+            out.line(format!(
+                "- call tasks: {count} run on both sides (`smoke/calls/`): {} regression(s){}",
+                regressions.len(),
+                if regressions.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", regressions.join(", "))
+                }
+            ));
+            match exit {
+                crate::error::Exit::Ok => out.case(Case::passed("call tasks")),
+                crate::error::Exit::Regression => out.case(Case::failed(
+                    "call tasks",
+                    format!("regressions: {}", regressions.join(", ")),
+                )),
+                _ => out.case(Case::failed("call tasks", INFRA)),
+            }
+            format!(
+                "; {count} call task(s), {} regression(s)",
+                regressions.len()
+            )
+        }
+        Ok(RunOutcome::Skipped(_)) => String::new(),
+        Err(e) => {
+            out.line(format!(
+                "- call tasks: not run: {}",
+                crate::error::chain(&e)
+            ));
+            out.case(Case::failed("call tasks", INFRA));
+            "; the call tasks could not be run".into()
+        }
+    }
+}

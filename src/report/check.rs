@@ -1,0 +1,217 @@
+//! The reports of one `mcpeval check`: summary.md (a line per stage and the verdict, then each
+//! stage's section) and junit.xml (a testsuite per stage), rendered from its `check.json`.
+
+use std::fmt::Write as _;
+
+use super::junit::escape;
+use crate::rundir::{CheckRecord, StageRecord, StageStatus};
+
+/// summary.md of a check.
+pub fn check_summary(record: &CheckRecord) -> String {
+    let verdict = record.verdict();
+    let mut out = format!(
+        "# mcpeval check: {}\n\n{} → {}\n\n",
+        verdict.word(),
+        record.baseline,
+        record.candidate
+    );
+    for stage in &record.stages {
+        let _ = writeln!(out, "- {}", stage_line(stage));
+    }
+    let failed: Vec<&str> = names(record, StageStatus::Failed);
+    let errors: Vec<&str> = names(record, StageStatus::Error);
+    let _ = write!(
+        out,
+        "\n**Verdict: {}** (exit {})",
+        verdict.word(),
+        exit_code(verdict)
+    );
+    if !failed.is_empty() {
+        let _ = write!(out, ": {} failed", failed.join(", "));
+    }
+    if !errors.is_empty() {
+        let _ = write!(
+            out,
+            "{} {} could not be done",
+            if failed.is_empty() { ":" } else { ";" },
+            errors.join(", ")
+        );
+    }
+    out.push_str(".\n");
+    for stage in &record.stages {
+        let _ = write!(out, "\n## {}\n\n", stage.name);
+        if stage.lines.is_empty() {
+            let _ = writeln!(out, "{}", stage.reason);
+        }
+        for line in &stage.lines {
+            let _ = writeln!(out, "{line}");
+        }
+        if let Some(dir) = &stage.output {
+            let _ = writeln!(out, "\nRaw output: `{dir}`");
+        }
+    }
+    out
+}
+
+/// One line of a stage: `contract: failed (0.4 s): 3 changes break clients`.
+pub fn stage_line(stage: &StageRecord) -> String {
+    format!(
+        "{}: {} ({:.1} s): {}",
+        stage.name,
+        stage.status.word(),
+        stage.seconds,
+        stage.reason
+    )
+}
+
+fn names(record: &CheckRecord, status: StageStatus) -> Vec<&str> {
+    (record.stages.iter())
+        .filter(|s| s.status == status)
+        .map(|s| s.name.as_str())
+        .collect()
+}
+
+/// The exit code a check's verdict means.
+pub fn exit_code(verdict: StageStatus) -> i32 {
+    match verdict {
+        StageStatus::Passed | StageStatus::Skipped => 0,
+        StageStatus::Failed => 1,
+        StageStatus::Error => 3,
+    }
+}
+
+/// junit.xml of a check: a testsuite per stage, a testcase per item it checked; a skipped
+/// stage is one skipped testcase, a stage that could not be done one errored testcase.
+pub fn check_junit(record: &CheckRecord) -> String {
+    let failures = |s: &StageRecord| s.cases.iter().filter(|c| c.failure.is_some()).count();
+    let total: usize = record.stages.iter().map(failures).sum();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"mcpeval check\" failures=\"{total}\">"
+    );
+    for stage in &record.stages {
+        let name = escape(&stage.name);
+        let (tests, skipped, errors) = match stage.status {
+            StageStatus::Skipped => (1, 1, 0),
+            StageStatus::Error => (1, 0, 1),
+            _ => (stage.cases.len().max(1), 0, 0),
+        };
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"{name}\" tests=\"{tests}\" failures=\"{}\" errors=\"{errors}\" \
+             skipped=\"{skipped}\" time=\"{:.3}\">",
+            failures(stage),
+            stage.seconds
+        );
+        match stage.status {
+            StageStatus::Skipped => {
+                let _ = writeln!(
+                    out,
+                    "    <testcase classname=\"{name}\" name=\"{name}\"><skipped message=\"{}\"/></testcase>",
+                    escape(&stage.reason)
+                );
+            }
+            StageStatus::Error => {
+                let _ = writeln!(
+                    out,
+                    "    <testcase classname=\"{name}\" name=\"{name}\"><error message=\"{}\"/></testcase>",
+                    escape(&stage.reason)
+                );
+            }
+            _ if stage.cases.is_empty() => {
+                let _ = writeln!(out, "    <testcase classname=\"{name}\" name=\"{name}\"/>");
+            }
+            _ => {
+                for case in &stage.cases {
+                    let case_name = escape(&case.name);
+                    match &case.failure {
+                        None => {
+                            let _ = writeln!(
+                                out,
+                                "    <testcase classname=\"{name}\" name=\"{case_name}\"/>"
+                            );
+                        }
+                        Some(why) => {
+                            let _ = writeln!(
+                                out,
+                                "    <testcase classname=\"{name}\" name=\"{case_name}\">\
+                                 <failure message=\"{}\"/></testcase>",
+                                escape(why)
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rundir::Case;
+
+    fn record() -> CheckRecord {
+        let stage = |name: &str, status, reason: &str, cases| StageRecord {
+            name: name.into(),
+            status,
+            reason: reason.into(),
+            seconds: 1.25,
+            lines: vec![format!("{name} details")],
+            cases,
+            output: None,
+        };
+        CheckRecord {
+            format_version: 1,
+            baseline: "demo:1.4.0".into(),
+            candidate: "demo:2.0.0".into(),
+            stages: vec![
+                stage(
+                    "contract",
+                    StageStatus::Failed,
+                    "2 changes break clients",
+                    vec![
+                        Case::failed("tool_removed get_issue", "removed <x>"),
+                        Case::passed("tool_added fetch_issue"),
+                    ],
+                ),
+                stage(
+                    "conformance",
+                    StageStatus::Skipped,
+                    "Node 20 is older than 22",
+                    vec![],
+                ),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_summary_opens_with_a_line_per_stage_and_the_verdict() {
+        let text = check_summary(&record());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "# mcpeval check: failed");
+        assert_eq!(
+            lines[4],
+            "- contract: failed (1.2 s): 2 changes break clients"
+        );
+        assert_eq!(
+            lines[5],
+            "- conformance: skipped (1.2 s): Node 20 is older than 22"
+        );
+        assert_eq!(lines[7], "**Verdict: failed** (exit 1): contract failed.");
+        assert!(text.contains("## conformance\n\nconformance details"));
+    }
+
+    #[test]
+    fn junit_has_a_testsuite_per_stage() {
+        let xml = check_junit(&record());
+        assert_eq!(xml.matches("<testsuite ").count(), 2);
+        assert!(xml.contains("<testsuites name=\"mcpeval check\" failures=\"1\">"));
+        assert!(xml.contains("<failure message=\"removed &lt;x&gt;\"/>"));
+        assert!(xml.contains("<skipped message=\"Node 20 is older than 22\"/>"));
+    }
+}
