@@ -476,7 +476,9 @@ mod tests {
 
     #[test]
     fn bad_files_are_refused_before_the_run() {
-        let err = Expected::parse("server:\n  - tool-list\n", &known(), &SETS).unwrap_err().0;
+        let err = Expected::parse("server:\n  - tool-list\n", &known(), &SETS)
+            .unwrap_err()
+            .0;
         assert!(
             err.contains("names no scenario") && err.contains("tools-list"),
             "{err}"
@@ -486,11 +488,16 @@ mod tests {
             &known(),
             &SETS,
         )
-        .unwrap_err().0;
+        .unwrap_err()
+        .0;
         assert!(err.contains("both whole"), "{err}");
-        let err = Expected::parse("servers: []\n", &known(), &SETS).unwrap_err().0;
+        let err = Expected::parse("servers: []\n", &known(), &SETS)
+            .unwrap_err()
+            .0;
         assert!(err.contains("unknown key `servers`"), "{err}");
-        let err = Expected::parse("server:\n  - tools-list: x\n", &known(), &SETS).unwrap_err().0;
+        let err = Expected::parse("server:\n  - tools-list: x\n", &known(), &SETS)
+            .unwrap_err()
+            .0;
         assert!(err.contains("`server`"), "{err}");
     }
 

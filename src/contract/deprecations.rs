@@ -160,8 +160,8 @@ async fn json_at(client: &reqwest::Client, url: &str) -> Option<Value> {
 /// The deprecation warnings in a server's stderr, counted per kind. A warning is a line with
 /// `…DeprecationWarning: message` (Python's `warnings` format, which the Python SDK's
 /// `MCPDeprecationWarning` uses) or `DeprecationWarning:`/`[DEP…]` from Node. Its kind is the
-/// SEP it names (`SEP-2577`) and the category, else the message without digits, so one warning
-/// printed from two lines of code counts as one kind.
+/// category, the SEP it names (`SEP-2577`) and the message (the file and line before the
+/// category are left out, so one warning printed from two lines of code counts as one kind).
 pub fn stderr_warnings(stderr: &str) -> BTreeMap<String, usize> {
     let mut kinds = BTreeMap::new();
     for line in stderr.lines() {
@@ -189,11 +189,7 @@ fn kind(category: &str, message: &str) -> String {
             .collect();
         format!("SEP-{}", id.trim_end_matches('-'))
     });
-    let words: String = message
-        .chars()
-        .filter(|c| !c.is_ascii_digit())
-        .take(100)
-        .collect();
+    let words: String = message.chars().take(100).collect();
     let what = words.split_whitespace().collect::<Vec<_>>().join(" ");
     match sep {
         Some(sep) => format!("{category} ({sep}): {what}"),
@@ -240,7 +236,9 @@ INFO started
 ";
         let kinds = stderr_warnings(stderr);
         assert_eq!(
-            kinds.get("MCPDeprecationWarning (SEP-2577): Roots are deprecated (SEP-); use tools"),
+            kinds.get(
+                "MCPDeprecationWarning (SEP-2577): Roots are deprecated (SEP-2577); use tools"
+            ),
             Some(&2),
             "{kinds:?}"
         );

@@ -11,6 +11,7 @@ mod anthropic_host;
 mod budget;
 mod cache;
 mod call_tasks;
+mod check;
 mod claude_code_host;
 mod codex_host;
 mod config_file;

@@ -1,0 +1,481 @@
+//! `mcpeval check` through the binary against the demo servers: the stages, their verdicts and
+//! reasons in check.json, summary.md and junit.xml; the contract per client profile and the
+//! protocol-version checks; deprecations from a server that uses a deprecated feature; the real
+//! MCP conformance suite over HTTP against an expected-failures file (a new failure, a stale
+//! entry, an unknown scenario, `--write-baseline`); a stage skipped with its reason.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::common;
+
+use common::*;
+
+/// The conformance suite's launcher that `scripts/install-conformance` writes (scripts/test runs
+/// it): Node 24 from PyPI and the pinned npm package.
+fn conformance() -> String {
+    let path = repo_path("target/conformance/bin/mcp-conformance");
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-conformance (scripts/test does)",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+/// `mcpeval check ARGS --out OUT` from the repository root, with `env` set.
+fn check(out: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = std::process::Command::new(bin());
+    command
+        .arg("check")
+        .args(args)
+        .args(["--out", out.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("MCPEVAL_CONFORMANCE")
+        .env_remove("MCPEVAL_DEMO_DISCOVER_VERSIONS")
+        .env_remove("MCPEVAL_DEMO_DEPRECATED");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("mcpeval runs")
+}
+
+/// check.json's stages: name → (status, reason).
+fn stages(out: &Path) -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(out.join("check.json")).expect("check.json");
+    let record: Value = serde_json::from_str(&text).unwrap();
+    record["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let field = |k: &str| s[k].as_str().unwrap().to_owned();
+            (field("name"), field("status"), field("reason"))
+        })
+        .collect()
+}
+
+fn stage(out: &Path, name: &str) -> (String, String) {
+    let found = stages(out);
+    let (_, status, reason) = found
+        .iter()
+        .find(|(n, _, _)| n == name)
+        .unwrap_or_else(|| panic!("no stage {name} in {found:?}"));
+    (status.clone(), reason.clone())
+}
+
+fn summary(out: &Path) -> String {
+    std::fs::read_to_string(out.join("summary.md")).expect("summary.md")
+}
+
+fn demo_command(release: &str, extra: &str) -> String {
+    format!("{} demo-server --release {release} {extra}", bin())
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn the_demo_pair_passes_the_contract_and_the_evaluation_flags_the_regression() {
+    let dir = temp_dir();
+    let out = dir.path().join("check");
+    let output = check(
+        &out,
+        &["--baseline", "demo:1.4.0", "--candidate", "demo:1.5.0"],
+        &[],
+    );
+    // No suite given: no call task, no evaluation.
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let (status, reason) = stage(&out, "evaluation");
+    assert_eq!(status, "skipped");
+    assert!(reason.contains("no task suite"), "{reason}");
+
+    let out = dir.path().join("with-suite");
+    let output = check(
+        &out,
+        &[
+            "--baseline",
+            "demo:1.4.0",
+            "--candidate",
+            "demo:1.5.0",
+            "--suite",
+            "tasks/demo",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let names: Vec<String> = stages(&out).into_iter().map(|(n, _, _)| n).collect();
+    assert_eq!(
+        names,
+        [
+            "smoke",
+            "contract",
+            "conformance",
+            "deprecations",
+            "evaluation"
+        ]
+    );
+    let (status, reason) = stage(&out, "contract");
+    assert_eq!(status, "passed");
+    assert!(
+        reason.starts_with("0 change(s) break clients, 5 affect models"),
+        "{reason}"
+    );
+    let (status, reason) = stage(&out, "conformance");
+    assert_eq!(status, "skipped");
+    assert!(reason.contains("stdio server"), "{reason}");
+    let (status, reason) = stage(&out, "evaluation");
+    assert_eq!(status, "failed", "{reason}");
+    assert!(reason.contains("search-crash-zephyr"), "{reason}");
+    assert!(out.join("evaluation/comparison.csv").exists());
+    assert!(out.join("contract/candidate/diff.json").exists());
+    let page = summary(&out);
+    let lines: Vec<&str> = page.lines().collect();
+    assert_eq!(lines[0], "# mcpeval check: failed");
+    assert!(lines[4].starts_with("- smoke: passed"), "{page}");
+    assert!(lines[5].starts_with("- contract: passed"), "{page}");
+    assert!(
+        page.contains("**Verdict: failed** (exit 1): evaluation failed."),
+        "{page}"
+    );
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testsuite ").count(), 5, "{junit}");
+    assert!(junit.contains("<testsuite name=\"evaluation\""), "{junit}");
+}
+
+#[test]
+fn a_breaking_candidate_fails_the_contract_and_is_still_evaluated_unless_told_to_stop() {
+    let dir = temp_dir();
+    let out = dir.path().join("check");
+    let pair = [
+        "--baseline",
+        "demo:1.4.0",
+        "--candidate",
+        "demo:2.0.0",
+        "--suite",
+        "tasks/demo",
+        "--suite",
+        "examples/tasks/calls.yaml",
+    ];
+    let output = check(&out, &pair, &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let (status, reason) = stage(&out, "contract");
+    assert_eq!(status, "failed");
+    assert!(reason.starts_with("6 change(s) break clients"), "{reason}");
+    assert!(
+        summary(&out).contains("tool_renamed `fetch_issue` name (tools): breaks clients"),
+        "{}",
+        summary(&out)
+    );
+    // The smoke stage ran the call tasks on both sides: the rename is a regression there.
+    let (status, reason) = stage(&out, "smoke");
+    assert_eq!(status, "failed");
+    assert!(
+        reason.contains("9 call task(s), 5 regression(s)"),
+        "{reason}"
+    );
+    assert!(out.join("smoke/calls/comparison.csv").exists());
+    let (status, _) = stage(&out, "evaluation");
+    assert_ne!(status, "skipped", "the marked tasks are evaluated");
+
+    let out = dir.path().join("stop");
+    let mut args = pair.to_vec();
+    args.extend(["--stop-on-breaking", "--stages", "contract,evaluation"]);
+    let output = check(&out, &args, &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert_eq!(stages(&out).len(), 2);
+    let (status, reason) = stage(&out, "evaluation");
+    assert_eq!(status, "skipped");
+    assert!(reason.contains("--stop-on-breaking"), "{reason}");
+}
+
+#[test]
+fn supported_versions_are_checked_against_the_config_and_the_32022_error() {
+    let dir = temp_dir();
+    let out = dir.path().join("check");
+    let candidate = demo_command("1.5.0", "--discover-versions 2026-07-28");
+    let output = check(
+        &out,
+        &[
+            "--baseline",
+            "demo:1.4.0",
+            "--candidate",
+            &candidate,
+            "--stages",
+            "contract",
+            "--protocol-versions",
+            "2025-11-25,2026-07-28",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let page = summary(&out);
+    assert!(page.contains("supportedVersions: 2026-07-28"), "{page}");
+    assert!(
+        page.contains(
+            "supportedVersions is [2026-07-28], the config expects [2025-11-25, 2026-07-28]"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains("the -32022 error's data.supported is [2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28], supportedVersions is [2026-07-28]"),
+        "{page}"
+    );
+    // The same release without the fault passes both checks.
+    let out = dir.path().join("honest");
+    let output = check(
+        &out,
+        &[
+            "--baseline",
+            "demo:1.4.0",
+            "--candidate",
+            "demo:1.5.0",
+            "--stages",
+            "contract",
+            "--protocol-versions",
+            "2024-11-05,2025-03-26,2025-06-18,2025-11-25,2026-07-28",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(summary(&out).contains("names the same versions"));
+}
+
+#[test]
+fn the_client_profile_is_recorded_and_a_diff_across_profiles_is_refused() {
+    let dir = temp_dir();
+    let (bare, full) = (dir.path().join("bare"), dir.path().join("full"));
+    snapshot("demo:1.4.0", &bare, &[]);
+    snapshot("demo:1.4.0", &full, &["--client-profile", "full"]);
+    let server: Value =
+        serde_json::from_str(&std::fs::read_to_string(full.join("server.json")).unwrap()).unwrap();
+    assert_eq!(server["clientProfile"], "full");
+    assert_eq!(server["requestedEra"], "auto");
+    assert!(
+        server["clientCapabilities"]["sampling"].is_object(),
+        "{server}"
+    );
+    assert!(
+        server["clientCapabilities"]["roots"].is_object(),
+        "{server}"
+    );
+    let output = mcpeval(&["diff", bare.to_str().unwrap(), full.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("different client profiles")
+            && message.contains("`bare`")
+            && message.contains("`full`"),
+        "{message}"
+    );
+    // The check diffs each profile against the stored snapshot's folder of that profile.
+    let stored = dir.path().join("stored");
+    let out = dir.path().join("check");
+    let output = check(
+        &out,
+        &[
+            "--baseline",
+            "demo:1.4.0",
+            "--candidate",
+            "demo:1.5.0",
+            "--baseline-snapshot",
+            stored.to_str().unwrap(),
+            "--client-profile",
+            "bare",
+            "--client-profile",
+            "full",
+            "--write-baseline",
+            "--stages",
+            "contract",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(stored.join("tools.json").exists());
+    assert!(stored.join("client-full/server.json").exists());
+    let page = summary(&out);
+    assert!(
+        page.contains("- client profile `bare`: 5 change(s)"),
+        "{page}"
+    );
+    assert!(
+        page.contains("- client profile `full`: 5 change(s)"),
+        "{page}"
+    );
+}
+
+#[test]
+fn deprecated_features_and_warnings_are_reported_and_fail_only_when_asked() {
+    let dir = temp_dir();
+    let candidate = demo_command("1.5.0", "--deprecated");
+    let args = [
+        "--baseline",
+        "demo:1.4.0",
+        "--candidate",
+        candidate.as_str(),
+        "--stages",
+        "smoke,deprecations",
+    ];
+    let out = dir.path().join("reported");
+    let output = check(&out, &args, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let (status, reason) = stage(&out, "deprecations");
+    assert_eq!(status, "passed");
+    assert!(
+        reason.starts_with("1 deprecated feature(s), 2 new"),
+        "{reason}"
+    );
+    let page = summary(&out);
+    assert!(
+        page.contains("**new** logging: the server declares the `logging` capability (deprecated in 2026-07-28, removable from 2027-07-28; SEP-2577)"),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            "**new** MCPDeprecationWarning (SEP-2577): the logging capability is deprecated"
+        ),
+        "{page}"
+    );
+    assert!(page.contains("1 time(s) (baseline: 0)"), "{page}");
+
+    let out = dir.path().join("strict");
+    let mut strict = args.to_vec();
+    strict.push("--fail-on-new-deprecations");
+    let output = check(&out, &strict, &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert_eq!(stage(&out, "deprecations").0, "failed");
+}
+
+#[test]
+fn the_conformance_suite_is_judged_against_the_expected_failures_file() {
+    let launcher = conformance();
+    let base = spawn_listening(
+        &["demo-server", "--release", "1.4.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    let cand = spawn_listening(
+        &["demo-server", "--release", "1.5.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    let (base_url, cand_url) = (
+        format!("http://{}/mcp", base.addr),
+        format!("http://{}/mcp", cand.addr),
+    );
+    let dir = temp_dir();
+    let expected = dir.path().join("expected-failures.yml");
+    let env = [("MCPEVAL_CONFORMANCE", launcher.as_str())];
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "--baseline",
+            base_url.as_str(),
+            "--candidate",
+            cand_url.as_str(),
+            "--stages",
+            "conformance",
+            "--expected-failures",
+            expected.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let output = check(&out, &args, &env);
+        (output, out)
+    };
+
+    // Refreshed from the baseline, the file lists the demo's failures: the candidate passes.
+    let (output, out) = run("write", &["--write-baseline"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let (status, reason) = stage(&out, "conformance");
+    assert_eq!(status, "passed", "{reason}");
+    assert!(
+        reason.contains("0 new failure(s), 0 stale entries"),
+        "{reason}"
+    );
+    assert!(reason.ends_with("over 2025-11-25, 2026-07-28"), "{reason}");
+    let written = std::fs::read_to_string(&expected).unwrap();
+    assert!(
+        written.contains("\"2025-11-25\":\n  server:\n"),
+        "{written}"
+    );
+    assert!(
+        written.contains("- \"tools-call-simple-text:tools-call-simple-text\""),
+        "{written}"
+    );
+    assert!(out.join("conformance/candidate/2026-07-28").is_dir());
+    let (output, _) = run("again", &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+
+    // One listed failure taken out of the file (from the first set's section): it is a new
+    // failure there.
+    let fewer = written.replacen(
+        "    - \"tools-call-simple-text:tools-call-simple-text\"\n",
+        "",
+        1,
+    );
+    std::fs::write(&expected, &fewer).unwrap();
+    let (output, out) = run("new", &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let (status, reason) = stage(&out, "conformance");
+    assert_eq!(status, "failed");
+    assert!(reason.starts_with("1 new failure(s), 0 stale"), "{reason}");
+    assert!(
+        summary(&out).contains("new failure `tools-call-simple-text:tools-call-simple-text`"),
+        "{}",
+        summary(&out)
+    );
+
+    // A listed scenario that passes is stale.
+    std::fs::write(&expected, format!("server:\n  - tools-list\n{written}")).unwrap();
+    let (output, out) = run("stale", &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let (_, reason) = stage(&out, "conformance");
+    assert!(reason.starts_with("0 new failure(s), 2 stale"), "{reason}");
+    assert!(summary(&out).contains("stale entry `tools-list` passes now"));
+
+    // An entry that names no scenario is refused before the suite runs.
+    std::fs::write(&expected, "server:\n  - tool-list\n").unwrap();
+    let (output, out) = run("unknown", &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let (status, reason) = stage(&out, "conformance");
+    assert_eq!(status, "failed");
+    assert!(
+        reason.contains("`server` entry `tool-list` names no scenario")
+            && reason.contains("did you mean `tools-list`?"),
+        "{reason}"
+    );
+    assert!(!out.join("conformance/candidate").exists());
+}
+
+#[test]
+fn the_conformance_stage_is_skipped_with_its_reason_without_node() {
+    let server = spawn_listening(
+        &["demo-server", "--release", "1.5.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    let url = format!("http://{}/mcp", server.addr);
+    let dir = temp_dir();
+    let out = dir.path().join("check");
+    // A PATH without node on it: the default route (npx of the pinned package) cannot run.
+    let empty = dir.path().join("no-node");
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = check(
+        &out,
+        &[
+            "--baseline",
+            &url,
+            "--candidate",
+            &url,
+            "--stages",
+            "conformance",
+        ],
+        &[("PATH", empty.to_str().unwrap())],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let (status, reason) = stage(&out, "conformance");
+    assert_eq!(status, "skipped");
+    assert!(
+        reason.contains("Node is not installed") && reason.contains("Node ≥ 22"),
+        "{reason}"
+    );
+}
