@@ -258,6 +258,57 @@ INFO started
         assert!(new[0].0.starts_with("MCPDeprecationWarning"));
     }
 
+    /// A server on 127.0.0.1 that still serves the HTTP+SSE transport (GET `/sse` opens a
+    /// stream whose first event is `endpoint`) and whose authorization server offers dynamic
+    /// client registration; `/mcp` answers GET with 405, as a Streamable HTTP server may.
+    async fn old_style_server() -> String {
+        use axum::routing::get;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let issuer = format!("{origin}/auth");
+        let resource = json!({"resource": format!("{origin}/mcp"),
+            "authorization_servers": [issuer]});
+        let metadata = json!({"issuer": issuer, "token_endpoint": format!("{issuer}/token"),
+            "registration_endpoint": format!("{issuer}/register")});
+        let app = axum::Router::new()
+            .route(
+                "/sse",
+                get(|| async {
+                    (
+                        [("content-type", "text/event-stream")],
+                        "event: endpoint\ndata: /messages?sessionId=1\n\n",
+                    )
+                }),
+            )
+            .route(
+                "/mcp",
+                get(|| async { axum::http::StatusCode::METHOD_NOT_ALLOWED }),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource/mcp",
+                get(move || async move { axum::Json(resource) }),
+            )
+            .route(
+                "/.well-known/oauth-authorization-server/auth",
+                get(move || async move { axum::Json(metadata) }),
+            );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        origin
+    }
+
+    #[tokio::test]
+    async fn the_old_transport_and_client_registration_are_found_over_http() {
+        let origin = old_style_server().await;
+        let found = over_http(&format!("{origin}/sse"), &BTreeMap::new()).await;
+        let features: Vec<&str> = found.iter().map(|d| d.feature.as_str()).collect();
+        assert_eq!(features, ["http+sse transport"], "{found:?}");
+        let found = over_http(&format!("{origin}/mcp"), &BTreeMap::new()).await;
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].feature, "dynamic client registration");
+        assert!(found[0].evidence.ends_with("/auth/register"), "{found:?}");
+        assert_eq!(found[0].removable_from, "2027-07-28");
+    }
+
     #[tokio::test]
     async fn nothing_is_found_where_nothing_answers() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -142,6 +142,24 @@ fn the_demo_pair_passes_the_contract_and_the_evaluation_flags_the_regression() {
     );
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<testsuite ").count(), 5, "{junit}");
+    // In GitHub Actions the summary goes to the step summary too, once.
+    let step = dir.path().join("step-summary.md");
+    let out = dir.path().join("step");
+    let output = check(
+        &out,
+        &[
+            "--baseline",
+            "demo:1.4.0",
+            "--candidate",
+            "demo:1.5.0",
+            "--stages",
+            "smoke,contract",
+        ],
+        &[("GITHUB_STEP_SUMMARY", step.to_str().unwrap())],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let step = std::fs::read_to_string(&step).unwrap();
+    assert_eq!(step.matches("# mcpeval check: passed").count(), 1, "{step}");
     assert!(junit.contains("<testsuite name=\"evaluation\""), "{junit}");
 }
 
@@ -445,6 +463,52 @@ fn the_conformance_suite_is_judged_against_the_expected_failures_file() {
         "{reason}"
     );
     assert!(!out.join("conformance/candidate").exists());
+}
+
+#[test]
+fn a_stdio_candidate_is_served_over_http_for_the_conformance_suite() {
+    let launcher = conformance();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = temp_dir();
+    let config = dir.path().join("mcpeval.toml");
+    let serve = format!(
+        "{} demo-server --release 1.5.0 --http 127.0.0.1:{port}",
+        bin()
+    );
+    std::fs::write(
+        &config,
+        format!(
+            "baseline = \"demo:1.4.0\"\ncandidate = \"demo:1.5.0\"\n[check]\n\
+             http_command = {serve:?}\nhttp_url = \"http://127.0.0.1:{port}/mcp\"\n\
+             requirements = [\"2025-11-25\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("check");
+    let output = check(
+        &out,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--stages",
+            "conformance",
+        ],
+        &[("MCPEVAL_CONFORMANCE", launcher.as_str())],
+    );
+    // Without an expected-failures file every failing check of the demo counts.
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let (status, reason) = stage(&out, "conformance");
+    assert_eq!(status, "failed");
+    assert!(
+        reason.starts_with("23 new failure(s)") && reason.ends_with("over 2025-11-25"),
+        "{reason}"
+    );
+    // The server it started is gone.
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
 }
 
 #[test]
