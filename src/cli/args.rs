@@ -64,12 +64,14 @@ const MAIN_HELP: &str = concat!(
     "\n\n",
     "\
 Environment (each command's --help says which it reads):
-  MCPEVAL_TRIALS, MCPEVAL_CONCURRENCY, MCPEVAL_SEED   run, nightly, plan --suite
+  MCPEVAL_TRIALS, MCPEVAL_CONCURRENCY, MCPEVAL_SEED   run, check, nightly, plan --suite
   OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, GEMINI_API_KEY,
-  GOOGLE_GEMINI_BASE_URL                              run, nightly (the hosts' keys and endpoints)
-  GITHUB_STEP_SUMMARY                                 run, compare, merge, nightly
+  GOOGLE_GEMINI_BASE_URL                              run, check, nightly (the hosts' keys)
+  GITHUB_STEP_SUMMARY                                 run, check, compare, merge, nightly
+  MCPEVAL_CONFORMANCE                                 check (--conformance)
   MCPEVAL_HISTORY                                     history (--file)
-  MCPEVAL_DEMO_CRASH_AFTER                            demo-server (--crash-after)"
+  MCPEVAL_DEMO_CRASH_AFTER, MCPEVAL_DEMO_DISCOVER_VERSIONS, MCPEVAL_DEMO_DEPRECATED
+                                                      demo-server (its fault flags)"
 );
 
 /// `run --help`: the environment, then the exit codes.
@@ -341,6 +343,9 @@ skipped with its reason when it cannot apply):
                 suite), adaptive unless --trials, into DIR/evaluation/
 Reports: DIR/summary.md (a line per stage, the verdict, a section per stage; appended to
 $GITHUB_STEP_SUMMARY), DIR/junit.xml (a testsuite per stage), DIR/check.json.
+Environment: MCPEVAL_CONFORMANCE (the conformance suite's command, under --conformance and
+[check] conformance), GITHUB_STEP_SUMMARY, and what `run` reads for the evaluation's hosts
+(OPENAI_API_KEY…; MCPEVAL_TRIALS, which also turns the adaptive default off).
 Exit codes: 0 every stage passed or was skipped; 1 a stage failed; 2 bad flags, config or task
 file; 3 a stage could not be done (a server that would not start, the conformance suite
 crashing) and none failed.

@@ -62,7 +62,7 @@ pub async fn over_http(url: &str, headers: &BTreeMap<String, String>) -> Vec<Dep
             feature: "http+sse transport".into(),
             evidence: format!("GET {url} answers with an `endpoint` event"),
             deprecated_in: "2025-03-26",
-            removable_from: "not announced",
+            removable_from: "no date set",
             reference: "Streamable HTTP replaced it",
         });
     }

@@ -17,13 +17,12 @@ use crate::rundir::{Case, StageRecord, StageStatus};
 pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
     let mut out = Outcome::new(Stage::Deprecations);
     let strict = ctx.settings.fail_on_new_deprecations;
-    let candidate =
-        match features(ctx, &ctx.candidate.clone(), ctx.candidate_snapshot.clone()).await {
-            Ok(found) => found,
-            Err(why) => return out.end(StageStatus::Error, why),
-        };
+    let candidate = match features(&ctx.candidate.clone(), ctx.candidate_snapshot.clone()).await {
+        Ok(found) => found,
+        Err(why) => return out.end(StageStatus::Error, why),
+    };
     let baseline = match (&ctx.baseline, &ctx.baseline_snapshot) {
-        (Some(spec), snapshot) => features(ctx, &spec.clone(), snapshot.clone()).await.ok(),
+        (Some(spec), snapshot) => features(&spec.clone(), snapshot.clone()).await.ok(),
         (None, Some(snapshot)) => Some(in_contract(&snapshot.server)),
         (None, None) => match &ctx.settings.stored {
             Some(stored) => Snapshot::read(stored).ok().map(|s| in_contract(&s.server)),
@@ -108,22 +107,23 @@ fn verdict(name: String, fails: bool, why: &str) -> Case {
 /// The deprecated features of one side: from its snapshot (taken now if the contract stage did
 /// not), and over HTTP.
 async fn features(
-    ctx: &Ctx,
     spec: &ServerSpec,
     snapshot: Option<Snapshot>,
 ) -> Result<Vec<Deprecation>, StepError> {
     let server = match snapshot {
         Some(s) => s.server,
-        None => {
-            let conn = McpConnection::connect(spec)
-                .await
-                .map_err(|e| crate::error::chain(&e))?;
-            let facts = conn.handshake_facts();
-            conn.close().await;
-            serde_json::json!({"capabilities": facts.capabilities})
-        }
+        // A server our client cannot talk to (one that speaks only the old HTTP+SSE transport)
+        // still shows what it serves over HTTP.
+        None => match McpConnection::connect(spec).await {
+            Ok(conn) => {
+                let facts = conn.handshake_facts();
+                conn.close().await;
+                serde_json::json!({"capabilities": facts.capabilities})
+            }
+            Err(_) if matches!(spec.transport, Transport::Http { .. }) => serde_json::Value::Null,
+            Err(e) => return Err(StepError::from(crate::error::chain(&e))),
+        },
     };
-    let _ = ctx;
     let mut found = in_contract(&server);
     if let Transport::Http { url } = &spec.transport {
         found.extend(over_http(url, &spec.headers).await);
