@@ -348,7 +348,8 @@ Environment: MCPEVAL_CONFORMANCE (the conformance suite's command, under --confo
 (OPENAI_API_KEY…; MCPEVAL_TRIALS, which also turns the adaptive default off).
 Exit codes: 0 every stage passed or was skipped; 1 a stage failed; 2 bad flags, config or task
 file; 3 a stage could not be done (a server that would not start, the conformance suite
-crashing) and none failed.
+crashing) and none failed; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the stage in flight
+ends as `error`, no later stage runs, the reports are written).
 More: docs/check.md.";
 
 #[derive(Debug, Args)]

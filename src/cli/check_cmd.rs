@@ -25,6 +25,13 @@ pub async fn check(args: &CheckArgs) -> Result<Exit, Failure> {
         check_exit_code(verdict),
         checked.dir.display()
     );
+    if checked.interrupted {
+        errln!(
+            "interrupted: the stages after the one cut short did not run; check.json and the \
+             reports hold those that did"
+        );
+        return Ok(Exit::Interrupted);
+    }
     Ok(match verdict {
         StageStatus::Passed | StageStatus::Skipped => Exit::Ok,
         StageStatus::Failed => Exit::Regression,

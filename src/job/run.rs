@@ -476,13 +476,13 @@ async fn consume(
 
 /// The signals that stop a run as a first Ctrl-C does: Ctrl-C, and on Unix SIGTERM (CI
 /// cancellation, `docker stop`, Kubernetes) and SIGHUP (a closed terminal).
-struct Signals {
+pub(super) struct Signals {
     #[cfg(unix)]
     others: Vec<tokio::signal::unix::Signal>,
 }
 
 impl Signals {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
@@ -497,7 +497,7 @@ impl Signals {
     }
 
     /// The next signal; `false` when none can come (Ctrl-C cannot be watched).
-    async fn next(&mut self) -> bool {
+    pub(super) async fn next(&mut self) -> bool {
         #[cfg(unix)]
         if !self.others.is_empty() {
             let others =

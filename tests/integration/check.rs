@@ -543,3 +543,93 @@ fn the_conformance_stage_is_skipped_with_its_reason_without_node() {
         "{reason}"
     );
 }
+
+#[test]
+fn sigterm_stops_the_check_and_keeps_the_stages_that_ran() {
+    use std::io::{BufRead, BufReader};
+    let dir = temp_dir();
+    let out = dir.path().join("check");
+    // A candidate that never answers the handshake keeps the smoke stage busy.
+    let mut child = std::process::Command::new(bin())
+        .args([
+            "check",
+            "--baseline",
+            "demo:1.4.0",
+            "--candidate",
+            "sleep 60",
+        ])
+        .args(["--stages", "contract,smoke,deprecations"])
+        .args(["--out", out.to_str().unwrap()])
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("check: smoke…") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the smoke stage started");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let found = stages(&out);
+    // The stages run in their order: smoke first; the contract never started.
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "smoke");
+    assert_eq!(found[0].1, "error");
+    assert!(found[0].2.starts_with("interrupted"), "{found:?}");
+    assert!(summary(&out).starts_with("# mcpeval check: error"));
+}
+
+#[test]
+fn each_auth_profile_is_snapshotted_and_diffed_in_its_own_folder() {
+    let dir = temp_dir();
+    let config = dir.path().join("mcpeval.toml");
+    std::fs::write(
+        &config,
+        "baseline = \"demo:1.4.0\"\ncandidate = \"demo:2.0.0\"\n\
+         [auth.admin]\nenv = { TRACKER_TOKEN = \"admin-token\" }\n\
+         [check]\nauth_profiles = [\"admin\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("check");
+    let output = check(
+        &out,
+        &["--config", config.to_str().unwrap(), "--stages", "contract"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(out.join("contract/candidate/admin/tools.json").exists());
+    assert!(out.join("contract/candidate/admin/diff.json").exists());
+    assert!(out.join("contract/baseline/admin/tools.json").exists());
+    let page = summary(&out);
+    assert!(
+        page.contains("- client profile `bare`: 13 change(s)"),
+        "{page}"
+    );
+    assert!(
+        page.contains("- client profile `bare`, auth `admin`: 13 change(s)"),
+        "{page}"
+    );
+    // The token is a secret: it is written nowhere.
+    for file in files_under(&out) {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("admin-token"),
+            "{} holds the token",
+            file.display()
+        );
+    }
+}

@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
+
 use super::{Face, JobError};
 use crate::config::{resolve, CheckFile, ClientProfile, Overrides, RunConfig, ServerSpec};
 use crate::contract::Snapshot;
@@ -170,6 +173,9 @@ pub(super) struct Settings {
 pub struct Checked {
     pub record: CheckRecord,
     pub dir: PathBuf,
+    /// A Ctrl-C, SIGTERM or SIGHUP stopped it: the stages after the one it cut short did not
+    /// run (exit 130).
+    pub interrupted: bool,
 }
 
 /// Runs the check `request` asks for. `log` says what is going on, a line at a time; `face`
@@ -225,15 +231,46 @@ pub async fn check(
             s
         }
     };
+    // A signal stops the check: the stage in flight ends as `error` (an evaluation finishes its
+    // trials in flight and writes its files, as `run` does), the later ones do not run.
+    let stop = CancellationToken::new();
+    let watcher = tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            if super::run::Signals::new().next().await {
+                stop.cancel();
+            }
+        }
+    });
+    let watcher = AbortOnDropHandle::new(watcher);
     for stage in stages {
+        if stop.is_cancelled() {
+            break;
+        }
         (ctx.log)(&format!("{}…", stage.name()));
         let started = Instant::now();
+        let interrupted = || {
+            Outcome::new(stage).end(
+                StageStatus::Error,
+                "interrupted (Ctrl-C, SIGTERM or SIGHUP) before the stage finished",
+            )
+        };
         let mut result = match stage {
-            Stage::Smoke => smoke::run(&mut ctx, face).await,
-            Stage::Contract => contract::run(&mut ctx).await,
-            Stage::Conformance => conformance::run(&mut ctx).await,
-            Stage::Deprecations => deprecations::run(&mut ctx).await,
             Stage::Evaluation => evaluation::run(&mut ctx, face).await,
+            _ => {
+                let work = async {
+                    match stage {
+                        Stage::Smoke => smoke::run(&mut ctx, face).await,
+                        Stage::Contract => contract::run(&mut ctx).await,
+                        Stage::Conformance => conformance::run(&mut ctx).await,
+                        _ => deprecations::run(&mut ctx).await,
+                    }
+                };
+                tokio::select! {
+                    result = work => result,
+                    _ = stop.cancelled() => interrupted(),
+                }
+            }
         };
         result.seconds = started.elapsed().as_secs_f64();
         (ctx.log)(&crate::report::stage_line(&result));
@@ -241,8 +278,13 @@ pub async fn check(
         // Nothing is lost if the check is cut short: the record so far is on disk.
         write_record(&record, &dir, false)?;
     }
+    drop(watcher);
     write_record(&record, &dir, true)?;
-    Ok(Checked { record, dir })
+    Ok(Checked {
+        record,
+        dir,
+        interrupted: stop.is_cancelled(),
+    })
 }
 
 fn write_record(record: &CheckRecord, dir: &Path, last: bool) -> Result<(), JobError> {
