@@ -529,6 +529,11 @@ pub struct PlanArgs {
     /// The hosts the run will use (repeatable; as `mcpeval run --host`) [default: the config's].
     #[arg(long, value_name = "HOST", requires = "suite")]
     pub host: Vec<String>,
+    /// With --suite: plan an adaptive run (as the config's [stats] adaptive = true does): the
+    /// trial budget (trials per side for the whole run) that gives every task its first look,
+    /// the recommended trials, and max_trials.
+    #[arg(long, requires = "suite")]
+    pub adaptive: bool,
 }
 
 const PLAN_HELP: &str = "\

@@ -17,6 +17,7 @@ pub fn plan(args: &PlanArgs) -> Result<Exit, Failure> {
         config: args.config.clone(),
         host: args.host.clone(),
         from: args.from.clone(),
+        adaptive: args.adaptive,
     })?;
     for line in lines {
         outln!("{line}");

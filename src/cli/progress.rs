@@ -151,6 +151,7 @@ impl EventSink for Progress {
                 look,
                 looks,
                 settled,
+                budget_stopped,
                 running,
                 saved,
             } => {
@@ -162,8 +163,12 @@ impl EventSink for Progress {
                 self.settled = Some((*settled, *running, skipped));
                 self.bar.set_message(self.message());
                 self.bar.suspend(|| {
+                    let budget = match budget_stopped {
+                        0 => String::new(),
+                        n => format!("{n} stopped by the trial budget, "),
+                    };
                     errln!(
-                        "look {look}/{looks}: {settled} tasks settled, {running} running, {skipped} trials saved"
+                        "look {look}/{looks}: {settled} tasks settled, {budget}{running} running, {skipped} trials saved"
                     )
                 });
             }

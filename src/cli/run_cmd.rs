@@ -68,6 +68,26 @@ impl Face for Console {
                 hosts.join(", ")
             );
         }
+        let stats = &config.stats;
+        if stats.adaptive && models > 0 {
+            let needs = crate::job::BudgetNeeds::of(stats, models, hosts.len());
+            let budget = match stats.trial_budget {
+                Some(b) => format!(
+                    "trial budget {b} per side for the whole run (every task's first look needs \
+                     {}, every task to max_trials {})",
+                    needs.first_look, needs.max_trials
+                ),
+                None => format!(
+                    "no trial budget (every task to max_trials would be {} per side)",
+                    needs.max_trials
+                ),
+            };
+            errln!(
+                "adaptive: looks of {} trials per side up to {}; {budget}",
+                stats.look_every,
+                stats.max_trials
+            );
+        }
         errln!("run directory: {}", job.dir.display());
     }
 
@@ -93,6 +113,16 @@ impl Face for Console {
             );
         }
         print_verdict(&end.comparison, dir);
+        let counts = crate::report::TaskCounts::of(info, &end.comparison);
+        if counts.short() {
+            let why = match end.comparison.stats.trial_budget {
+                Some(_) if !counts.never_ran.is_empty() => {
+                    " (the trial budget ran out before their first look)"
+                }
+                _ => "",
+            };
+            outln!("tasks: {}{why}", counts.words());
+        }
         outln!(
             "{} episodes ({} infrastructure errors) in {}",
             info.episodes,

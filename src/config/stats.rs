@@ -269,6 +269,12 @@ impl StatsConfig {
         Ok(())
     }
 
+    /// The trials per side of an adaptive run's first look (`min_trials` rounded up to a look,
+    /// else `look_every`).
+    pub fn first_look(&self) -> u32 {
+        self.looks().first().copied().unwrap_or(self.max_trials)
+    }
+
     /// The trials per side at each look of an adaptive run: every `look_every` up to
     /// `max_trials` (the last look at `max_trials` itself), none before `min_trials`.
     pub fn looks(&self) -> Vec<u32> {

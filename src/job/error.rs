@@ -44,6 +44,9 @@ pub enum JobError {
         #[source]
         source: Box<JobError>,
     },
+    /// An adaptive run whose trial budget cannot give every task its first look.
+    #[error("{0}")]
+    BudgetTooSmall(String),
     /// `--trigger DIFF.json` that cannot be read as a diff.
     #[error("{message}")]
     Trigger { path: PathBuf, message: String },
@@ -137,6 +140,7 @@ impl Coded for JobError {
             | Self::AppJudge { .. }
             | Self::ReservedHost(_)
             | Self::Trigger { .. }
+            | Self::BudgetTooSmall(_)
             | Self::Resume { .. }
             | Self::ShardMismatch { .. }
             | Self::NoServers

@@ -21,8 +21,8 @@ pub use hosts::{build_hosts, build_judges, cached, rate_limited, Judges};
 pub use models::{build as build_model, Built};
 pub use plan::{plan, PlanRequest};
 pub use request::{
-    prepare, run, Face, Finished, Note, Prepared, ReadyRun, RunOutcome, RunRequest, Skipped, Start,
-    TaskKinds,
+    prepare, run, BudgetNeeds, Face, Finished, Note, Prepared, ReadyRun, RunOutcome, RunRequest,
+    Skipped, Start, TaskKinds,
 };
 pub use run::{preflight, Preflight, PreflightError, RunEnd, RunJob, Stop};
 pub use trigger::{apply as apply_trigger, read_diff, Triggered};

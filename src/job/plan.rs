@@ -35,6 +35,9 @@ pub struct PlanRequest {
     pub host: Vec<String>,
     /// An earlier run whose baseline gives each task's rate and tokens.
     pub from: Option<std::path::PathBuf>,
+    /// Plan an adaptive run (also when the config's `[stats] adaptive` is set): the trial budget
+    /// the suite's tasks need.
+    pub adaptive: bool,
 }
 
 /// The flags' ranges, said with the flags' names (the statistics would name their own
@@ -312,10 +315,64 @@ fn plan_suite(args: &PlanRequest, lines: &mut Vec<String>) -> Result<(), JobErro
             "At {label} {trials} trials per side: {single}; {suite_drop}."
         );
     }
+    if args.adaptive || stats.adaptive {
+        let model_tasks = suite.tasks.iter().filter(|t| t.kind.has_model()).count();
+        adaptive_budget(stats, model_tasks, config.hosts.len(), needed, lines);
+    }
     if let (Some(from), Some(n)) = (&from, needed) {
         estimate(&config, &suite.tasks, from, n, lines);
     }
     Ok(())
+}
+
+/// The trial budget an adaptive run of `tasks` × `hosts` needs: every task's first look, and
+/// every task's looks up to the recommended trials (`needed`, rounded up to a look and capped at
+/// `max_trials`).
+fn adaptive_budget(
+    stats: &crate::config::StatsConfig,
+    tasks: usize,
+    hosts: usize,
+    needed: Option<u64>,
+    lines: &mut Vec<String>,
+) {
+    let needs = super::BudgetNeeds::of(stats, tasks, hosts);
+    let max = u64::from(stats.max_trials);
+    let per_task = match needed {
+        Some(n) => stats
+            .looks()
+            .iter()
+            .map(|l| u64::from(*l))
+            .find(|l| *l >= n)
+            .unwrap_or(max),
+        None => max,
+    };
+    let units = (tasks * hosts) as u64;
+    say!(
+        lines,
+        "Adaptive (looks of {} trials per side, up to max_trials {max}): a trial budget is \
+         trials per side for the whole run. Every task's first look needs {}; letting every \
+         task run to {per_task} trials per side{} needs {} ({tasks} tasks × {hosts} host(s) × \
+         {per_task}); every task to max_trials needs {}.",
+        stats.look_every,
+        needs.first_look,
+        match needed {
+            Some(n) if n <= max => format!(" (the recommended {n}, at its look)"),
+            Some(n) => format!(" (max_trials; the recommended {n} is beyond it)"),
+            None => String::new(),
+        },
+        units * per_task,
+        needs.max_trials
+    );
+    if let Some(budget) = stats.trial_budget {
+        let verdict = if budget < needs.first_look {
+            "too small: a run refuses it"
+        } else if budget < units * per_task {
+            "enough for every first look, not for the recommended trials of every task"
+        } else {
+            "enough"
+        };
+        say!(lines, "The config's trial_budget {budget}: {verdict}.");
+    }
 }
 
 /// What a single task at `p0` must lose to be flagged at `trials` per side, in words.

@@ -264,6 +264,77 @@ impl ReadyRun {
     }
 }
 
+/// What an adaptive run's trial budget must cover, per side for the whole run.
+pub struct BudgetNeeds {
+    /// Every task's first look on every host.
+    pub first_look: u64,
+    /// Every task's looks up to `max_trials` on every host.
+    pub max_trials: u64,
+}
+
+impl BudgetNeeds {
+    pub fn of(stats: &crate::config::StatsConfig, tasks: usize, hosts: usize) -> Self {
+        let units = (tasks * hosts) as u64;
+        Self {
+            first_look: units * u64::from(stats.first_look()),
+            max_trials: units * u64::from(stats.max_trials),
+        }
+    }
+}
+
+/// Refuses an adaptive run whose trial budget cannot give every task its first look (exit 2),
+/// with the smallest budget that does and the per-task reading of the number given; a budget
+/// that serves the first look but not `max_trials` for every task is a warning. `given`: the
+/// budget came from `--trial-budget` (else from `[stats] trial_budget`).
+fn budget_check(
+    config: &RunConfig,
+    tasks: usize,
+    hosts: usize,
+    given: bool,
+) -> Result<Option<String>, JobError> {
+    let stats = &config.stats;
+    let Some(budget) = stats
+        .trial_budget
+        .filter(|_| stats.adaptive && tasks > 0 && hosts > 0)
+    else {
+        return Ok(None);
+    };
+    let needs = BudgetNeeds::of(stats, tasks, hosts);
+    let name = match given {
+        true => format!("--trial-budget {budget}"),
+        false => format!("[stats] trial_budget = {budget}"),
+    };
+    let units = match hosts {
+        1 => format!("{tasks} tasks"),
+        _ => format!("{tasks} tasks × {hosts} hosts"),
+    };
+    if budget < needs.first_look {
+        let per_task = budget * (tasks * hosts) as u64;
+        let meant = match per_task >= needs.first_look {
+            true => format!("; did you mean {per_task}, {budget} per task?"),
+            false => String::new(),
+        };
+        return Err(JobError::BudgetTooSmall(format!(
+            "{name} is too small for {units}: it is {budget} trials per side for the whole \
+             run, and every task's first look needs {} ({units} × {} trials per side, [stats] \
+             look_every); the smallest budget that gives every task its first look is {}{meant}",
+            needs.first_look,
+            stats.first_look(),
+            needs.first_look
+        )));
+    }
+    if budget < needs.max_trials {
+        return Ok(Some(format!(
+            "warning: {name} gives each of the {units} its first look ({} trials per side in \
+             all) but not max_trials to every task ({} = {units} × {}): the budget goes to the \
+             likeliest regressions first, and a task it stops reads `inconclusive: budget ran \
+             out at N trials`",
+            needs.first_look, needs.max_trials, stats.max_trials
+        )));
+    }
+    Ok(None)
+}
+
 /// Builds the run that `request` asks for: resolved, loaded, triggered, its hosts built, both
 /// servers started and listed, its directory made. Nothing of the trials runs yet.
 pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
@@ -333,6 +404,13 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         true => rate_limited(cached(build_hosts(&config)?, cache.as_ref())),
         false => Vec::new(),
     };
+    if previous.is_none() {
+        let model_tasks = suite.tasks.iter().filter(|t| t.kind.has_model()).count();
+        let given = request.overrides.trial_budget.is_some();
+        if let Some(warning) = budget_check(&config, model_tasks, hosts.len(), given)? {
+            notes.push(Note::warn(warning));
+        }
+    }
     let congestion: Vec<(String, Arc<Congestion>)> = hosts
         .iter()
         .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))

@@ -1,8 +1,12 @@
 //! Number formatting shared by the written reports and the console: rates, means, p-values.
 
 pub use crate::analysis::{percent, points};
+use std::collections::BTreeSet;
+
+use crate::analysis::adaptive::Stopped;
 use crate::analysis::{Comparison, Row, SideOutcome, TaskOutcome, Verdict};
 use crate::config::Metric;
+use crate::rundir::RunInfo;
 
 /// A mean in the metric's own terms: rates to 3 decimals, counts to 1, tokens and latency whole.
 pub fn value(metric: Metric, v: Option<f64>) -> String {
@@ -166,7 +170,99 @@ pub fn verdict_reason(row: &Row, level: f64) -> Option<String> {
                 None => within(),
             })
         }
+        // The budget, not the evidence, ended the task: say so rather than blame the trials.
+        Verdict::Inconclusive if row.stopped == Some(Stopped::Budget) => Some(format!(
+            "budget ran out at {} trials",
+            row.trials_run
+                .unwrap_or(row.n_baseline.min(row.n_candidate))
+        )),
         Verdict::Inconclusive => Some(format!("too few trials to tell ({})", needed(row))),
+    }
+}
+
+/// How many of a run's selected tasks ran, how many the adaptive trial budget stopped, and
+/// which never ran (none for a shard of several: the others ran elsewhere).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskCounts {
+    pub selected: usize,
+    pub ran: usize,
+    pub budget_stopped: usize,
+    pub never_ran: Vec<String>,
+}
+
+impl TaskCounts {
+    pub fn of(info: &RunInfo, c: &Comparison) -> Self {
+        let ran: BTreeSet<&str> = (c.tasks.iter())
+            .filter(|t| t.baseline.n + t.candidate.n > 0)
+            .map(|t| t.task_id.as_str())
+            .collect();
+        let budget: BTreeSet<&str> = (c.rows.iter())
+            .filter(|r| !r.is_suite() && r.stopped == Some(Stopped::Budget))
+            .map(|r| r.task_id.as_str())
+            .collect();
+        let partial = info.shard.is_some_and(|s| s.count > 1);
+        let never_ran = (info.tasks.iter())
+            .filter(|t| !partial && !ran.contains(t.as_str()))
+            .cloned()
+            .collect();
+        Self {
+            selected: info.tasks.len(),
+            ran: info
+                .tasks
+                .iter()
+                .filter(|t| ran.contains(t.as_str()))
+                .count(),
+            budget_stopped: budget.len(),
+            never_ran,
+        }
+    }
+
+    /// Whether some task did not run to its end: stopped by the budget, or never run.
+    pub fn short(&self) -> bool {
+        self.budget_stopped > 0 || !self.never_ran.is_empty()
+    }
+
+    /// `18 selected: 4 ran (2 of them stopped by the trial budget), 14 never ran`.
+    pub fn words(&self) -> String {
+        let mut text = format!("{} selected: {} ran", self.selected, self.ran);
+        if self.budget_stopped > 0 {
+            text.push_str(&format!(
+                " ({} of them stopped by the trial budget)",
+                self.budget_stopped
+            ));
+        }
+        text.push_str(&format!(", {} never ran", self.never_ran.len()));
+        text
+    }
+}
+
+#[cfg(test)]
+mod task_count_tests {
+    use super::*;
+    use crate::analysis::Collector;
+    use crate::episode::Side;
+    use crate::test_support::{sample_episode, sample_info};
+
+    #[test]
+    fn tasks_that_never_ran_are_counted_and_named() {
+        let mut info = sample_info();
+        info.tasks = vec!["a".into(), "b".into(), "c".into()];
+        let mut collector = Collector::default();
+        for side in Side::BOTH {
+            collector.add(side, &sample_episode("a", side, true));
+        }
+        let c = collector.comparison(&info.config.stats, 1).unwrap();
+        let counts = TaskCounts::of(&info, &c);
+        assert_eq!(
+            (counts.selected, counts.ran, counts.budget_stopped),
+            (3, 1, 0)
+        );
+        assert_eq!(counts.never_ran, ["b", "c"]);
+        assert!(counts.short());
+        assert_eq!(counts.words(), "3 selected: 1 ran, 2 never ran");
+        // A shard of several runs a part of the tasks: the others are not "never run".
+        info.shard = Some("1/2".parse().unwrap());
+        assert!(TaskCounts::of(&info, &c).never_ran.is_empty());
     }
 }
 
@@ -198,9 +294,12 @@ pub fn task_verdict_words(c: &Comparison, t: &TaskOutcome) -> String {
             Some((*m, verdict_reason(row, level)?))
         })
         .collect();
+    let same = reasons.windows(2).all(|w| w[0].1 == w[1].1);
     match reasons.as_slice() {
         [] => verdict.to_string(),
         [(_, why)] => format!("{verdict}: {why}"),
+        // One reason for every metric (the budget stopped the task): said once.
+        [(_, why), ..] if same => format!("{verdict}: {why}"),
         many => {
             let parts: Vec<String> = many.iter().map(|(m, why)| format!("{m}: {why}")).collect();
             format!("{verdict}: {}", parts.join("; "))

@@ -471,7 +471,31 @@ fn facts(out: &mut String, report: &Report) {
         c.infra_errors,
         format::percent(c.stats.max_infra_share)
     );
-    let _ = writeln!(out, "| trigger | {} |", trigger(info));
+    let counts = format::TaskCounts::of(info, c);
+    let _ = writeln!(out, "| trigger | {} |", trigger(info, &counts));
+    if counts.short() {
+        let mut line = counts.words();
+        if !counts.never_ran.is_empty() {
+            let names: Vec<String> = (counts.never_ran.iter())
+                .take(10)
+                .map(|t| format!("`{t}`"))
+                .collect();
+            let more = counts.never_ran.len().saturating_sub(10);
+            line.push_str(&format!(
+                ": {}{}",
+                names.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+            if c.stats.trial_budget.is_some() {
+                line.push_str(" (the trial budget ran out before their first look)");
+            }
+        }
+        let _ = writeln!(out, "| tasks | {line} |");
+    }
     if !info.config.renames.is_empty() {
         let pairs: Vec<String> = (info.config.renames.iter())
             .map(|(old, new)| format!("`{old}` → `{new}`"))
@@ -516,12 +540,17 @@ fn trigger_changes(out: &mut String, info: &RunInfo) {
     let _ = writeln!(out);
 }
 
-fn trigger(info: &RunInfo) -> String {
+fn trigger(info: &RunInfo, counts: &format::TaskCounts) -> String {
     match &info.trigger {
         Some(t) => t.clone(),
-        None => format!(
+        None if counts.never_ran.is_empty() => format!(
             "none: every task of the suite ran ({} tasks)",
             info.tasks.len()
+        ),
+        None => format!(
+            "none: the whole suite was selected ({} tasks); {} of them never ran",
+            info.tasks.len(),
+            counts.never_ran.len()
         ),
     }
 }

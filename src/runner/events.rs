@@ -51,12 +51,14 @@ pub enum RunEventKind {
     Cancelling,
     /// A second Ctrl-C: the trials in flight are dropped; the episodes finished are kept.
     Aborting,
-    /// An adaptive run decided a look: tasks × hosts settled and still running, and the trials
-    /// per side the settled ones did not need (against `max_trials` each).
+    /// An adaptive run decided a look: tasks × hosts settled, stopped by the trial budget and
+    /// still running, and the trials per side the stopped ones did not run (against
+    /// `max_trials` each).
     LookFinished {
         look: u32,
         looks: u32,
         settled: usize,
+        budget_stopped: usize,
         running: usize,
         saved: u64,
     },

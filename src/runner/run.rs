@@ -342,6 +342,8 @@ async fn run_looks(shared: &Arc<Shared>, looks: Looks<'_>, cancel: &Cancellation
     let units = running.iter().filter(|m| **m).count();
     // Trials per side the settled tasks will not run.
     let mut saved = 0u64;
+    // Units the budget gave no further look.
+    let mut budget_stopped = 0;
     let mut completed = 0;
     let mut from = 0;
     let looks = policy.looks();
@@ -350,7 +352,9 @@ async fn run_looks(shared: &Arc<Shared>, looks: Looks<'_>, cancel: &Cancellation
         // seeded order of their own (the trial seeds stay those of the fixed design).
         if let Some(budget) = budget {
             let need = u64::from(n - from);
+            let before = running.iter().filter(|on| **on).count();
             saved += share_budget(shared, policy, &mut running, budget, need, from).await;
+            budget_stopped += before - running.iter().filter(|on| **on).count();
         }
         let order = Schedule::new(
             hosts,
@@ -384,7 +388,8 @@ async fn run_looks(shared: &Arc<Shared>, looks: Looks<'_>, cancel: &Cancellation
             .emit(RunEventKind::LookFinished {
                 look: j as u32 + 1,
                 looks: looks.len() as u32,
-                settled: units - still,
+                settled: units - still - budget_stopped,
+                budget_stopped,
                 running: still,
                 saved,
             })

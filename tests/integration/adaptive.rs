@@ -219,3 +219,104 @@ fn a_trial_budget_stops_the_tasks_it_cannot_give_a_look() {
         assert!(n == 5 || n == 10, "{task}: {n}");
     }
 }
+
+#[test]
+fn a_budget_smaller_than_one_look_per_task_is_refused_with_the_budget_it_needs() {
+    let dir = temp_dir();
+    let out_dir = dir.path().join("small");
+    let out = run_pair(
+        "demo:1.4.0",
+        "demo:1.5.0",
+        &out_dir,
+        &["--adaptive", "--trial-budget", "20", "--max-trials", "40"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--trial-budget 20 is too small for 18 tasks")
+            && stderr.contains("every task's first look needs 90")
+            && stderr.contains("did you mean 360, 20 per task?"),
+        "{stderr}"
+    );
+    assert!(!out_dir.join("episodes.jsonl").exists(), "no trial ran");
+}
+
+#[test]
+fn a_budget_between_one_look_and_max_trials_warns_and_the_reports_count_what_it_stopped() {
+    let dir = temp_dir();
+    let out_dir = dir.path().join("warned");
+    let out = run_pair(
+        "demo:1.4.0",
+        "demo:1.5.0",
+        &out_dir,
+        &["--adaptive", "--trial-budget", "100", "--max-trials", "40"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        stderr.contains("warning: --trial-budget 100 gives each of the 18 tasks its first look")
+            && stderr.contains("(720 = 18 tasks × 40)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "trial budget 100 per side for the whole run (every task's first look needs 90"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("stopped by the trial budget"), "{stderr}");
+    let rows = task_rows(&out_dir, "success");
+    let stopped = rows
+        .values()
+        .filter(|(_, _, stopped)| stopped == "budget")
+        .count();
+    assert!(stopped > 0, "{rows:?}");
+    let counts =
+        format!("18 selected: 18 ran ({stopped} of them stopped by the trial budget), 0 never ran");
+    assert!(stdout.contains(&format!("tasks: {counts}")), "{stdout}");
+    let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains(&format!("| tasks | {counts} |")),
+        "{summary}"
+    );
+    // A task the budget stopped says so in its verdict; one the evidence settled does not.
+    assert!(
+        stdout.contains("inconclusive (success): budget ran out at 5 trials"),
+        "{stdout}"
+    );
+    let settled = rows
+        .iter()
+        .find(|(_, (_, _, s))| s != "budget")
+        .map(|(task, _)| task.clone());
+    if let Some(task) = settled {
+        let line = stdout.lines().find(|l| l.starts_with(&task)).unwrap();
+        assert!(!line.contains("budget ran out"), "{line}");
+    }
+    // report.html shows the same facts as summary.md.
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("of them stopped by the trial budget"),
+        "no count in report.html"
+    );
+}
+
+#[test]
+fn the_plan_states_the_budget_an_adaptive_run_of_the_suite_needs() {
+    let out = mcpeval(&[
+        "plan",
+        "--suite",
+        "tasks/demo",
+        "--drop",
+        "0.5",
+        "--adaptive",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Every task's first look needs 90; letting every task run to 30 trials per side (the recommended 26, at its look) needs 540 (18 tasks × 1 host(s) × 30)"),
+        "{stdout}"
+    );
+}
