@@ -28,6 +28,7 @@ mod layering;
 mod nightly;
 mod openai_host;
 mod outage;
+mod packaging;
 mod power;
 mod real_llm;
 mod renames;
