@@ -5,8 +5,7 @@ use super::args::CheckArgs;
 use super::out::{errln, outln};
 use super::run_cmd::Console;
 use crate::error::{Exit, Failure};
-use crate::report::{check_exit_code, stage_line};
-use crate::rundir::StageStatus;
+use crate::report::{check_exit, stage_line};
 
 /// Runs `mcpeval check` and returns the exit code.
 pub async fn check(args: &CheckArgs) -> Result<Exit, Failure> {
@@ -22,7 +21,7 @@ pub async fn check(args: &CheckArgs) -> Result<Exit, Failure> {
     outln!(
         "check {} (exit {}): reports in {}",
         verdict.word(),
-        check_exit_code(verdict),
+        check_exit(verdict).code(),
         checked.dir.display()
     );
     if checked.interrupted {
@@ -32,9 +31,5 @@ pub async fn check(args: &CheckArgs) -> Result<Exit, Failure> {
         );
         return Ok(Exit::Interrupted);
     }
-    Ok(match verdict {
-        StageStatus::Passed | StageStatus::Skipped => Exit::Ok,
-        StageStatus::Failed => Exit::Regression,
-        StageStatus::Error => Exit::Infra,
-    })
+    Ok(check_exit(verdict))
 }

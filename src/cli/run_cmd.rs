@@ -115,13 +115,7 @@ impl Face for Console {
         print_verdict(&end.comparison, dir);
         let counts = crate::report::TaskCounts::of(info, &end.comparison);
         if counts.short() {
-            let why = match end.comparison.stats.trial_budget {
-                Some(_) if !counts.never_ran.is_empty() => {
-                    " (the trial budget ran out before their first look)"
-                }
-                _ => "",
-            };
-            outln!("tasks: {}{why}", counts.words());
+            outln!("tasks: {}{}", counts.words(), counts.never_ran_cause());
         }
         outln!(
             "{} episodes ({} infrastructure errors) in {}",

@@ -23,6 +23,16 @@ use crate::suite::{suggestion, Diagnostic};
 /// One problem: where (a byte offset into the file; `None` for the whole file) and what.
 type Problem = (Option<usize>, String);
 
+/// Reads and checks the config file at `path` (the tables that one command alone reads:
+/// `[nightly]`, `[check]`): the file, or every problem in it, each naming the file.
+pub(crate) fn read_config(path: &std::path::Path) -> Result<ConfigFile, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_config(&path.display().to_string(), &text)
+}
+
 /// Reads the config file `text` (named `path` in messages): the file, or every problem in it.
 pub(crate) fn parse_config(path: &str, text: &str) -> Result<ConfigFile, ConfigError> {
     let (mut root, syntax) = DeTable::parse_recoverable(text);

@@ -49,11 +49,7 @@ impl CheckFile {
     /// Reads the `[check]` table of the config file at `path`, checking the whole file as a run
     /// does; paths in it are taken relative to the file's folder.
     pub fn read(path: &Path) -> Result<Option<Self>, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let table = super::check::parse_config(&path.display().to_string(), &text)?.check;
+        let table = super::check::read_config(path)?.check;
         let base = path.parent().unwrap_or(Path::new(""));
         Ok(table.map(|mut t| {
             for p in [&mut t.baseline_snapshot, &mut t.expected_failures]

@@ -29,11 +29,7 @@ impl NightlyFile {
     /// Reads the `[nightly]` table of the config file at `path`. The whole file is checked, as a
     /// run checks it, so every problem of it is reported at once; each names the file.
     pub fn read(path: &Path) -> Result<Option<Self>, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Ok(super::check::parse_config(&path.display().to_string(), &text)?.nightly)
+        Ok(super::check::read_config(path)?.nightly)
     }
 
     /// Fills in the defaults; `out_dir` is the run config's.

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::junit::escape;
+use crate::error::Exit;
 use crate::rundir::{CheckRecord, StageRecord, StageStatus};
 
 /// summary.md of a check.
@@ -24,7 +25,7 @@ pub fn check_summary(record: &CheckRecord) -> String {
         out,
         "\n**Verdict: {}** (exit {})",
         verdict.word(),
-        exit_code(verdict)
+        exit(verdict).code()
     );
     if !failed.is_empty() {
         let _ = write!(out, ": {} failed", failed.join(", "));
@@ -72,11 +73,11 @@ fn names(record: &CheckRecord, status: StageStatus) -> Vec<&str> {
 }
 
 /// The exit code a check's verdict means.
-pub fn exit_code(verdict: StageStatus) -> i32 {
+pub fn exit(verdict: StageStatus) -> Exit {
     match verdict {
-        StageStatus::Passed | StageStatus::Skipped => 0,
-        StageStatus::Failed => 1,
-        StageStatus::Error => 3,
+        StageStatus::Passed | StageStatus::Skipped => Exit::Ok,
+        StageStatus::Failed => Exit::Regression,
+        StageStatus::Error => Exit::Infra,
     }
 }
 

@@ -188,6 +188,8 @@ pub struct TaskCounts {
     pub ran: usize,
     pub budget_stopped: usize,
     pub never_ran: Vec<String>,
+    /// The run had a trial budget.
+    pub budgeted: bool,
 }
 
 impl TaskCounts {
@@ -214,6 +216,16 @@ impl TaskCounts {
                 .count(),
             budget_stopped: budget.len(),
             never_ran,
+            budgeted: c.stats.trial_budget.is_some(),
+        }
+    }
+
+    /// Why tasks never ran, when the budget is the likely cause: ` (the trial budget ran out
+    /// before their first look)`; else empty.
+    pub fn never_ran_cause(&self) -> &'static str {
+        match self.budgeted && !self.never_ran.is_empty() {
+            true => " (the trial budget ran out before their first look)",
+            false => "",
         }
     }
 

@@ -490,9 +490,7 @@ fn facts(out: &mut String, report: &Report) {
                     String::new()
                 }
             ));
-            if c.stats.trial_budget.is_some() {
-                line.push_str(" (the trial budget ran out before their first look)");
-            }
+            line.push_str(counts.never_ran_cause());
         }
         let _ = writeln!(out, "| tasks | {line} |");
     }

@@ -72,11 +72,19 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
     out.line(format!(
         "- suite: `{}` (version {})",
         tool.display(),
-        tool.version().await
+        tool.version
     ));
+    // The scenarios each set scores, asked once for the baseline's run and the candidate's.
+    let mut scored = BTreeMap::new();
+    for set in &sets {
+        match tool.scored(set).await {
+            Ok(names) => scored.insert(set.clone(), names),
+            Err(why) => return out.end(StageStatus::Error, why),
+        };
+    }
     let path = ctx.settings.expected_failures.clone();
     if ctx.settings.write_baseline {
-        match write_baseline(ctx, &tool, &known, &sets, path.as_deref(), &dir).await {
+        match write_baseline(ctx, &tool, &known, &scored, path.as_deref(), &dir).await {
             Ok(line) => out.line(line),
             Err(why) => return out.end(StageStatus::Error, why),
         }
@@ -109,10 +117,7 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
     }
     let mut totals = (0, 0, 0);
     for set in &sets {
-        let scored = match tool.scored(set).await {
-            Ok(scored) => scored,
-            Err(why) => return out.end(StageStatus::Error, why),
-        };
+        let scored = &scored[set];
         let set_dir = dir.join("candidate").join(set);
         let started = Instant::now();
         let checks = match tool.run(&url, set, &set_dir, &known).await {
@@ -214,7 +219,7 @@ async fn write_baseline(
     ctx: &Ctx,
     tool: &Tool,
     known: &BTreeSet<String>,
-    sets: &[String],
+    scored: &BTreeMap<String, BTreeSet<String>>,
     path: Option<&Path>,
     dir: &Path,
 ) -> Result<String, StepError> {
@@ -235,8 +240,7 @@ async fn write_baseline(
         .await
         .map_err(|why| format!("the baseline at {url}: {why}"))?;
     let mut per_set = BTreeMap::new();
-    for set in sets {
-        let scored = tool.scored(set).await?;
+    for (set, scored) in scored {
         let checks = tool
             .run(url, set, &dir.join("baseline").join(set), known)
             .await?;
@@ -262,6 +266,8 @@ struct Unavailable(String);
 /// The command that runs the suite.
 struct Tool {
     words: Vec<String>,
+    /// What `--version` printed when the command was tried.
+    version: String,
 }
 
 impl Tool {
@@ -292,10 +298,16 @@ impl Tool {
                 .await
                 .map_err(|e| Unavailable(e.to_string()))?;
         }
-        let tool = Self { words };
+        let mut tool = Self {
+            words,
+            version: String::new(),
+        };
         let probe = tool.output(&["--version"], Duration::from_secs(120)).await;
         match probe {
-            Ok((true, _)) => Ok(tool),
+            Ok((true, text)) => {
+                tool.version = last_line(&text);
+                Ok(tool)
+            }
             Ok((false, text)) => Err(Unavailable(format!(
                 "the conformance suite `{}` does not run: {}",
                 tool.display(),
@@ -308,13 +320,6 @@ impl Tool {
     fn display(&self) -> String {
         shlex::try_join(self.words.iter().map(String::as_str))
             .unwrap_or_else(|_| self.words.join(" "))
-    }
-
-    async fn version(&self) -> String {
-        match self.output(&["--version"], Duration::from_secs(60)).await {
-            Ok((true, text)) => last_line(&text),
-            _ => "?".into(),
-        }
     }
 
     /// Every server scenario the suite knows (`list --server`: lines `  - NAME [versions]`).

@@ -17,12 +17,12 @@ use crate::rundir::{Case, StageRecord, StageStatus};
 pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
     let mut out = Outcome::new(Stage::Deprecations);
     let strict = ctx.settings.fail_on_new_deprecations;
-    let candidate = match features(&ctx.candidate.clone(), ctx.candidate_snapshot.clone()).await {
+    let candidate = match features(&ctx.candidate, ctx.candidate_snapshot.as_ref()).await {
         Ok(found) => found,
         Err(why) => return out.end(StageStatus::Error, why),
     };
     let baseline = match (&ctx.baseline, &ctx.baseline_snapshot) {
-        (Some(spec), snapshot) => features(&spec.clone(), snapshot.clone()).await.ok(),
+        (Some(spec), snapshot) => features(spec, snapshot.as_ref()).await.ok(),
         (None, Some(snapshot)) => Some(in_contract(&snapshot.server)),
         (None, None) => match &ctx.settings.stored {
             Some(stored) => Snapshot::read(stored).ok().map(|s| in_contract(&s.server)),
@@ -108,10 +108,10 @@ fn verdict(name: String, fails: bool, why: &str) -> Case {
 /// not), and over HTTP.
 async fn features(
     spec: &ServerSpec,
-    snapshot: Option<Snapshot>,
+    snapshot: Option<&Snapshot>,
 ) -> Result<Vec<Deprecation>, StepError> {
     let server = match snapshot {
-        Some(s) => s.server,
+        Some(s) => s.server.clone(),
         // A server our client cannot talk to (one that speaks only the old HTTP+SSE transport)
         // still shows what it serves over HTTP.
         None => match McpConnection::connect(spec).await {

@@ -2,7 +2,7 @@
 //! suite with `--all`), adaptive unless trials are set, as `mcpeval run` does it, into
 //! `evaluation/`.
 
-use super::{regressed_tasks, skipped, Ctx, Outcome, Stage};
+use super::{regressed_tasks, skipped, Ctx, Outcome, Stage, Tasks};
 use crate::error::Exit;
 use crate::job::{Face, RunOutcome, RunRequest, Skipped, TaskKinds};
 use crate::rundir::{Case, StageRecord, StageStatus};
@@ -22,20 +22,18 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
              compared on two running servers",
         );
     }
-    if !ctx.has_suite() {
-        return skipped(
-            stage,
-            "no task suite given (--suite, or the config's `suites`)",
-        );
-    }
-    match crate::suite::load_or_embedded(&ctx.config.suites, ctx.config.is_embedded_demo()) {
-        Ok(suite) if !suite.tasks.iter().any(|t| t.kind.has_model()) => {
-            return skipped(stage, "the suite has no task for a model");
+    match &ctx.tasks {
+        Tasks::NoSuite => {
+            return skipped(
+                stage,
+                "no task suite given (--suite, or the config's `suites`)",
+            )
         }
-        Ok(_) => {}
-        Err(e) => {
-            return Outcome::new(stage).end(StageStatus::Error, crate::error::chain(&e));
+        Tasks::Unreadable(why) => return Outcome::new(stage).end(StageStatus::Error, why),
+        Tasks::Counted { models: 0, .. } => {
+            return skipped(stage, "the suite has no task for a model")
         }
+        Tasks::Counted { .. } => {}
     }
     let mut overrides = ctx.run_overrides();
     // Adaptive by default: a fixed number of trials only when one is set.

@@ -121,7 +121,6 @@ pub(super) struct Ctx {
     pub dir: PathBuf,
     /// The run config's layers, for the runs of call tasks and of the evaluation.
     pub overrides: Overrides,
-    pub config: RunConfig,
     /// `None`: no baseline server, only a stored snapshot.
     pub baseline: Option<ServerSpec>,
     pub candidate: ServerSpec,
@@ -133,15 +132,42 @@ pub(super) struct Ctx {
     pub candidate_snapshot: Option<Snapshot>,
     pub diff_path: Option<PathBuf>,
     pub breaking: bool,
+    /// The suite's tasks by kind, read once for the smoke stage and the evaluation.
+    pub tasks: Tasks,
     pub log: Box<dyn Fn(&str) + Sync + Send>,
 }
 
-impl Ctx {
-    /// Whether there are tasks to run: a suite, or the embedded demo's.
-    pub fn has_suite(&self) -> bool {
-        !self.config.suites.is_empty() || self.config.is_embedded_demo()
-    }
+/// The suite a check was given, as its stages need it.
+pub(super) enum Tasks {
+    /// No suite (no `--suite`, no `suites` in the config).
+    NoSuite,
+    /// The suite's files could not be read: the chain of errors.
+    Unreadable(String),
+    Counted {
+        calls: usize,
+        models: usize,
+    },
+}
 
+impl Tasks {
+    fn of(config: &RunConfig) -> Self {
+        if config.suites.is_empty() && !config.is_embedded_demo() {
+            return Self::NoSuite;
+        }
+        match crate::suite::load_or_embedded(&config.suites, config.is_embedded_demo()) {
+            Ok(suite) => {
+                let calls = suite.tasks.iter().filter(|t| !t.kind.has_model()).count();
+                Self::Counted {
+                    calls,
+                    models: suite.tasks.len() - calls,
+                }
+            }
+            Err(e) => Self::Unreadable(crate::error::chain(&e)),
+        }
+    }
+}
+
+impl Ctx {
     /// The layers of the runs a check starts (its call tasks, its evaluation).
     pub fn run_overrides(&self) -> Overrides {
         Overrides {
@@ -198,18 +224,19 @@ pub async fn check(
             .join(format!("check-{}", crate::rundir::new_run_id(&config))),
     };
     std::fs::create_dir_all(&dir).map_err(|e| JobError::write(&dir, e))?;
+    let tasks = Tasks::of(&config);
     let mut ctx = Ctx {
         baseline: has_baseline.then(|| config.baseline.clone()),
         candidate: config.candidate.clone(),
         dir: dir.clone(),
         overrides: request.overrides.clone(),
-        config,
         settings,
         stderr: BTreeMap::new(),
         baseline_snapshot: None,
         candidate_snapshot: None,
         diff_path: None,
         breaking: false,
+        tasks,
         log,
     };
     let mut record = CheckRecord {
@@ -410,11 +437,13 @@ impl Outcome {
 
 /// The tasks with a gated regression, each once, in order.
 pub(super) fn regressed_tasks(comparison: &crate::analysis::Comparison) -> Vec<String> {
-    let mut tasks: Vec<String> = (comparison.gated_regressions())
-        .filter(|r| !r.is_suite())
-        .map(|r| r.task_id.clone())
-        .collect();
-    tasks.dedup();
+    let mut tasks: Vec<String> = Vec::new();
+    for t in &comparison.tasks {
+        let regressed = comparison.task_verdict(t).verdict == crate::analysis::Verdict::Regression;
+        if regressed && !tasks.contains(&t.task_id) {
+            tasks.push(t.task_id.clone());
+        }
+    }
     tasks
 }
 

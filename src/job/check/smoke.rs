@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Ctx, Outcome, Stage, StepError};
+use super::{Ctx, Outcome, Stage, StepError, Tasks};
 use crate::config::ServerSpec;
 use crate::contract::portability::{findings, new_findings, Finding};
 use crate::job::{Face, RunOutcome, RunRequest, TaskKinds};
@@ -97,18 +97,14 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
             false => Case::passed(name),
         });
     }
-    let calls = call_tasks(ctx, face, &mut out).await;
+    let (calls, not_run) = call_tasks(ctx, face, &mut out).await;
     let summary = format!(
         "{} tools, {} new portability finding(s){}",
         candidate.tools.len(),
         fresh.len(),
         calls
     );
-    match out
-        .cases
-        .iter()
-        .any(|c| c.name == "call tasks" && c.failure.as_deref() == Some(INFRA))
-    {
+    match not_run {
         true => out.end(StageStatus::Error, summary),
         false => out.judged(summary),
     }
@@ -152,31 +148,33 @@ async fn list(ctx: &mut Ctx, spec: &ServerSpec, side: &'static str) -> Result<Li
     listed.map_err(|e| StepError::from(crate::error::chain(&e)))
 }
 
-/// Runs the suite's call tasks (both sides) into `smoke/calls/`; says what came of it.
-async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> String {
-    if !ctx.has_suite() {
-        out.line("- call tasks: no task suite given (--suite)");
-        return String::new();
-    }
-    let suite =
-        match crate::suite::load_or_embedded(&ctx.config.suites, ctx.config.is_embedded_demo()) {
-            Ok(suite) => suite,
-            Err(e) => {
-                out.case(Case::failed("call tasks", crate::error::chain(&e)));
-                return "; the suite could not be read".into();
-            }
-        };
-    let count = suite.tasks.iter().filter(|t| !t.kind.has_model()).count();
-    if count == 0 {
-        out.line("- call tasks: the suite has none");
-        return String::new();
-    }
+/// Runs the suite's call tasks (both sides) into `smoke/calls/`; says what came of it, and
+/// whether they could not be run (the stage's `error`).
+async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> (String, bool) {
+    let count = match &ctx.tasks {
+        Tasks::NoSuite => {
+            out.line("- call tasks: no task suite given (--suite)");
+            return (String::new(), false);
+        }
+        Tasks::Unreadable(why) => {
+            out.case(Case::failed("call tasks", why.clone()));
+            return ("; the suite could not be read".into(), false);
+        }
+        Tasks::Counted { calls: 0, .. } => {
+            out.line("- call tasks: the suite has none");
+            return (String::new(), false);
+        }
+        Tasks::Counted { calls, .. } => *calls,
+    };
     if ctx.baseline.is_none() {
         out.line(format!(
             "- call tasks: {count} not run: they need a baseline server, and the baseline is a \
              stored snapshot"
         ));
-        return format!("; {count} call task(s) not run (no baseline server)");
+        return (
+            format!("; {count} call task(s) not run (no baseline server)"),
+            false,
+        );
     }
     let calls_dir = ctx.dir.join("smoke").join("calls");
     let request = RunRequest {
@@ -199,27 +197,37 @@ async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> String {
                     format!(": {}", regressions.join(", "))
                 }
             ));
-            match exit {
-                crate::error::Exit::Ok => out.case(Case::passed("call tasks")),
-                crate::error::Exit::Regression => out.case(Case::failed(
-                    "call tasks",
-                    format!("regressions: {}", regressions.join(", ")),
-                )),
-                _ => out.case(Case::failed("call tasks", INFRA)),
-            }
-            format!(
+            let not_run = match exit {
+                crate::error::Exit::Ok => {
+                    out.case(Case::passed("call tasks"));
+                    false
+                }
+                crate::error::Exit::Regression => {
+                    out.case(Case::failed(
+                        "call tasks",
+                        format!("regressions: {}", regressions.join(", ")),
+                    ));
+                    false
+                }
+                _ => {
+                    out.case(Case::failed("call tasks", INFRA));
+                    true
+                }
+            };
+            let summary = format!(
                 "; {count} call task(s), {} regression(s)",
                 regressions.len()
-            )
+            );
+            (summary, not_run)
         }
-        Ok(RunOutcome::Skipped(_)) => String::new(),
+        Ok(RunOutcome::Skipped(_)) => (String::new(), false),
         Err(e) => {
             out.line(format!(
                 "- call tasks: not run: {}",
                 crate::error::chain(&e)
             ));
             out.case(Case::failed("call tasks", INFRA));
-            "; the call tasks could not be run".into()
+            ("; the call tasks could not be run".into(), true)
         }
     }
 }
