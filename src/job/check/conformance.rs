@@ -24,7 +24,7 @@ const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
     let stage = Stage::Conformance;
-    let mut out = Outcome::new(stage);
+    let out = Outcome::new(stage);
     // The server over HTTP: its URL, or a command that serves it there.
     let mut served = None;
     let url = match (
@@ -48,6 +48,17 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
             )
         }
     };
+    let record = run_at(ctx, &url, out).await;
+    // The server it started is gone (its port closed) before the next stage.
+    if let Some(mut child) = served {
+        let _ = child.kill().await;
+    }
+    record
+}
+
+/// The suite's runs against the candidate at `url`, judged.
+async fn run_at(ctx: &mut Ctx, url: &str, mut out: Outcome) -> StageRecord {
+    let stage = Stage::Conformance;
     let tool = match Tool::find(ctx).await {
         Ok(tool) => tool,
         Err(Unavailable(why)) => return skipped(stage, why),
@@ -112,7 +123,7 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
             Expected::default()
         }
     };
-    if let Err(why) = reachable(&url, LISTEN_TIMEOUT).await {
+    if let Err(why) = reachable(url, LISTEN_TIMEOUT).await {
         return out.end(StageStatus::Error, format!("the candidate at {url}: {why}"));
     }
     let mut totals = (0, 0, 0);
@@ -120,7 +131,7 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
         let scored = &scored[set];
         let set_dir = dir.join("candidate").join(set);
         let started = Instant::now();
-        let checks = match tool.run(&url, set, &set_dir, &known).await {
+        let checks = match tool.run(url, set, &set_dir, &known).await {
             Ok(checks) => checks,
             Err(why) => return out.end(StageStatus::Error, why),
         };
@@ -172,7 +183,6 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
             )));
         }
     }
-    drop(served);
     out.judged(format!(
         "{} new failure(s), {} stale entr{}, {} expected failure(s) over {}",
         totals.0,
