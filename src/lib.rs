@@ -15,6 +15,7 @@ pub mod host;
 pub mod job;
 pub mod mcp;
 pub mod memory;
+pub mod net;
 pub mod report;
 pub mod rundir;
 pub mod runner;

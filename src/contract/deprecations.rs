@@ -52,7 +52,7 @@ pub fn in_contract(server: &Value) -> Vec<Deprecation> {
 /// Registration (a `registration_endpoint` in its metadata). A look that gets no answer finds
 /// nothing.
 pub async fn over_http(url: &str, headers: &BTreeMap<String, String>) -> Vec<Deprecation> {
-    let client = match reqwest::Client::builder().timeout(LOOK_TIMEOUT).build() {
+    let client = match crate::net::client_builder().timeout(LOOK_TIMEOUT).build() {
         Ok(client) => client,
         Err(_) => return Vec::new(),
     };

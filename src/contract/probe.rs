@@ -381,7 +381,9 @@ async fn over_stdio(
 /// POSTs the request with `MCP-Protocol-Version: 1900-01-01`; a JSON or event-stream body with
 /// a JSON-RPC response is read as such, any other refusal is recorded as its HTTP status.
 async fn over_http(spec: &ServerSpec, url: &str, request: &Value) -> Result<Answer, ProbeFailure> {
-    let client = reqwest::Client::new();
+    let client = crate::net::client_builder()
+        .build()
+        .map_err(ProbeFailure::Request)?;
     let mut call = client
         .post(url)
         .header("Content-Type", "application/json")

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use polars::prelude::*;
+use polars_io::prelude::*;
 
 use super::table::{from_frame, to_frame, HistoryRow};
 

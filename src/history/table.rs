@@ -1,7 +1,7 @@
 //! The rows of `history.parquet`: one per run × comparison × task × host × metric, and their
 //! polars frame in both directions.
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 use crate::analysis::Row;
 use crate::rundir::col;

@@ -187,7 +187,11 @@ mod tests {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
         };
-        let e = reqwest::get(format!("http://127.0.0.1:{port}/"))
+        let e = crate::net::client_builder()
+            .build()
+            .unwrap()
+            .get(format!("http://127.0.0.1:{port}/"))
+            .send()
             .await
             .unwrap_err();
         assert_eq!(lasting_transport(&e), Some(Lasting::ConnectionRefused));

@@ -701,7 +701,7 @@ fn looks_like_events(first: &[u8]) -> bool {
 
 /// The HTTP client of an endpoint: its connect timeout is the retry policy's.
 fn client(retry: &RetryPolicy) -> Result<reqwest::Client, HostError> {
-    reqwest::Client::builder()
+    crate::net::client_builder()
         .connect_timeout(retry.connect_timeout)
         .build()
         .map_err(|e| HostError::Other(format!("cannot build the HTTP client: {e}")))

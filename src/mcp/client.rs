@@ -258,6 +258,8 @@ impl McpConnection {
             headers.insert(header, value);
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+        // rmcp builds its reqwest client here: the crypto provider must be in place.
+        crate::net::install_crypto_provider();
         let transport = StreamableHttpClientTransport::from_config(config);
         let service = match handshake(spec, transport).await {
             Ok(service) => service,
@@ -676,7 +678,7 @@ async fn unreachable(url: &str) -> Option<String> {
 /// The TLS handshake's failure at `url`, if it fails (a certificate not trusted, a port that
 /// speaks plain HTTP).
 async fn tls_failure(url: &str) -> Option<String> {
-    let client = reqwest::Client::builder()
+    let client = crate::net::client_builder()
         .timeout(Duration::from_secs(5))
         .build()
         .ok()?;

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::Context;
-use polars::prelude::{CsvWriter, ParquetWriter, SerWriter};
+use polars_io::prelude::{CsvWriter, ParquetWriter, SerWriter};
 
 use super::frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
 use crate::analysis::Comparison;

@@ -1,6 +1,6 @@
 //! `comparison.parquet` and `comparison.csv`: the comparison's rows as a polars frame.
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 use crate::analysis::Row;
 use crate::rundir::col;

@@ -3,7 +3,7 @@
 //! (its transcript-sized fields too: tool results, answers) need not be kept until a table is
 //! written.
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 use crate::episode::{Episode, ToolCallRecord};
 

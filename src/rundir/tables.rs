@@ -4,7 +4,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 
 use super::columns::{EpisodeColumns, ToolCallColumns};
 use crate::episode::{Episode, EpisodeFacts, Side};
@@ -118,9 +119,9 @@ pub struct TableWriter {
 }
 
 struct OpenTables {
-    episodes: polars::io::parquet::write::BatchedWriter<File>,
-    csv: polars::io::csv::write::BatchedWriter<File>,
-    tool_calls: polars::io::parquet::write::BatchedWriter<File>,
+    episodes: polars_io::parquet::write::BatchedWriter<File>,
+    csv: polars_io::csv::write::BatchedWriter<File>,
+    tool_calls: polars_io::parquet::write::BatchedWriter<File>,
 }
 
 /// `episodes.parquet` → `episodes.parquet.tmp`.

@@ -32,6 +32,7 @@ const LAYERS: &[&str] = &[
     "config",   // owns the settings types it parses
     "suite",    // tasks
     "stats",    // pure statistics
+    "net",      // HTTP clients on rustls with ring
     "memory",   // allocator settings
     "error",    // exit codes and error chains
 ];

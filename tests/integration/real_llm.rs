@@ -128,7 +128,8 @@ fn http_get(url: &str) -> Result<(u16, String), reqwest::Error> {
         .build()
         .unwrap();
     rt.block_on(async {
-        let response = reqwest::Client::new()
+        let response = mcpeval::net::client_builder()
+            .build()?
             .get(url)
             .timeout(Duration::from_secs(10))
             .send()

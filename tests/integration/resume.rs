@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
-use polars::prelude::*;
+use polars_io::prelude::*;
 
 fn slow_run(server: &Background, out: &Path) -> std::process::Child {
     slow_demo(server, out, "4")

@@ -7,7 +7,7 @@ use std::fs::File;
 
 use common::*;
 use mcpeval::episode::{Episode, Side};
-use polars::prelude::*;
+use polars_io::prelude::*;
 
 fn run_demo(dir: &std::path::Path, trials: &str, extra: &[&str]) -> Vec<Episode> {
     let mut args = vec!["run", "--out", dir.to_str().unwrap(), "--trials", trials];

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use mcpeval::episode::{Episode, Side};
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 
 /// `mcpeval ARGS` from the repository root (so `tasks/demo` is found), no API key, no CI summary.
 fn mcpeval(args: &[&str]) -> std::process::Output {
@@ -181,10 +182,10 @@ fn merged_shards_equal_the_unsharded_run() {
         got.windows(2).all(|w| place(&w[0]) < place(&w[1])),
         "merged episodes out of run order"
     );
-    let table = polars::prelude::ParquetReader::new(
+    let table = polars_io::prelude::ParquetReader::new(
         std::fs::File::open(merged.join("episodes.parquet")).unwrap(),
     );
-    use polars::prelude::SerReader;
+    use polars_io::prelude::SerReader;
     assert_eq!(table.finish().unwrap().height(), got.len());
     let transcripts = std::fs::read_to_string(merged.join("transcripts.jsonl")).unwrap();
     assert_eq!(transcripts.lines().count(), got.len());

@@ -6,7 +6,8 @@ use crate::common;
 use std::path::Path;
 
 use common::*;
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 
 fn comparison(dir: &Path) -> DataFrame {
     CsvReadOptions::default()

@@ -195,7 +195,7 @@ async fn sim_server_speaks_openai_and_rejects_garbage() {
     let (addr, server) = sim_server::spawn(local(), Duration::ZERO, SimConfig::default())
         .await
         .unwrap();
-    let http = reqwest::Client::new();
+    let http = crate::net::client_builder().build().unwrap();
     let models: Value = http
         .get(format!("http://{addr}/v1/models"))
         .send()

@@ -143,7 +143,7 @@ async fn streamed_and_whole_answers_agree_with_the_chat_route() {
     )
     .await
     .unwrap();
-    let http = reqwest::Client::new();
+    let http = crate::net::client_builder().build().unwrap();
     let schema = json!({"type": "object", "properties": {"query": {"type": "string"}}});
     let body = json!({
         "contents": [{"role": "user", "parts": [{"text": "Search notes about rust"}]}],

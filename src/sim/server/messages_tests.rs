@@ -106,7 +106,7 @@ async fn streamed_and_whole_answers_agree_with_the_chat_route() {
     )
     .await
     .unwrap();
-    let http = reqwest::Client::new();
+    let http = crate::net::client_builder().build().unwrap();
     let tools = json!([{"name": "notes_search", "description": "Search notes by keywords.",
         "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}}}]);
     let body = json!({"model": "claude-x", "max_tokens": 100, "tools": tools,

@@ -127,7 +127,7 @@ async fn streamed_and_whole_answers_agree_with_the_chat_route() {
     )
     .await
     .unwrap();
-    let http = reqwest::Client::new();
+    let http = crate::net::client_builder().build().unwrap();
     let schema = json!({"type": "object", "properties": {"query": {"type": "string"}}});
     let tools = json!([{"type": "namespace", "name": "mcp__notes", "description": "Notes.",
         "tools": [{"type": "function", "name": "notes_search",

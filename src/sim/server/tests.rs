@@ -37,7 +37,7 @@ async fn faulty(faults: FaultConfig) -> (String, super::SimServerHandle) {
 
 /// Sends each body once and sorts the answers: `Ok(json)` or `Err(what went wrong)`.
 async fn send_all(url: &str, seeds: std::ops::Range<u64>) -> Vec<Result<Value, String>> {
-    let http = reqwest::Client::new();
+    let http = crate::net::client_builder().build().unwrap();
     let mut out = Vec::new();
     for seed in seeds {
         let response = http.post(url).json(&body(seed)).send().await.unwrap();
@@ -127,7 +127,7 @@ async fn a_hang_waits_then_answers_503() {
         ..FaultConfig::default()
     })
     .await;
-    let http = reqwest::Client::new();
+    let http = crate::net::client_builder().build().unwrap();
     let mut hung = 0;
     for seed in 0..8 {
         let started = Instant::now();
