@@ -186,14 +186,11 @@ fn an_app_that_crashes_or_hangs_is_an_infrastructure_error() {
     let dir = temp_dir();
     // A "Claude Code" that answers --version and then fails or sleeps: `false` exits 1 at once.
     let script = dir.path().join("fake-app");
-    std::fs::write(
+    write_script(
         &script,
         "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '9.9.9 (Claude Code)'; exit 0; fi\n\
          echo 'boom: no model' >&2\nif [ -n \"$HANG\" ]; then sleep 30; fi\nexit 3\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     std::fs::write(dir.path().join("suite.yaml"), APP_SUITE).unwrap();
     for (hang, expect) in [("", "no `result` event"), ("1", "timeout")] {
         let config = format!(

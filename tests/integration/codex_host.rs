@@ -128,14 +128,11 @@ fn a_codex_that_crashes_or_hangs_is_an_infrastructure_error() {
     let config_path = dir.path().join("config.toml");
     // A "Codex" that answers --version and then fails or sleeps.
     let script = dir.path().join("fake-codex");
-    std::fs::write(
+    write_script(
         &script,
         "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'codex-cli 9.9.9'; exit 0; fi\n\
          echo 'boom: no model' >&2\nif [ -n \"$HANG\" ]; then sleep 30; fi\nexit 3\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     for (hang, expect) in [("", "no `turn.completed`"), ("1", "timeout")] {
         let config = format!(
             "baseline = \"demo:1.4.0\"\ncandidate = \"demo:1.4.0\"\nhosts = [\"cx\"]\nretries = 0\n\

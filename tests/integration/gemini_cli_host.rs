@@ -304,14 +304,11 @@ fn a_gemini_cli_that_crashes_or_hangs_is_an_infrastructure_error() {
     let config_path = dir.path().join("config.toml");
     // A "Gemini CLI" that answers --version and then fails or sleeps.
     let script = dir.path().join("fake-gemini");
-    std::fs::write(
+    write_script(
         &script,
         "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '9.9.9'; exit 0; fi\n\
          echo 'boom: no model' >&2\nif [ -n \"$HANG\" ]; then sleep 30; fi\nexit 3\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     for (hang, expect) in [("", "no `result` event"), ("1", "timeout")] {
         let config = format!(
             "baseline = \"demo:1.4.0\"\ncandidate = \"demo:1.4.0\"\nhosts = [\"gm\"]\nretries = 0\n\

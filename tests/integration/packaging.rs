@@ -129,9 +129,9 @@ fn action_install_step(env: &[(&str, &str)]) -> (Option<i32>, String, String) {
     std::fs::create_dir_all(&fake).unwrap();
     let gh = fake.join("gh");
     // gh release download vX --repo R --pattern P --dir D --clobber
-    std::fs::write(
+    write_script(
         &gh,
-        format!(
+        &format!(
             "#!/usr/bin/env bash\necho \"gh $*\" >>\"{log}\"\n[ \"$3\" = v0.3.1 ] || exit 1\n\
              d=$(mktemp -d)\nmkdir \"$d/mcpeval-x86_64-unknown-linux-musl\"\n\
              printf '#!/bin/sh\\necho mcpeval 0.3.1\\n' >\"$d/mcpeval-x86_64-unknown-linux-musl/mcpeval\"\n\
@@ -139,11 +139,7 @@ fn action_install_step(env: &[(&str, &str)]) -> (Option<i32>, String, String) {
              tar czf \"$9/$7\" -C \"$d\" mcpeval-x86_64-unknown-linux-musl\n",
             log = dir.path().join("gh.log").display(),
         ),
-    )
-    .unwrap();
-    let mut perms = std::fs::metadata(&gh).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&gh, perms).unwrap();
+    );
     let output_file = dir.path().join("github_output");
     std::fs::write(&output_file, "").unwrap();
     let temp = dir.path().join("runner-temp");

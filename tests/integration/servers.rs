@@ -170,20 +170,17 @@ fn a_server_that_crashes_mid_trial_gives_recorded_infra_errors_and_the_run_compl
 /// again for the run; with `isolation = "trial"` one start per trial, the preflight's included.
 #[test]
 fn the_preflight_servers_serve_the_first_trials() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = temp_dir();
     let starts = dir.path().join("starts.log");
     let launcher = dir.path().join("launch-demo");
-    std::fs::write(
+    write_script(
         &launcher,
-        format!(
+        &format!(
             "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' demo-server --release \"$1\"\n",
             starts.display(),
             bin()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let count = |release: &str| {
         std::fs::read_to_string(&starts)
             .unwrap_or_default()

@@ -182,10 +182,7 @@ fn merged_shards_equal_the_unsharded_run() {
         got.windows(2).all(|w| place(&w[0]) < place(&w[1])),
         "merged episodes out of run order"
     );
-    let table = polars_io::prelude::ParquetReader::new(
-        std::fs::File::open(merged.join("episodes.parquet")).unwrap(),
-    );
-    use polars_io::prelude::SerReader;
+    let table = ParquetReader::new(std::fs::File::open(merged.join("episodes.parquet")).unwrap());
     assert_eq!(table.finish().unwrap().height(), got.len());
     let transcripts = std::fs::read_to_string(merged.join("transcripts.jsonl")).unwrap();
     assert_eq!(transcripts.lines().count(), got.len());

@@ -80,6 +80,13 @@ pub fn spawn_listening(args: &[&str], from_stderr: bool) -> Background {
     Background { child, addr }
 }
 
+/// Writes `text` to `path` as an executable file (a stand-in program or launcher).
+pub fn write_script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
 }
