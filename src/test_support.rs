@@ -34,6 +34,7 @@ pub(crate) fn episode(
         seed: u64::from(trial),
         success,
         infra_error: None,
+        server_error: None,
         turns: calls + 1,
         tool_calls: calls,
         tool_errors: 0,
@@ -62,6 +63,8 @@ pub(crate) fn episode(
         attempts: Vec::new(),
         request_retries: Vec::new(),
         started_at: String::new(),
+        text_tool_calls: 0,
+        text_tool_call: None,
         app: None,
     }
 }

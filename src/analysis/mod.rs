@@ -4,6 +4,7 @@
 
 pub mod adaptive;
 mod comparison;
+pub mod diagnosis;
 mod numbers;
 mod policy;
 mod verdict;
@@ -12,6 +13,7 @@ pub use comparison::{
     compare, suite_metrics, suite_scopes, Collector, Comparison, Detectable, EpisodeFacts, Outcome,
     Row, RunDesign, SideOutcome, TaskOutcome, TaskVerdict, UsageTotal, MAX_PLANNED_TRIALS, SUITE,
 };
+pub use diagnosis::Diagnosis;
 pub use numbers::{percent, points};
 pub use policy::AdaptivePolicy;
 pub use verdict::{decide, margin, significant, Level, Scope, TestName, Verdict};

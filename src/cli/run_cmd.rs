@@ -112,6 +112,10 @@ impl Face for Console {
                 info.episodes
             );
         }
+        for line in crate::report::diagnosis_lines(&crate::analysis::Diagnosis::of(&end.comparison))
+        {
+            outln!("{line}");
+        }
         print_verdict(&end.comparison, dir);
         let counts = crate::report::TaskCounts::of(info, &end.comparison);
         if counts.short() {

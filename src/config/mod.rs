@@ -21,12 +21,12 @@ pub use check_stages::{CheckFile, CONFORMANCE_PACKAGE};
 pub use file::{AuthFile, ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
 pub use nightly::{NightlyFile, NightlySettings};
 pub use profile::{HostProfile, ToolNaming};
-pub use resolve::resolve_extra_host;
 pub use resolve::{
     checked_renames, config_renames, env_reference, expand_value, resolve, resolve_server,
     ConfigError, HostConfig, HostSettings, InvalidSetting, Overrides, Provider, RunConfig,
     UnsetVar, UnsetVariable, DEFAULT_CONFIG, DEMO_CONFIG,
 };
+pub use resolve::{resolve_extra_host, NO_HOST};
 pub use server::{ClientProfile, ProtocolEra, ServerSpec, Transport};
 pub use sim::SimConfig;
 pub use stats::{Metric, StatsConfig, StatsFile};

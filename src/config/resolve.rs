@@ -300,6 +300,8 @@ pub struct RunConfig {
     pub isolation: Isolation,
     pub retries: u32,
     pub suites: Vec<PathBuf>,
+    /// The model hosts. Empty when none was given outside the demo: a run of model tasks then
+    /// refuses to start ([`NO_HOST`]).
     pub hosts: Vec<HostConfig>,
     pub baseline: ServerSpec,
     pub candidate: ServerSpec,
@@ -329,6 +331,11 @@ pub struct RunConfig {
 fn parse_toml(path: &str, text: &str) -> Result<ConfigFile, ConfigError> {
     super::check::parse_config(path, text)
 }
+
+/// Why a run of model tasks without a host cannot start: the simulated model is the demo's.
+pub const NO_HOST: &str = "no model host: pass --host openai:MODEL, --host anthropic:MODEL or \
+     --host NAME (a [host.NAME] of the config), or set `hosts` in the config; the simulated model \
+     `sim` is the default of the demo only, not for judging a server (`--host sim` asks for it)";
 
 /// Resolves the run config. With no config file and no servers given, the embedded demo is used.
 pub fn resolve(over: &Overrides) -> Result<RunConfig, ConfigError> {
@@ -496,18 +503,29 @@ fn build(
     };
     let baseline = server("baseline", &file.baseline)?;
     let candidate = server("candidate", &file.candidate)?;
-    let hosts = file
-        .hosts
-        .clone()
-        .unwrap_or_else(|| vec!["sim".into()])
+    // The simulated model is the default host of the demo alone: a pair of `demo:VERSION`
+    // servers (the embedded demo config names them too). Elsewhere no host is the default, and a
+    // run of model tasks asks for one (`RunConfig::hosts` is then empty).
+    let demo_pair = [&file.baseline, &file.candidate].iter().all(|given| {
+        given
+            .as_deref()
+            .is_some_and(|g| !file.servers.contains_key(g) && g.trim().starts_with("demo:"))
+    });
+    let hosts = match &file.hosts {
+        Some(hosts) if hosts.is_empty() => {
+            return Err(invalid(
+                "no host: `hosts` is empty; name one (`openai:MODEL`, `anthropic:MODEL`, a                  [host.NAME], or `sim` for the simulated model)"
+                    .into(),
+            ))
+        }
+        Some(hosts) => hosts.clone(),
+        None if demo_pair => vec!["sim".to_owned()],
+        None => Vec::new(),
+    };
+    let hosts = hosts
         .iter()
         .map(|h| resolve_host(h, &file.named_hosts, &base_profile))
         .collect::<Result<Vec<_>, _>>()?;
-    if hosts.is_empty() {
-        return Err(invalid(
-            "no host: pass --host sim or --host openai:MODEL".into(),
-        ));
-    }
     let mut stats = file.stats.clone().unwrap_or_default().resolve();
     if let Some(correction) = over.correction {
         stats.correction = correction;

@@ -40,6 +40,10 @@ pub struct TrialOutput {
     pub hit_max_turns: bool,
     pub messages: Vec<Message>,
     pub infra_error: Option<String>,
+    /// Set with `infra_error` when the side's server caused it: what the server was asked when it
+    /// failed (`tools/call `x``, `start`, `setup call `y``). Such a trial, after its last attempt,
+    /// is the side's failure (`server_error`), not an infrastructure error.
+    pub server_failed: Option<String>,
     pub latency_ms: f64,
     /// Requests to the model that failed and were retried before an answer came (one line each).
     pub request_retries: Vec<String>,
@@ -163,6 +167,20 @@ async fn take_turns(
                     });
                 }
                 Err(e) => {
+                    // The call was made and failed with the server: kept in the record, so that
+                    // a side whose server dies counts the call and its error.
+                    let tool = input.tools.server_name(&call.name).unwrap_or(&call.name);
+                    out.calls.push(ToolCallRecord {
+                        index: out.calls.len() as u32,
+                        tool: tool.to_owned(),
+                        arguments: call.arguments.clone(),
+                        is_error: true,
+                        error_code: None,
+                        error_kind: Some("server".into()),
+                        latency_ms: 0.0,
+                        result: chain(&e),
+                    });
+                    out.server_failed = Some(format!("tools/call `{tool}`"));
                     out.infra_error = Some(chain(&e));
                     return;
                 }

@@ -13,6 +13,26 @@ use crate::suite::{AfterCheck, CallSpec, FixtureCall, Task};
 /// The host name (and model) of call tasks' episodes: no model runs them.
 pub const DIRECT_HOST: &str = "direct";
 
+/// The request a call task sends, as said in a server error: `tools/call `x``.
+fn request_words(call: &CallSpec) -> String {
+    match call {
+        CallSpec::Tool { name, .. } => format!("tools/call `{name}`"),
+        CallSpec::Resource { uri } => format!("resources/read `{uri}`"),
+        CallSpec::Prompt { name, .. } => format!("prompts/get `{name}`"),
+    }
+}
+
+impl FixtureError {
+    /// What the server was asked when it could not answer (`setup call `x``); `None` for a call
+    /// it answered with an error.
+    pub fn unreachable_call(&self) -> Option<String> {
+        match self {
+            FixtureError::Unreachable { stage, tool, .. } => Some(format!("{stage} call `{tool}`")),
+            FixtureError::Failed { .. } => None,
+        }
+    }
+}
+
 /// Sends the task's request and grades the answer. A server that cannot be reached or dies is an
 /// infrastructure error; every answer, error or not, is graded.
 pub async fn run_call(
@@ -41,6 +61,7 @@ pub async fn run_call(
         Ok(outcome) => outcome,
         Err(e) => {
             out.infra_error = Some(crate::error::chain(&e));
+            out.server_failed = Some(request_words(call));
             return out;
         }
     };

@@ -18,6 +18,14 @@ pub struct EpisodeFacts<'a> {
     pub kind: TaskKind,
     pub set: TaskSet,
     pub infra_error: bool,
+    /// The infrastructure error's or the server error's text, when the episode has one.
+    pub error_text: Option<&'a str>,
+    /// The side's own server failed during the trial (`Episode::server_error`): a failure of the
+    /// side, unless the other side's server failed on the same task too.
+    pub server_error: bool,
+    /// Answers that wrote a tool call as text, and the first one's excerpt (`None` from tables).
+    pub text_tool_calls: u32,
+    pub text_tool_call: Option<&'a str>,
     pub success: bool,
     pub tool_calls: u32,
     pub tool_errors: u32,
@@ -40,6 +48,11 @@ pub struct EpisodeFacts<'a> {
     pub failure: Cow<'a, str>,
 }
 
+/// A server error's first line (without the stderr tail that follows it), as a failure's reason.
+pub fn server_error_line(error: &str) -> &str {
+    error.lines().next().unwrap_or(error)
+}
+
 impl<'a> EpisodeFacts<'a> {
     pub fn of(e: &'a Episode) -> Self {
         Self {
@@ -50,6 +63,10 @@ impl<'a> EpisodeFacts<'a> {
             kind: e.kind,
             set: e.set,
             infra_error: e.infra_error.is_some(),
+            error_text: e.infra_error.as_deref().or(e.server_error.as_deref()),
+            server_error: e.server_error.is_some(),
+            text_tool_calls: e.text_tool_calls,
+            text_tool_call: e.text_tool_call.as_deref(),
             success: e.success,
             tool_calls: e.tool_calls,
             tool_errors: e.tool_errors,
@@ -64,10 +81,10 @@ impl<'a> EpisodeFacts<'a> {
             truncated: e.truncated,
             timed_out: e.timed_out,
             ttft_ms: e.ttft_ms,
-            failure: if e.success {
-                Cow::Borrowed("")
-            } else {
-                Cow::Owned(e.grade.failure_summary())
+            failure: match &e.server_error {
+                _ if e.success => Cow::Borrowed(""),
+                Some(error) => Cow::Borrowed(server_error_line(error)),
+                None => Cow::Owned(e.grade.failure_summary()),
             },
         }
     }

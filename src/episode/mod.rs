@@ -10,9 +10,9 @@ mod redact;
 mod tools;
 
 pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};
-pub use direct::{check_after, run_call, run_fixtures, DIRECT_HOST};
+pub use direct::{check_after, run_call, run_fixtures, FixtureError, DIRECT_HOST};
 pub use driver::Driver;
-pub use facts::EpisodeFacts;
+pub use facts::{server_error_line, EpisodeFacts};
 pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};
 pub use redact::Redactor;
 pub use tools::{system_prompt, ToolView};

@@ -43,7 +43,8 @@ pub struct ToolCallRecord {
     /// JSON-RPC error code when the call failed at the protocol level.
     pub error_code: Option<i64>,
     /// Who caused the error, when there was one: `model` (unknown tool, bad JSON), `tool`
-    /// (`isError` result), `protocol` (JSON-RPC error), `timeout`.
+    /// (`isError` result), `protocol` (JSON-RPC error), `timeout`, `server` (the server exited or
+    /// closed its transport during the call).
     pub error_kind: Option<String>,
     pub latency_ms: f64,
     /// The result text sent back to the model (truncated in this record when very long).
@@ -67,6 +68,13 @@ pub struct Episode {
     pub seed: u64,
     pub success: bool,
     pub infra_error: Option<String>,
+    /// The side's own server failed during the trial (it exited or closed its transport during a
+    /// call, or would not start) on every attempt: "candidate server failed during tools/call
+    /// `x`: …" with its stderr's tail. The trial is the side's failure (`success` false) and
+    /// counts in the verdict, unless the other side's server failed on the same task too (then
+    /// both are left out as infrastructure errors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_error: Option<String>,
     pub turns: u32,
     pub tool_calls: u32,
     pub tool_errors: u32,
@@ -126,6 +134,12 @@ pub struct Episode {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub request_retries: Vec<String>,
     pub started_at: String,
+    /// How many of the model's answers wrote a tool call as text (a JSON object or XML element
+    /// naming an offered tool) instead of calling it, and an excerpt of the first.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub text_tool_calls: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_tool_call: Option<String>,
     /// What an app host (Claude Code, …) reported besides the loop's record; absent for API hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<AppFacts>,
@@ -209,6 +223,10 @@ pub struct Transcript {
     /// The judge's verdict, reasoning, raw answer and tokens (tasks with a `judge:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<crate::grade::JudgeRecord>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The format of episode lines written before lines said theirs.

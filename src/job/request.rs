@@ -401,6 +401,9 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
     });
     // A suite of call tasks only needs no model: no host is built (nor its API key asked for).
     let hosts = match suite.tasks.iter().any(|t| t.kind.has_model()) {
+        true if config.hosts.is_empty() => {
+            return Err(crate::config::ConfigError::Invalid(crate::config::NO_HOST.into()).into())
+        }
         true => rate_limited(cached(build_hosts(&config)?, cache.as_ref())),
         false => Vec::new(),
     };

@@ -104,6 +104,10 @@ fn properties(out: &mut String, report: &Report, host: &str) {
             format!("{:?}", c.outcome()).to_lowercase(),
         ),
     ];
+    let diagnosis = super::diagnosis::text(&crate::analysis::Diagnosis::of(c));
+    if !diagnosis.is_empty() {
+        props.push(("diagnosis".to_owned(), diagnosis.trim_end().to_owned()));
+    }
     for r in c
         .rows
         .iter()
@@ -173,6 +177,14 @@ fn testcase(out: &mut String, c: &Comparison, t: &TaskOutcome) {
         );
     }
     let mut details = String::new();
+    if crate::analysis::Diagnosis::baseline_never_passed(t) {
+        let side = match t.candidate.n > 0 && t.candidate.successes == 0 {
+            true => "both sides failed every trial: check the task or the host",
+            false => "the baseline failed every trial: check the servers' setup",
+        };
+        let why = t.baseline.failures.first().map_or("", |(w, _)| w.as_str());
+        let _ = writeln!(details, "note: {side}; baseline: {why}");
+    }
     for r in &rows {
         let _ = writeln!(details, "{}: {}", r.verdict, describe(r));
     }

@@ -18,6 +18,9 @@ pub fn summary(report: &Report) -> String {
     let mut out = String::new();
     let stopped = stopped_early(&mut out, report);
     headline(&mut out, c, stopped);
+    out.push_str(&super::diagnosis::markdown(
+        &crate::analysis::Diagnosis::of(c),
+    ));
     facts(&mut out, report);
     trigger_changes(&mut out, report.info);
     suite(&mut out, c);

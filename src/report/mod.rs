@@ -4,6 +4,7 @@
 
 mod check;
 mod console;
+mod diagnosis;
 mod export;
 mod format;
 mod frame;
@@ -14,6 +15,7 @@ mod markdown;
 
 pub use check::{check_junit, check_summary, exit as check_exit, stage_line};
 pub use console::verdict_table;
+pub use diagnosis::{console_lines as diagnosis_lines, text as diagnosis_text};
 pub use export::{
     append_step_summary, exporters, write_reports, write_reports_with, Exporter, Report, JUNIT_XML,
     SUMMARY_MD,

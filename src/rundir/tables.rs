@@ -241,7 +241,14 @@ const READ_CHUNK: usize = 65_536;
 
 /// Columns a comparison reads that tables written before them lack (read as 0, false or empty
 /// there).
-const NEWER_FACT_COLUMNS: [&str; 4] = ["reasoning_tokens", "truncated", "timed_out", "ttft_ms"];
+const NEWER_FACT_COLUMNS: [&str; 6] = [
+    "reasoning_tokens",
+    "truncated",
+    "timed_out",
+    "ttft_ms",
+    "server_error",
+    "text_tool_calls",
+];
 
 /// The columns a comparison reads (see [`EpisodeFacts`]), besides [`NEWER_FACT_COLUMNS`].
 const FACT_COLUMNS: [&str; 19] = [
@@ -376,6 +383,12 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
         .map(|c| c.bool().cloned())
         .transpose()?;
     let ttft = optional("ttft_ms").map(|c| c.f64().cloned()).transpose()?;
+    let text_calls = optional("text_tool_calls")
+        .map(|c| c.u32().cloned())
+        .transpose()?;
+    let server = optional("server_error")
+        .map(|c| c.str().cloned())
+        .transpose()?;
     let bad = |what: &str, value: Option<&str>| polars_err!(ComputeError: "unknown {what} `{}`", value.unwrap_or("null"));
     for i in 0..df.height() {
         let side = match side.get(i) {
@@ -395,6 +408,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
             other => return Err(bad("set", other)),
         };
         let success = success.get(i).unwrap_or(false);
+        let server_error = server.as_ref().and_then(|c| c.get(i));
         let facts = EpisodeFacts {
             host: host.get(i).unwrap_or(""),
             task_id: task.get(i).unwrap_or(""),
@@ -403,6 +417,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
             kind,
             set,
             infra_error: infra.get(i).is_some(),
+            error_text: infra.get(i).or(server_error),
             success,
             tool_calls: calls.get(i).unwrap_or(0),
             tool_errors: errors.get(i).unwrap_or(0),
@@ -417,10 +432,13 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
             truncated: truncated.as_ref().and_then(|c| c.get(i)).unwrap_or(false),
             timed_out: timed_out.as_ref().and_then(|c| c.get(i)).unwrap_or(false),
             ttft_ms: ttft.as_ref().and_then(|c| c.get(i)),
-            failure: std::borrow::Cow::Borrowed(if success {
-                ""
-            } else {
-                failures.get(i).unwrap_or("")
+            server_error: server_error.is_some(),
+            text_tool_calls: text_calls.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
+            text_tool_call: None,
+            failure: std::borrow::Cow::Borrowed(match server_error {
+                _ if success => "",
+                Some(error) => crate::episode::server_error_line(error),
+                None => failures.get(i).unwrap_or(""),
             }),
         };
         each(side, &facts);

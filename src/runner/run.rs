@@ -15,8 +15,8 @@ use super::pool::ServerPool;
 use super::schedule::{trial_seed, Schedule, TrialKey};
 use crate::config::{HostConfig, RunConfig};
 use crate::episode::{
-    check_after, run_call, run_fixtures, run_trial, Driver, Episode, Redactor, Side, Transcript,
-    TrialInput, TrialOutput,
+    check_after, run_call, run_fixtures, run_trial, Driver, Episode, FixtureError, Redactor, Side,
+    Transcript, TrialInput, TrialOutput,
 };
 use crate::grade::judge::{self, JudgedCall, JudgedTrial};
 use crate::grade::{grade, Grade, Judged, Observed, ObservedCall};
@@ -604,7 +604,13 @@ async fn attempt(
     };
     let lease = match shared.pool.acquire(key.side, key.task).await {
         Ok(lease) => lease,
-        Err(e) => return (infra(crate::error::chain(&e)), Vec::new().into(), None),
+        Err(e) => {
+            return (
+                server_infra(crate::error::chain(&e), "start"),
+                Vec::new().into(),
+                None,
+            )
+        }
     };
     let view = lease.server.view(key.host, &host.config.profile);
     let timeout = shared.pool.spec(key.side).call_timeout;
@@ -613,7 +619,7 @@ async fn attempt(
         run_fixtures(&lease.server.connection, &fixtures.setup, "setup", timeout).await
     {
         shared.pool.release(lease, true).await;
-        return (infra(error.to_string()), view.specs.clone(), None);
+        return (fixture_infra(&error), view.specs.clone(), None);
     }
     let input = TrialInput {
         prompt: &task.prompt,
@@ -654,6 +660,23 @@ fn infra(error: String) -> TrialOutput {
     }
 }
 
+/// The output of a trial whose server failed at `what` (`start`, a fixture call): the side's
+/// server is to blame.
+fn server_infra(error: String, what: &str) -> TrialOutput {
+    TrialOutput {
+        server_failed: Some(what.to_owned()),
+        ..infra(error)
+    }
+}
+
+/// The output of a trial whose setup failed: the server's fault when it could not answer.
+fn fixture_infra(error: &FixtureError) -> TrialOutput {
+    match error.unreachable_call() {
+        Some(what) => server_infra(error.to_string(), &what),
+        None => infra(error.to_string()),
+    }
+}
+
 /// After a trial: the `expect.after` checks of the state it left, then the `teardown` calls. A
 /// server that fails either makes the trial an infrastructure error.
 async fn finish_fixtures(
@@ -666,12 +689,14 @@ async fn finish_fixtures(
         Ok(checks) => output.after = checks,
         Err(error) => {
             output.infra_error = Some(error.to_string());
+            output.server_failed = error.unreachable_call();
             return;
         }
     }
     if let Err(error) = run_fixtures(&server.connection, &task.teardown, "teardown", timeout).await
     {
         output.infra_error = Some(error.to_string());
+        output.server_failed = error.unreachable_call();
     }
 }
 
@@ -683,13 +708,19 @@ async fn direct_attempt(
     let task = shared.runner.task_for(key.task, key.side);
     let lease = match shared.pool.acquire(key.side, key.task).await {
         Ok(lease) => lease,
-        Err(e) => return (infra(crate::error::chain(&e)), Vec::new().into(), None),
+        Err(e) => {
+            return (
+                server_infra(crate::error::chain(&e), "start"),
+                Vec::new().into(),
+                None,
+            )
+        }
     };
     let timeout = shared.pool.spec(key.side).call_timeout;
     let server = &lease.server;
     let mut output = match run_fixtures(&server.connection, &task.setup, "setup", timeout).await {
         Ok(()) => run_call(task, &server.connection, &server.tools, timeout).await,
-        Err(error) => infra(error.to_string()),
+        Err(error) => fixture_infra(&error),
     };
     if output.infra_error.is_none() {
         finish_fixtures(server, task, timeout, &mut output).await;
@@ -812,6 +843,17 @@ fn build_episode(
         .count() as u32;
     let tools_called: Vec<&str> = output.calls.iter().map(|c| c.tool.as_str()).collect();
     let redact = |s: String| runner.redactor.redact(&s);
+    // The side's own server failed on the last attempt: the side's failure, not the run's.
+    let server_error = match (&output.infra_error, &output.server_failed) {
+        (Some(error), Some(what)) => {
+            Some(format!("{} server failed during {what}: {error}", key.side))
+        }
+        _ => None,
+    };
+    if server_error.is_some() {
+        output.infra_error = None;
+        grade.success = false;
+    }
     Episode {
         format_version: crate::rundir::FORMAT_VERSION.to_owned(),
         run_id: runner.run_id.clone(),
@@ -825,6 +867,7 @@ fn build_episode(
         seed,
         success: grade.success && output.infra_error.is_none(),
         infra_error: output.infra_error.map(redact),
+        server_error: server_error.map(redact),
         turns: output.turns,
         tool_calls: output.calls.len() as u32,
         tool_errors,
@@ -861,6 +904,8 @@ fn build_episode(
         attempts: attempts.into_iter().map(redact).collect(),
         request_retries: output.request_retries.into_iter().map(redact).collect(),
         started_at,
+        text_tool_calls: 0,
+        text_tool_call: None,
         app: output.app,
     }
 }

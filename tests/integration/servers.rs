@@ -131,14 +131,20 @@ fn an_unreachable_http_server_is_an_infrastructure_failure() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("127.0.0.1:9"));
 }
 
+/// A server that dies mid-trial on one side only is that side's failure, not an infrastructure
+/// error: a behaviour change by design (issue 36; until then the crash was an `infra_error`, left
+/// out of the statistics, and the run could end in exit 3 as if it were flaky). Its trials are
+/// retried as before; after the last attempt the episode says `server_error` with the side, the
+/// call and the server's stderr, and counts as a failure.
 #[test]
-fn a_server_that_crashes_mid_trial_gives_recorded_infra_errors_and_the_run_completes() {
+fn a_server_that_crashes_mid_trial_fails_its_side_with_a_server_error() {
     let dir = temp_dir();
     // The candidate dies on its second tool call; tasks that need two calls hit it every attempt.
     let out_dir = run_config(
         dir.path(),
         &format!(
             "baseline = \"demo:1.4.0\"\ncandidate = \"crashing\"\nsuites = [\"tasks/demo\"]\nretries = 1\n\
+             hosts = [\"sim\"]\n\
              [servers.crashing]\ncommand = \"{} demo-server --release 1.5.0\"\n\
              env = {{ MCPEVAL_DEMO_CRASH_AFTER = \"1\" }}\n",
             bin()
@@ -148,13 +154,21 @@ fn a_server_that_crashes_mid_trial_gives_recorded_infra_errors_and_the_run_compl
     let eps = episodes(&out_dir);
     let tasks: std::collections::HashSet<&str> = eps.iter().map(|e| e.task_id.as_str()).collect();
     assert_eq!(eps.len(), tasks.len() * 2 * 2, "episodes lost");
-    let crashed: Vec<_> = eps.iter().filter(|e| e.infra_error.is_some()).collect();
+    assert!(
+        eps.iter().all(|e| e.infra_error.is_none()),
+        "a crash left as infra"
+    );
+    let crashed: Vec<_> = eps.iter().filter(|e| e.server_error.is_some()).collect();
     assert!(!crashed.is_empty(), "no trial hit the crash");
     for e in &crashed {
         assert_eq!(e.side, mcpeval::episode::Side::Candidate);
         assert!(!e.success);
         assert_eq!(e.attempts.len(), 1, "the retry is not kept");
-        let error = e.infra_error.as_deref().unwrap();
+        let error = e.server_error.as_deref().unwrap();
+        assert!(
+            error.starts_with("candidate server failed during tools/call `"),
+            "{error}"
+        );
         assert!(
             error.contains("crashing on purpose"),
             "stderr tail missing: {error}"
@@ -162,7 +176,18 @@ fn a_server_that_crashes_mid_trial_gives_recorded_infra_errors_and_the_run_compl
     }
     assert!(eps
         .iter()
-        .any(|e| e.side == mcpeval::episode::Side::Candidate && e.infra_error.is_none()));
+        .any(|e| e.side == mcpeval::episode::Side::Candidate && e.server_error.is_none()));
+    // The tables carry it, and the comparison counts those trials as the candidate's failures.
+    let csv = std::fs::read_to_string(out_dir.join("episodes.csv")).unwrap();
+    assert!(
+        csv.lines().next().unwrap().contains("server_error"),
+        "{csv}"
+    );
+    let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("candidate server failed during tools/call"),
+        "{summary}"
+    );
 }
 
 /// The servers the preflight started (and listed) serve the run's first trials: with

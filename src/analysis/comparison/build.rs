@@ -110,7 +110,7 @@ impl Collector {
         self.hosts
             .values()
             .flat_map(BTreeMap::values)
-            .map(|c| c.sides[i].len() + c.sides[i].infra as usize)
+            .map(|c| c.sides[i].len() + c.sides[i].infra as usize + c.server_failed_on(i))
             .sum()
     }
 
@@ -132,9 +132,17 @@ impl Collector {
         self.episodes
     }
 
-    /// Episodes counted so far that ended in an infrastructure error.
+    /// Episodes counted so far that ended in an infrastructure error, with the trials whose
+    /// servers failed on both sides of a task (see [`Cell::settled`]).
     pub fn infra_errors(&self) -> usize {
-        self.infra_errors
+        self.infra_errors + self.server_failed_both()
+    }
+
+    fn server_failed_both(&self) -> usize {
+        (self.hosts.values())
+            .flat_map(BTreeMap::values)
+            .map(Cell::server_failed_both)
+            .sum()
     }
 
     /// The comparison of the episodes counted so far: every row tested, adjusted, judged and
@@ -159,9 +167,9 @@ impl Collector {
                 Some(a) => a.suite_cells.get(host).unwrap_or(cells),
                 None => cells,
             };
-            let members: Vec<(&Cell, _)> = (suite_cells.values())
+            let members: Vec<(std::borrow::Cow<'_, Cell>, _)> = (suite_cells.values())
                 .filter(|c| c.kind.has_model())
-                .map(|c| (c, (c.kind, c.set)))
+                .map(|c| (c.settled(), (c.kind, c.set)))
                 .collect();
             let kinds: Vec<_> = members.iter().map(|(_, ks)| *ks).collect();
             // A host of call tasks only has no suite rows.
@@ -173,11 +181,12 @@ impl Collector {
                 let in_scope: Vec<&Cell> = members
                     .iter()
                     .filter(|(_, (kind, set))| scope.holds(*kind, *set))
-                    .map(|(c, _)| *c)
+                    .map(|(c, _)| c.as_ref())
                     .collect();
                 pending.extend(suite_rows(&ctx, scope, &in_scope)?);
             }
             for (task, cell) in cells {
+                let cell = &*cell.settled();
                 if !cell.kind.has_model() {
                     pending.extend(exact_rows(&ctx, task, cell));
                     tasks.push(cell.outcome(task, host));
@@ -216,7 +225,7 @@ impl Collector {
             stats: stats.clone(),
             level,
             episodes: self.episodes,
-            infra_errors: self.infra_errors,
+            infra_errors: self.infra_errors + self.server_failed_both(),
             detectable,
             usage: self.usage.totals(),
         })

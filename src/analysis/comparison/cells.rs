@@ -172,6 +172,8 @@ pub(super) struct SideValues {
     /// Episodes that called at least one tool.
     called: u64,
     pub infra: u32,
+    /// Trials whose own server failed, counted as failures of this side (see [`Cell::settled`]).
+    pub server_errors: u32,
     /// Distinct grade explanations of failed trials, in order of first appearance, with counts.
     failures: Vec<(String, u32)>,
 }
@@ -203,13 +205,18 @@ impl SideValues {
     }
 
     fn add(&mut self, e: &EpisodeFacts) {
-        for (values, metric) in self.values.iter_mut().zip(Metric::TESTED) {
-            values.push(e.value(metric));
+        let values = Metric::TESTED.map(|m| e.value(m));
+        self.add_values(&values, e.success, e.tool_calls > 0, &e.failure);
+    }
+
+    /// Adds one episode's values (in [`Metric::TESTED`]'s order), success and failure reason.
+    fn add_values(&mut self, values: &[f64], success: bool, called: bool, why: &str) {
+        for (column, v) in self.values.iter_mut().zip(values) {
+            column.push(*v);
         }
-        self.successes += u64::from(e.success);
-        self.called += u64::from(e.tool_calls > 0);
-        if !e.success {
-            let why = &*e.failure;
+        self.successes += u64::from(success);
+        self.called += u64::from(called);
+        if !success {
             let known = self.failures.len() < MAX_FAILURES;
             // A real model's explanations can differ in every trial: past the first
             // MAX_FAILURES distinct ones, the rest are counted together (memory and time stay
@@ -234,9 +241,19 @@ impl SideValues {
             n: self.len() as u32,
             successes: self.successes as u32,
             infra_errors: self.infra,
+            server_errors: self.server_errors,
             failures,
         }
     }
+}
+
+/// A trial whose own server failed, kept apart from the side's values until the cell is read:
+/// whether it is the side's failure depends on the other side's trials ([`Cell::settled`]).
+#[derive(Debug, Clone)]
+struct ServerFailure {
+    values: [f64; Metric::TESTED.len()],
+    called: bool,
+    why: String,
 }
 
 /// One task × host: the usable episodes of each side and the infra errors left out.
@@ -246,6 +263,8 @@ pub(super) struct Cell {
     pub set: TaskSet,
     /// Baseline, candidate.
     pub sides: [SideValues; 2],
+    /// Per side, the trials whose own server failed, not yet in `sides` (see [`Cell::settled`]).
+    server_failed: [Vec<ServerFailure>; 2],
 }
 
 impl Cell {
@@ -254,6 +273,7 @@ impl Cell {
             kind: e.kind,
             set: e.set,
             sides: Default::default(),
+            server_failed: Default::default(),
         }
     }
 
@@ -261,8 +281,55 @@ impl Cell {
     pub fn add(&mut self, side: usize, e: &EpisodeFacts) {
         if e.infra_error {
             self.sides[side].infra += 1;
+        } else if e.server_error && !e.success {
+            self.server_failed[side].push(ServerFailure {
+                values: Metric::TESTED.map(|m| e.value(m)),
+                called: e.tool_calls > 0,
+                why: e.failure.to_string(),
+            });
         } else {
             self.sides[side].add(e);
+        }
+    }
+
+    /// Whether a trial's own server failed on one side only: those trials are that side's.
+    pub fn server_failed_on(&self, side: usize) -> usize {
+        self.server_failed[side].len()
+    }
+
+    /// The cell as the statistics read it. A trial whose own server failed is a failure of its
+    /// side (the release that dies on a call is the regression), unless the other side's server
+    /// failed on this task too: then neither side's server is to blame alone, and those trials
+    /// are left out as infrastructure errors.
+    pub fn settled(&self) -> Cow<'_, Cell> {
+        if self.server_failed.iter().all(Vec::is_empty) {
+            return Cow::Borrowed(self);
+        }
+        let mut cell = self.clone();
+        let both = self.server_failed.iter().all(|f| !f.is_empty());
+        for (side, failed) in std::mem::take(&mut cell.server_failed)
+            .into_iter()
+            .enumerate()
+        {
+            let values = &mut cell.sides[side];
+            if both {
+                values.infra += failed.len() as u32;
+                continue;
+            }
+            values.server_errors += failed.len() as u32;
+            for f in failed {
+                values.add_values(&f.values, false, f.called, &f.why);
+            }
+        }
+        Cow::Owned(cell)
+    }
+
+    /// Trials of both sides whose servers failed: left out of the statistics as infrastructure
+    /// errors (see [`Cell::settled`]).
+    pub fn server_failed_both(&self) -> usize {
+        match self.server_failed.iter().all(|f| !f.is_empty()) {
+            true => self.server_failed.iter().map(Vec::len).sum(),
+            false => 0,
         }
     }
 
@@ -273,7 +340,9 @@ impl Cell {
 
     /// Whether a side has any episode at all, usable or not.
     pub fn has_side(&self, side: usize) -> bool {
-        !self.sides[side].is_empty() || self.sides[side].infra > 0
+        !self.sides[side].is_empty()
+            || self.sides[side].infra > 0
+            || !self.server_failed[side].is_empty()
     }
 
     pub fn outcome(&self, task: &str, host: &str) -> TaskOutcome {
@@ -330,6 +399,10 @@ mod tests {
             kind: TaskKind::Tool,
             set: TaskSet::Regression,
             infra_error: false,
+            error_text: None,
+            server_error: false,
+            text_tool_calls: 0,
+            text_tool_call: None,
             success: false,
             tool_calls: 1,
             tool_errors: 0,

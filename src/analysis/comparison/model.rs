@@ -86,8 +86,16 @@ pub struct SideOutcome {
     pub n: u32,
     pub successes: u32,
     pub infra_errors: u32,
+    /// Trials whose own server failed (it exited or closed its transport during a call, on this
+    /// side only): counted in `n` as failures.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub server_errors: u32,
     /// Distinct grade explanations of failed trials, with how many trials gave each, most first.
     pub failures: Vec<(String, u32)>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One task × host: both sides' outcomes.
@@ -194,6 +202,16 @@ pub struct UsageTotal {
     /// The first turns' times to first token: their sum and count (streamed answers).
     pub ttft_ms_sum: f64,
     pub ttft_episodes: u64,
+    /// Trials of `kind: tool` tasks that ran (no infrastructure error), and how many of them
+    /// made at least one structured tool call.
+    pub tool_task_trials: u64,
+    pub tool_task_trials_with_calls: u64,
+    /// Trials whose answers wrote a tool call as text, and the first one's excerpt.
+    pub text_call_trials: u64,
+    pub text_call: Option<String>,
+    /// Infrastructure errors, and the first one's text.
+    pub infra_errors: u64,
+    pub infra_error: Option<String>,
 }
 
 impl UsageTotal {
@@ -214,6 +232,12 @@ impl UsageTotal {
             timed_out: 0,
             ttft_ms_sum: 0.0,
             ttft_episodes: 0,
+            tool_task_trials: 0,
+            tool_task_trials_with_calls: 0,
+            text_call_trials: 0,
+            text_call: None,
+            infra_errors: 0,
+            infra_error: None,
         }
     }
 
@@ -245,6 +269,22 @@ impl UsageTotal {
         if let Some(ttft) = e.ttft_ms {
             self.ttft_ms_sum += ttft;
             self.ttft_episodes += 1;
+        }
+        if e.kind == crate::suite::TaskKind::Tool && !e.infra_error {
+            self.tool_task_trials += 1;
+            self.tool_task_trials_with_calls += u64::from(e.tool_calls > 0);
+        }
+        if e.infra_error {
+            self.infra_errors += 1;
+            if self.infra_error.is_none() {
+                self.infra_error = e.error_text.map(str::to_owned);
+            }
+        }
+        if e.text_tool_calls > 0 {
+            self.text_call_trials += 1;
+            if self.text_call.is_none() {
+                self.text_call = e.text_tool_call.map(str::to_owned);
+            }
         }
     }
 }

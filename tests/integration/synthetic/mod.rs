@@ -55,6 +55,7 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         seed: 1_000 + u64::from(trial),
         success: true,
         infra_error: None,
+        server_error: None,
         turns: 1,
         tool_calls: 0,
         tool_errors: 0,
@@ -83,6 +84,8 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         attempts: Vec::new(),
         request_retries: Vec::new(),
         started_at: STARTED_AT.to_owned(),
+        text_tool_calls: 0,
+        text_tool_call: None,
         app: None,
     };
     let tools: &[&str] = match kind {

@@ -1,0 +1,273 @@
+//! The words for why a run may have measured nothing ([`Diagnosis`]), shown before its verdict:
+//! on the console, in summary.md's first block, in junit.xml and in report.html.
+
+use crate::analysis::diagnosis::{NeverPassed, SilentHost};
+use crate::analysis::Diagnosis;
+
+/// Tasks named per finding on the console (summary.md names them all).
+const CONSOLE_TASKS: usize = 5;
+
+/// One finding: a headline and the tasks or excerpts behind it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub headline: String,
+    pub details: Vec<String>,
+}
+
+/// Every finding of a diagnosis, in the order a reader should fix them: the servers' setup, the
+/// host, the servers that failed, the tasks.
+pub fn findings(d: &Diagnosis) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if !d.baseline_failed.is_empty() {
+        out.push(Finding {
+            headline: format!(
+                "the baseline failed every trial of {} of {} tasks: check the servers' setup \
+                 (an `improvement` there only says the candidate passed where the baseline could not)",
+                d.baseline_failed.len(),
+                d.tasks
+            ),
+            details: d.baseline_failed.iter().map(task_line).collect(),
+        });
+    }
+    for h in &d.silent_hosts {
+        out.push(host_finding(h));
+    }
+    if !d.server_failures.is_empty() {
+        let trials: u32 = d.server_failures.iter().map(|f| f.trials).sum();
+        let mut sides: Vec<&str> = d.server_failures.iter().map(|f| f.side.as_str()).collect();
+        sides.dedup();
+        out.push(Finding {
+            headline: format!(
+                "the {} server failed during {trials} trial(s): counted as that side's failures",
+                sides.join(" and the ")
+            ),
+            details: (d.server_failures.iter())
+                .map(|f| {
+                    format!(
+                        "{} ({}): {} of {} trials: {}",
+                        f.task_id, f.host, f.trials, f.of, f.error
+                    )
+                })
+                .collect(),
+        });
+    }
+    if !d.infra.is_empty() {
+        let count: u64 = d.infra.iter().map(|i| i.count).sum();
+        out.push(Finding {
+            headline: format!(
+                "{count} trial(s) ended in an infrastructure error (neither server's doing alone: \
+                 the model provider, the network, or both servers): left out of the statistics"
+            ),
+            details: (d.infra.iter())
+                .map(|i| {
+                    format!(
+                        "{} side, host {}: {} trial(s), the first: {}",
+                        i.side,
+                        i.host,
+                        i.count,
+                        first_line(&i.first, 200)
+                    )
+                })
+                .collect(),
+        });
+    }
+    if !d.both_failed.is_empty() {
+        out.push(Finding {
+            headline: format!(
+                "{} task(s) failed every trial on both sides: check the task or the host",
+                d.both_failed.len()
+            ),
+            details: d.both_failed.iter().map(task_line).collect(),
+        });
+    }
+    out
+}
+
+fn task_line(t: &NeverPassed) -> String {
+    let failure = match t.failure.is_empty() {
+        true => String::new(),
+        false => format!(": {}", first_line(&t.failure, 200)),
+    };
+    format!(
+        "{} ({}): {}/{} → {}/{}{failure}",
+        t.task_id, t.host, t.baseline.0, t.baseline.1, t.candidate.0, t.candidate.1
+    )
+}
+
+fn host_finding(h: &SilentHost) -> Finding {
+    let mut headline = match h.with_calls {
+        0 => format!(
+            "host `{}` made no structured tool call in {} trial(s) of tool tasks",
+            h.host, h.tool_trials
+        ),
+        _ => format!("host `{}` wrote tool calls as text", h.host),
+    };
+    if h.text_calls > 0 {
+        headline.push_str(&format!(
+            "; {} trial(s) wrote a tool call as text instead of calling it",
+            h.text_calls
+        ));
+    }
+    headline.push_str(
+        ": the usual causes are the endpoint's tool-call parser, its chat template or \
+         `tool_choice` (see docs/hosts.md)",
+    );
+    Finding {
+        headline,
+        details: h
+            .excerpt
+            .iter()
+            .map(|e| format!("e.g. {}", first_line(e, 160)))
+            .collect(),
+    }
+}
+
+/// The first line of `text`, cut to `max` characters with `…`.
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    match line.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_owned(),
+    }
+}
+
+/// The console's lines: each finding with up to [`CONSOLE_TASKS`] of its details.
+pub fn console_lines(d: &Diagnosis) -> Vec<String> {
+    let mut lines = Vec::new();
+    for f in findings(d) {
+        lines.push(format!("note: {}", f.headline));
+        for detail in f.details.iter().take(CONSOLE_TASKS) {
+            lines.push(format!("  {}", first_line(detail, 116)));
+        }
+        if f.details.len() > CONSOLE_TASKS {
+            lines.push(format!(
+                "  … and {} more (summary.md)",
+                f.details.len() - CONSOLE_TASKS
+            ));
+        }
+    }
+    lines
+}
+
+/// summary.md's block: every finding with every detail; empty when there is nothing to say.
+pub fn markdown(d: &Diagnosis) -> String {
+    let mut out = String::new();
+    for f in findings(d) {
+        out.push_str(&format!("**{}**\n\n", capitalised(&f.headline)));
+        for detail in &f.details {
+            out.push_str(&format!("- `{}`\n", detail.replace('`', "'")));
+        }
+        if !f.details.is_empty() {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Plain text for junit.xml's `<system-out>` and report.html: every finding and detail.
+pub fn text(d: &Diagnosis) -> String {
+    let mut out = String::new();
+    for f in findings(d) {
+        out.push_str(&f.headline);
+        out.push('\n');
+        for detail in &f.details {
+            out.push_str("  ");
+            out.push_str(detail);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::diagnosis::ServerFailures;
+    use crate::episode::Side;
+
+    fn never(task: &str, candidate: (u32, u32)) -> NeverPassed {
+        NeverPassed {
+            task_id: task.into(),
+            host: "mcp".into(),
+            baseline: (0, 1),
+            candidate,
+            failure: "is_error: expected no error, got: Error: Access denied - path outside \
+                      allowed directories: /tmp/x"
+                .into(),
+        }
+    }
+
+    #[test]
+    fn every_finding_is_worded_with_its_tasks() {
+        let d = Diagnosis {
+            baseline_failed: (0..8)
+                .map(|i| never(&format!("read-{i}"), (1, 1)))
+                .collect(),
+            both_failed: vec![never("hard", (0, 1))],
+            tasks: 9,
+            silent_hosts: vec![SilentHost {
+                host: "openai:qwen".into(),
+                tool_trials: 70,
+                with_calls: 0,
+                text_calls: 70,
+                excerpt: Some(
+                    "```json {\"name\": \"list_projects\", \"arguments\": {}} ```".into(),
+                ),
+            }],
+            server_failures: vec![ServerFailures {
+                task_id: "search".into(),
+                host: "sim".into(),
+                side: Side::Candidate,
+                trials: 7,
+                of: 7,
+                error: "candidate server failed during tools/call `search`: Transport closed"
+                    .into(),
+            }],
+            infra: vec![crate::analysis::diagnosis::InfraErrors {
+                host: "openai:m".into(),
+                side: Side::Baseline,
+                count: 2,
+                first: "model `m`: HTTP 503\nmore".into(),
+            }],
+        };
+        let lines = console_lines(&d);
+        assert!(lines[0].starts_with(
+            "note: the baseline failed every trial of 8 of 9 tasks: check the servers' setup"
+        ));
+        assert!(lines[1].contains("read-0 (mcp): 0/1 → 1/1: is_error: expected no error"));
+        assert!(lines.iter().any(|l| l == "  … and 3 more (summary.md)"));
+        assert!(lines.iter().any(|l| l.contains(
+            "host `openai:qwen` made no structured tool call in 70 trial(s) of tool tasks; 70 \
+             trial(s) wrote a tool call as text"
+        )));
+        assert!(lines.iter().any(|l| l.contains("list_projects")));
+        assert!(lines
+            .iter()
+            .any(|l| l.contains("the candidate server failed during 7 trial(s)")));
+        assert!(lines.iter().any(|l| l
+            .contains("search (sim): 7 of 7 trials: candidate server failed during tools/call")));
+        assert!(lines
+            .iter()
+            .any(|l| l.contains("1 task(s) failed every trial on both sides: check the task")));
+        // Every detail line of the console fits 120 columns.
+        assert!(lines
+            .iter()
+            .filter(|l| l.starts_with("  "))
+            .all(|l| l.chars().count() <= 120));
+        let md = markdown(&d);
+        assert!(md.starts_with("**The baseline failed every trial of 8 of 9 tasks"));
+        assert_eq!(md.matches("\n- `read-").count(), 8, "{md}");
+        assert!(text(&d).contains("  hard (mcp): 0/1 → 0/1: is_error"));
+        assert!(lines.iter().any(|l| l
+            .contains("baseline side, host openai:m: 2 trial(s), the first: model `m`: HTTP 503")));
+        assert!(findings(&Diagnosis::default()).is_empty());
+    }
+}
