@@ -70,8 +70,8 @@ Environment (each command's --help says which it reads):
   GITHUB_STEP_SUMMARY                                 run, check, compare, merge, nightly
   MCPEVAL_CONFORMANCE                                 check (--conformance)
   MCPEVAL_HISTORY                                     history (--file)
-  MCPEVAL_DEMO_CRASH_AFTER, MCPEVAL_DEMO_DISCOVER_VERSIONS, MCPEVAL_DEMO_DEPRECATED
-                                                      demo-server (its fault flags)"
+  MCPEVAL_DEMO_CRASH_AFTER, MCPEVAL_DEMO_DISCOVER_VERSIONS, MCPEVAL_DEMO_DEPRECATED,
+  MCPEVAL_DEMO_DENY_ALL                               demo-server (its fault flags)"
 );
 
 /// `run --help`: the environment, then the exit codes.
@@ -162,7 +162,9 @@ pub struct RunArgs {
     /// bounds a trial), `gemini-cli[:MODEL]` (Gemini CLI runs each trial itself: `gemini -p …
     /// --output-format stream-json` from PATH in a private HOME whose settings.json names the
     /// side's server; GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY passed on; no seed) or a
-    /// [host.NAME] from the config (repeatable) [default: sim, or the config's hosts].
+    /// [host.NAME] from the config (repeatable) [default: the config's hosts; `sim` for the demo
+    /// alone (no servers named, or both `demo:VERSION`): elsewhere a run of model tasks needs a
+    /// host, since the simulated model is not for judging a server].
     #[arg(long, value_name = "HOST")]
     pub host: Vec<String>,
     /// Trials per task, per side, per host [default: 10, or the config's; env: MCPEVAL_TRIALS].
@@ -271,7 +273,8 @@ pub struct CheckArgs {
     /// stage, its model tasks in the evaluation.
     #[arg(long, value_name = "DIR|FILE")]
     pub suite: Vec<PathBuf>,
-    /// The evaluation's hosts, as for `run` (repeatable) [default: sim, or the config's].
+    /// The evaluation's hosts, as for `run` (repeatable) [default: the config's hosts; `sim` for
+    /// the demo alone: without a host the evaluation of a user's server is skipped].
     #[arg(long, value_name = "HOST")]
     pub host: Vec<String>,
     /// The stages to run, comma-separated: smoke, contract, conformance, deprecations,
@@ -824,6 +827,10 @@ pub struct DemoServerArgs {
     /// MCPEVAL_DEMO_DEPRECATED=1].
     #[arg(long)]
     pub deprecated: bool,
+    /// Play a server started on the wrong directory: every tool call answers `isError` with
+    /// "Access denied - path outside allowed directories" [env: MCPEVAL_DEMO_DENY_ALL=1].
+    #[arg(long)]
+    pub deny_all: bool,
 }
 
 #[derive(Debug, Args)]

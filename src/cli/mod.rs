@@ -92,6 +92,9 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             if args.deprecated {
                 std::env::set_var(crate::mcp::demo::quirks::DEPRECATED_ENV, "1");
             }
+            if args.deny_all {
+                std::env::set_var(crate::mcp::demo::DENY_ALL_ENV, "1");
+            }
             match args.http {
                 Some(addr) => crate::mcp::demo::serve_http(&args.release, addr).await?,
                 None => crate::mcp::demo::serve_stdio(&args.release).await?,

@@ -17,7 +17,8 @@ pub fn summary(report: &Report) -> String {
     let c = report.comparison;
     let mut out = String::new();
     let stopped = stopped_early(&mut out, report);
-    headline(&mut out, c, stopped);
+    let simulated = report.info.hosts.iter().any(|h| h.simulated);
+    headline(&mut out, c, stopped, if simulated { " (simulated model)" } else { "" });
     out.push_str(&super::diagnosis::markdown(
         &crate::analysis::Diagnosis::of(c),
     ));
@@ -226,7 +227,7 @@ fn stopped_early(out: &mut String, report: &Report) -> bool {
 /// The verdict: what regressed, or that nothing did, with the exit code. Under the headline of
 /// a run cut short by an interrupt it is the verdict of the trials that finished, a section of
 /// its own, and the exit code is the interrupt's.
-fn headline(out: &mut String, c: &Comparison, interrupted: bool) {
+fn headline(out: &mut String, c: &Comparison, interrupted: bool, label: &str) {
     let (title, exit): (&str, fn(u8) -> String) = if interrupted {
         ("## Verdict of the trials that finished: ", |code| {
             format!("Finished here, it would exit {code}.")
@@ -237,7 +238,7 @@ fn headline(out: &mut String, c: &Comparison, interrupted: bool) {
     let regressions: Vec<&Row> = c.gated_regressions().collect();
     match c.outcome() {
         Outcome::InfraFailure => {
-            let _ = writeln!(out, "{title}infrastructure failure\n");
+            let _ = writeln!(out, "{title}infrastructure failure{label}\n");
             let _ = writeln!(
                 out,
                 "{} of {} episodes ({}) ended in an infrastructure error, more than the limit of \
@@ -250,11 +251,11 @@ fn headline(out: &mut String, c: &Comparison, interrupted: bool) {
             );
         }
         Outcome::Regression => {
-            let _ = writeln!(out, "{title}regression\n");
+            let _ = writeln!(out, "{title}regression{label}\n");
             regression_list(out, c, &regressions, &exit(1));
         }
         Outcome::Pass => {
-            let _ = writeln!(out, "{title}no regression\n");
+            let _ = writeln!(out, "{title}no regression{label}\n");
             let level = c.level.family_alpha;
             let (changed, few): (Vec<&Row>, Vec<&Row>) = c
                 .rows

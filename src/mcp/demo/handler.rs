@@ -207,6 +207,14 @@ impl ServerHandler for DemoServer {
             return Ok(result.into());
         }
         crash_if_asked();
+        if std::env::var_os(DENY_ALL_ENV).is_some_and(|v| v == "1") {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "Error: Access denied - path outside allowed directories: {} (the demo server \
+                 plays a server started on the wrong directory: {DENY_ALL_ENV}=1)",
+                request.name
+            ))])
+            .into());
+        }
         if tool(self.release, &request.name).is_none() {
             // An unknown tool is a protocol error (-32602), as the MCP spec shows.
             return Err(ErrorData::invalid_params(
@@ -221,6 +229,10 @@ impl ServerHandler for DemoServer {
         Ok(self.call(&request.name, request.arguments.as_ref()).into())
     }
 }
+
+/// A fault for the verdicts' diagnosis: with `MCPEVAL_DEMO_DENY_ALL=1` every tool call answers
+/// `isError` with an access-denied text, as a server started on the wrong directory does.
+pub const DENY_ALL_ENV: &str = "MCPEVAL_DEMO_DENY_ALL";
 
 /// Fault injection for testing hosts and runners against a server that dies mid-trial: with
 /// `MCPEVAL_DEMO_CRASH_AFTER=N` in its environment the demo server answers N tool calls, then

@@ -11,5 +11,5 @@ mod serve;
 mod tests;
 
 pub use catalogue::{instructions, tool, tools, Release, UnknownRelease, RELEASES, SERVER_NAME};
-pub use handler::DemoServer;
+pub use handler::{DemoServer, DENY_ALL_ENV};
 pub use serve::{serve_http, serve_stdio, spawn_http, DemoHttpServer};

@@ -181,12 +181,14 @@ pub fn resume_run(server: &Background, out: &Path) -> Output {
         .expect("mcpeval runs")
 }
 
-/// Runs `pair_command` with `extra` arguments and waits.
+/// Runs `pair_command` with `extra` arguments and waits; on the simulated model (`--host sim`)
+/// unless `extra` names a host (outside the demo pair no host is the default).
 pub fn run_pair(baseline: &str, candidate: &str, out: &Path, extra: &[&str]) -> Output {
-    pair_command(baseline, candidate, out)
-        .args(extra)
-        .output()
-        .expect("mcpeval runs")
+    let mut cmd = pair_command(baseline, candidate, out);
+    if !extra.contains(&"--host") {
+        cmd.args(["--host", "sim"]);
+    }
+    cmd.args(extra).output().expect("mcpeval runs")
 }
 
 /// Asserts that a run finished with a verdict: exit 0, or 1 when it found a regression (the
