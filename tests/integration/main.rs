@@ -42,4 +42,5 @@ mod slow_models;
 mod tasks_check;
 mod tasks_import;
 mod tasks_lint;
+mod user_meant;
 mod verdicts;
