@@ -104,6 +104,8 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         trials: 1,
         tasks: vec!["t".into()],
         call_trials: Default::default(),
+        task_hashes: Default::default(),
+        task_part_hashes: Default::default(),
         trigger: None,
         trigger_changes: Vec::new(),
         started_at: "2026-11-30T00:00:00Z".into(),

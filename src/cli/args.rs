@@ -137,7 +137,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Baseline server: a command line (split like a shell would, never run by one), an
-    /// http(s):// Streamable HTTP URL, `demo:1.4.0`, or a [servers.NAME] from the config.
+    /// http(s):// Streamable HTTP URL, `demo:1.4.0`, or a [servers.NAME] from the config. One
+    /// word that is neither a [servers.NAME] nor a program on PATH is a usage error (exit 2).
     #[arg(long, value_name = "SPEC")]
     pub baseline: Option<String>,
     /// Candidate server, in the same forms as --baseline.
@@ -430,7 +431,8 @@ pub struct CompareArgs {
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
     /// Take the baseline episodes from this other run instead: RUN_DIR's candidate against a
-    /// stored baseline [default: RUN_DIR's own baseline].
+    /// stored baseline [default: RUN_DIR's own baseline]. A task whose definition differs
+    /// between the two runs (run.json's task_hashes) is warned about, with what changed.
     #[arg(long, value_name = "RUN_DIR")]
     pub against: Option<PathBuf>,
     /// Where to write the reports [default: RUN_DIR; with --against, RUN_DIR/against-<run id>].
@@ -550,7 +552,9 @@ With --suite: the same for one task at the level a run of that suite gives it (�
 gated families, then over the tasks by the correction's worst case), whether the configured
 trials can flag a single task at all, and what the whole-suite success row (Cochran–Mantel–
 Haenszel over the tasks, normal approximation) detects: a uniform drop of every task's rate.
-With --from, also the tokens and cost of the recommended run.
+With --from, also the episodes, tokens and cost of the recommended run. As in a run, `kind: call`
+tasks (no model) take no share of the level and no place in the suite rows, and add their own
+trials' episodes (both sides, once) to the estimate.
 
   mcpeval plan --baseline-rate 0.95 --drop 0.10
   mcpeval plan --suite tasks/demo --drop 0.3
@@ -722,7 +726,8 @@ pub enum TasksAction {
     /// eval, a promptfoo config) is one error that names the `mcpeval tasks import` command
     /// converting it.
     Check {
-        /// A folder of task YAML files, or one file (repeatable) [default: tasks/].
+        /// A folder of task YAML files, or one file (repeatable) [default: the suites of
+        /// --config, else tasks/].
         #[arg(long, value_name = "DIR|FILE")]
         suite: Vec<PathBuf>,
         /// Also check the tasks against this server's tools, as a run does before its first
@@ -730,10 +735,13 @@ pub enum TasksAction {
         /// task that expects, forbids or sets up a tool neither lists, or an argument its schema
         /// does not know, is a problem (exit 2); a tool only the first lists is a warning. A
         /// command line (never run through a shell), an http(s):// URL, `demo:1.4.0`, or a
-        /// [servers.NAME] of --config [default: no server: the files alone].
+        /// [servers.NAME] of --config [default: the config's baseline and candidate; without
+        /// --config, no server: the files alone].
         #[arg(long, value_name = "SPEC")]
         server: Vec<String>,
-        /// The config file whose [servers.NAME] and [renames] --server may use.
+        /// A run config: the tasks are checked against its baseline and candidate (as `mcpeval
+        /// run --config FILE` checks them before its first trial), with its [renames]; its
+        /// suites stand in for --suite, its [servers.NAME] may be named by --server.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },

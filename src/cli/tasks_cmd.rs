@@ -18,16 +18,28 @@ fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// Prints every problem (file:line:column: message) and exits 2, or the warnings (on stderr)
-/// and a one-line summary. With `servers`, the tasks are also checked against their tools.
+/// and a one-line summary. With `servers`, or a config that names a baseline or a candidate,
+/// the tasks are also checked against their tools (with the config's `[renames]`); a config's
+/// suites stand in for `paths` when none is given.
 pub async fn check(
     paths: &[PathBuf],
-    servers: &[String],
+    flags: &[String],
     config: Option<&std::path::Path>,
 ) -> Result<Exit, Failure> {
-    match load_suite(&paths_or_default(paths)) {
+    let targets = match config {
+        Some(path) => crate::config::config_targets(path)?,
+        None => Default::default(),
+    };
+    let servers = servers_to_check(flags, &targets);
+    let paths = match (paths.is_empty(), targets.suites.is_empty()) {
+        (true, false) => targets.suites.clone(),
+        _ => paths_or_default(paths),
+    };
+    match load_suite(&paths) {
         Ok(suite) => {
             if !servers.is_empty() {
-                let found = against_servers(&suite, servers, config).await?;
+                let found =
+                    against_servers(&suite, &servers, flags, config, &targets.renames).await?;
                 for w in &found.warnings {
                     errln!("warning: {w}");
                 }
@@ -51,8 +63,15 @@ pub async fn check(
                 suite.tasks.iter().filter(|t| f(t)).count()
             };
             let plural = if warnings.len() == 1 { "" } else { "s" };
+            let against = match servers.as_slice() {
+                [] => String::new(),
+                [one] => format!("; checked against the tools of `{one}`"),
+                [base, .., cand] => format!(
+                    "; checked against the tools of `{base}` (baseline) and `{cand}` (candidate)"
+                ),
+            };
             outln!(
-                "ok: {} tasks ({} tool, {} no-tool, {} call; {} regression, {} capability), {} warning{plural}",
+                "ok: {} tasks ({} tool, {} no-tool, {} call; {} regression, {} capability), {} warning{plural}{against}",
                 suite.tasks.len(),
                 count(&|t| t.kind == TaskKind::Tool),
                 count(&|t| t.kind == TaskKind::NoTool),
@@ -74,11 +93,25 @@ pub async fn check(
     }
 }
 
+/// The servers `--server` names, else the config's baseline and candidate (those it names).
+fn servers_to_check(flags: &[String], targets: &crate::config::ConfigTargets) -> Vec<String> {
+    if !flags.is_empty() {
+        return flags.to_vec();
+    }
+    [&targets.baseline, &targets.candidate]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
+}
+
 /// The expectations check of a run, against the tools the servers list now.
 async fn against_servers(
     suite: &crate::suite::Suite,
     servers: &[String],
+    flags: &[String],
     config: Option<&std::path::Path>,
+    renames: &std::collections::BTreeMap<String, String>,
 ) -> Result<crate::job::Found, Failure> {
     if servers.len() > 2 {
         return Err(Failure::usage(anyhow::anyhow!(
@@ -87,8 +120,18 @@ async fn against_servers(
         )));
     }
     let mut lists = Vec::new();
-    for given in servers {
-        let spec = crate::config::resolve_server(config, given, &[])?;
+    let from_config = flags.is_empty();
+    for (i, given) in servers.iter().enumerate() {
+        let spec = crate::config::resolve_server(config, given, &[]).map_err(|e| {
+            // A spec the config names is the config's `baseline` or `candidate`, not a flag.
+            match (e, from_config) {
+                (crate::config::ConfigError::Invalid(m), true) => {
+                    let side = if i == 0 { "baseline: " } else { "candidate: " };
+                    crate::config::ConfigError::Invalid(m.replacen("--server: ", side, 1))
+                }
+                (e, _) => e,
+            }
+        })?;
         let listed = async {
             let conn = crate::mcp::McpConnection::connect(&spec).await?;
             let tools = conn.list_tools().await;
@@ -104,12 +147,8 @@ async fn against_servers(
         })?;
         lists.push(tools);
     }
-    let renames = match config {
-        Some(path) => crate::config::config_renames(path)?,
-        None => Default::default(),
-    };
     let (base, cand) = (&lists[0], lists.last().expect("one server at least"));
-    Ok(crate::job::check_expectations(suite, base, cand, &renames))
+    Ok(crate::job::check_expectations(suite, base, cand, renames))
 }
 
 pub fn list(paths: &[PathBuf]) -> Result<Exit, Failure> {

@@ -22,9 +22,9 @@ pub use file::{AuthFile, ConfigFile, HostFile, Isolation, ProfileFile, ServerFil
 pub use nightly::{NightlyFile, NightlySettings};
 pub use profile::{HostProfile, ToolNaming};
 pub use resolve::{
-    checked_renames, config_renames, env_reference, expand_value, resolve, resolve_server,
-    ConfigError, HostConfig, HostSettings, InvalidSetting, Overrides, Provider, RunConfig,
-    UnsetVar, UnsetVariable, DEFAULT_CONFIG, DEMO_CONFIG,
+    checked_renames, config_targets, env_reference, expand_value, resolve, resolve_server,
+    ConfigError, ConfigTargets, HostConfig, HostSettings, InvalidSetting, Overrides, Provider,
+    RunConfig, UnsetVar, UnsetVariable, DEFAULT_CONFIG, DEMO_CONFIG,
 };
 pub use resolve::{resolve_extra_host, NO_HOST};
 pub use server::{ClientProfile, ProtocolEra, ServerSpec, Transport};

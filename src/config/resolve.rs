@@ -381,7 +381,7 @@ pub fn resolve_server(
     }
     let mut spec = match file.servers.get(given) {
         Some(entry) => server_from_file(given, entry, base_dir.as_deref())?,
-        None => ServerSpec::parse("server", given)
+        None => ServerSpec::parse_given("server", given, &server_names(&file))
             .map_err(|e| ConfigError::Invalid(format!("--server: {e}")))?,
     };
     for name in auth {
@@ -494,7 +494,8 @@ fn build(
         })?;
         let mut spec = match file.servers.get(given) {
             Some(entry) => server_from_file(given, entry, base_dir)?,
-            None => ServerSpec::parse(side, given).map_err(|e| invalid(format!("{side}: {e}")))?,
+            None => ServerSpec::parse_given(side, given, &server_names(&file))
+                .map_err(|e| invalid(format!("{side}: {e}")))?,
         };
         if let Some(era) = over.protocol_era {
             spec.protocol_era = era;
@@ -579,14 +580,37 @@ fn build(
     })
 }
 
-/// The `[renames]` of a config file alone (`tasks check --server … --config FILE`).
-pub fn config_renames(path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
+/// What `tasks check --config FILE` reads of a config file: its servers, suites and
+/// `[renames]`, and nothing else (a config whose hosts need keys checks its tasks all the same).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfigTargets {
+    /// A spec or `[servers.NAME]`, as written.
+    pub baseline: Option<String>,
+    pub candidate: Option<String>,
+    /// Found as a run finds them (relative to the config's folder when not to the working one).
+    pub suites: Vec<PathBuf>,
+    pub renames: BTreeMap<String, String>,
+}
+
+/// The servers, suites and `[renames]` of a config file alone.
+pub fn config_targets(path: &Path) -> Result<ConfigTargets, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
         source,
     })?;
     let file = parse_toml(&path.display().to_string(), &text)?;
-    checked_renames(&file.renames)
+    let base_dir = path.parent();
+    Ok(ConfigTargets {
+        baseline: file.baseline.clone(),
+        candidate: file.candidate.clone(),
+        suites: (file.suites.clone().unwrap_or_default().into_iter())
+            .map(|s| match base_dir {
+                Some(dir) if s.is_relative() && !s.exists() => dir.join(s),
+                _ => s,
+            })
+            .collect(),
+        renames: checked_renames(&file.renames)?,
+    })
 }
 
 /// `[renames]`: names not empty, none renamed to itself, none renamed twice over (`a = "b"` with
@@ -611,6 +635,11 @@ pub fn checked_renames(
         }
     }
     Ok(renames.clone())
+}
+
+/// The names of the config's `[servers.NAME]` tables.
+fn server_names(file: &ConfigFile) -> Vec<&str> {
+    file.servers.keys().map(String::as_str).collect()
 }
 
 fn server_from_file(

@@ -168,6 +168,20 @@ impl ServerSpec {
         })
     }
 
+    /// Parses a spec given on the command line or as a config's `baseline`/`candidate` that
+    /// names no `[servers.NAME]` of `known`. One word without a path separator that is no
+    /// program on PATH either can only be a mistyped name: a usage error with "did you mean"
+    /// among `known`, rather than a server that fails to start (exit 3). Paths and command
+    /// lines of several words are parsed as [`ServerSpec::parse`] does.
+    pub fn parse_given(name: &str, text: &str, known: &[&str]) -> Result<Self, InvalidSetting> {
+        if let Some(word) = lone_word(text) {
+            if !on_path(&word) {
+                return Err(unknown_word(&word, known));
+            }
+        }
+        Self::parse(name, text)
+    }
+
     /// True when each connection starts its own process (so isolation can apply).
     pub fn is_stdio(&self) -> bool {
         matches!(self.transport, Transport::Stdio { .. })
@@ -184,6 +198,56 @@ impl ServerSpec {
             }
         }
     }
+}
+
+/// The spec's one word when it is a single word without a path separator (and no URL or
+/// `demo:` spec): what a program on PATH or a `[servers.NAME]` is written as.
+fn lone_word(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.contains("://") || text.starts_with("demo:") {
+        return None;
+    }
+    match shlex::split(text)?.as_slice() {
+        [word] if !word.is_empty() && !word.contains(['/', '\\']) && !word.contains(' ') => {
+            Some(word.clone())
+        }
+        _ => None,
+    }
+}
+
+/// Whether `program` names a file in a directory of PATH, as spawning it would look it up
+/// (with the extensions of PATHEXT on Windows).
+fn on_path(program: &str) -> bool {
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    let extensions: Vec<String> = match std::env::var("PATHEXT") {
+        Ok(exts) if cfg!(windows) => std::iter::once(String::new())
+            .chain(exts.split(';').map(str::to_owned))
+            .collect(),
+        _ => vec![String::new()],
+    };
+    std::env::split_paths(&path).any(|dir| {
+        extensions
+            .iter()
+            .any(|ext| dir.join(format!("{program}{ext}")).is_file())
+    })
+}
+
+/// Says that `word` is neither a `[servers.NAME]` nor a program, with the closest name.
+fn unknown_word(word: &str, known: &[&str]) -> InvalidSetting {
+    let hint = match crate::suite::suggestion(word, known) {
+        hint if !hint.is_empty() => hint,
+        _ if known.is_empty() => {
+            " (no [servers.NAME] to pick from: pass --config FILE with [servers.NAME] tables, \
+             a command line, or an http(s):// URL)"
+                .to_owned()
+        }
+        _ => format!(" (the config's servers: {})", known.join(", ")),
+    };
+    InvalidSetting(format!(
+        "`{word}` is neither a [servers.NAME] of the config nor a program on PATH{hint}"
+    ))
 }
 
 mod duration_ms {
@@ -216,6 +280,40 @@ mod tests {
             args,
             ["my dir/index.js", "--flag", "a b", ";", "rm", "-rf", "x"]
         );
+    }
+
+    #[test]
+    fn a_lone_word_that_is_no_program_is_a_mistyped_server_name() {
+        let err = ServerSpec::parse_given("candidate", "newx", &["old", "new"]).unwrap_err();
+        assert!(
+            err.0
+                .contains("`newx` is neither a [servers.NAME] of the config nor a program on PATH"),
+            "{err}"
+        );
+        assert!(err.0.contains("(did you mean `new`?)"), "{err}");
+        let far = ServerSpec::parse_given("candidate", "zzzzzz", &["old", "new"]).unwrap_err();
+        assert!(far.0.contains("the config's servers: old, new"), "{far}");
+        let none = ServerSpec::parse_given("candidate", "zzzzzz", &[]).unwrap_err();
+        assert!(none.0.contains("pass --config FILE"), "{none}");
+    }
+
+    #[test]
+    fn paths_commands_urls_and_programs_on_path_parse_as_before() {
+        for text in [
+            "/nonexistent/server --flag",
+            "./server",
+            "no-such-program --flag",
+            "http://127.0.0.1:9/mcp",
+            "demo:1.4.0",
+        ] {
+            let given = ServerSpec::parse_given("b", text, &["new"]).unwrap();
+            assert_eq!(given, ServerSpec::parse("b", text).unwrap(), "{text}");
+        }
+        // A program every test machine has on PATH.
+        let sh = if cfg!(windows) { "cmd" } else { "sh" };
+        assert!(ServerSpec::parse_given("b", sh, &["new"]).is_ok());
+        assert_eq!(lone_word(" 'a b' "), None);
+        assert_eq!(lone_word("newx"), Some("newx".to_owned()));
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub fn compare(request: &CompareRequest) -> Result<Compared, JobError> {
         (None, None) => request.run.clone(),
     };
     let mut notes = Vec::new();
+    if let Some(other) = &against {
+        notes.extend(definition_warnings(&info, other));
+    }
     let collector = collect(request, &out, against.as_ref(), &stats, &mut notes)?;
     let comparison = collector
         .comparison(&stats, info.seed)
@@ -80,6 +83,42 @@ pub fn compare(request: &CompareRequest) -> Result<Compared, JobError> {
         out,
         notes,
     })
+}
+
+/// A warning per task whose definition differs between the run (its candidate) and the other
+/// run (its baseline): the two sides then ran different tasks under one id. One warning when
+/// either run recorded no definitions.
+fn definition_warnings(info: &RunInfo, other: &RunInfo) -> Vec<Note> {
+    let Some(changed) = crate::rundir::changed_tasks(info, other) else {
+        let older: Vec<&str> = [info, other]
+            .into_iter()
+            .filter(|i| i.task_hashes.is_empty())
+            .map(|i| i.run_id.as_str())
+            .collect();
+        let runs = match older.as_slice() {
+            [one] => format!("run `{one}` records none"),
+            _ => format!("runs `{}` record none", older.join("` and `")),
+        };
+        return vec![Note::warn(format!(
+            "warning: the task definitions could not be compared: {runs} (made by an older \
+             mcpeval); tasks that share an id are taken to be the same"
+        ))];
+    };
+    changed
+        .into_iter()
+        .map(|task| {
+            let what = match task.parts.as_slice() {
+                [] => "its definition changed".to_owned(),
+                [one] => format!("its {one} changed"),
+                parts => format!("its {} changed", parts.join(", ")),
+            };
+            Note::warn(format!(
+                "warning: task `{}` differs between run `{}` and run `{}` ({what}): its \
+                 candidate and baseline episodes come from different definitions",
+                task.id, info.run_id, other.run_id
+            ))
+        })
+        .collect()
 }
 
 /// Every episode of both sides folded into a collector.

@@ -182,7 +182,8 @@ fn read_from(dir: &Path) -> Result<FromRun, JobError> {
         models: BTreeMap::new(),
     };
     let seen = scan_episodes(dir, |e| {
-        if e.side != Side::Baseline || e.infra_error.is_some() {
+        // Call tasks' episodes carry no model's tokens or rate to plan from.
+        if e.side != Side::Baseline || e.infra_error.is_some() || !e.kind.has_model() {
             return;
         }
         let o = from.tasks.entry(e.task_id.clone()).or_default();
@@ -236,17 +237,32 @@ fn plan_suite(args: &PlanRequest, lines: &mut Vec<String>) -> Result<(), JobErro
     if suite.tasks.is_empty() {
         return Err(InvalidSetting::from("the suite holds no task").into());
     }
+    // As a run judges them: the call tasks (no model) are compared exactly, with no test, so
+    // they take no share of the level, and run their own trials once, not per host.
+    let (model_tasks, call_tasks): (Vec<&Task>, Vec<&Task>) =
+        suite.tasks.iter().partition(|t| t.kind.has_model());
+    let call_episodes: u64 = (call_tasks.iter())
+        .map(|t| 2 * u64::from(t.trials.unwrap_or(1)))
+        .sum();
+    if model_tasks.is_empty() {
+        say!(
+            lines,
+            "Suite: {} call task(s), no model task: each call task is compared exactly (no test, \
+             nothing to plan); a run makes {call_episodes} episodes, its trials on both sides.",
+            call_tasks.len()
+        );
+        return Ok(());
+    }
     let from = args.from.as_deref().map(read_from).transpose()?;
     let stats = &config.stats;
     let design = RunDesign {
-        tasks: suite.tasks.iter().map(|t| (t.kind, t.set)).collect(),
+        tasks: model_tasks.iter().map(|t| (t.kind, t.set)).collect(),
         hosts: config.hosts.len(),
     };
     describe(&design, &suite.tasks, &config, lines);
     // The baseline rate of each task: the earlier run's, else --baseline-rate, else 100 %.
     let given = args.baseline_rate.unwrap_or(1.0);
-    let rates: Vec<f64> = suite
-        .tasks
+    let rates: Vec<f64> = model_tasks
         .iter()
         .map(|t| match from.as_ref().and_then(|f| f.tasks.get(&t.id)) {
             Some(o) if o.n > 0 => o.successes as f64 / o.n as f64,
@@ -316,11 +332,10 @@ fn plan_suite(args: &PlanRequest, lines: &mut Vec<String>) -> Result<(), JobErro
         );
     }
     if args.adaptive || stats.adaptive {
-        let model_tasks = suite.tasks.iter().filter(|t| t.kind.has_model()).count();
-        adaptive_budget(stats, model_tasks, config.hosts.len(), needed, lines);
+        adaptive_budget(stats, model_tasks.len(), config.hosts.len(), needed, lines);
     }
     if let (Some(from), Some(n)) = (&from, needed) {
-        estimate(&config, &suite.tasks, from, n, lines);
+        estimate(&config, &model_tasks, call_episodes, from, n, lines);
     }
     Ok(())
 }
@@ -411,10 +426,15 @@ fn describe(design: &RunDesign, tasks: &[Task], config: &RunConfig, lines: &mut 
     let stats = &config.stats;
     let count = |f: &dyn Fn(&Task) -> bool| tasks.iter().filter(|t| f(t)).count();
     let level = design.level(stats);
+    let calls = count(&|t| t.kind == TaskKind::Call);
+    let calls = match calls {
+        0 => String::new(),
+        n => format!(", {n} call (no model: compared exactly on their own trials, no share of α)"),
+    };
     say!(
         lines,
-        "Suite: {} tasks ({} tool, {} no-tool; {} regression, {} capability) × {} host(s); α = {} \
-         for the run, split over {} gated families ({:.2e} each, {} within each).",
+        "Suite: {} tasks ({} tool, {} no-tool{calls}; {} regression, {} capability) × {} \
+         host(s); α = {} for the run, split over {} gated families ({:.2e} each, {} within each).",
         tasks.len(),
         count(&|t| t.kind == TaskKind::Tool),
         count(&|t| t.kind == TaskKind::NoTool),
@@ -428,10 +448,10 @@ fn describe(design: &RunDesign, tasks: &[Task], config: &RunConfig, lines: &mut 
     );
     say!(
         lines,
-        "Per task: level {:.2e} (the family's over {} tasks, the worst case of the correction). \
-         Suite rows: {} gated, level {:.2e}; margin {} points for rates.",
+        "Per task: level {:.2e} (the family's over {} model tasks, the worst case of the \
+         correction). Suite rows: {} gated, level {:.2e}; margin {} points for rates.",
         design.task_level(stats),
-        tasks.len(),
+        design.tasks.len(),
         design.gated_suite_rows(stats),
         design.suite_level(stats),
         crate::analysis::points(stats.suite_success_margin),
@@ -439,10 +459,12 @@ fn describe(design: &RunDesign, tasks: &[Task], config: &RunConfig, lines: &mut 
 }
 
 /// The episodes, tokens and cost of a run at `trials` per side, from the earlier run's tokens
-/// per trial of each task (tasks it lacks: the mean of the others).
+/// per trial of each model task (tasks it lacks: the mean of the others); the call tasks add
+/// `call_episodes`, whatever the trials, and no tokens.
 fn estimate(
     config: &RunConfig,
-    tasks: &[Task],
+    tasks: &[&Task],
+    call_episodes: u64,
     from: &FromRun,
     trials: u64,
     lines: &mut Vec<String>,
@@ -470,6 +492,11 @@ fn estimate(
         output += o;
     }
     let episodes_per_host = tasks.len() as u64 * 2 * trials;
+    let episodes = episodes_per_host * config.hosts.len() as u64 + call_episodes;
+    let calls = match call_episodes {
+        0 => String::new(),
+        n => format!(" ({n} of them the call tasks' requests)"),
+    };
     let scale = 2.0 * trials as f64;
     let (input, output) = (
         (input * scale).round() as u64,
@@ -502,8 +529,8 @@ fn estimate(
     };
     say!(
         lines,
-        "Recommended run ({trials} trials per side): {} episodes, about {input} input and {output} \
-         output tokens per host (from the earlier run's baseline tokens per trial); {cost}.",
-        episodes_per_host * config.hosts.len() as u64,
+        "Recommended run ({trials} trials per side): {episodes} episodes{calls}, about {input} \
+         input and {output} output tokens per host (from the earlier run's baseline tokens per \
+         trial); {cost}.",
     );
 }

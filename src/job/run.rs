@@ -147,6 +147,7 @@ impl RunJob {
             args: driver.app().map(|a| a.settings.args.clone()),
             notes: Vec::new(),
         };
+        let task_hashes = crate::rundir::task_hashes(&self.suite.tasks);
         RunInfo {
             run_id: self.run_id.clone(),
             format_version: FORMAT_VERSION.to_owned(),
@@ -168,6 +169,8 @@ impl RunJob {
             seed: config.seed,
             trials: config.trials,
             tasks: self.suite.tasks.iter().map(|t| t.id.clone()).collect(),
+            task_hashes: task_hashes.0,
+            task_part_hashes: task_hashes.1,
             call_trials: (self.suite.tasks.iter())
                 .filter_map(|t| Some((t.id.clone(), t.trials.filter(|_| !t.kind.has_model())?)))
                 .collect(),

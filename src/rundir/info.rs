@@ -177,6 +177,15 @@ pub struct RunInfo {
     /// `direct`, not on the model hosts).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub call_trials: std::collections::BTreeMap<String, u32>,
+    /// Each task's definition, hashed (`rundir::task_hash`: 16 hex digits of xxh3 over its
+    /// canonical JSON, without its id and file), by task id; absent in runs of an mcpeval
+    /// before 0.1 recorded it. `compare --against` warns when a task's hash differs.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub task_hashes: super::TaskHashes,
+    /// The same per top-level part of each task (`prompt`, `expect`, `call`, …; 8 hex digits),
+    /// to say what differs.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub task_part_hashes: std::collections::BTreeMap<String, super::TaskHashes>,
     /// What triggered the run, in words (`None`: it ran the whole suite unprompted).
     #[serde(default)]
     pub trigger: Option<String>,

@@ -12,6 +12,7 @@ mod merge;
 mod retry;
 mod shard;
 mod tables;
+mod task_hash;
 
 pub use check::{Case, CheckRecord, StageRecord, StageStatus, CHECK_JSON};
 pub use create::{create, new_run_id, CreateError};
@@ -28,6 +29,7 @@ pub use shard::{
     assign, comparable_config, config_differences, config_hash, units, Deal, Shard, Unit,
 };
 pub(crate) use tables::col;
+pub use task_hash::{changed_tasks, task_hash, task_hashes, ChangedTask, TaskHash, TaskHashes};
 
 /// The run's summary (written by `report`; a nightly job appends its drift section to it).
 pub const SUMMARY_MD: &str = "summary.md";

@@ -291,7 +291,7 @@ pub fn config_hash(config: &RunConfig, tasks: &[Task]) -> String {
 }
 
 /// JSON with every object's keys in sorted order, whatever map type serde_json was built with.
-fn write_canonical(value: &Value, out: &mut String) {
+pub(super) fn write_canonical(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();

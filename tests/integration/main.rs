@@ -43,4 +43,5 @@ mod tasks_check;
 mod tasks_import;
 mod tasks_lint;
 mod trust;
+mod user_meant;
 mod verdicts;

@@ -226,6 +226,8 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
         }],
         judges: Vec::new(),
         call_trials: Default::default(),
+        task_hashes: Default::default(),
+        task_part_hashes: Default::default(),
         seed: SEED,
         trials,
         tasks,
