@@ -62,6 +62,7 @@ pub(crate) fn episode(
         attempts: Vec::new(),
         request_retries: Vec::new(),
         started_at: String::new(),
+        text_calls: Default::default(),
         app: None,
     }
 }

@@ -154,6 +154,13 @@ pub struct HostSettings {
     pub seed: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
+    /// `tool_choice`, sent in each provider's form; `None` = the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<crate::config::ToolChoice>,
+    /// Fields merged into every request body; mcpeval's own fields win. Checked to hold no
+    /// credential, so written to run.json as it is.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra_body: BTreeMap<String, serde_json::Value>,
     /// Extra headers as written in the config: literal values or `$VAR` references, expanded when
     /// the host is built. run.json gets the references and `[REDACTED]` for literal values.
     #[serde(
@@ -794,6 +801,9 @@ fn resolve_host(
              extended thinking)"
         )));
     }
+    if let Some(why) = request_fields_misplaced(&provider, &settings) {
+        return Err(ConfigError::Invalid(format!("[host.{given}]: {why}")));
+    }
     if !matches!(provider, Provider::Sim | Provider::App) && model.is_none() {
         return Err(ConfigError::Invalid(format!(
             "host `{given}` needs a model: write `{given}:MODEL`"
@@ -809,6 +819,32 @@ fn resolve_host(
         settings,
         app,
     })
+}
+
+/// Why `tool_choice` / `extra_body` cannot go with this provider, if they cannot: the sim and
+/// app hosts send no request of mcpeval's, and Anthropic's extended thinking takes no forced
+/// tool choice.
+fn request_fields_misplaced(provider: &Provider, settings: &HostSettings) -> Option<&'static str> {
+    let set = settings.tool_choice.is_some() || !settings.extra_body.is_empty();
+    match provider {
+        Provider::Sim | Provider::App if set => Some(
+            "tool_choice and extra_body are settings of API hosts (openai, openai-responses, \
+             anthropic): the sim and app hosts send no request body of mcpeval's",
+        ),
+        Provider::Anthropic
+            if settings.thinking_budget.is_some()
+                && settings
+                    .tool_choice
+                    .as_ref()
+                    .is_some_and(|c| c.forces_a_call()) =>
+        {
+            Some(
+                "tool_choice `required` or a tool's name cannot go with thinking_budget: \
+                 Anthropic's extended thinking takes only tool_choice auto or none",
+            )
+        }
+        _ => None,
+    }
 }
 
 /// The app of `[host.NAME] app = …`, checked; `None` for an API host.
@@ -920,6 +956,18 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
     if entry.max_concurrency == Some(0) {
         return Err(invalid("max_concurrency must be at least 1".into()));
     }
+    let tool_choice = entry
+        .tool_choice
+        .clone()
+        .map(crate::config::ToolChoice::try_from)
+        .transpose()
+        .map_err(invalid)?;
+    let extra_body: serde_json::Map<String, serde_json::Value> = entry
+        .extra_body
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    crate::config::check_extra_body(&extra_body).map_err(invalid)?;
     for header in entry.headers.keys() {
         if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
             return Err(invalid(format!(
@@ -936,6 +984,8 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
         thinking_budget: entry.thinking_budget,
         seed: entry.seed,
         parallel_tool_calls: entry.parallel_tool_calls,
+        tool_choice,
+        extra_body: entry.extra_body.clone(),
         headers: entry.headers.clone(),
         base_url_env: entry.base_url_env.clone(),
         api_key_env: entry.api_key_env.clone(),

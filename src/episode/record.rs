@@ -126,6 +126,15 @@ pub struct Episode {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub request_retries: Vec<String>,
     pub started_at: String,
+    /// The model's answers that carried a tool call written as text instead of made (JSON or
+    /// XML naming an offered tool): `text_tool_calls` (how many) and `text_tool_call` (an
+    /// excerpt of the first), absent when none did.
+    #[serde(
+        flatten,
+        default,
+        skip_serializing_if = "super::TextToolCalls::is_empty"
+    )]
+    pub text_calls: super::TextToolCalls,
     /// What an app host (Claude Code, …) reported besides the loop's record; absent for API hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<AppFacts>,

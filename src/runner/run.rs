@@ -861,6 +861,7 @@ fn build_episode(
         attempts: attempts.into_iter().map(redact).collect(),
         request_retries: output.request_retries.into_iter().map(redact).collect(),
         started_at,
+        text_calls: output.text_calls.redacted(&runner.redactor),
         app: output.app,
     }
 }
