@@ -42,4 +42,5 @@ mod slow_models;
 mod tasks_check;
 mod tasks_import;
 mod tasks_lint;
+mod text_tool_calls;
 mod verdicts;

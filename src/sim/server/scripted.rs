@@ -17,9 +17,11 @@ use crate::host::Completion;
 pub struct RequestLog(Mutex<File>);
 
 impl RequestLog {
-    /// Creates (or empties) `path`.
+    /// Creates (or empties) `path`, then appends to it: a reader may empty it between runs.
     pub fn create(path: &Path) -> std::io::Result<Self> {
-        Ok(Self(Mutex::new(File::create(path)?)))
+        File::create(path)?;
+        let file = std::fs::OpenOptions::new().append(true).open(path)?;
+        Ok(Self(Mutex::new(file)))
     }
 
     /// Writes `body` as one line: compact JSON, or the text as a JSON string when it is none.
