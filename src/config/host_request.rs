@@ -7,6 +7,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::InvalidSetting;
+
 /// `tool_choice`: `auto`, `required` (Anthropic's `any`), `none`, or a tool's name. `required`
 /// and a tool's name force a call only on a trial's turns before its first tool result, so that
 /// the model can still answer after it; `auto` and `none` hold on every turn.
@@ -28,8 +30,8 @@ impl ToolChoice {
 }
 
 impl TryFrom<String> for ToolChoice {
-    type Error = String;
-    fn try_from(value: String) -> Result<Self, String> {
+    type Error = InvalidSetting;
+    fn try_from(value: String) -> Result<Self, InvalidSetting> {
         Ok(match value.trim() {
             "auto" => Self::Auto,
             "required" | "any" => Self::Required,
@@ -40,9 +42,9 @@ impl TryFrom<String> for ToolChoice {
                 )
             }
             name if name.chars().any(char::is_whitespace) => {
-                return Err(format!(
+                return Err(InvalidSetting(format!(
                     "tool_choice `{name}` is neither auto, required, none nor a tool's name"
-                ))
+                )))
             }
             name => Self::Tool(name.to_owned()),
         })
@@ -108,7 +110,7 @@ const KEY_QUALIFIERS: [&str; 6] = ["api", "access", "secret", "private", "auth",
 /// Checks an `extra_body` table: no field mcpeval sets itself, and nothing that looks like a
 /// credential (at any depth): the table is written to run.json as it is, and credentials belong
 /// in `headers` with a `"$VAR"` value. `Err` says which key and why.
-pub fn check_extra_body(extra: &Map<String, Value>) -> Result<(), String> {
+pub fn check_extra_body(extra: &Map<String, Value>) -> Result<(), InvalidSetting> {
     for key in extra.keys() {
         if let Some((_, instead)) = SET_BY_MCPEVAL.iter().find(|(k, _)| k == key) {
             let instead = if instead.is_empty() {
@@ -116,17 +118,17 @@ pub fn check_extra_body(extra: &Map<String, Value>) -> Result<(), String> {
             } else {
                 format!(": use {instead}")
             };
-            return Err(format!(
+            return Err(InvalidSetting(format!(
                 "extra_body.{key} is a field mcpeval sets itself{instead}"
-            ));
+            )));
         }
     }
     match credential_key(extra, "extra_body") {
-        Some(path) => Err(format!(
+        Some(path) => Err(InvalidSetting(format!(
             "{path} looks like a credential: extra_body is written to run.json as it is; send \
              keys and tokens in `headers` with a \"$VAR\" value (read from the environment and \
              redacted)"
-        )),
+        ))),
         None => Ok(()),
     }
 }
@@ -201,7 +203,7 @@ mod tests {
             Ok(ToolChoice::Tool("list_projects".into()))
         );
         assert!(read("").is_err());
-        assert!(read("list projects").unwrap_err().contains("neither"));
+        assert!(read("list projects").unwrap_err().0.contains("neither"));
         assert_eq!(
             serde_json::to_value(ToolChoice::Tool("get_issue".into())).unwrap(),
             json!("get_issue")
@@ -216,9 +218,13 @@ mod tests {
                             "min_p": 0.05, "repetition_penalty": 1.05}),
         );
         assert_eq!(check_extra_body(&ok), Ok(()));
-        let err = check_extra_body(&map(json!({"temperature": 0.2}))).unwrap_err();
+        let err = check_extra_body(&map(json!({"temperature": 0.2})))
+            .unwrap_err()
+            .0;
         assert!(err.contains("use `temperature`"), "{err}");
-        let err = check_extra_body(&map(json!({"messages": []}))).unwrap_err();
+        let err = check_extra_body(&map(json!({"messages": []})))
+            .unwrap_err()
+            .0;
         assert!(
             err.contains("extra_body.messages is a field mcpeval sets"),
             "{err}"
@@ -244,7 +250,7 @@ mod tests {
             ),
             (json!({"key": "k"}), "extra_body.key"),
         ] {
-            let err = check_extra_body(&map(body)).unwrap_err();
+            let err = check_extra_body(&map(body)).unwrap_err().0;
             assert!(err.starts_with(path) && err.contains("headers"), "{err}");
         }
         assert!(check_extra_body(&map(json!({"apiKey": "k"}))).is_err());

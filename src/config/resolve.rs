@@ -961,13 +961,13 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
         .clone()
         .map(crate::config::ToolChoice::try_from)
         .transpose()
-        .map_err(invalid)?;
+        .map_err(|e| invalid(e.0))?;
     let extra_body: serde_json::Map<String, serde_json::Value> = entry
         .extra_body
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    crate::config::check_extra_body(&extra_body).map_err(invalid)?;
+    crate::config::check_extra_body(&extra_body).map_err(|e| invalid(e.0))?;
     for header in entry.headers.keys() {
         if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
             return Err(invalid(format!(
