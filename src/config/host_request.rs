@@ -7,7 +7,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::InvalidSetting;
+use super::file::HostFile;
+use super::{HostSettings, InvalidSetting, Provider};
 
 /// `tool_choice`: `auto`, `required` (Anthropic's `any`), `none`, or a tool's name. `required`
 /// and a tool's name force a call only on a trial's turns before its first tool result, so that
@@ -130,6 +131,48 @@ pub fn check_extra_body(extra: &Map<String, Value>) -> Result<(), InvalidSetting
              redacted)"
         ))),
         None => Ok(()),
+    }
+}
+
+/// The `tool_choice` and `extra_body` of a `[host.NAME]`, checked: the choice read, the body
+/// refused where [`check_extra_body`] refuses it.
+pub(super) fn read(entry: &HostFile) -> Result<Option<ToolChoice>, InvalidSetting> {
+    let extra_body: Map<String, Value> = entry
+        .extra_body
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    check_extra_body(&extra_body)?;
+    entry
+        .tool_choice
+        .clone()
+        .map(ToolChoice::try_from)
+        .transpose()
+}
+
+/// Why `tool_choice` / `extra_body` cannot go with this provider, if they cannot: the sim and
+/// app hosts send no request of mcpeval's, and Anthropic's extended thinking takes no forced
+/// tool choice.
+pub(super) fn misplaced(provider: &Provider, settings: &HostSettings) -> Option<&'static str> {
+    let set = settings.tool_choice.is_some() || !settings.extra_body.is_empty();
+    match provider {
+        Provider::Sim | Provider::App if set => Some(
+            "tool_choice and extra_body are settings of API hosts (openai, openai-responses, \
+             anthropic): the sim and app hosts send no request body of mcpeval's",
+        ),
+        Provider::Anthropic
+            if settings.thinking_budget.is_some()
+                && settings
+                    .tool_choice
+                    .as_ref()
+                    .is_some_and(|c| c.forces_a_call()) =>
+        {
+            Some(
+                "tool_choice `required` or a tool's name cannot go with thinking_budget: \
+                 Anthropic's extended thinking takes only tool_choice auto or none",
+            )
+        }
+        _ => None,
     }
 }
 

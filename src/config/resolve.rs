@@ -801,7 +801,7 @@ fn resolve_host(
              extended thinking)"
         )));
     }
-    if let Some(why) = request_fields_misplaced(&provider, &settings) {
+    if let Some(why) = super::host_request::misplaced(&provider, &settings) {
         return Err(ConfigError::Invalid(format!("[host.{given}]: {why}")));
     }
     if !matches!(provider, Provider::Sim | Provider::App) && model.is_none() {
@@ -819,32 +819,6 @@ fn resolve_host(
         settings,
         app,
     })
-}
-
-/// Why `tool_choice` / `extra_body` cannot go with this provider, if they cannot: the sim and
-/// app hosts send no request of mcpeval's, and Anthropic's extended thinking takes no forced
-/// tool choice.
-fn request_fields_misplaced(provider: &Provider, settings: &HostSettings) -> Option<&'static str> {
-    let set = settings.tool_choice.is_some() || !settings.extra_body.is_empty();
-    match provider {
-        Provider::Sim | Provider::App if set => Some(
-            "tool_choice and extra_body are settings of API hosts (openai, openai-responses, \
-             anthropic): the sim and app hosts send no request body of mcpeval's",
-        ),
-        Provider::Anthropic
-            if settings.thinking_budget.is_some()
-                && settings
-                    .tool_choice
-                    .as_ref()
-                    .is_some_and(|c| c.forces_a_call()) =>
-        {
-            Some(
-                "tool_choice `required` or a tool's name cannot go with thinking_budget: \
-                 Anthropic's extended thinking takes only tool_choice auto or none",
-            )
-        }
-        _ => None,
-    }
 }
 
 /// The app of `[host.NAME] app = …`, checked; `None` for an API host.
@@ -956,18 +930,7 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
     if entry.max_concurrency == Some(0) {
         return Err(invalid("max_concurrency must be at least 1".into()));
     }
-    let tool_choice = entry
-        .tool_choice
-        .clone()
-        .map(crate::config::ToolChoice::try_from)
-        .transpose()
-        .map_err(|e| invalid(e.0))?;
-    let extra_body: serde_json::Map<String, serde_json::Value> = entry
-        .extra_body
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    crate::config::check_extra_body(&extra_body).map_err(|e| invalid(e.0))?;
+    let tool_choice = super::host_request::read(entry).map_err(|e| invalid(e.0))?;
     for header in entry.headers.keys() {
         if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
             return Err(invalid(format!(

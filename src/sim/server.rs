@@ -95,17 +95,6 @@ struct AppState {
     requests: Option<scripted::RequestLog>,
 }
 
-impl AppState {
-    /// The sim's answer to `request`, as this server plays it.
-    fn respond(&self, request: &crate::host::CompletionRequest) -> Completion {
-        let mut completion = self.sim.respond(request);
-        if self.tool_calls_as_text {
-            scripted::calls_as_text(&mut completion);
-        }
-        completion
-    }
-}
-
 /// Serves until Ctrl-C. Prints the bound address on stdout first (`listening on http://…`).
 pub async fn serve(
     addr: SocketAddr,
@@ -221,13 +210,7 @@ fn announce(addr: SocketAddr) -> anyhow::Result<()> {
 /// The routes, with and without the `/v1` prefix (clients differ in where they put it). `Err`
 /// when the request log cannot be created.
 pub fn router(config: SimConfig, options: ServeOptions) -> anyhow::Result<Router> {
-    let requests = match &options.record_requests {
-        Some(path) => Some(
-            scripted::RequestLog::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?,
-        ),
-        None => None,
-    };
+    let requests = scripted::RequestLog::at(options.record_requests.as_deref())?;
     let state = Arc::new(AppState {
         sim: SimModel::new(config),
         latency: options.latency,

@@ -12,6 +12,17 @@ use serde_json::Value;
 
 use crate::host::Completion;
 
+impl super::AppState {
+    /// The sim's answer to `request`, as this server plays it.
+    pub(super) fn respond(&self, request: &crate::host::CompletionRequest) -> Completion {
+        let mut completion = self.sim.respond(request);
+        if self.tool_calls_as_text {
+            calls_as_text(&mut completion);
+        }
+        completion
+    }
+}
+
 /// Appends each request body received, one JSON line each, to a file.
 #[derive(Debug)]
 pub struct RequestLog(Mutex<File>);
@@ -22,6 +33,13 @@ impl RequestLog {
         File::create(path)?;
         let file = std::fs::OpenOptions::new().append(true).open(path)?;
         Ok(Self(Mutex::new(file)))
+    }
+
+    /// The log at `path` (`--record-requests`), if one is asked for.
+    pub fn at(path: Option<&Path>) -> anyhow::Result<Option<Self>> {
+        use anyhow::Context;
+        path.map(|p| Self::create(p).with_context(|| format!("cannot create {}", p.display())))
+            .transpose()
     }
 
     /// Writes `body` as one line: compact JSON, or the text as a JSON string when it is none.
