@@ -63,8 +63,7 @@ pub(crate) fn episode(
         attempts: Vec::new(),
         request_retries: Vec::new(),
         started_at: String::new(),
-        text_tool_calls: 0,
-        text_tool_call: None,
+        text_calls: Default::default(),
         app: None,
     }
 }

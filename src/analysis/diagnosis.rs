@@ -239,8 +239,8 @@ mod tests {
                 e.trial = trial;
                 e.tool_calls = 0;
                 e.calls.clear();
-                e.text_tool_calls = 1;
-                e.text_tool_call = Some(r#"{"name": "list_projects"}"#.into());
+                e.text_calls.count = 1;
+                e.text_calls.first = Some(r#"{"name": "list_projects"}"#.into());
                 eps.push(e);
             }
         }

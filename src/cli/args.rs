@@ -910,6 +910,15 @@ pub struct SimServerArgs {
     /// servers do.
     #[arg(long)]
     pub refuse_stream: bool,
+    /// Play a model that writes its tool calls as text: each call the sim would make goes into
+    /// the answer's content as a Markdown JSON block (```json {"name": …, "arguments": …}```)
+    /// instead of `tool_calls`, as local models and endpoints without a tool-call parser do.
+    #[arg(long)]
+    pub tool_calls_as_text: bool,
+    /// Append each request body received to FILE, one JSON line each (created or emptied at
+    /// start): shows what a host sends (tool_choice, extra_body).
+    #[arg(long, value_name = "FILE")]
+    pub record_requests: Option<std::path::PathBuf>,
 }
 
 #[cfg(test)]

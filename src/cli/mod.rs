@@ -128,6 +128,8 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
                 faults,
                 relabel_stream: args.relabel_stream,
                 refuse_stream: args.refuse_stream,
+                tool_calls_as_text: args.tool_calls_as_text,
+                record_requests: args.record_requests,
                 ..Default::default()
             };
             crate::sim::server::serve(args.addr, config, options).await?;

@@ -177,6 +177,15 @@ pub struct HostFile {
     pub seed: Option<bool>,
     /// `parallel_tool_calls` sent to openai endpoints (absent: the provider's default).
     pub parallel_tool_calls: Option<bool>,
+    /// `auto`, `required`, `none` or a tool's name, sent in each provider's form (absent: the
+    /// provider's default). `required` and a tool force a call only before a trial's first tool
+    /// result.
+    pub tool_choice: Option<String>,
+    /// Fields merged into every request body (as LiteLLM's `extra_body`), e.g. vLLM's
+    /// `chat_template_kwargs = { enable_thinking = false }`. Never credentials (refused: this
+    /// table is written to run.json); fields mcpeval sets itself are refused too.
+    #[serde(default)]
+    pub extra_body: BTreeMap<String, serde_json::Value>,
     /// Extra HTTP headers; a value `"$VAR"` / `"${VAR}"` is read from the environment and is
     /// treated as a secret (redacted from every file the run writes).
     #[serde(default)]

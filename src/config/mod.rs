@@ -7,6 +7,7 @@ mod budget;
 mod check;
 mod check_stages;
 mod file;
+mod host_request;
 mod nightly;
 mod profile;
 mod resolve;
@@ -19,6 +20,7 @@ pub use app::{AppKind, AppSettings, DEFAULT_TIMEOUT_S};
 pub use budget::{Budget, Price};
 pub use check_stages::{CheckFile, CONFORMANCE_PACKAGE};
 pub use file::{AuthFile, ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
+pub use host_request::{check_extra_body, ToolChoice};
 pub use nightly::{NightlyFile, NightlySettings};
 pub use profile::{HostProfile, ToolNaming};
 pub use resolve::{

@@ -154,6 +154,13 @@ pub struct HostSettings {
     pub seed: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
+    /// `tool_choice`, sent in each provider's form; `None` = the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<crate::config::ToolChoice>,
+    /// Fields merged into every request body; mcpeval's own fields win. Checked to hold no
+    /// credential, so written to run.json as it is.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra_body: BTreeMap<String, serde_json::Value>,
     /// Extra headers as written in the config: literal values or `$VAR` references, expanded when
     /// the host is built. run.json gets the references and `[REDACTED]` for literal values.
     #[serde(
@@ -841,6 +848,9 @@ fn resolve_host(
              extended thinking)"
         )));
     }
+    if let Some(why) = super::host_request::misplaced(&provider, &settings) {
+        return Err(ConfigError::Invalid(format!("[host.{given}]: {why}")));
+    }
     if !matches!(provider, Provider::Sim | Provider::App) && model.is_none() {
         return Err(ConfigError::Invalid(format!(
             "host `{given}` needs a model: write `{given}:MODEL`"
@@ -967,6 +977,7 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
     if entry.max_concurrency == Some(0) {
         return Err(invalid("max_concurrency must be at least 1".into()));
     }
+    let tool_choice = super::host_request::read(entry).map_err(|e| invalid(e.0))?;
     for header in entry.headers.keys() {
         if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
             return Err(invalid(format!(
@@ -983,6 +994,8 @@ fn host_settings(name: &str, entry: &HostFile) -> Result<HostSettings, ConfigErr
         thinking_budget: entry.thinking_budget,
         seed: entry.seed,
         parallel_tool_calls: entry.parallel_tool_calls,
+        tool_choice,
+        extra_body: entry.extra_body.clone(),
         headers: entry.headers.clone(),
         base_url_env: entry.base_url_env.clone(),
         api_key_env: entry.api_key_env.clone(),

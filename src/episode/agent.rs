@@ -64,6 +64,9 @@ pub struct TrialOutput {
     pub grade: Option<crate::grade::Grade>,
     /// The `expect.after` checks of the state the trial left, graded with the trial.
     pub after: Vec<crate::grade::Check>,
+    /// The answers that wrote a tool call as text instead of making it (see
+    /// [`super::text_calls`]).
+    pub text_calls: super::TextToolCalls,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without
@@ -88,6 +91,7 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
     let mut out = TrialOutput::default();
     take_turns(input, server, &mut request, &mut out).await;
     out.messages = std::mem::take(&mut request.messages);
+    out.text_calls = text_calls(&out.messages, input.tools);
     out.latency_ms = ms(started.elapsed());
     out
 }
@@ -187,6 +191,17 @@ async fn take_turns(
             }
         }
     }
+}
+
+/// The model's answers (every turn's, not only the last) that wrote a tool call as text, naming
+/// a tool by the name the model was shown or by the server's.
+fn text_calls(messages: &[Message], tools: &ToolView) -> super::TextToolCalls {
+    let answers = messages.iter().filter_map(|m| match m {
+        Message::Assistant { content, .. } => content.as_deref(),
+        _ => None,
+    });
+    let names: Vec<&str> = tools.names().collect();
+    super::TextToolCalls::scan(answers, &names)
 }
 
 /// Whether a turn came back with output but without its output counted: a streamed answer cut at

@@ -7,6 +7,7 @@ mod driver;
 mod facts;
 mod record;
 mod redact;
+pub mod text_calls;
 mod tools;
 
 pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};
@@ -15,6 +16,7 @@ pub use driver::Driver;
 pub use facts::{server_error_line, EpisodeFacts};
 pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};
 pub use redact::Redactor;
+pub use text_calls::TextToolCalls;
 pub use tools::{system_prompt, ToolView};
 
 #[cfg(test)]

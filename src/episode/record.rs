@@ -134,12 +134,15 @@ pub struct Episode {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub request_retries: Vec<String>,
     pub started_at: String,
-    /// How many of the model's answers wrote a tool call as text (a JSON object or XML element
-    /// naming an offered tool) instead of calling it, and an excerpt of the first.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub text_tool_calls: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text_tool_call: Option<String>,
+    /// The model's answers that carried a tool call written as text instead of made (JSON or
+    /// XML naming an offered tool): `text_tool_calls` (how many) and `text_tool_call` (an
+    /// excerpt of the first), absent when none did.
+    #[serde(
+        flatten,
+        default,
+        skip_serializing_if = "super::TextToolCalls::is_empty"
+    )]
+    pub text_calls: super::TextToolCalls,
     /// What an app host (Claude Code, …) reported besides the loop's record; absent for API hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<AppFacts>,
@@ -223,10 +226,6 @@ pub struct Transcript {
     /// The judge's verdict, reasoning, raw answer and tokens (tasks with a `judge:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<crate::grade::JudgeRecord>,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// The format of episode lines written before lines said theirs.

@@ -40,6 +40,13 @@ impl ToolView {
         Self { specs, to_server }
     }
 
+    /// Every tool's name as the model was shown it and as the server names it.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.to_server
+            .iter()
+            .flat_map(|(shown, server)| [shown.as_str(), server.as_str()])
+    }
+
     /// The server's name of a tool the model called, if the model called a tool that exists.
     pub fn server_name(&self, shown: &str) -> Option<&str> {
         self.to_server.get(shown).map(String::as_str)

@@ -39,6 +39,8 @@ pub struct AnthropicModel {
     temperature: Option<f64>,
     thinking_budget: Option<u32>,
     stream: bool,
+    /// `tool_choice` of the host (`[host.NAME]`), see [`crate::host::choice`].
+    tool_choice: Option<crate::config::ToolChoice>,
     /// `…/v1/messages`, with the key in `x-api-key` (marked sensitive, and taken out of every
     /// error text), under the retry policy.
     endpoint: JsonEndpoint,
@@ -128,6 +130,7 @@ impl AnthropicModel {
             temperature: None,
             thinking_budget: None,
             stream: true,
+            tool_choice: None,
             endpoint,
         })
     }
@@ -157,6 +160,13 @@ impl AnthropicModel {
         self
     }
 
+    /// Sends this `tool_choice` (`{"type": "auto" | "any" | "none" | "tool"}`) with every request
+    /// that offers tools.
+    pub fn with_tool_choice(mut self, choice: Option<crate::config::ToolChoice>) -> Self {
+        self.tool_choice = choice;
+        self
+    }
+
     /// The provider's model name.
     pub fn model(&self) -> &str {
         &self.model
@@ -182,6 +192,7 @@ impl Model for AnthropicModel {
             temperature: self.temperature,
             thinking_budget: self.thinking_budget,
             stream: self.stream,
+            tool_choice: super::choice::for_request(self.tool_choice.as_ref(), request),
         };
         self.endpoint
             .complete(

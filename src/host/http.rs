@@ -33,6 +33,8 @@ pub struct JsonEndpoint {
     /// echoes the request.
     secrets: Vec<String>,
     counts: Counts,
+    /// `[host.NAME] extra_body`: fields merged into every request body.
+    extra_body: Option<Arc<serde_json::Map<String, Value>>>,
 }
 
 /// Requests sent and retried over an endpoint's lifetime.
@@ -120,6 +122,7 @@ impl JsonEndpoint {
             breaker: None,
             secrets: secrets.into_iter().filter(|s| s.len() >= 4).collect(),
             counts: Counts::default(),
+            extra_body: None,
         })
     }
 
@@ -233,7 +236,8 @@ impl JsonEndpoint {
         reader: impl Fn() -> R,
         parse: impl FnOnce(&Value) -> Result<Completion, HostError>,
     ) -> Result<Completion, HostError> {
-        let body = serde_json::to_vec(body)
+        let body = self
+            .body_bytes(body)
             .map_err(|e| HostError::Other(format!("cannot serialize the request: {e}")))?;
         let posted = if stream {
             self.post_streamed(&body, headers, reader).await?
@@ -248,6 +252,26 @@ impl JsonEndpoint {
         completion.timing = posted.timing;
         completion.timed_out = posted.timed_out;
         Ok(completion)
+    }
+
+    /// `body` as JSON bytes, with the `extra_body` fields merged in: at the top level, where the
+    /// body has no field of that name (mcpeval's own fields win).
+    fn body_bytes(&self, body: &impl serde::Serialize) -> serde_json::Result<Vec<u8>> {
+        let Some(extra) = self.extra_body.as_deref().filter(|e| !e.is_empty()) else {
+            return serde_json::to_vec(body);
+        };
+        let mut value = serde_json::to_value(body)?;
+        if let Value::Object(fields) = &mut value {
+            for (key, extra) in extra {
+                fields.entry(key.clone()).or_insert_with(|| extra.clone());
+            }
+        }
+        serde_json::to_vec(&value)
+    }
+
+    /// Merges these fields into every request body (see [`Self::complete`]).
+    pub fn set_extra_body(&mut self, extra: serde_json::Map<String, Value>) {
+        self.extra_body = (!extra.is_empty()).then(|| Arc::new(extra));
     }
 
     fn posted(
@@ -613,6 +637,13 @@ pub trait OverEndpoint: Sized {
     ) -> Result<Self, HostError> {
         self.endpoint_mut().add_headers(extra)?;
         Ok(self)
+    }
+
+    /// Merges these fields into every request body, where mcpeval sets no field of that name
+    /// (`[host.NAME] extra_body`).
+    fn with_extra_body(mut self, extra: serde_json::Map<String, Value>) -> Self {
+        self.endpoint_mut().set_extra_body(extra);
+        self
     }
 
     /// Puts every request under the host's circuit breaker.

@@ -4,6 +4,7 @@ pub mod aimd;
 pub mod anthropic;
 pub mod breaker;
 pub mod cache;
+mod choice;
 pub mod http;
 mod lenient;
 pub mod limit;

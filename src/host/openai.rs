@@ -22,6 +22,7 @@ use std::time::Duration;
 use async_openai::config::{Config, OpenAIConfig};
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 
+use super::choice;
 pub use super::http::RequestCounts;
 use super::http::{JsonEndpoint, OverEndpoint};
 use super::{Completion, CompletionRequest, HostError, Model, RequestOptions};
@@ -53,6 +54,8 @@ pub struct OpenAiModel {
     /// organization, project, and the host's extra headers.
     endpoint: JsonEndpoint,
     options: RequestOptions,
+    /// `tool_choice` of the host (`[host.NAME]`), see [`crate::host::choice`].
+    tool_choice: Option<crate::config::ToolChoice>,
     /// Set once the endpoint refused a streamed request (a 400) that it then answered whole:
     /// what it said. From then on answers are asked whole.
     stream_refused: std::sync::OnceLock<String>,
@@ -146,6 +149,7 @@ impl OpenAiModel {
             base_url,
             api: Api::ChatCompletions,
             options: RequestOptions::default(),
+            tool_choice: None,
             stream_refused: std::sync::OnceLock::new(),
         })
     }
@@ -185,6 +189,12 @@ impl OpenAiModel {
         self
     }
 
+    /// Sends this `tool_choice` (in the API's form) with every request that offers tools.
+    pub fn with_tool_choice(mut self, choice: Option<crate::config::ToolChoice>) -> Self {
+        self.tool_choice = choice;
+        self
+    }
+
     /// The provider's model name.
     pub fn model(&self) -> &str {
         &self.model
@@ -220,6 +230,8 @@ impl Model for OpenAiModel {
                 ..self.options
             };
             apply_options(&mut body, &options, self.is_openai());
+            body.tool_choice = choice::for_request(self.tool_choice.as_ref(), request)
+                .map(|c| wire::tool_choice(c, &names));
             let names = &names;
             async move {
                 self.endpoint
@@ -270,6 +282,8 @@ impl OpenAiModel {
         if body.has_tools() {
             body.parallel_tool_calls = options.parallel_tool_calls;
         }
+        body.tool_choice = choice::for_request(self.tool_choice.as_ref(), request)
+            .map(|c| responses::tool_choice(c, &names));
         let mut headers = HeaderMap::new();
         if options.send_seed {
             headers.insert(crate::host::SEED_HEADER, HeaderValue::from(request.seed));

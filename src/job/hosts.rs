@@ -179,6 +179,12 @@ fn cache_scope(host: &crate::config::HostConfig) -> String {
     if let Some(budget) = s.thinking_budget {
         scope["thinking_budget"] = budget.into();
     }
+    if let Some(choice) = &s.tool_choice {
+        scope["tool_choice"] = choice.to_string().into();
+    }
+    if !s.extra_body.is_empty() {
+        scope["extra_body"] = serde_json::json!(s.extra_body);
+    }
     scope.to_string()
 }
 

@@ -66,6 +66,8 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
                     .with_api(api)
                     .with_retry(retry)
                     .with_options(options(settings))
+                    .with_tool_choice(settings.tool_choice.clone())
+                    .with_extra_body(extra_body(settings))
                     .with_headers(headers)?
                     .with_congestion(congestion.clone())
                     .with_breaker(breaker.clone()),
@@ -83,7 +85,9 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
                 .with_headers(headers)?
                 .with_congestion(congestion.clone())
                 .with_breaker(breaker.clone())
-                .with_stream(settings.stream.unwrap_or(true));
+                .with_stream(settings.stream.unwrap_or(true))
+                .with_tool_choice(settings.tool_choice.clone())
+                .with_extra_body(extra_body(settings));
             if let Some(budget) = settings.thinking_budget {
                 // Thinking counts towards max_tokens: the default leaves the answer its own 1024.
                 model = model
@@ -121,6 +125,14 @@ fn retry_policy(settings: &HostSettings) -> RetryPolicy {
         retry.first_byte_timeout = Duration::from_secs_f64(t);
     }
     retry
+}
+
+fn extra_body(settings: &HostSettings) -> serde_json::Map<String, serde_json::Value> {
+    settings
+        .extra_body
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 fn options(settings: &HostSettings) -> RequestOptions {

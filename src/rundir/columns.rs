@@ -172,7 +172,7 @@ table!(
         truncated: Bool = e.truncated,
         timed_out: Bool = e.timed_out,
         tokens_estimated: Bool = e.tokens_estimated,
-        text_tool_calls: Num<UInt32Type> = e.text_tool_calls,
+        text_tool_calls: Num<UInt32Type> = e.text_calls.count,
         attempts: Num<UInt32Type> = e.attempts.len() as u32 + 1,
         request_retries: Num<UInt32Type> = e.request_retries.len() as u32,
         grade_failures: Text = &e.grade.failure_summary(),

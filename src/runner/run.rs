@@ -904,8 +904,7 @@ fn build_episode(
         attempts: attempts.into_iter().map(redact).collect(),
         request_retries: output.request_retries.into_iter().map(redact).collect(),
         started_at,
-        text_tool_calls: 0,
-        text_tool_call: None,
+        text_calls: output.text_calls.redacted(&runner.redactor),
         app: output.app,
     }
 }

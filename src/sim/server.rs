@@ -17,6 +17,7 @@ mod ramble;
 mod responses;
 #[cfg(test)]
 mod responses_tests;
+mod scripted;
 #[cfg(test)]
 mod tests;
 mod wire;
@@ -77,6 +78,11 @@ pub struct ServeOptions {
     pub relabel_stream: bool,
     /// `stream: true` on the chat route gets a 400 (a gateway that does not stream).
     pub refuse_stream: bool,
+    /// The model writes its tool calls into its text instead of making them (chat, Messages
+    /// and Responses routes).
+    pub tool_calls_as_text: bool,
+    /// Each request body received goes into this file, one JSON line each.
+    pub record_requests: Option<std::path::PathBuf>,
 }
 
 struct AppState {
@@ -85,6 +91,8 @@ struct AppState {
     faults: Faults,
     stop: CancellationToken,
     refuse_stream: bool,
+    tool_calls_as_text: bool,
+    requests: Option<scripted::RequestLog>,
 }
 
 /// Serves until Ctrl-C. Prints the bound address on stdout first (`listening on http://…`).
@@ -95,9 +103,10 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     options.faults.validate().map_err(anyhow::Error::msg)?;
     let listener = bind(addr).await?;
-    announce(listener.local_addr()?)?;
     let stop = options.stop.clone();
-    axum::serve(listener, router(config, options))
+    let app = router(config, options)?;
+    announce(listener.local_addr()?)?;
+    axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;
             stop.cancel();
@@ -168,8 +177,9 @@ pub async fn spawn_with(
     let bound = listener.local_addr()?;
     let (tx, rx) = oneshot::channel::<()>();
     let stop = options.stop.clone();
+    let app = router(config, options)?;
     let task = tokio::spawn(async move {
-        axum::serve(listener, router(config, options))
+        axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 let _ = rx.await;
                 stop.cancel();
@@ -197,17 +207,21 @@ fn announce(addr: SocketAddr) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The routes, with and without the `/v1` prefix (clients differ in where they put it).
-pub fn router(config: SimConfig, options: ServeOptions) -> Router {
+/// The routes, with and without the `/v1` prefix (clients differ in where they put it). `Err`
+/// when the request log cannot be created.
+pub fn router(config: SimConfig, options: ServeOptions) -> anyhow::Result<Router> {
+    let requests = scripted::RequestLog::at(options.record_requests.as_deref())?;
     let state = Arc::new(AppState {
         sim: SimModel::new(config),
         latency: options.latency,
         faults: Faults::new(options.faults),
         stop: options.stop,
         refuse_stream: options.refuse_stream,
+        tool_calls_as_text: options.tool_calls_as_text,
+        requests,
     });
     let relabel = options.relabel_stream;
-    Router::new()
+    let router = Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/chat/completions", post(chat_completions))
         .route("/v1/messages", post(messages_route))
@@ -236,7 +250,8 @@ pub fn router(config: SimConfig, options: ServeOptions) -> Router {
                 response
             },
         ))
-        .with_state(state)
+        .with_state(state);
+    Ok(router)
 }
 
 async fn chat_completions(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
@@ -255,7 +270,7 @@ async fn chat_completions(State(state): State<Arc<AppState>>, body: Bytes) -> Re
         Ok(r) => r,
         Err(BadRequest(message)) => return bad_request(&message),
     };
-    let mut completion = state.sim.respond(&request);
+    let mut completion = state.respond(&request);
     if fault == Some(Fault::Ramble) {
         return rambling(&state, ramble::Api::Chat, &value, &completion).await;
     }
@@ -299,7 +314,7 @@ async fn messages_route(
         Ok(parsed) => parsed,
         Err(BadRequest(message)) => return anthropic_bad_request(&message),
     };
-    let mut completion = state.sim.respond(&request);
+    let mut completion = state.respond(&request);
     if fault == Some(Fault::Ramble) {
         return rambling(&state, ramble::Api::Messages, &value, &completion).await;
     }
@@ -336,7 +351,7 @@ async fn responses_route(
         Ok(p) => p,
         Err(BadRequest(message)) => return bad_request(&message),
     };
-    let mut completion = state.sim.respond(&parsed.request);
+    let mut completion = state.respond(&parsed.request);
     if !parsed.left_out.is_empty() {
         completion.usage.input_tokens = parsed.input_tokens();
     }
@@ -542,6 +557,9 @@ async fn before_answer<'a>(
     body: &[u8],
     fail: fn(&Faults, u16) -> Response,
 ) -> Result<(faults::InFlight<'a>, Option<Fault>), Response> {
+    if let Some(log) = &state.requests {
+        log.record(body);
+    }
     let Some(in_flight) = state.faults.enter() else {
         return Err(fail(&state.faults, 429));
     };

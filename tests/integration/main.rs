@@ -42,6 +42,7 @@ mod slow_models;
 mod tasks_check;
 mod tasks_import;
 mod tasks_lint;
+mod text_tool_calls;
 mod trust;
 mod user_meant;
 mod verdicts;

@@ -36,6 +36,7 @@ fn settings() -> Settings<'static> {
         model: "claude-test",
         max_tokens: 1024,
         temperature: None,
+        tool_choice: None,
     }
 }
 

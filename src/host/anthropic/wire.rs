@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::host::choice::TurnChoice;
 use crate::host::lenient::estimated_tokens;
 use crate::host::lenient::excerpt_text;
 use crate::host::lenient::{as_count, excerpt, model_name};
@@ -36,6 +37,8 @@ pub(crate) struct Settings<'a> {
     /// Extended thinking's `budget_tokens` (off when `None`).
     pub thinking_budget: Option<u32>,
     pub stream: bool,
+    /// This request's tool choice (see [`crate::host::choice`]).
+    pub tool_choice: Option<TurnChoice<'a>>,
 }
 
 /// The Messages API request body. The system messages become `system`; the rest become
@@ -55,6 +58,8 @@ pub(crate) struct RequestBody<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
 }
@@ -91,7 +96,19 @@ pub(crate) fn request_body<'a>(
         thinking: settings
             .thinking_budget
             .map(|budget| json!({"type": "enabled", "budget_tokens": budget})),
+        tool_choice: settings.tool_choice.map(|c| tool_choice(c, names)),
         stream: settings.stream,
+    }
+}
+
+/// `tool_choice` as the Messages API takes it: `{"type": "auto" | "any" | "none"}` or
+/// `{"type": "tool", "name": …}`.
+fn tool_choice(choice: TurnChoice<'_>, names: &ToolNames) -> Value {
+    match choice {
+        TurnChoice::Auto => json!({"type": "auto"}),
+        TurnChoice::Required => json!({"type": "any"}),
+        TurnChoice::None => json!({"type": "none"}),
+        TurnChoice::Tool(name) => json!({"type": "tool", "name": names.wire(name)}),
     }
 }
 

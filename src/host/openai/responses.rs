@@ -11,6 +11,7 @@ use crate::host::{
 };
 
 use super::wire::ToolNames;
+use crate::host::choice::TurnChoice;
 
 /// The request body, borrowing the conversation and the tools. Stateless: every turn sends the
 /// whole conversation (`store: false`, no `previous_response_id`).
@@ -29,6 +30,8 @@ pub(crate) struct RequestBody<'a> {
     pub max_output_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
 }
@@ -77,7 +80,16 @@ pub(crate) fn request_body<'a>(
         temperature: None,
         max_output_tokens: None,
         parallel_tool_calls: None,
+        tool_choice: None,
         stream: false,
+    }
+}
+
+/// `tool_choice` as the Responses API takes it: a word, or `{"type": "function", "name": …}`.
+pub(crate) fn tool_choice(choice: TurnChoice<'_>, names: &ToolNames) -> Value {
+    match choice {
+        TurnChoice::Tool(name) => json!({"type": "function", "name": names.wire(name)}),
+        word => super::wire::tool_choice(word, names),
     }
 }
 

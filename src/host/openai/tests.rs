@@ -395,6 +395,8 @@ async fn a_request_that_hangs_past_the_timeout_is_retried() {
         stop: Default::default(),
         relabel_stream: false,
         refuse_stream: false,
+        tool_calls_as_text: false,
+        record_requests: None,
         latency: Duration::ZERO,
         faults: FaultConfig {
             fail_rate: 1.0,
@@ -436,6 +438,8 @@ async fn through_a_faulty_sim_server_answers_equal_the_sim() {
         stop: Default::default(),
         relabel_stream: false,
         refuse_stream: false,
+        tool_calls_as_text: false,
+        record_requests: None,
         latency: Duration::ZERO,
         faults: FaultConfig {
             fail_rate: 0.4,

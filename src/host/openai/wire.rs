@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::host::choice::TurnChoice;
 use crate::host::lenient::{as_count, estimated_tokens, excerpt, model_name};
 use crate::host::{Completion, CompletionRequest, HostError, Message, ToolCallRequest, Usage};
 
@@ -32,6 +33,8 @@ pub(crate) struct RequestBody<'a> {
     pub max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
     /// `{"include_usage": true}` with `stream`: the last chunk then carries the usage.
@@ -121,8 +124,22 @@ pub(crate) fn request_body<'a>(
         max_tokens: None,
         max_completion_tokens: None,
         parallel_tool_calls: None,
+        tool_choice: None,
         stream: false,
         stream_options: None,
+    }
+}
+
+/// `tool_choice` as chat completions take it: a word, or `{"type": "function", "function":
+/// {"name": …}}`.
+pub(crate) fn tool_choice(choice: TurnChoice<'_>, names: &ToolNames) -> Value {
+    match choice {
+        TurnChoice::Auto => "auto".into(),
+        TurnChoice::Required => "required".into(),
+        TurnChoice::None => "none".into(),
+        TurnChoice::Tool(name) => {
+            serde_json::json!({"type": "function", "function": {"name": names.wire(name)}})
+        }
     }
 }
 

@@ -24,6 +24,7 @@ async fn faulty(faults: FaultConfig) -> (String, super::SimServerHandle) {
         refuse_stream: false,
         latency: Duration::ZERO,
         faults,
+        ..ServeOptions::default()
     };
     let (addr, handle) = spawn_with(
         "127.0.0.1:0".parse().unwrap(),

@@ -84,8 +84,7 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         attempts: Vec::new(),
         request_retries: Vec::new(),
         started_at: STARTED_AT.to_owned(),
-        text_tool_calls: 0,
-        text_tool_call: None,
+        text_calls: Default::default(),
         app: None,
     };
     let tools: &[&str] = match kind {
