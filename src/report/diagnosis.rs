@@ -11,7 +11,31 @@ const CONSOLE_TASKS: usize = 5;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     pub headline: String,
-    pub details: Vec<String>,
+    pub details: Vec<Detail>,
+}
+
+/// What a finding names (a task with its counts, a side) and what it says of it (the error).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detail {
+    pub what: String,
+    pub says: String,
+}
+
+impl Detail {
+    fn new(what: String, says: &str) -> Self {
+        Self {
+            what,
+            says: first_line(says, 300),
+        }
+    }
+
+    /// `what: says`, or `what` alone.
+    fn line(&self) -> String {
+        match self.says.is_empty() {
+            true => self.what.clone(),
+            false => format!("{}: {}", self.what, self.says),
+        }
+    }
 }
 
 /// Every finding of a diagnosis, in the order a reader should fix them: the servers' setup, the
@@ -43,9 +67,9 @@ pub fn findings(d: &Diagnosis) -> Vec<Finding> {
             ),
             details: (d.server_failures.iter())
                 .map(|f| {
-                    format!(
-                        "{} ({}): {} of {} trials: {}",
-                        f.task_id, f.host, f.trials, f.of, f.error
+                    Detail::new(
+                        format!("{} ({}): {} of {} trials", f.task_id, f.host, f.trials, f.of),
+                        &f.error,
                     )
                 })
                 .collect(),
@@ -60,12 +84,9 @@ pub fn findings(d: &Diagnosis) -> Vec<Finding> {
             ),
             details: (d.infra.iter())
                 .map(|i| {
-                    format!(
-                        "{} side, host {}: {} trial(s), the first: {}",
-                        i.side,
-                        i.host,
-                        i.count,
-                        first_line(&i.first, 200)
+                    Detail::new(
+                        format!("{} side, host {}: {} trial(s), the first", i.side, i.host, i.count),
+                        &i.first,
                     )
                 })
                 .collect(),
@@ -83,14 +104,13 @@ pub fn findings(d: &Diagnosis) -> Vec<Finding> {
     out
 }
 
-fn task_line(t: &NeverPassed) -> String {
-    let failure = match t.failure.is_empty() {
-        true => String::new(),
-        false => format!(": {}", first_line(&t.failure, 200)),
-    };
-    format!(
-        "{} ({}): {}/{} → {}/{}{failure}",
-        t.task_id, t.host, t.baseline.0, t.baseline.1, t.candidate.0, t.candidate.1
+fn task_line(t: &NeverPassed) -> Detail {
+    Detail::new(
+        format!(
+            "{} ({}): {}/{} → {}/{}",
+            t.task_id, t.host, t.baseline.0, t.baseline.1, t.candidate.0, t.candidate.1
+        ),
+        &t.failure,
     )
 }
 
@@ -117,7 +137,7 @@ fn host_finding(h: &SilentHost) -> Finding {
         details: h
             .excerpt
             .iter()
-            .map(|e| format!("e.g. {}", first_line(e, 160)))
+            .map(|e| Detail::new("e.g.".into(), e))
             .collect(),
     }
 }
@@ -131,13 +151,17 @@ fn first_line(text: &str, max: usize) -> String {
     }
 }
 
-/// The console's lines: each finding with up to [`CONSOLE_TASKS`] of its details.
+/// The console's lines: each finding with up to [`CONSOLE_TASKS`] of its details, what a
+/// detail names on one line and what it says on the next, each cut to fit 120 columns.
 pub fn console_lines(d: &Diagnosis) -> Vec<String> {
     let mut lines = Vec::new();
     for f in findings(d) {
         lines.push(format!("note: {}", f.headline));
         for detail in f.details.iter().take(CONSOLE_TASKS) {
-            lines.push(format!("  {}", first_line(detail, 116)));
+            lines.push(format!("  {}", first_line(&detail.what, 116)));
+            if !detail.says.is_empty() {
+                lines.push(format!("    {}", first_line(&detail.says, 114)));
+            }
         }
         if f.details.len() > CONSOLE_TASKS {
             lines.push(format!(
@@ -155,7 +179,11 @@ pub fn markdown(d: &Diagnosis) -> String {
     for f in findings(d) {
         out.push_str(&format!("**{}**\n\n", capitalised(&f.headline)));
         for detail in &f.details {
-            out.push_str(&format!("- `{}`\n", detail.replace('`', "'")));
+            let says = match detail.says.is_empty() {
+                true => String::new(),
+                false => format!(": `{}`", detail.says.replace('`', "'")),
+            };
+            out.push_str(&format!("- {}{says}\n", detail.what));
         }
         if !f.details.is_empty() {
             out.push('\n');
@@ -172,7 +200,7 @@ pub fn text(d: &Diagnosis) -> String {
         out.push('\n');
         for detail in &f.details {
             out.push_str("  ");
-            out.push_str(detail);
+            out.push_str(&detail.line());
             out.push('\n');
         }
     }
@@ -242,7 +270,8 @@ mod tests {
         assert!(lines[0].starts_with(
             "note: the baseline failed every trial of 8 of 9 tasks: check the servers' setup"
         ));
-        assert!(lines[1].contains("read-0 (mcp): 0/1 → 1/1: is_error: expected no error"));
+        assert_eq!(lines[1], "  read-0 (mcp): 0/1 → 1/1");
+        assert!(lines[2].starts_with("    is_error: expected no error, got: Error: Access denied"));
         assert!(lines.iter().any(|l| l == "  … and 3 more (summary.md)"));
         assert!(lines.iter().any(|l| l.contains(
             "host `openai:qwen` made no structured tool call in 70 trial(s) of tool tasks; 70 \
@@ -252,8 +281,10 @@ mod tests {
         assert!(lines
             .iter()
             .any(|l| l.contains("the candidate server failed during 7 trial(s)")));
-        assert!(lines.iter().any(|l| l
-            .contains("search (sim): 7 of 7 trials: candidate server failed during tools/call")));
+        assert!(lines.iter().any(|l| l == "  search (sim): 7 of 7 trials"));
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("    candidate server failed during tools/call `search`")));
         assert!(lines
             .iter()
             .any(|l| l.contains("1 task(s) failed every trial on both sides: check the task")));
@@ -262,12 +293,16 @@ mod tests {
             .iter()
             .filter(|l| l.starts_with("  "))
             .all(|l| l.chars().count() <= 120));
+        assert!(lines.iter().any(|l| l == "  e.g."));
         let md = markdown(&d);
         assert!(md.starts_with("**The baseline failed every trial of 8 of 9 tasks"));
-        assert_eq!(md.matches("\n- `read-").count(), 8, "{md}");
+        assert_eq!(md.matches("\n- read-").count(), 8, "{md}");
+        assert!(md.contains("- read-0 (mcp): 0/1 → 1/1: `is_error: expected no error"), "{md}");
         assert!(text(&d).contains("  hard (mcp): 0/1 → 0/1: is_error"));
-        assert!(lines.iter().any(|l| l
-            .contains("baseline side, host openai:m: 2 trial(s), the first: model `m`: HTTP 503")));
+        assert!(lines
+            .iter()
+            .any(|l| l == "  baseline side, host openai:m: 2 trial(s), the first"));
+        assert!(lines.iter().any(|l| l == "    model `m`: HTTP 503"));
         assert!(findings(&Diagnosis::default()).is_empty());
     }
 }

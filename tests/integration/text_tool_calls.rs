@@ -101,6 +101,29 @@ fn tool_calls_written_as_text_are_counted_with_an_excerpt() {
             e.task_id
         );
     }
+    // Before its verdict the run says why it measured nothing (issue 36: it used to read `0/2 →
+    // 0/2 inconclusive`, NO REGRESSION, with no word of why): on the console, in summary.md's
+    // first block and in junit.xml, with the count and an excerpt.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let note = format!(
+        "note: host `openai:sim` made no structured tool call in {} trial(s) of tool tasks; {} \
+         trial(s) wrote a tool call as text",
+        tool_eps.len(),
+        eps.iter().filter(|e| e.text_calls.count > 0).count()
+    );
+    let at = stdout.find(&note);
+    assert!(at.is_some(), "{note}\n{stdout}");
+    assert!(at < stdout.find("verdict (gated metrics)"), "{stdout}");
+    assert!(stdout.contains("\n    {\"name\": \"mcp__tracker__"), "{stdout}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let first_block = summary.split("\n## ").next().unwrap();
+    assert!(
+        first_block.contains("**Host `openai:sim` made no structured tool call")
+            && first_block.contains("docs/hosts.md"),
+        "{summary}"
+    );
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(junit.contains("made no structured tool call"), "{junit}");
     // The episode lines carry the two fields by these names.
     let lines = std::fs::read_to_string(out.join("episodes.jsonl")).unwrap();
     let first: Value = lines
