@@ -191,7 +191,11 @@ fn regression_run_reports_are_stable_and_exit_1() {
 
     let summary = read(&run.join("summary.md"));
     let junit = read(&run.join("junit.xml"));
-    assert!(summary.starts_with("# mcpeval: regression\n"), "{summary}");
+    // The run's host is the simulated model: said in the title (issue 36).
+    assert!(
+        summary.starts_with("# mcpeval: regression (simulated model)\n"),
+        "{summary}"
+    );
     assert!(
         summary.contains(
             "expected_calls: expected `search_issues` with project=apollo, got `find_issues`"

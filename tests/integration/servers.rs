@@ -224,6 +224,8 @@ fn the_preflight_servers_serve_the_first_trials() {
             &format!("{} 1.5.0", launcher.display()),
             "--suite",
             "tasks/demo/no_tool.yaml",
+            "--host",
+            "sim",
             "--trials",
             trials,
             "--isolation",
