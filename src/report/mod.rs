@@ -12,7 +12,9 @@ mod junit;
 mod live;
 mod markdown;
 
-pub use check::{check_junit, check_summary, exit as check_exit, stage_line};
+pub use check::{
+    check_junit, check_summary, exit as check_exit, record_exit as check_record_exit, stage_line,
+};
 pub use console::verdict_table;
 pub use export::{
     append_step_summary, exporters, write_reports, write_reports_with, Exporter, Report, JUNIT_XML,
