@@ -1000,6 +1000,55 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
+    /// `check --resume` parses the flags check.json kept: they read back as given.
+    #[test]
+    fn check_flags_read_back_as_given() {
+        let given = [
+            "mcpeval",
+            "check",
+            "--config",
+            "c.toml",
+            "--baseline",
+            "node a.js",
+            "--candidate",
+            "demo:1.5.0",
+            "--suite",
+            "t",
+            "--suite",
+            "u.yaml",
+            "--host",
+            "openai:m",
+            "--stages",
+            "smoke,evaluation",
+            "--out",
+            "o",
+            "--all",
+            "--trials",
+            "3",
+            "--protocol-era",
+            "legacy",
+            "--client-profile",
+            "roots",
+            "--protocol-versions",
+            "2025-11-25,2026-07-28",
+            "--allow-skipped",
+            "--stop-on-breaking",
+        ];
+        let parse = |argv: Vec<String>| match Cli::try_parse_from(argv).unwrap().command {
+            Some(Command::Check(args)) => args,
+            _ => panic!("not check"),
+        };
+        let first = parse(given.map(str::to_owned).to_vec());
+        let stored = first.to_args();
+        assert!(!stored.contains(&"--out".to_owned()), "{stored:?}");
+        let argv = ["mcpeval", "check"].map(str::to_owned).into_iter();
+        let again = parse(argv.chain(stored).collect());
+        let without_out = CheckArgs { out: None, ..first };
+        assert_eq!(format!("{again:?}"), format!("{without_out:?}"));
+        let resumed = Cli::try_parse_from(["mcpeval", "check", "--resume", "d", "--all"]);
+        assert!(resumed.is_err(), "--resume takes the kept flags only");
+    }
+
     /// Every command and subcommand, with its path (`tasks list`).
     fn commands() -> Vec<(String, clap::Command)> {
         fn walk(prefix: &str, cmd: &clap::Command, out: &mut Vec<(String, clap::Command)>) {
