@@ -290,18 +290,7 @@ pub async fn check(
         resume: request.resume,
         log,
     };
-    let mut record = CheckRecord {
-        format_version: 1,
-        baseline: match (&ctx.baseline, &ctx.settings.stored) {
-            (Some(spec), _) => spec.display(),
-            (None, Some(stored)) => format!("stored snapshot {}", stored.display()),
-            (None, None) => "(none)".into(),
-        },
-        candidate: ctx.candidate.display(),
-        stages: Vec::new(),
-        interrupted: false,
-        args: request.args.clone(),
-    };
+    let mut record = new_record(&ctx, request);
     let explicit = !request.stages.is_empty();
     let stages: Vec<Stage> = match explicit {
         true => {
@@ -314,16 +303,7 @@ pub async fn check(
     };
     // A signal stops the check: the stage in flight ends as `error` (an evaluation finishes its
     // trials in flight and writes its files, as `run` does), the later ones do not run.
-    let stop = CancellationToken::new();
-    let watcher = tokio::spawn({
-        let stop = stop.clone();
-        async move {
-            if super::run::Signals::new().next().await {
-                stop.cancel();
-            }
-        }
-    });
-    let watcher = AbortOnDropHandle::new(watcher);
+    let (stop, watcher) = watch_signals();
     let nested = nested::Nested(face);
     for stage in stages {
         if stop.is_cancelled() {
@@ -339,16 +319,8 @@ pub async fn check(
         let started = Instant::now();
         let mut result = run_stage(stage, &mut ctx, &nested, &stop).await;
         result.seconds = started.elapsed().as_secs_f64();
-        // A skip the flags asked for (--stop-on-breaking) is what was asked.
-        let asked = stage == Stage::Evaluation && ctx.breaking && ctx.settings.stop_on_breaking;
-        if explicit && !request.allow_skipped && !asked && result.status == StageStatus::Skipped {
-            // Asked for by name: a job that asked only for it has checked nothing.
-            result.status = StageStatus::Error;
-            result.reason = format!(
-                "named in --stages but skipped, so it could not be done: {} (--allow-skipped \
-                 lets a skipped stage pass)",
-                result.reason
-            );
+        if explicit && !request.allow_skipped {
+            named_skip_not_done(stage, &ctx, &mut result);
         }
         (ctx.log)(&crate::report::stage_line(&result));
         record.stages.push(result);
@@ -363,6 +335,51 @@ pub async fn check(
         dir,
         interrupted: stop.is_cancelled(),
     })
+}
+
+/// The record of a check about to run its stages.
+fn new_record(ctx: &Ctx, request: &CheckRequest) -> CheckRecord {
+    CheckRecord {
+        format_version: 1,
+        baseline: match (&ctx.baseline, &ctx.settings.stored) {
+            (Some(spec), _) => spec.display(),
+            (None, Some(stored)) => format!("stored snapshot {}", stored.display()),
+            (None, None) => "(none)".into(),
+        },
+        candidate: ctx.candidate.display(),
+        stages: Vec::new(),
+        interrupted: false,
+        args: request.args.clone(),
+    }
+}
+
+/// A token cancelled by the first Ctrl-C, SIGTERM or SIGHUP, and the task that watches for them.
+fn watch_signals() -> (CancellationToken, AbortOnDropHandle<()>) {
+    let stop = CancellationToken::new();
+    let watcher = tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            if super::run::Signals::new().next().await {
+                stop.cancel();
+            }
+        }
+    });
+    (stop, AbortOnDropHandle::new(watcher))
+}
+
+/// A stage named in `--stages` that was skipped could not be done: a job that asked only for it
+/// has checked nothing. A skip the flags asked for (`--stop-on-breaking`) is what was asked.
+fn named_skip_not_done(stage: Stage, ctx: &Ctx, result: &mut StageRecord) {
+    let asked = stage == Stage::Evaluation && ctx.breaking && ctx.settings.stop_on_breaking;
+    if asked || result.status != StageStatus::Skipped {
+        return;
+    }
+    result.status = StageStatus::Error;
+    result.reason = format!(
+        "named in --stages but skipped, so it could not be done: {} (--allow-skipped lets a \
+         skipped stage pass)",
+        result.reason
+    );
 }
 
 /// Runs one stage; a signal ends any but the evaluation (which finishes its trials in flight and
