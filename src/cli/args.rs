@@ -339,7 +339,9 @@ Stages, in order (each recorded in DIR/check.json with its result, time and raw 
 skipped with its reason when it cannot apply):
   smoke         each side starts and answers its lists; the candidate's tool schemas have no
                 portability finding the baseline had not (tool names, root type, combinators,
-                type lists, remote $ref…); the suite's call tasks run on both sides
+                type lists, remote $ref…); the suite's call tasks run on both sides, and a
+                call task the baseline fails every time fails the stage unless it says
+                `expected_to_fail: true`
   contract      the candidate snapshotted per client profile (and [check] auth_profiles), diffed
                 against the stored snapshot (--baseline-snapshot) or the baseline server's; a change
                 that breaks clients fails; supportedVersions against --protocol-versions, and the
@@ -355,7 +357,8 @@ skipped with its reason when it cannot apply):
                 deprecation warnings on its stderr; new ones fail only with
                 --fail-on-new-deprecations
   evaluation    the model evaluation of the tasks the contract's changes mark (--all: the whole
-                suite), adaptive unless --trials, into DIR/evaluation/
+                suite), adaptive unless --trials, into DIR/evaluation/; skipped without a host
+                (`sim`, the simulated model, is the demo's default only)
 Reports: DIR/summary.md (a line per stage, the verdict, a section per stage; appended to
 $GITHUB_STEP_SUMMARY), DIR/junit.xml (a testsuite per stage), DIR/check.json.
 Environment: MCPEVAL_CONFORMANCE (the conformance suite's command, under --conformance and
