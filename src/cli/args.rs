@@ -274,8 +274,8 @@ pub struct CheckArgs {
     /// stage, its model tasks in the evaluation.
     #[arg(long, value_name = "DIR|FILE")]
     pub suite: Vec<PathBuf>,
-    /// The evaluation's hosts, as for `run` (repeatable) [default: the config's hosts; `sim` for
-    /// the demo alone: without a host the evaluation of a user's server is skipped].
+    /// The evaluation's hosts, as for `run` (repeatable) [default: the config's hosts; the
+    /// simulated model `sim` only for the embedded demo]. Without one the evaluation is skipped.
     #[arg(long, value_name = "HOST")]
     pub host: Vec<String>,
     /// The stages to run, comma-separated: smoke, contract, conformance, deprecations,
@@ -321,6 +321,20 @@ pub struct CheckArgs {
     /// MCP lifecycle for both servers: legacy, modern or auto [default: auto, or the config's].
     #[arg(long, value_name = "ERA")]
     pub protocol_era: Option<ProtocolEra>,
+    /// A stage named in --stages that is skipped (Node too old for conformance, no baseline
+    /// server…) passes instead of making the check exit 3.
+    #[arg(long)]
+    pub allow_skipped: bool,
+    /// Finish the interrupted check in DIR with the flags it was started with (read from its
+    /// check.json): the stages it ended are kept, the one cut short and those after it run (an
+    /// evaluation through `run --resume`).
+    #[arg(long, value_name = "DIR", conflicts_with_all = [
+        "config", "baseline", "baseline_snapshot", "candidate", "suite", "host", "stages", "out",
+        "expected_failures", "all", "stop_on_breaking", "write_baseline", "client_profile",
+        "conformance", "fail_on_new_deprecations", "protocol_versions", "trials", "protocol_era",
+        "allow_skipped",
+    ])]
+    pub resume: Option<PathBuf>,
 }
 
 const CHECK_HELP: &str = "\
@@ -328,7 +342,9 @@ Stages, in order (each recorded in DIR/check.json with its result, time and raw 
 skipped with its reason when it cannot apply):
   smoke         each side starts and answers its lists; the candidate's tool schemas have no
                 portability finding the baseline had not (tool names, root type, combinators,
-                type lists, remote $ref…); the suite's call tasks run on both sides
+                type lists, remote $ref…); the suite's call tasks run on both sides, and a
+                call task the baseline fails every time fails the stage unless it says
+                `expected_to_fail: true`
   contract      the candidate snapshotted per client profile (and [check] auth_profiles), diffed
                 against the stored snapshot (--baseline-snapshot) or the baseline server's; a change
                 that breaks clients fails; supportedVersions against --protocol-versions, and the
@@ -344,16 +360,21 @@ skipped with its reason when it cannot apply):
                 deprecation warnings on its stderr; new ones fail only with
                 --fail-on-new-deprecations
   evaluation    the model evaluation of the tasks the contract's changes mark (--all: the whole
-                suite), adaptive unless --trials, into DIR/evaluation/
+                suite), adaptive unless --trials, into DIR/evaluation/; skipped without a host
+                (`sim`, the simulated model, is the demo's default only)
 Reports: DIR/summary.md (a line per stage, the verdict, a section per stage; appended to
 $GITHUB_STEP_SUMMARY), DIR/junit.xml (a testsuite per stage), DIR/check.json.
 Environment: MCPEVAL_CONFORMANCE (the conformance suite's command, under --conformance and
 [check] conformance), GITHUB_STEP_SUMMARY, and what `run` reads for the evaluation's hosts
 (OPENAI_API_KEY…; MCPEVAL_TRIALS, which also turns the adaptive default off).
+Console: a line per stage and a last line with the verdict and the exit code the check ends with;
+the runs a stage starts (call tasks, the evaluation) show their progress on stderr and no verdict
+of their own. A verdict of the simulated model `sim` says `(simulated model, …)`.
 Exit codes: 0 every stage passed or was skipped; 1 a stage failed; 2 bad flags, config or task
 file; 3 a stage could not be done (a server that would not start, the conformance suite
-crashing) and none failed; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the stage in flight
-ends as `error`, no later stage runs, the reports are written).
+crashing, a stage named in --stages that was skipped, unless --allow-skipped) and none failed;
+130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the stage in flight ends as `error`, no later
+stage runs, the reports are written; `mcpeval check --resume DIR` finishes it).
 More: docs/check.md.";
 
 #[derive(Debug, Args)]
@@ -576,7 +597,9 @@ the last stored run of the same baseline version (an A/A comparison across night
 \"drift\"; summary.md gets a \"Baseline drift\" section. A night whose contract diff affects no
 model appends nothing. Run directories: <out_dir>/nightly-<UTC time>.
 Exit codes, one job (no --schedule): those of `mcpeval run`:
-  0  no regression   1  regression (or a change that breaks clients)   2  bad config or history
+  0  no regression   1  regression (or a change that breaks clients, the job stopped before its
+     trials: --allow-breaking or [nightly] allow_breaking = true runs it anyway)
+  2  bad config or history
   3  infrastructure failure   130  interrupted (Ctrl-C or SIGTERM: in-flight trials finish)
 With --schedule: a failed job is logged and the next one runs; SIGTERM or Ctrl-C exits 0 (at once
 while waiting, after the job's in-flight trials while one runs); 2 for a bad config or CRON.
@@ -591,7 +614,8 @@ More: docs/nightly.md."
 pub struct NightlyArgs {
     /// A run config (TOML) with an optional [nightly] table: whole_suite = true runs every task,
     /// not only those the contract diff triggers (false when unset); history = "PATH" is the
-    /// history file (<out_dir>/history.parquet when unset).
+    /// history file (<out_dir>/history.parquet when unset); allow_breaking = true runs although
+    /// the contract breaks clients (false when unset).
     #[arg(long, value_name = "FILE")]
     pub config: PathBuf,
     /// Stay up and run a job at each fire time of this cron expression, in UTC: 5 fields
@@ -603,6 +627,11 @@ pub struct NightlyArgs {
     /// [default: on without --schedule].
     #[arg(long)]
     pub once: bool,
+    /// Run the triggered tasks although the candidate's contract breaks clients (else the job
+    /// stops before its trials and records nothing) [default: the config's [nightly]
+    /// allow_breaking, else off].
+    #[arg(long)]
+    pub allow_breaking: bool,
 }
 
 #[derive(Debug, Args)]
@@ -669,8 +698,78 @@ impl CheckArgs {
             fail_on_new_deprecations: self.fail_on_new_deprecations,
             protocol_versions: (!self.protocol_versions.is_empty())
                 .then(|| self.protocol_versions.clone()),
+            allow_skipped: self.allow_skipped,
+            resume: false,
+            args: self.to_args(),
         }
     }
+
+    /// The flags as given, but `--out` and `--resume`: what `check.json` keeps for `--resume`.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        let mut flag = |name: &str, value: String| {
+            args.push(format!("--{name}"));
+            args.push(value);
+        };
+        let path = |p: &PathBuf| p.display().to_string();
+        for (name, value) in [
+            ("config", self.config.as_ref().map(path)),
+            ("baseline", self.baseline.clone()),
+            (
+                "baseline-snapshot",
+                self.baseline_snapshot.as_ref().map(path),
+            ),
+            ("candidate", self.candidate.clone()),
+            (
+                "expected-failures",
+                self.expected_failures.as_ref().map(path),
+            ),
+            ("conformance", self.conformance.clone()),
+            ("trials", self.trials.map(|t| t.to_string())),
+            ("protocol-era", self.protocol_era.map(era_word)),
+        ] {
+            if let Some(value) = value {
+                flag(name, value);
+            }
+        }
+        self.suite.iter().for_each(|s| flag("suite", path(s)));
+        self.host.iter().for_each(|h| flag("host", h.clone()));
+        (self.client_profile.iter()).for_each(|p| flag("client-profile", p.to_string()));
+        if !self.stages.is_empty() {
+            flag(
+                "stages",
+                self.stages
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+        }
+        if !self.protocol_versions.is_empty() {
+            flag("protocol-versions", self.protocol_versions.join(","));
+        }
+        for (name, on) in [
+            ("all", self.all),
+            ("stop-on-breaking", self.stop_on_breaking),
+            ("write-baseline", self.write_baseline),
+            ("fail-on-new-deprecations", self.fail_on_new_deprecations),
+            ("allow-skipped", self.allow_skipped),
+        ] {
+            if on {
+                args.push(format!("--{name}"));
+            }
+        }
+        args
+    }
+}
+
+fn era_word(era: ProtocolEra) -> String {
+    match era {
+        ProtocolEra::Legacy => "legacy",
+        ProtocolEra::Modern => "modern",
+        ProtocolEra::Auto => "auto",
+    }
+    .to_owned()
 }
 
 impl RunArgs {
@@ -683,6 +782,7 @@ impl RunArgs {
             trigger: self.trigger.clone(),
             auto_trigger: self.auto_trigger,
             allow_breaking: self.allow_breaking,
+            breaking_advice: None,
             no_cache: self.no_cache,
             shard: self.shard,
             demo_servers: self.demo_servers,
@@ -925,6 +1025,55 @@ pub struct SimServerArgs {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    /// `check --resume` parses the flags check.json kept: they read back as given.
+    #[test]
+    fn check_flags_read_back_as_given() {
+        let given = [
+            "mcpeval",
+            "check",
+            "--config",
+            "c.toml",
+            "--baseline",
+            "node a.js",
+            "--candidate",
+            "demo:1.5.0",
+            "--suite",
+            "t",
+            "--suite",
+            "u.yaml",
+            "--host",
+            "openai:m",
+            "--stages",
+            "smoke,evaluation",
+            "--out",
+            "o",
+            "--all",
+            "--trials",
+            "3",
+            "--protocol-era",
+            "legacy",
+            "--client-profile",
+            "roots",
+            "--protocol-versions",
+            "2025-11-25,2026-07-28",
+            "--allow-skipped",
+            "--stop-on-breaking",
+        ];
+        let parse = |argv: Vec<String>| match Cli::try_parse_from(argv).unwrap().command {
+            Some(Command::Check(args)) => args,
+            _ => panic!("not check"),
+        };
+        let first = parse(given.map(str::to_owned).to_vec());
+        let stored = first.to_args();
+        assert!(!stored.contains(&"--out".to_owned()), "{stored:?}");
+        let argv = ["mcpeval", "check"].map(str::to_owned).into_iter();
+        let again = parse(argv.chain(stored).collect());
+        let without_out = CheckArgs { out: None, ..first };
+        assert_eq!(format!("{again:?}"), format!("{without_out:?}"));
+        let resumed = Cli::try_parse_from(["mcpeval", "check", "--resume", "d", "--all"]);
+        assert!(resumed.is_err(), "--resume takes the kept flags only");
+    }
 
     /// Every command and subcommand, with its path (`tasks list`).
     fn commands() -> Vec<(String, clap::Command)> {

@@ -23,7 +23,7 @@ pub async fn nightly(args: &NightlyArgs) -> Result<Exit, Failure> {
     let stop = Stop::default();
     let watcher = tokio::spawn(watch_signals(stop.clone()));
     let result = match &schedule {
-        None => night(&args.config, &stop, &Console, &log)
+        None => night(&args.config, args.allow_breaking, &stop, &Console, &log)
             .await
             .map(|(exit, _)| exit)
             .map_err(Failure::from),
@@ -35,7 +35,9 @@ pub async fn nightly(args: &NightlyArgs) -> Result<Exit, Failure> {
                     finish,
                     now: stop.now.clone(),
                 };
-                async move { job_end(night(&args.config, &stop, &Console, &log).await) }
+                async move {
+                    job_end(night(&args.config, args.allow_breaking, &stop, &Console, &log).await)
+                }
             },
             log,
         )

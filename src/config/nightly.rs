@@ -16,6 +16,9 @@ pub struct NightlyFile {
     pub whole_suite: Option<bool>,
     /// The history file (default: `<out_dir>/history.parquet`, i.e. `results/history.parquet`).
     pub history: Option<PathBuf>,
+    /// `true`: run the triggered tasks although the candidate's contract breaks clients (as
+    /// `mcpeval nightly --allow-breaking`); else such a night stops before its trials.
+    pub allow_breaking: Option<bool>,
 }
 
 /// `[nightly]` resolved.
@@ -23,6 +26,7 @@ pub struct NightlyFile {
 pub struct NightlySettings {
     pub whole_suite: bool,
     pub history: PathBuf,
+    pub allow_breaking: bool,
 }
 
 impl NightlyFile {
@@ -39,6 +43,7 @@ impl NightlyFile {
             history: self
                 .history
                 .unwrap_or_else(|| out_dir.join("history.parquet")),
+            allow_breaking: self.allow_breaking.unwrap_or(false),
         }
     }
 }
@@ -51,12 +56,16 @@ mod tests {
     fn the_nightly_table_is_read_with_defaults_and_typos_are_errors_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("n.toml");
-        std::fs::write(&path, "trials = 2\n[nightly]\nwhole_suite = true\n").unwrap();
+        std::fs::write(
+            &path,
+            "trials = 2\n[nightly]\nwhole_suite = true\nallow_breaking = true\n",
+        )
+        .unwrap();
         let settings = NightlyFile::read(&path)
             .unwrap()
             .unwrap()
             .resolve(Path::new("out"));
-        assert!(settings.whole_suite);
+        assert!(settings.whole_suite && settings.allow_breaking);
         assert_eq!(settings.history, Path::new("out/history.parquet"));
         std::fs::write(&path, "[nightly]\nwhole_suit = true\n").unwrap();
         let err = NightlyFile::read(&path).unwrap_err().to_string();

@@ -179,6 +179,7 @@ mod tests {
             call: None,
             call_expect: Default::default(),
             trials: None,
+            expected_to_fail: false,
             setup: Vec::new(),
             teardown: Vec::new(),
             after: Vec::new(),

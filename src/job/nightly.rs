@@ -22,10 +22,16 @@ pub fn load(path: &Path) -> Result<(RunConfig, NightlySettings), JobError> {
     Ok((config, settings))
 }
 
+/// What the job says to do instead of stopping at a candidate that breaks clients.
+const BREAKING_ADVICE: &str =
+    "pass --allow-breaking to `mcpeval nightly` or set [nightly] allow_breaking = true to run anyway";
+
 /// One nightly job; returns the run's exit code and a line saying what was recorded. `log`
-/// says what the job does, a line at a time.
+/// says what the job does, a line at a time. `allow_breaking` (`--allow-breaking`) runs the
+/// triggered tasks although the candidate breaks clients, as `[nightly] allow_breaking` does.
 pub async fn night(
     config_path: &Path,
+    allow_breaking: bool,
     stop: &Stop,
     face: &dyn Face,
     log: &(dyn Fn(&str) + Sync),
@@ -33,7 +39,8 @@ pub async fn night(
     if stop.finish.is_cancelled() {
         return Ok((Exit::Interrupted, "not started: stop requested".into()));
     }
-    let (config, settings) = load(config_path)?;
+    let (config, mut settings) = load(config_path)?;
+    settings.allow_breaking |= allow_breaking;
     // An unreadable history stops the job before an eval is spent on it.
     let history = history::read(&settings.history)?;
     let dir = history::new_run_dir(&config.out_dir);
@@ -57,7 +64,10 @@ pub async fn night(
                 Skipped::NothingTriggered => {
                     "no contract change affects models: nothing run, nothing appended"
                 }
-                Skipped::Breaking => "the run stopped before its trials: nothing appended",
+                Skipped::Breaking => {
+                    "the candidate breaks clients: the run stopped before its trials, nothing \
+                     appended (--allow-breaking or [nightly] allow_breaking = true runs it)"
+                }
             };
             log(note);
             return Ok((RunOutcome::Skipped(why).exit(), note.into()));
@@ -93,6 +103,8 @@ fn request(config_path: &Path, dir: &Path, settings: &NightlySettings) -> RunReq
         },
         out: Some(dir.to_path_buf()),
         auto_trigger: !settings.whole_suite,
+        allow_breaking: settings.allow_breaking,
+        breaking_advice: Some(BREAKING_ADVICE.to_owned()),
         no_cache: true,
         ..RunRequest::default()
     }

@@ -34,6 +34,9 @@ pub struct RunRequest {
     pub auto_trigger: bool,
     /// With `auto_trigger`: run even when the candidate breaks clients.
     pub allow_breaking: bool,
+    /// How the command that asked says to run anyway when the candidate breaks clients
+    /// [default: `run`'s `--allow-breaking`].
+    pub breaking_advice: Option<String>,
     /// No response cache (`--no-cache`; a nightly job's models must answer tonight).
     pub no_cache: bool,
     /// Run only this shard's trials (`--shard I/N`).
@@ -437,7 +440,10 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         None => crate::rundir::create(request.out.as_deref(), &config, &run_id)?,
     };
     if request.auto_trigger {
-        let diff = match trigger::auto(&config, &dir, request.allow_breaking, &mut notes).await? {
+        let advice =
+            (request.breaking_advice.as_deref()).unwrap_or("pass --allow-breaking to run anyway");
+        let allow = request.allow_breaking;
+        let diff = match trigger::auto(&config, &dir, allow, advice, &mut notes).await? {
             AutoDiff::Diff(diff) => diff,
             AutoDiff::Breaking => return Ok(skipped(notes, Skipped::Breaking)),
         };

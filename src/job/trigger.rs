@@ -103,11 +103,12 @@ pub enum AutoDiff {
 
 /// `--auto-trigger`: snapshots both servers, diffs them, keeps both snapshots and the diff in
 /// `RUN_DIR/contract/`, and notes the table. Breaking changes stop the run unless
-/// `allow_breaking`.
+/// `allow_breaking`; the stop's note ends with `advice`, the caller's way to run anyway.
 pub async fn auto(
     config: &RunConfig,
     dir: &Path,
     allow_breaking: bool,
+    advice: &str,
     notes: &mut Vec<Note>,
 ) -> Result<AutoDiff, JobError> {
     let contract_dir = dir.join("contract");
@@ -137,7 +138,7 @@ pub async fn auto(
     notes.push(Note::text(diff_table(&diff)));
     if diff.breaks_clients() && !allow_breaking {
         notes.push(Note::warn(format!(
-            "stopping: the candidate breaks clients (see {}); pass --allow-breaking to run anyway",
+            "stopping: the candidate breaks clients (see {}); {advice}",
             path.display()
         )));
         return Ok(AutoDiff::Breaking);

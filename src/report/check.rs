@@ -25,7 +25,7 @@ pub fn check_summary(record: &CheckRecord) -> String {
         out,
         "\n**Verdict: {}** (exit {})",
         verdict.word(),
-        exit(verdict).code()
+        record_exit(record).code()
     );
     if !failed.is_empty() {
         let _ = write!(out, ": {} failed", failed.join(", "));
@@ -36,6 +36,17 @@ pub fn check_summary(record: &CheckRecord) -> String {
             "{} {} could not be done",
             if failed.is_empty() { ":" } else { ";" },
             errors.join(", ")
+        );
+    }
+    if record.interrupted {
+        out.push_str(
+            "; interrupted (Ctrl-C, SIGTERM or SIGHUP): finish it with `mcpeval check --resume DIR`",
+        );
+    }
+    if record.simulated() {
+        out.push_str(
+            ". The evaluation's verdicts come from the simulated model (`sim`), which only runs \
+             the demo: it does not judge a server",
         );
     }
     out.push_str(".\n");
@@ -54,12 +65,18 @@ pub fn check_summary(record: &CheckRecord) -> String {
     out
 }
 
-/// One line of a stage: `contract: failed (0.4 s): 3 changes break clients`.
+/// One line of a stage: `contract: failed (0.4 s): 3 changes break clients`; a verdict of the
+/// simulated model says so: `evaluation: failed (simulated model, 9.1 s): …`.
 pub fn stage_line(stage: &StageRecord) -> String {
     format!(
-        "{}: {} ({:.1} s): {}",
+        "{}: {} ({}{:.1} s): {}",
         stage.name,
         stage.status.word(),
+        if stage.simulated {
+            "simulated model, "
+        } else {
+            ""
+        },
         stage.seconds,
         stage.reason
     )
@@ -70,6 +87,14 @@ fn names(record: &CheckRecord, status: StageStatus) -> Vec<&str> {
         .filter(|s| s.status == status)
         .map(|s| s.name.as_str())
         .collect()
+}
+
+/// The exit code a check ended with: its verdict's, or 130 when it was interrupted.
+pub fn record_exit(record: &CheckRecord) -> Exit {
+    match record.interrupted {
+        true => Exit::Interrupted,
+        false => exit(record.verdict()),
+    }
 }
 
 /// The exit code a check's verdict means.
@@ -134,11 +159,15 @@ pub fn check_junit(record: &CheckRecord) -> String {
                             );
                         }
                         Some(why) => {
+                            let why = match stage.simulated {
+                                true => format!("{why} (simulated model)"),
+                                false => why.clone(),
+                            };
                             let _ = writeln!(
                                 out,
                                 "    <testcase classname=\"{name}\" name=\"{case_name}\">\
                                  <failure message=\"{}\"/></testcase>",
-                                escape(why)
+                                escape(&why)
                             );
                         }
                     }
@@ -165,6 +194,7 @@ mod tests {
             lines: vec![format!("{name} details")],
             cases,
             output: None,
+            simulated: false,
         };
         CheckRecord {
             format_version: 1,
@@ -187,6 +217,8 @@ mod tests {
                     vec![],
                 ),
             ],
+            interrupted: false,
+            args: vec![],
         }
     }
 
@@ -205,6 +237,29 @@ mod tests {
         );
         assert_eq!(lines[7], "**Verdict: failed** (exit 1): contract failed.");
         assert!(text.contains("## conformance\n\nconformance details"));
+    }
+
+    #[test]
+    fn a_simulated_verdict_and_an_interruption_are_said_in_every_line() {
+        let mut record = record();
+        record.stages[0].simulated = true;
+        record.interrupted = true;
+        let text = check_summary(&record);
+        assert!(
+            text.contains("- contract: failed (simulated model, 1.2 s): 2 changes break clients"),
+            "{text}"
+        );
+        assert!(
+            text.contains("**Verdict: failed** (exit 130): contract failed; interrupted"),
+            "{text}"
+        );
+        assert!(text.contains("simulated model (`sim`)"), "{text}");
+        assert_eq!(record_exit(&record), Exit::Interrupted);
+        let xml = check_junit(&record);
+        assert!(
+            xml.contains("<failure message=\"removed &lt;x&gt; (simulated model)\"/>"),
+            "{xml}"
+        );
     }
 
     #[test]

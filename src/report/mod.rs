@@ -13,7 +13,9 @@ mod junit;
 mod live;
 mod markdown;
 
-pub use check::{check_junit, check_summary, exit as check_exit, stage_line};
+pub use check::{
+    check_junit, check_summary, exit as check_exit, record_exit as check_record_exit, stage_line,
+};
 pub use console::verdict_table;
 pub use diagnosis::{console_lines as diagnosis_lines, text as diagnosis_text};
 pub use export::{

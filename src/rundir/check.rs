@@ -74,6 +74,10 @@ pub struct StageRecord {
     /// Where its raw output is, relative to the check's directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// Its verdict came from the embedded simulated model (`sim`), not a real LLM: every line
+    /// that shows it says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub simulated: bool,
 }
 
 /// The whole check.
@@ -83,6 +87,13 @@ pub struct CheckRecord {
     pub baseline: String,
     pub candidate: String,
     pub stages: Vec<StageRecord>,
+    /// A Ctrl-C, SIGTERM or SIGHUP cut it short (exit 130): `mcpeval check --resume DIR`
+    /// finishes it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// The check's flags as given (without `--out`), read back by `mcpeval check --resume`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 impl CheckRecord {
@@ -96,6 +107,17 @@ impl CheckRecord {
         } else {
             StageStatus::Passed
         }
+    }
+
+    /// Whether a stage's verdict came from the simulated model.
+    pub fn simulated(&self) -> bool {
+        self.stages.iter().any(|s| s.simulated)
+    }
+
+    /// Reads `check.json` from `dir`.
+    pub fn read(dir: &std::path::Path) -> std::io::Result<Self> {
+        let text = std::fs::read_to_string(dir.join(CHECK_JSON))?;
+        serde_json::from_str(&text).map_err(std::io::Error::other)
     }
 
     /// Writes `check.json` into `dir`.
@@ -119,6 +141,7 @@ mod tests {
             lines: vec![],
             cases: vec![],
             output: None,
+            simulated: false,
         }
     }
 
@@ -129,6 +152,8 @@ mod tests {
             baseline: "b".into(),
             candidate: "c".into(),
             stages: s.into_iter().map(stage).collect(),
+            interrupted: false,
+            args: vec![],
         };
         use StageStatus::*;
         assert_eq!(record(vec![Passed, Skipped]).verdict(), Passed);

@@ -322,6 +322,10 @@ pub struct Task {
     /// other kinds, which run the run's `--trials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials: Option<u32>,
+    /// A `kind: call` task the baseline is known to fail (`expected_to_fail: true`): `mcpeval
+    /// check`'s smoke stage does not fail on the baseline failing it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expected_to_fail: bool,
     /// Calls made on the trial's server before the model starts (or the call task's request).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup: Vec<FixtureCall>,

@@ -638,3 +638,24 @@ fn defaults_files_set_what_the_tasks_at_and_below_them_do_not_say() {
         "{text:?}"
     );
 }
+
+#[test]
+fn expected_to_fail_is_a_boolean_of_call_tasks_only() {
+    let call = "- id: c\n  kind: call\n  call: {tool: t}\n  expected_to_fail: true\n  expect: {is_error: false}\n";
+    assert!(tasks(call)[0].expected_to_fail);
+    let unset = "- id: c\n  kind: call\n  call: {tool: t}\n  expect: {is_error: false}\n";
+    assert!(!tasks(unset)[0].expected_to_fail);
+    let wrong = problems(&call.replace("true", "yes"));
+    assert!(
+        wrong.iter().any(|p| p.contains("`expected_to_fail`")),
+        "{wrong:?}"
+    );
+    let model = "- id: m\n  prompt: p\n  expected_to_fail: true\n  expect: {no_tool: true}\n";
+    let found = problems(model);
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("`expected_to_fail` belongs to `kind: call` tasks")),
+        "{found:?}"
+    );
+}

@@ -21,6 +21,7 @@ const TASK_KEYS: &[&str] = &[
     "expect",
     "call",
     "trials",
+    "expected_to_fail",
     "setup",
     "teardown",
 ];
@@ -120,14 +121,15 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
         let task = call_task(checker, &fields, id.as_ref(), before, node, defaults);
         return Checked { id, task };
     }
-    for name in ["call", "trials"] {
+    for name in ["call", "trials", "expected_to_fail"] {
         if let (Some((key, _)), Some(_)) = (fields.get(name), kind) {
+            let why = match name {
+                "expected_to_fail" => "a model's task is judged by comparing the sides",
+                _ => "a model's task runs the run's `--trials` and is asked through `prompt`",
+            };
             checker.error(
                 key,
-                format!(
-                    "`{name}` belongs to `kind: call` tasks (a model's task runs the run's \
-                     `--trials` and is asked through `prompt`)"
-                ),
+                format!("`{name}` belongs to `kind: call` tasks ({why})"),
             );
         }
     }
@@ -184,6 +186,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                 call: None,
                 call_expect: Default::default(),
                 trials: None,
+                expected_to_fail: false,
                 setup,
                 teardown,
                 after,
@@ -251,6 +254,9 @@ fn call_task(
     let trials = optional(fields, "trials", DEFAULT_CALL_TRIALS, |v| {
         checker.integer(v, "trials", 1..=1000)
     });
+    let expected_to_fail = optional(fields, "expected_to_fail", false, |v| {
+        checker.boolean(v, "expected_to_fail")
+    });
     let expect = required(checker, fields, "expect", "a `kind: call` task")
         .and_then(|v| call_expectations(checker, fields.get("expect")?.0, v));
     let fixtures = fixtures(checker, fields, defaults);
@@ -258,6 +264,7 @@ fn call_task(
         return None;
     }
     let (call, set, trials, call_expect) = (call?, set?, trials?, expect?);
+    let expected_to_fail = expected_to_fail?;
     let (setup, teardown, after) = fixtures?;
     let tools = match (tools, &call) {
         (Some(Some(tools)), _) => tools,
@@ -275,6 +282,7 @@ fn call_task(
         call: Some(call),
         call_expect,
         trials: Some(trials),
+        expected_to_fail,
         setup,
         teardown,
         after,

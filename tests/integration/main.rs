@@ -12,6 +12,7 @@ mod budget;
 mod cache;
 mod call_tasks;
 mod check;
+mod check_trust;
 mod claude_code_host;
 mod codex_host;
 mod config_file;

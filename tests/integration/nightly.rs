@@ -380,3 +380,49 @@ fn the_schedule_runs_a_job_every_two_seconds_one_at_a_time_and_stops_on_sigterm(
     );
     assert_eq!(runs(&rows, DRIFT), recorded[1..].to_vec());
 }
+
+#[test]
+fn a_night_against_a_candidate_that_breaks_clients_runs_when_nightly_is_told_to() {
+    let ws = workspace("");
+    let dir = ws.path();
+    let breaking = config("").replace("demo:1.5.0", "demo:2.0.0");
+    std::fs::write(dir.join("nightly.toml"), &breaking).unwrap();
+    let out = night(dir);
+    // Stopped before its trials; the advice names what nightly accepts (before issue 36 it said
+    // `pass --allow-breaking`, which `mcpeval nightly` refused as an unexpected argument).
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "pass --allow-breaking to `mcpeval nightly` or set [nightly] allow_breaking = true"
+        ),
+        "{stderr}"
+    );
+    assert!(!dir.join("results/history.parquet").exists());
+
+    let flagged = command(
+        dir,
+        &[
+            "nightly",
+            "--config",
+            "nightly.toml",
+            "--once",
+            "--allow-breaking",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        matches!(flagged.status.code(), Some(0 | 1)),
+        "{}",
+        text(&flagged)
+    );
+    let rows = history_rows(dir);
+    assert_eq!(runs(&rows, CANDIDATE).len(), 1, "{}", text(&flagged));
+    assert!(rows.iter().all(|r| r.candidate_version == "2.0.0"));
+
+    let table = breaking.replace("[nightly]\n", "[nightly]\nallow_breaking = true\n");
+    std::fs::write(dir.join("nightly.toml"), table).unwrap();
+    night(dir);
+    assert_eq!(runs(&history_rows(dir), CANDIDATE).len(), 2);
+}

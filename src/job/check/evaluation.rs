@@ -2,7 +2,7 @@
 //! suite with `--all`), adaptive unless trials are set, as `mcpeval run` does it, into
 //! `evaluation/`.
 
-use super::{regressed_tasks, skipped, Ctx, Outcome, Stage, Tasks};
+use super::{regressed_tasks, skipped, Ctx, Host, Outcome, Stage, Tasks};
 use crate::error::Exit;
 use crate::job::{Face, RunOutcome, RunRequest, Skipped, TaskKinds};
 use crate::rundir::{Case, StageRecord, StageStatus};
@@ -35,6 +35,9 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
         }
         Tasks::Counted { .. } => {}
     }
+    if ctx.host == Host::None {
+        return skipped(stage, NO_HOST);
+    }
     let mut overrides = ctx.run_overrides();
     // Adaptive by default: a fixed number of trials only when one is set.
     if overrides.trials.is_none() && std::env::var_os("MCPEVAL_TRIALS").is_none() {
@@ -46,19 +49,29 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
         (Some(diff), false) => (Some(diff.clone()), false),
         (None, false) => (None, true),
     };
-    let request = RunRequest {
-        overrides,
-        out: Some(dir.clone()),
-        trigger,
-        auto_trigger,
-        allow_breaking: true,
-        no_step_summary: true,
-        kinds: TaskKinds::Models,
-        ..RunRequest::default()
+    let request = match ctx.resume && dir.join(crate::rundir::RUN_JSON).is_file() {
+        // The evaluation a resumed check cut short: finished by the run's own resume.
+        true => RunRequest {
+            resume: Some(dir.clone()),
+            no_step_summary: true,
+            kinds: TaskKinds::Models,
+            ..RunRequest::default()
+        },
+        false => RunRequest {
+            overrides,
+            out: Some(dir.clone()),
+            trigger,
+            auto_trigger,
+            allow_breaking: true,
+            no_step_summary: true,
+            kinds: TaskKinds::Models,
+            ..RunRequest::default()
+        },
     };
     let mut out = Outcome::new(stage);
     out.output(&dir, &ctx.dir);
-    match crate::job::run(&request, crate::job::Stop::default(), face).await {
+    let simulated = ctx.host == Host::Simulated;
+    let mut record = match crate::job::run(&request, crate::job::Stop::default(), face).await {
         Ok(RunOutcome::Skipped(Skipped::NothingTriggered)) => skipped(
             stage,
             "no contract change affects models: no task to run (--all runs the whole suite)",
@@ -109,5 +122,14 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
             }
         }
         Err(e) => out.end(StageStatus::Error, crate::error::chain(&e)),
-    }
+    };
+    // A verdict of the simulated model says so wherever it is shown.
+    record.simulated =
+        simulated && matches!(record.status, StageStatus::Passed | StageStatus::Failed);
+    record
 }
+
+/// Why the evaluation is skipped when no host is named (outside the embedded demo `sim` is no
+/// default).
+pub(super) const NO_HOST: &str = "no model host configured: pass --host or set hosts in the \
+     config; the simulated model `sim` only runs the demo";

@@ -7,6 +7,8 @@ mod conformance;
 mod contract;
 mod deprecations;
 mod evaluation;
+mod nested;
+mod resume;
 mod smoke;
 
 use std::collections::BTreeMap;
@@ -114,6 +116,12 @@ pub struct CheckRequest {
     pub conformance: Option<String>,
     pub fail_on_new_deprecations: bool,
     pub protocol_versions: Option<Vec<String>>,
+    /// A stage named in `stages` that is skipped passes instead of making the check exit 3.
+    pub allow_skipped: bool,
+    /// Finish the check in `out` (`--resume DIR`): the stages its `check.json` ended are kept.
+    pub resume: bool,
+    /// The flags as given, recorded in `check.json` for `--resume`.
+    pub args: Vec<String>,
 }
 
 /// Everything the stages share: the settings, the servers, and what earlier stages found.
@@ -134,6 +142,10 @@ pub(super) struct Ctx {
     pub breaking: bool,
     /// The suite's tasks by kind, read once for the smoke stage and the evaluation.
     pub tasks: Tasks,
+    /// The model host the evaluation runs on.
+    pub host: Host,
+    /// The check is being finished (`--resume`): a stage's earlier output may be on disk.
+    pub resume: bool,
     pub log: Box<dyn Fn(&str) + Sync + Send>,
 }
 
@@ -146,6 +158,8 @@ pub(super) enum Tasks {
     Counted {
         calls: usize,
         models: usize,
+        /// The call tasks the baseline is known to fail (`expected_to_fail: true`).
+        expected_to_fail: Vec<String>,
     },
 }
 
@@ -160,9 +174,37 @@ impl Tasks {
                 Self::Counted {
                     calls,
                     models: suite.tasks.len() - calls,
+                    expected_to_fail: (suite.tasks.iter())
+                        .filter(|t| t.expected_to_fail)
+                        .map(|t| t.id.clone())
+                        .collect(),
                 }
             }
             Err(e) => Self::Unreadable(crate::error::chain(&e)),
+        }
+    }
+}
+
+/// The evaluation's model host, as the config resolved it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Host {
+    /// None named (outside the embedded demo, `sim` is no default).
+    None,
+    /// Only the embedded simulated model: its verdicts are labelled as such.
+    Simulated,
+    /// At least one real model.
+    Real,
+}
+
+impl Host {
+    fn of(config: &RunConfig) -> Self {
+        let sim = crate::config::Provider::Sim;
+        if config.hosts.is_empty() {
+            Self::None
+        } else if config.hosts.iter().all(|h| h.provider == sim) {
+            Self::Simulated
+        } else {
+            Self::Real
         }
     }
 }
@@ -223,6 +265,13 @@ pub async fn check(
             .out_dir
             .join(format!("check-{}", crate::rundir::new_run_id(&config))),
     };
+    let previous = match request.resume {
+        true => Some(CheckRecord::read(&dir).map_err(|e| JobError::Resume {
+            dir: dir.clone(),
+            source: e.into(),
+        })?),
+        false => None,
+    };
     std::fs::create_dir_all(&dir).map_err(|e| JobError::write(&dir, e))?;
     let tasks = Tasks::of(&config);
     let mut ctx = Ctx {
@@ -237,9 +286,60 @@ pub async fn check(
         diff_path: None,
         breaking: false,
         tasks,
+        host: Host::of(&config),
+        resume: request.resume,
         log,
     };
-    let mut record = CheckRecord {
+    let mut record = new_record(&ctx, request);
+    let explicit = !request.stages.is_empty();
+    let stages: Vec<Stage> = match explicit {
+        true => {
+            let mut s = request.stages.clone();
+            s.sort();
+            s.dedup();
+            s
+        }
+        false => Stage::ALL.to_vec(),
+    };
+    // A signal stops the check: the stage in flight ends as `error` (an evaluation finishes its
+    // trials in flight and writes its files, as `run` does), the later ones do not run.
+    let (stop, watcher) = watch_signals();
+    let nested = nested::Nested(face);
+    for stage in stages {
+        if stop.is_cancelled() {
+            break;
+        }
+        if let Some(kept) = resume::kept(previous.as_ref(), stage) {
+            (ctx.log)(&format!("{}: kept from check.json", stage.name()));
+            resume::restore(&mut ctx, &kept);
+            record.stages.push(kept);
+            continue;
+        }
+        (ctx.log)(&format!("{}…", stage.name()));
+        let started = Instant::now();
+        let mut result = run_stage(stage, &mut ctx, &nested, &stop).await;
+        result.seconds = started.elapsed().as_secs_f64();
+        if explicit && !request.allow_skipped {
+            named_skip_not_done(stage, &ctx, &mut result);
+        }
+        (ctx.log)(&crate::report::stage_line(&result));
+        record.stages.push(result);
+        // Nothing is lost if the check is cut short: the record so far is on disk.
+        write_record(&record, &dir, false)?;
+    }
+    drop(watcher);
+    record.interrupted = stop.is_cancelled();
+    write_record(&record, &dir, true)?;
+    Ok(Checked {
+        record,
+        dir,
+        interrupted: stop.is_cancelled(),
+    })
+}
+
+/// The record of a check about to run its stages.
+fn new_record(ctx: &Ctx, request: &CheckRequest) -> CheckRecord {
+    CheckRecord {
         format_version: 1,
         baseline: match (&ctx.baseline, &ctx.settings.stored) {
             (Some(spec), _) => spec.display(),
@@ -248,18 +348,13 @@ pub async fn check(
         },
         candidate: ctx.candidate.display(),
         stages: Vec::new(),
-    };
-    let stages: Vec<Stage> = match request.stages.is_empty() {
-        true => Stage::ALL.to_vec(),
-        false => {
-            let mut s = request.stages.clone();
-            s.sort();
-            s.dedup();
-            s
-        }
-    };
-    // A signal stops the check: the stage in flight ends as `error` (an evaluation finishes its
-    // trials in flight and writes its files, as `run` does), the later ones do not run.
+        interrupted: false,
+        args: request.args.clone(),
+    }
+}
+
+/// A token cancelled by the first Ctrl-C, SIGTERM or SIGHUP, and the task that watches for them.
+fn watch_signals() -> (CancellationToken, AbortOnDropHandle<()>) {
     let stop = CancellationToken::new();
     let watcher = tokio::spawn({
         let stop = stop.clone();
@@ -269,49 +364,50 @@ pub async fn check(
             }
         }
     });
-    let watcher = AbortOnDropHandle::new(watcher);
-    for stage in stages {
-        if stop.is_cancelled() {
-            break;
-        }
-        (ctx.log)(&format!("{}…", stage.name()));
-        let started = Instant::now();
-        let interrupted = || {
-            Outcome::new(stage).end(
-                StageStatus::Error,
-                "interrupted (Ctrl-C, SIGTERM or SIGHUP) before the stage finished",
-            )
-        };
-        let mut result = match stage {
-            Stage::Evaluation => evaluation::run(&mut ctx, face).await,
-            _ => {
-                let work = async {
-                    match stage {
-                        Stage::Smoke => smoke::run(&mut ctx, face).await,
-                        Stage::Contract => contract::run(&mut ctx).await,
-                        Stage::Conformance => conformance::run(&mut ctx).await,
-                        _ => deprecations::run(&mut ctx).await,
-                    }
-                };
-                tokio::select! {
-                    result = work => result,
-                    _ = stop.cancelled() => interrupted(),
-                }
-            }
-        };
-        result.seconds = started.elapsed().as_secs_f64();
-        (ctx.log)(&crate::report::stage_line(&result));
-        record.stages.push(result);
-        // Nothing is lost if the check is cut short: the record so far is on disk.
-        write_record(&record, &dir, false)?;
+    (stop, AbortOnDropHandle::new(watcher))
+}
+
+/// A stage named in `--stages` that was skipped could not be done: a job that asked only for it
+/// has checked nothing. A skip the flags asked for (`--stop-on-breaking`) is what was asked.
+fn named_skip_not_done(stage: Stage, ctx: &Ctx, result: &mut StageRecord) {
+    let asked = stage == Stage::Evaluation && ctx.breaking && ctx.settings.stop_on_breaking;
+    if asked || result.status != StageStatus::Skipped {
+        return;
     }
-    drop(watcher);
-    write_record(&record, &dir, true)?;
-    Ok(Checked {
-        record,
-        dir,
-        interrupted: stop.is_cancelled(),
-    })
+    result.status = StageStatus::Error;
+    result.reason = format!(
+        "named in --stages but skipped, so it could not be done: {} (--allow-skipped lets a \
+         skipped stage pass)",
+        result.reason
+    );
+}
+
+/// Runs one stage; a signal ends any but the evaluation (which finishes its trials in flight and
+/// writes its files, as `run` does) as `error`.
+async fn run_stage(
+    stage: Stage,
+    ctx: &mut Ctx,
+    face: &dyn Face,
+    stop: &CancellationToken,
+) -> StageRecord {
+    if stage == Stage::Evaluation {
+        return evaluation::run(ctx, face).await;
+    }
+    let work = async {
+        match stage {
+            Stage::Smoke => smoke::run(ctx, face).await,
+            Stage::Contract => contract::run(ctx).await,
+            Stage::Conformance => conformance::run(ctx).await,
+            _ => deprecations::run(ctx).await,
+        }
+    };
+    tokio::select! {
+        result = work => result,
+        _ = stop.cancelled() => Outcome::new(stage).end(
+            StageStatus::Error,
+            "interrupted (Ctrl-C, SIGTERM or SIGHUP) before the stage finished",
+        ),
+    }
 }
 
 fn write_record(record: &CheckRecord, dir: &Path, last: bool) -> Result<(), JobError> {
@@ -422,6 +518,7 @@ impl Outcome {
             lines: self.lines,
             cases: self.cases,
             output: self.output,
+            simulated: false,
         }
     }
 

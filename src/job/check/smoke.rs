@@ -1,11 +1,15 @@
 //! The smoke stage: each side starts and answers its lists; the candidate's tool schemas have
 //! no portability finding the baseline had not; the suite's call tasks run.
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use serde_json::Value;
 
 use super::{Ctx, Outcome, Stage, StepError, Tasks};
 use crate::config::ServerSpec;
 use crate::contract::portability::{findings, new_findings, Finding};
+use crate::episode::Side;
 use crate::job::{Face, RunOutcome, RunRequest, TaskKinds};
 use crate::mcp::McpConnection;
 use crate::rundir::{Case, StageRecord, StageStatus};
@@ -164,8 +168,13 @@ async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> (String, b
             out.line("- call tasks: the suite has none");
             return (String::new(), false);
         }
-        Tasks::Counted { calls, .. } => *calls,
+        Tasks::Counted {
+            calls,
+            expected_to_fail,
+            ..
+        } => (*calls, expected_to_fail.clone()),
     };
+    let (count, expected_to_fail) = count;
     if ctx.baseline.is_none() {
         out.line(format!(
             "- call tasks: {count} not run: they need a baseline server, and the baseline is a \
@@ -177,6 +186,11 @@ async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> (String, b
         );
     }
     let calls_dir = ctx.dir.join("smoke").join("calls");
+    if ctx.resume {
+        // The stage runs again whole: its call tasks are cheap, and an earlier attempt's
+        // episodes would keep the new run from starting.
+        let _ = std::fs::remove_dir_all(&calls_dir);
+    }
     let request = RunRequest {
         overrides: ctx.run_overrides(),
         out: Some(calls_dir.clone()),
@@ -214,10 +228,11 @@ async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> (String, b
                     true
                 }
             };
-            let summary = format!(
+            let mut summary = format!(
                 "; {count} call task(s), {} regression(s)",
                 regressions.len()
             );
+            summary.push_str(&broken_baseline(&calls_dir, &expected_to_fail, out));
             (summary, not_run)
         }
         Ok(RunOutcome::Skipped(_)) => (String::new(), false),
@@ -229,5 +244,87 @@ async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> (String, b
             out.case(Case::failed("call tasks", INFRA));
             ("; the call tasks could not be run".into(), true)
         }
+    }
+}
+
+/// The call tasks the baseline failed on every trial: each a failed case, unless the task says
+/// `expected_to_fail: true`. A baseline that fails is most often a server started wrong, and the
+/// candidate's answers would read as improvements. Returns the words for the stage's line.
+fn broken_baseline(dir: &Path, expected_to_fail: &[String], out: &mut Outcome) -> String {
+    let mut tasks: BTreeMap<String, (u32, Option<String>)> = BTreeMap::new();
+    let scanned = crate::rundir::scan_episodes(dir, |e| {
+        if e.side != Side::Baseline || e.kind.has_model() {
+            return;
+        }
+        let (passed, first) = tasks.entry(e.task_id.clone()).or_default();
+        match e.success && e.infra_error.is_none() {
+            true => *passed += 1,
+            false => {
+                first.get_or_insert_with(|| first_failure(&e));
+            }
+        }
+    });
+    if let Err(e) = scanned {
+        out.line(format!(
+            "- call tasks: the baseline's episodes could not be read: {}",
+            crate::error::chain(e.as_ref())
+        ));
+        return String::new();
+    }
+    let total = tasks.len();
+    let mut broken = Vec::new();
+    for (task, (passed, first)) in tasks {
+        let Some(first) = first.filter(|_| passed == 0) else {
+            continue;
+        };
+        if expected_to_fail.contains(&task) {
+            out.line(format!(
+                "  - {task}: the baseline failed it, as `expected_to_fail: true` says: {first}"
+            ));
+            continue;
+        }
+        out.line(format!(
+            "  - **{task}: the baseline failed every trial**: {first}"
+        ));
+        out.case(Case::failed(
+            format!("baseline passes {task}"),
+            format!("the baseline failed every trial: {first}"),
+        ));
+        broken.push((task, first));
+    }
+    let Some((first_task, first)) = broken.first() else {
+        return String::new();
+    };
+    let names: Vec<&str> = broken.iter().map(|(t, _)| t.as_str()).collect();
+    format!(
+        "; the baseline failed {} of {total} call task(s), none marked `expected_to_fail`: {} \
+         (check the servers' setup); first failure, {first_task}: {first}",
+        broken.len(),
+        names.join(", ")
+    )
+}
+
+/// What went wrong in a failed episode, in one short line: the infrastructure error, the error
+/// the server answered, or the failed checks.
+fn first_failure(e: &crate::episode::Episode) -> String {
+    let text = if let Some(error) = &e.infra_error {
+        error.clone()
+    } else if let Some(call) = e.calls.iter().find(|c| c.is_error) {
+        format!("`{}` answered an error: {}", call.tool, call.result)
+    } else {
+        match e.grade.failure_summary() {
+            s if s.is_empty() => "failed".to_owned(),
+            s => s,
+        }
+    };
+    excerpt(&text)
+}
+
+/// The first line of `text`, at most 160 characters.
+fn excerpt(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    match line.char_indices().nth(160) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
     }
 }
