@@ -30,14 +30,18 @@ pub fn diff_snapshots(
         Some(spec) => identity(spec),
         None => dir.display().to_string(),
     };
-    let side = |label: Option<&str>, s: &Snapshot, dir: &Path, info: Value, (own, other)| Side {
-        label: match label {
-            Some(label) => label.to_owned(),
-            None => labelled(own, &spec(s, dir), other),
-        },
-        snapshot: dir.display().to_string(),
-        server_info: info,
-    };
+    let side =
+        |label: Option<&str>, s: &Snapshot, dir: &Path, info: Value, (own, other): (&str, &str)| {
+            Side {
+                label: match label {
+                    Some(label) => label.to_owned(),
+                    None if own == "?" => own.to_owned(),
+                    None => labelled(own, &spec(s, dir), other),
+                },
+                snapshot: dir.display().to_string(),
+                server_info: info,
+            }
+        };
     let versions = (base_version.as_str(), cand_version.as_str());
     Diff {
         baseline: side(base_label, baseline, base_dir, base_info, versions),
