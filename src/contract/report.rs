@@ -24,34 +24,30 @@ pub fn diff_snapshots(
         let v = info.get("version").and_then(Value::as_str).unwrap_or("?");
         v.to_owned()
     };
-    let (base_info, cand_info) = (info(baseline), info(candidate));
-    let (base_version, cand_version) = (version(&base_info), version(&cand_info));
     let spec = |s: &Snapshot, dir: &Path| match s.server.get("spec").and_then(Value::as_str) {
         Some(spec) => identity(spec),
         None => dir.display().to_string(),
     };
-    let side =
-        |label: Option<&str>, s: &Snapshot, dir: &Path, info: Value, (own, other): (&str, &str)| {
-            Side {
-                label: match label {
-                    Some(label) => label.to_owned(),
-                    None if own == "?" => own.to_owned(),
-                    None => labelled(own, &spec(s, dir), other),
-                },
-                snapshot: dir.display().to_string(),
-                server_info: info,
-            }
-        };
-    let versions = (base_version.as_str(), cand_version.as_str());
+    let (base_info, cand_info) = (info(baseline), info(candidate));
+    let base = (version(&base_info), spec(baseline, base_dir));
+    let cand = (version(&cand_info), spec(candidate, cand_dir));
+    let label = |given: Option<&str>, own: &(String, String), other: &(String, String)| match given
+    {
+        Some(label) => label.to_owned(),
+        None if own.0 == "?" => own.0.clone(),
+        None => labelled(&own.0, &own.1, &other.0, &other.1),
+    };
     Diff {
-        baseline: side(base_label, baseline, base_dir, base_info, versions),
-        candidate: side(
-            cand_label,
-            candidate,
-            cand_dir,
-            cand_info,
-            (versions.1, versions.0),
-        ),
+        baseline: Side {
+            label: label(base_label, &base, &cand),
+            snapshot: base_dir.display().to_string(),
+            server_info: base_info,
+        },
+        candidate: Side {
+            label: label(cand_label, &cand, &base),
+            snapshot: cand_dir.display().to_string(),
+            server_info: cand_info,
+        },
         changes: super::diff::diff(baseline, candidate),
     }
 }

@@ -297,4 +297,29 @@ mod tests {
             ["tools `create_ticket`: tool_renamed (breaks clients)"]
         );
     }
+
+    #[test]
+    fn changes_that_differ_only_in_a_number_are_one_line_whose_kind_reads_back() {
+        let changes = (1..=3)
+            .map(|n| {
+                Change::new(
+                    "tools",
+                    &format!("tool_{n}"),
+                    ChangeKind::DescriptionChanged,
+                )
+                .at("description")
+            })
+            .collect();
+        let s = select(&diff(changes), &suite());
+        let lines = s.describe_changes();
+        assert_eq!(
+            lines,
+            ["tools `tool_{1..3}` at `description`: 3 × description_changed"]
+        );
+        assert_eq!(line_kind(&lines[0]), Some(("description_changed", 3)));
+        assert_eq!(
+            line_kind("tools `create_ticket`: tool_renamed (breaks clients)"),
+            Some(("tool_renamed", 1))
+        );
+    }
 }

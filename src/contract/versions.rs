@@ -48,9 +48,9 @@ pub fn identity(spec: &str) -> String {
 }
 
 /// A side's version as shown beside the other's: `0.2.0`, or `0.2.0 (identity)` when both
-/// report the same version (or neither reports one).
-pub fn labelled(version: &str, spec: &str, other_version: &str) -> String {
-    if version == other_version {
+/// report the same version but are not the same server (their [`identity`]s differ).
+pub fn labelled(version: &str, spec: &str, other_version: &str, other_spec: &str) -> String {
+    if version == other_version && identity(spec) != identity(other_spec) {
         format!("{version} ({})", identity(spec))
     } else {
         version.to_owned()
@@ -73,7 +73,7 @@ pub fn sides(diff: &Diff) -> String {
     let (b, c) = (&diff.baseline, &diff.candidate);
     let arrow = format!("{} → {}", b.label, c.label);
     match (reported(&b.server_info), reported(&c.server_info)) {
-        (Some(x), Some(y)) if x == y => {
+        (Some(x), Some(y)) if x == y && b.label != c.label => {
             format!("{arrow}; both report serverInfo version {x}")
         }
         _ => arrow,
@@ -113,11 +113,19 @@ mod tests {
     #[test]
     fn a_version_gets_its_spec_only_when_both_sides_report_it() {
         let spec = "npx -y @modelcontextprotocol/server-filesystem@2026.8.31 /tmp/x";
+        let old = spec.replace("2026.8.31", "2025.3.28");
         assert_eq!(
-            labelled("0.2.0", spec, "0.2.0"),
+            labelled("0.2.0", spec, "0.2.0", &old),
             "0.2.0 (@modelcontextprotocol/server-filesystem@2026.8.31)"
         );
-        assert_eq!(labelled("1.5.0", "demo:1.5.0", "1.4.0"), "1.5.0");
+        assert_eq!(
+            labelled("1.5.0", "demo:1.5.0", "1.4.0", "demo:1.4.0"),
+            "1.5.0"
+        );
+        assert_eq!(
+            labelled("1.4.0", "demo:1.4.0", "1.4.0", "demo:1.4.0"),
+            "1.4.0"
+        );
         assert_eq!(bare("0.2.0 (x@1)"), "0.2.0");
         assert_eq!(bare("1.5.0"), "1.5.0");
     }

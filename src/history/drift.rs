@@ -251,6 +251,36 @@ mod tests {
     }
 
     #[test]
+    fn a_reference_must_have_had_the_same_baseline_server_not_only_its_version() {
+        let root = tempfile::tempdir().unwrap();
+        let night = |id: &str, spec: &str| {
+            let dir = root.path().join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut info = crate::test_support::sample_info();
+            info.baseline.spec = spec.into();
+            info.write(&dir).unwrap();
+            let mut row = sample(id, CANDIDATE, "t", "no_change");
+            row.baseline_version = "0.2.0 (x)".into();
+            row.run_dir = dir.display().to_string();
+            row
+        };
+        let old = "npx -y @modelcontextprotocol/server-filesystem@2025.3.28 /tmp/a";
+        let new = "npx -y @modelcontextprotocol/server-filesystem@2026.8.31 /tmp/b";
+        let history = vec![night("a", old), night("b", new), night("c", old)];
+        let own = crate::contract::versions::identity(&old.replace("/tmp/a", "/tmp/c"));
+        let ids: Vec<String> = references(&history, "0.2.0", Some(&own), "tonight")
+            .into_iter()
+            .map(|r| r.run_id)
+            .collect();
+        assert_eq!(
+            ids,
+            ["c", "a"],
+            "run b reported 0.2.0 too, from another release"
+        );
+        assert_eq!(references(&history, "0.2.0", None, "tonight").len(), 3);
+    }
+
+    #[test]
     fn identical_baselines_do_not_drift_and_a_collapsed_one_does() {
         use crate::test_support::sample_episode;
         let night = |successes: u32, n: u32| -> Vec<Episode> {

@@ -188,7 +188,7 @@ fn version(server: &ServerRecord, other: &ServerRecord) -> String {
     };
     match (reported(server), reported(other)) {
         (Some(own), Some(theirs)) => {
-            crate::contract::versions::labelled(&own, &server.spec, &theirs)
+            crate::contract::versions::labelled(&own, &server.spec, &theirs, &other.spec)
         }
         (Some(own), None) => own,
         (None, _) => server.spec.clone(),
@@ -264,8 +264,11 @@ mod tests {
         let mut other = server.clone();
         other.info.as_mut().unwrap().version = "2.0.0".into();
         assert_eq!(version(&server, &other), "2.1.0");
-        // Both report 2.1.0: the spec tells them apart.
-        assert_eq!(version(&server, &server), "2.1.0 (node build/index.js)");
+        // Both report 2.1.0: the spec tells them apart, unless it is the same.
+        assert_eq!(version(&server, &server), "2.1.0");
+        let mut newer = server.clone();
+        newer.spec = "node new/build/index.js".into();
+        assert_eq!(version(&server, &newer), "2.1.0 (node build/index.js)");
     }
 
     #[test]
