@@ -203,7 +203,7 @@ fn a_hundred_removed_resources_are_one_line_and_every_one_stays_in_diff_json() {
     );
 }
 
-/// A diff whose 20 changes differ only in a tool's number, and one other.
+/// A diff whose 20 changes differ only in a tool's number, and 14 others, each its own line.
 fn numbered_diff(dir: &Path) -> PathBuf {
     let side = json!({"label": "1.4.0", "snapshot": "s", "serverInfo": {"version": "1.4.0"}});
     let mut changes: Vec<Value> = (1..=20)
@@ -212,10 +212,12 @@ fn numbered_diff(dir: &Path) -> PathBuf {
                 "kind": "description_changed", "breaksClients": false, "affectsModels": true})
         })
         .collect();
-    changes.push(
-        json!({"list": "tools", "name": "add_comment", "path": "description",
-        "kind": "description_changed", "breaksClients": false, "affectsModels": true}),
-    );
+    let others =
+        ("abcdefghijklm".chars().map(|c| format!("tool_{c}"))).chain(["add_comment".into()]);
+    for name in others {
+        changes.push(json!({"list": "tools", "name": name, "path": "description",
+            "kind": "description_changed", "breaksClients": false, "affectsModels": true}));
+    }
     let diff = json!({"baseline": side, "candidate": side, "changes": changes});
     let path = dir.join("diff.json");
     std::fs::write(&path, diff.to_string()).unwrap();
@@ -235,11 +237,15 @@ fn the_trigger_counts_per_kind_and_report_html_shows_the_verdict_first() {
     );
     assert_verdict(&out);
     let console = stdout(&out);
-    // Before: `21 change(s) in … affect models:` and a line per change.
+    // Before: `34 change(s) in … affect models:` and a line per change.
     assert!(
-        console.contains("21 change(s) in ")
-            && console.contains("affect models: 21 description_changed"),
+        console.contains("34 change(s) in ")
+            && console.contains("affect models: 34 description_changed"),
         "{console}"
+    );
+    assert!(
+        console.contains("  … and 3 more line(s): summary.md lists them all"),
+        "the console shows 12 of the 15 lines: {console}"
     );
     assert!(
         console.contains("  tools `tool_{1..20}` at `description`: 20 × description_changed"),
@@ -255,14 +261,24 @@ fn the_trigger_counts_per_kind_and_report_html_shows_the_verdict_first() {
         at("id=\"verdicts-section\"") < at("id=\"contract\""),
         "the verdict table comes before the contract section"
     );
-    assert!(html.contains("<td><code>description_changed</code></td><td class=\"num\">21</td>"));
-    assert!(html.contains("<details class=\"changes\"><summary>the 21 change(s), 2 line(s)"));
+    let kinds = &html[at("<table class=\"kinds\">")..];
+    assert!(
+        kinds.contains("<td><code>description_changed</code></td><td class=\"num\">34</td>"),
+        "{}",
+        &kinds[..400.min(kinds.len())]
+    );
+    assert!(html.contains("<details class=\"changes\"><summary>the 34 change(s), 15 line(s)"));
     let info: Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
     assert_eq!(
         info["trigger_changes"].as_array().unwrap().len(),
-        2,
+        15,
         "{info:#}"
+    );
+    let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("- tools `add_comment` at `description`: description_changed"),
+        "{summary}"
     );
 }
 
@@ -347,7 +363,11 @@ fn the_contract_stage_groups_its_lines_and_names_both_releases() {
         "{summary}"
     );
     assert!(
-        summary.contains("both report serverInfo version 0.2.0"),
+        summary.contains(
+            "(0.2.0 (@modelcontextprotocol/server-filesystem@2025.3.28) → 0.2.0 \
+             (@modelcontextprotocol/server-filesystem@2026.8.31); both report serverInfo \
+             version 0.2.0)"
+        ),
         "{summary}"
     );
     let lines = summary

@@ -92,12 +92,7 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
             out.line(format!("- {label}: not diffed: {mismatch}"));
             continue;
         }
-        let diff = diff_snapshots(
-            &base,
-            &cand,
-            (&base_dir, Some("baseline")),
-            (&cand_dir, None),
-        );
+        let diff = diff_snapshots(&base, &cand, (&base_dir, None), (&cand_dir, None));
         let path = cand_dir.join("diff.json");
         if let Err(e) = write_json(&path, &diff) {
             return out.end(StageStatus::Error, e);
