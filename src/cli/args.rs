@@ -440,6 +440,9 @@ pub struct DiffArgs {
 }
 
 const DIFF_HELP: &str = "\
+The table counts the changes per kind, then shows one line per group: changes of one kind that
+differ only in a number or an id are one line (100 × resource_removed …/{1..100}); --out's JSON
+keeps every change.
 Exit codes: 0 no change breaks clients, 1 some change breaks clients (breaksClients: true),
 2 a snapshot directory cannot be read. `mcpeval run --trigger DIFF.json` runs the tasks the
 changes that affect models touch. No environment variable is read.

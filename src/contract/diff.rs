@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
+use super::declared;
 use super::model::{Change, ChangeKind as K, Snapshot};
 use super::schema::{self, Effect, Finding};
 
@@ -221,12 +222,16 @@ fn compare_tool(tool: Pair, out: &mut Vec<Change>) {
     out.extend(tool.field(K::DescriptionChanged, "description"));
     out.extend(tool.field(K::TitleChanged, "title"));
     compare_annotations(tool, out);
-    let input = |t: &Value| {
-        t.get("inputSchema")
-            .map_or(json!({"type": "object"}), schema::normalize)
-    };
-    for finding in schema::compare(&input(tool.b), &input(tool.a), "inputSchema") {
-        out.push(schema_change(tool, finding, false));
+    let raw = |t: &'_ Value| t.get("inputSchema").cloned();
+    let (before, after) = (raw(tool.b), raw(tool.a));
+    if let Some(change) = declared::first_declaration(tool.name, before.as_ref(), after.as_ref()) {
+        out.push(change);
+    } else {
+        let input =
+            |s: Option<Value>| s.map_or(json!({"type": "object"}), |s| schema::normalize(&s));
+        for finding in schema::compare(&input(before), &input(after), "inputSchema") {
+            out.push(schema_change(tool, finding, false));
+        }
     }
     match (tool.b.get("outputSchema"), tool.a.get("outputSchema")) {
         (Some(before), Some(after)) => {

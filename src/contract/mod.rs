@@ -3,8 +3,11 @@
 
 pub mod boundary;
 pub mod conformance;
+mod declared;
 pub mod deprecations;
 mod diff;
+mod group;
+pub mod marked;
 mod model;
 pub mod portability;
 mod probe;
@@ -12,8 +15,10 @@ mod report;
 mod schema;
 mod snapshot;
 mod trigger;
+pub mod versions;
 
 pub use diff::diff;
+pub use group::{counts, counts_line, group, Group};
 pub use model::{
     Change, ChangeKind, Diff, ErrorProbes, ProbeOutcome, ProfileMismatch, ServerFacts, Side,
     Snapshot, SnapshotReadError, ERRORS_JSON, PROMPTS_JSON, RESOURCES_JSON,
@@ -21,4 +26,4 @@ pub use model::{
 };
 pub use report::{diff_snapshots, diff_table};
 pub use snapshot::{normalize, take, SnapshotError};
-pub use trigger::{select, Selection};
+pub use trigger::{line_kind, select, Selection};

@@ -54,6 +54,11 @@ pub struct ServerFacts {
     /// one the handshake ended in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_era: Option<String>,
+    /// What was snapshotted, to tell apart two releases that report the same
+    /// `serverInfo.version`: the package and version the command names, else the command line
+    /// or URL (without its query); absent in older snapshots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
 }
 
 /// Two snapshots taken with different client profiles: their lists may differ for that reason
@@ -297,6 +302,10 @@ pub enum ChangeKind {
     McpHeaderInvalid,
     /// A schema change no rule can decide (an `anyOf` rewritten…): treated as breaking.
     SchemaChanged,
+    /// The baseline's tool declared no input schema (none, `{}`, only `$schema`) and the
+    /// candidate's declares one: one change instead of one per property. It affects models;
+    /// it breaks clients only when the schema requires a property (the diff decides).
+    InputSchemaDeclared,
 }
 
 impl ChangeKind {
@@ -334,6 +343,7 @@ impl ChangeKind {
             CapabilityAdded | ProtocolVersionAdded => (false, false),
             McpHeaderInvalid => (true, true),
             SchemaChanged => (true, true),
+            InputSchemaDeclared => (false, true),
         }
     }
 }

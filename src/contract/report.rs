@@ -1,43 +1,65 @@
-//! A diff as the user sees it: both sides labelled, and a table with breaking changes first.
+//! A diff as the user sees it: both sides labelled, the changes counted per kind, and a table
+//! of the changes grouped (breaking first), one line per group.
 
 use std::fmt::Write;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::model::{Change, Diff, Side, Snapshot};
+use super::group::{counts_line, group, Group};
+use super::model::{Diff, Side, Snapshot};
+use super::versions::{identity, labelled, sides};
 
-/// Diffs two snapshots and labels the sides (`label`, else the server's version).
+/// Diffs two snapshots and labels the sides (`label`, else the server's version; when both
+/// report the same version, with what was snapshotted beside it: the spec recorded in
+/// `server.json`, else the snapshot directory).
 pub fn diff_snapshots(
     baseline: &Snapshot,
     candidate: &Snapshot,
     (base_dir, base_label): (&Path, Option<&str>),
     (cand_dir, cand_label): (&Path, Option<&str>),
 ) -> Diff {
-    let side = |s: &Snapshot, dir: &Path, label: Option<&str>| {
-        let info = s.server.get("serverInfo").cloned().unwrap_or(Value::Null);
-        let version = info.get("version").and_then(Value::as_str).unwrap_or("?");
-        Side {
-            label: label.unwrap_or(version).to_owned(),
-            snapshot: dir.display().to_string(),
-            server_info: info,
-        }
+    let info = |s: &Snapshot| s.server.get("serverInfo").cloned().unwrap_or(Value::Null);
+    let version = |info: &Value| {
+        let v = info.get("version").and_then(Value::as_str).unwrap_or("?");
+        v.to_owned()
+    };
+    let spec = |s: &Snapshot, dir: &Path| match s.server.get("spec").and_then(Value::as_str) {
+        Some(spec) => identity(spec),
+        None => dir.display().to_string(),
+    };
+    let (base_info, cand_info) = (info(baseline), info(candidate));
+    let base = (version(&base_info), spec(baseline, base_dir));
+    let cand = (version(&cand_info), spec(candidate, cand_dir));
+    let label = |given: Option<&str>, own: &(String, String), other: &(String, String)| match given
+    {
+        Some(label) => label.to_owned(),
+        None if own.0 == "?" => own.0.clone(),
+        None => labelled(&own.0, &own.1, &other.0, &other.1),
     };
     Diff {
-        baseline: side(baseline, base_dir, base_label),
-        candidate: side(candidate, cand_dir, cand_label),
+        baseline: Side {
+            label: label(base_label, &base, &cand),
+            snapshot: base_dir.display().to_string(),
+            server_info: base_info,
+        },
+        candidate: Side {
+            label: label(cand_label, &cand, &base),
+            snapshot: cand_dir.display().to_string(),
+            server_info: cand_info,
+        },
         changes: super::diff::diff(baseline, candidate),
     }
 }
 
-/// The table: breaking changes first (the diff's order), then the rest; one line each.
+/// The header line, the counts per kind, and the table: one line per group of changes
+/// (breaking first, the diff's order).
 pub fn diff_table(diff: &Diff) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "contract diff {} → {}: {} change(s), {} breaking clients, {} affecting models",
-        diff.baseline.label,
-        diff.candidate.label,
+        "contract diff {}: {} change(s), {} breaking clients, {} affecting models",
+        sides(diff),
         diff.changes.len(),
         diff.changes.iter().filter(|c| c.breaks_clients).count(),
         diff.changes.iter().filter(|c| c.affects_models).count(),
@@ -45,7 +67,8 @@ pub fn diff_table(diff: &Diff) -> String {
     if diff.changes.is_empty() {
         return out;
     }
-    let rows: Vec<[String; 4]> = diff.changes.iter().map(row).collect();
+    let _ = writeln!(out, "per kind: {}", counts_line(&diff.changes));
+    let rows: Vec<[String; 4]> = group(&diff.changes).iter().map(row).collect();
     let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
     let (w0, w1, w2) = (width(0).max(8), width(1).max(4), width(2).max(6));
     let _ = writeln!(
@@ -59,39 +82,22 @@ pub fn diff_table(diff: &Diff) -> String {
     out
 }
 
-fn row(c: &Change) -> [String; 4] {
-    let flags = match (c.breaks_clients, c.affects_models) {
+/// `BREAKING+model`, `BREAKING`, `model` or `-`.
+pub fn flags(breaks_clients: bool, affects_models: bool) -> &'static str {
+    match (breaks_clients, affects_models) {
         (true, true) => "BREAKING+model",
         (true, false) => "BREAKING",
         (false, true) => "model",
         (false, false) => "-",
-    };
-    let kind = c.kind.as_str();
-    let place = match &c.path {
-        Some(path) => format!("{} {} {path}", c.list, c.name),
-        None => format!("{} {}", c.list, c.name),
-    };
-    let what = c.note.clone().unwrap_or_else(|| values(c));
-    [flags.to_owned(), kind, place, what]
+    }
 }
 
-/// `before → after`, shortened.
-fn values(c: &Change) -> String {
-    let show = |v: &Option<Value>| match v {
-        None => "–".to_owned(),
-        Some(Value::String(s)) => short(s),
-        Some(other) => short(&other.to_string()),
+fn row(g: &Group) -> [String; 4] {
+    let kind = format!("{}{}", g.times(), g.kind.as_str());
+    let place = match &g.path {
+        Some(path) => format!("{} {} {path}", g.list, g.name),
+        None => format!("{} {}", g.list, g.name),
     };
-    if c.before.is_none() && c.after.is_none() {
-        return String::new();
-    }
-    format!("{} → {}", show(&c.before), show(&c.after))
-}
-
-fn short(s: &str) -> String {
-    let one_line = s.replace('\n', " ");
-    match one_line.char_indices().nth(60) {
-        Some((at, _)) => format!("{}…", &one_line[..at]),
-        None => one_line,
-    }
+    let flags = flags(g.breaks_clients, g.affects_models).to_owned();
+    [flags, kind, place, g.what()]
 }

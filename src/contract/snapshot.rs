@@ -76,6 +76,7 @@ async fn snapshot_of(conn: &McpConnection, spec: &ServerSpec) -> Result<Snapshot
         client_capabilities: normalize(&facts.client_capabilities),
         client_profile: Some(spec.client.to_string()),
         requested_era: Some(format!("{:?}", spec.protocol_era).to_lowercase()),
+        spec: Some(super::versions::identity(&spec.display())),
     };
     let probes = probe_errors(conn, spec, &tools).await?;
     Ok(Snapshot {

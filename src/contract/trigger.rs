@@ -22,25 +22,39 @@ impl Selection {
         self.tasks.is_empty()
     }
 
-    /// One line per triggering change, for the summary and the console.
+    /// One line per group of triggering changes (those of one kind that differ only in a
+    /// number or an id are one line, `3 × kind`), for the summary and the console.
     pub fn describe_changes(&self) -> Vec<String> {
-        self.triggering
+        super::group::group(&self.triggering)
             .iter()
-            .map(|c| {
-                let at = c
+            .map(|g| {
+                let at = g
                     .path
                     .as_deref()
                     .map(|p| format!(" at `{p}`"))
                     .unwrap_or_default();
-                let breaks = if c.breaks_clients {
+                let breaks = if g.breaks_clients {
                     " (breaks clients)"
                 } else {
                     ""
                 };
-                format!("{} `{}`{at}: {}{breaks}", c.list, c.name, kind_name(c.kind))
+                let kind = kind_name(g.kind);
+                format!("{} `{}`{at}: {}{kind}{breaks}", g.list, g.name, g.times())
             })
             .collect()
     }
+}
+
+/// The kind and the number of changes of a line of [`Selection::describe_changes`]
+/// (`tools `x` at `description`: description_changed` → (`description_changed`, 1)).
+pub fn line_kind(line: &str) -> Option<(&str, usize)> {
+    let (_, tail) = line.rsplit_once("`: ")?;
+    let (n, rest) = match tail.split_once(" × ") {
+        Some((n, rest)) => (n.parse().ok()?, rest),
+        None => (1, tail),
+    };
+    let kind = rest.split(' ').next()?;
+    (!kind.is_empty()).then_some((kind, n))
 }
 
 fn kind_name(kind: ChangeKind) -> String {
@@ -282,6 +296,31 @@ mod tests {
         assert_eq!(
             s.describe_changes(),
             ["tools `create_ticket`: tool_renamed (breaks clients)"]
+        );
+    }
+
+    #[test]
+    fn changes_that_differ_only_in_a_number_are_one_line_whose_kind_reads_back() {
+        let changes = (1..=3)
+            .map(|n| {
+                Change::new(
+                    "tools",
+                    &format!("tool_{n}"),
+                    ChangeKind::DescriptionChanged,
+                )
+                .at("description")
+            })
+            .collect();
+        let s = select(&diff(changes), &suite());
+        let lines = s.describe_changes();
+        assert_eq!(
+            lines,
+            ["tools `tool_{1..3}` at `description`: 3 × description_changed"]
+        );
+        assert_eq!(line_kind(&lines[0]), Some(("description_changed", 3)));
+        assert_eq!(
+            line_kind("tools `create_ticket`: tool_renamed (breaks clients)"),
+            Some(("tool_renamed", 1))
         );
     }
 }

@@ -9,8 +9,9 @@ use super::table::{HistoryRow, CANDIDATE};
 use super::trend::value;
 use crate::analysis::{Collector, Comparison, Row, SUITE};
 use crate::config::StatsConfig;
+use crate::contract::versions::bare;
 use crate::episode::{Episode, Side};
-use crate::rundir::EpisodeSource;
+use crate::rundir::{EpisodeSource, RunInfo};
 
 /// An earlier run that may serve as the reference.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,21 +20,39 @@ pub struct Reference {
     pub run_dir: PathBuf,
 }
 
-/// The earlier runs of the history whose baseline was `version`, newest first (the history is
-/// in the order runs were appended), `tonight` left out.
-pub fn references(history: &[HistoryRow], version: &str, tonight: &str) -> Vec<Reference> {
+/// The earlier runs of the history whose baseline was `version` and the same server, newest
+/// first (the history is in the order runs were appended), `tonight` left out. The version
+/// alone is not trusted: two releases may report the same `serverInfo.version` (both releases
+/// of server-filesystem report `0.2.0`), so where `identity` is given (the package and version
+/// the baseline's spec names, else its spec) a run whose run.json names another baseline is
+/// left out. A run whose run.json cannot be read is kept: its episodes are looked for next.
+pub fn references(
+    history: &[HistoryRow],
+    version: &str,
+    identity: Option<&str>,
+    tonight: &str,
+) -> Vec<Reference> {
     let mut seen = HashSet::new();
     history
         .iter()
         .rev()
-        .filter(|r| r.comparison == CANDIDATE && r.baseline_version == version)
+        .filter(|r| r.comparison == CANDIDATE && bare(&r.baseline_version) == bare(version))
         .filter(|r| r.run_id != tonight)
         .filter(|r| seen.insert(r.run_id.clone()))
+        .filter(|r| identity.is_none_or(|own| same_server(&r.run_dir, own)))
         .map(|r| Reference {
             run_id: r.run_id.clone(),
             run_dir: PathBuf::from(&r.run_dir),
         })
         .collect()
+}
+
+/// Whether the run in `run_dir` had the baseline `identity` (true when its run.json is gone).
+fn same_server(run_dir: &str, identity: &str) -> bool {
+    match RunInfo::read(std::path::Path::new(run_dir)) {
+        Ok(info) => crate::contract::versions::identity(&info.baseline.spec) == identity,
+        Err(_) => true,
+    }
 }
 
 /// Compares the reference run's baseline episodes (as the baseline) with tonight's (as the
@@ -223,12 +242,42 @@ mod tests {
             other_version,
             sample("tonight", CANDIDATE, "t", "no_change"),
         ];
-        let ids: Vec<String> = references(&history, "1.4.0", "tonight")
+        let ids: Vec<String> = references(&history, "1.4.0", None, "tonight")
             .into_iter()
             .map(|r| r.run_id)
             .collect();
         assert_eq!(ids, ["b", "a"]);
-        assert!(references(&history, "9.9.9", "tonight").is_empty());
+        assert!(references(&history, "9.9.9", None, "tonight").is_empty());
+    }
+
+    #[test]
+    fn a_reference_must_have_had_the_same_baseline_server_not_only_its_version() {
+        let root = tempfile::tempdir().unwrap();
+        let night = |id: &str, spec: &str| {
+            let dir = root.path().join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut info = crate::test_support::sample_info();
+            info.baseline.spec = spec.into();
+            info.write(&dir).unwrap();
+            let mut row = sample(id, CANDIDATE, "t", "no_change");
+            row.baseline_version = "0.2.0 (x)".into();
+            row.run_dir = dir.display().to_string();
+            row
+        };
+        let old = "npx -y @modelcontextprotocol/server-filesystem@2025.3.28 /tmp/a";
+        let new = "npx -y @modelcontextprotocol/server-filesystem@2026.8.31 /tmp/b";
+        let history = vec![night("a", old), night("b", new), night("c", old)];
+        let own = crate::contract::versions::identity(&old.replace("/tmp/a", "/tmp/c"));
+        let ids: Vec<String> = references(&history, "0.2.0", Some(&own), "tonight")
+            .into_iter()
+            .map(|r| r.run_id)
+            .collect();
+        assert_eq!(
+            ids,
+            ["c", "a"],
+            "run b reported 0.2.0 too, from another release"
+        );
+        assert_eq!(references(&history, "0.2.0", None, "tonight").len(), 3);
     }
 
     #[test]

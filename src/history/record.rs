@@ -59,8 +59,8 @@ pub fn record(
             .unwrap_or_else(|_| dir.to_path_buf())
             .display()
             .to_string(),
-        baseline_version: version(&info.baseline),
-        candidate_version: version(&info.candidate),
+        baseline_version: version(&info.baseline, &info.candidate),
+        candidate_version: version(&info.candidate, &info.baseline),
     };
     let mut rows: Vec<HistoryRow> = comparison
         .rows
@@ -124,7 +124,13 @@ fn drift(
     log: &dyn Fn(&str),
 ) -> Result<(DriftOutcome, Vec<HistoryRow>), RecordError> {
     let mut missing = Vec::new();
-    for reference in references(earlier, &meta.baseline_version, &meta.run_id) {
+    let identity = crate::contract::versions::identity(&info.baseline.spec);
+    for reference in references(
+        earlier,
+        &meta.baseline_version,
+        Some(&identity),
+        &meta.run_id,
+    ) {
         let on_disk = matches!(
             std::fs::metadata(reference.run_dir.join(EPISODES_JSONL)),
             Ok(m) if m.len() > 0
@@ -171,14 +177,22 @@ fn drift(
     Ok((outcome, Vec::new()))
 }
 
-/// The server's own version (serverInfo.version), else its spec.
-fn version(server: &ServerRecord) -> String {
-    server
-        .info
-        .as_ref()
-        .map(|i| i.version.clone())
-        .filter(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| server.spec.clone())
+/// The server's own version (serverInfo.version), else its spec; with the spec's package (or
+/// the spec) beside it when the other side reports the same version, since then the version
+/// does not tell the releases apart.
+fn version(server: &ServerRecord, other: &ServerRecord) -> String {
+    let reported = |s: &ServerRecord| {
+        (s.info.as_ref())
+            .map(|i| i.version.clone())
+            .filter(|v| !v.trim().is_empty())
+    };
+    match (reported(server), reported(other)) {
+        (Some(own), Some(theirs)) => {
+            crate::contract::versions::labelled(&own, &server.spec, &theirs, &other.spec)
+        }
+        (Some(own), None) => own,
+        (None, _) => server.spec.clone(),
+    }
 }
 
 /// `2026-11-30T03:00:00Z` from run.json's RFC 3339 start time (kept as is if it is not one).
@@ -238,7 +252,8 @@ mod tests {
             info: None,
             tools: Vec::new(),
         };
-        assert_eq!(version(&server), "node build/index.js");
+        let other = server.clone();
+        assert_eq!(version(&server, &other), "node build/index.js");
         server.info = Some(crate::mcp::ServerInfo {
             name: "x".into(),
             version: "2.1.0".into(),
@@ -246,7 +261,14 @@ mod tests {
             era: "legacy".into(),
             instructions: None,
         });
-        assert_eq!(version(&server), "2.1.0");
+        let mut other = server.clone();
+        other.info.as_mut().unwrap().version = "2.0.0".into();
+        assert_eq!(version(&server, &other), "2.1.0");
+        // Both report 2.1.0: the spec tells them apart, unless it is the same.
+        assert_eq!(version(&server, &server), "2.1.0");
+        let mut newer = server.clone();
+        newer.spec = "node new/build/index.js".into();
+        assert_eq!(version(&server, &newer), "2.1.0 (node build/index.js)");
     }
 
     #[test]

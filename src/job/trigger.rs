@@ -5,14 +5,18 @@ use std::path::Path;
 
 use super::{JobError, Note};
 use crate::config::RunConfig;
-use crate::contract::{diff_snapshots, diff_table, select, take, Diff};
+use crate::contract::versions::sides;
+use crate::contract::{counts_line, diff_snapshots, diff_table, select, take, Diff};
 use crate::suite::Suite;
+
+/// How many lines of triggering changes the console shows; summary.md shows them all.
+const CONSOLE_LINES: usize = 12;
 
 /// What the run records about its trigger.
 pub struct Triggered {
     /// One line for run.json and the summary's facts.
     pub summary: String,
-    /// The triggering changes, one line each.
+    /// The triggering changes, one line per group of them.
     pub changes: Vec<String>,
 }
 
@@ -63,11 +67,18 @@ pub fn apply(
     }
     let changes = selection.describe_changes();
     notes.push(Note::out(format!(
-        "{} change(s) in {source} affect models:",
-        changes.len()
+        "{} change(s) in {source} affect models: {}",
+        selection.triggering.len(),
+        counts_line(&selection.triggering)
     )));
-    for line in &changes {
+    for line in changes.iter().take(CONSOLE_LINES) {
         notes.push(Note::out(format!("  {line}")));
+    }
+    if changes.len() > CONSOLE_LINES {
+        notes.push(Note::out(format!(
+            "  … and {} more line(s): summary.md lists them all, {source} has every change",
+            changes.len() - CONSOLE_LINES
+        )));
     }
     notes.push(Note::out(format!(
         "running {} of {} tasks:",
@@ -82,10 +93,9 @@ pub fn apply(
         .retain(|t| selection.tasks.iter().any(|(id, _)| *id == t.id));
     Some(Triggered {
         summary: format!(
-            "{source}: {} change(s) affect models ({} → {}); {} of the suite's tasks selected",
-            changes.len(),
-            diff.baseline.label,
-            diff.candidate.label,
+            "{source}: {} change(s) affect models ({}); {} of the suite's tasks selected",
+            selection.triggering.len(),
+            sides(diff),
             selection.tasks.len()
         ),
         changes,
@@ -135,7 +145,7 @@ pub async fn auto(
     let mut text = serde_json::to_string_pretty(&diff).map_err(|e| JobError::write(&path, e))?;
     text.push('\n');
     std::fs::write(&path, text).map_err(|e| JobError::write(&path, e))?;
-    notes.push(Note::text(diff_table(&diff)));
+    notes.push(Note::text(shortened(&diff_table(&diff), &path)));
     if diff.breaks_clients() && !allow_breaking {
         notes.push(Note::warn(format!(
             "stopping: the candidate breaks clients (see {}); {advice}",
@@ -144,4 +154,20 @@ pub async fn auto(
         return Ok(AutoDiff::Breaking);
     }
     Ok(AutoDiff::Diff(Box::new(diff)))
+}
+
+/// The diff's table for the console: its header, counts and first rows; the rest is in the
+/// diff's file.
+fn shortened(table: &str, path: &Path) -> String {
+    let lines: Vec<&str> = table.lines().collect();
+    let keep = 3 + CONSOLE_LINES;
+    if lines.len() <= keep {
+        return table.to_owned();
+    }
+    format!(
+        "{}\n… and {} more line(s): every change is in {}\n",
+        lines[..keep].join("\n"),
+        lines.len() - keep,
+        path.display()
+    )
 }

@@ -17,6 +17,7 @@ mod claude_code_host;
 mod codex_host;
 mod config_file;
 mod contract;
+mod contract_reading;
 mod exit_codes;
 mod false_alarm;
 mod faults;

@@ -1,6 +1,7 @@
 //! The deprecations stage: the deprecated features the candidate uses (from its contract and,
 //! over HTTP, its transport and authorization server), each with its earliest removal date, and
-//! the deprecation warnings on its stderr; those the baseline did not have are new, and fail the
+//! the deprecation warnings on its stderr, and the tools, prompts and resources its own titles
+//! and descriptions mark deprecated; those the baseline did not have are new, and fail the
 //! stage only with `fail_on_new_deprecations`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,7 +11,8 @@ use crate::config::{ServerSpec, Transport};
 use crate::contract::deprecations::{
     in_contract, new_warnings, over_http, stderr_warnings, Deprecation,
 };
-use crate::contract::Snapshot;
+use crate::contract::marked::{in_lists, was_marked};
+use crate::contract::{take, Snapshot};
 use crate::mcp::McpConnection;
 use crate::rundir::{Case, StageRecord, StageStatus};
 
@@ -59,6 +61,7 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
             &d.evidence,
         ));
     }
+    let new_marked = marked(ctx, &mut out, strict).await;
     let warnings = warnings(ctx).await;
     let mut new_kinds = 0;
     match warnings {
@@ -83,10 +86,10 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
         }
         None => out.line("- deprecation warnings on stderr: not read (an HTTP server's stderr is not ours to read)"),
     }
-    let total_new = new + new_kinds;
+    let total_new = new + new_kinds + new_marked.new;
     let summary = format!(
         "{} deprecated feature(s), {total_new} new{}",
-        candidate.len(),
+        candidate.len() + new_marked.found,
         match (total_new, strict) {
             (0, _) => String::new(),
             (_, true) => " (fail_on_new_deprecations)".to_owned(),
@@ -95,6 +98,64 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
         }
     );
     out.judged(summary)
+}
+
+/// What the lists showed: items marked deprecated, and how many of them are new.
+struct MarkedCount {
+    found: usize,
+    new: usize,
+}
+
+/// The tools, prompts, resources and templates the candidate's own words mark deprecated; those
+/// not marked in the baseline's lists are new. The lists are the contract stage's snapshots, or
+/// taken now (the baseline's from the stored snapshot where there is one).
+async fn marked(ctx: &Ctx, out: &mut Outcome, strict: bool) -> MarkedCount {
+    let candidate = match &ctx.candidate_snapshot {
+        Some(s) => Some(s.clone()),
+        None => take(&ctx.candidate).await.ok(),
+    };
+    let Some(candidate) = candidate else {
+        out.line("- tools, prompts and resources marked deprecated: not read (the candidate could not be snapshotted)");
+        return MarkedCount { found: 0, new: 0 };
+    };
+    let baseline = match (&ctx.baseline_snapshot, &ctx.settings.stored, &ctx.baseline) {
+        (Some(s), _, _) => Some(s.clone()),
+        (None, Some(stored), _) => Snapshot::read(stored).ok(),
+        (None, None, Some(spec)) => take(spec).await.ok(),
+        (None, None, None) => None,
+    };
+    let before = baseline.as_ref().map(in_lists);
+    let found = in_lists(&candidate);
+    let mut new = 0;
+    out.line(format!(
+        "- tools, prompts and resources the candidate marks deprecated: {}",
+        if found.is_empty() {
+            "none".to_owned()
+        } else {
+            found.len().to_string()
+        }
+    ));
+    for m in &found {
+        let is_new = before.as_ref().is_some_and(|b| !was_marked(b, m));
+        new += usize::from(is_new);
+        let instead =
+            (m.instead.as_ref()).map_or_else(String::new, |i| format!("; use `{i}` instead"));
+        out.line(format!(
+            "  - {}{}: says {}{instead}",
+            if is_new { "**new** " } else { "" },
+            m.what(),
+            m.says
+        ));
+        out.case(verdict(
+            format!("deprecated {}", m.what()),
+            is_new && strict,
+            &m.says,
+        ));
+    }
+    MarkedCount {
+        found: found.len(),
+        new,
+    }
 }
 
 fn verdict(name: String, fails: bool, why: &str) -> Case {

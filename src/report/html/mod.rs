@@ -2,6 +2,7 @@
 //! script; nothing fetched) with the verdict, the charts and the transcripts side by side.
 
 mod charts;
+mod contract;
 mod page;
 mod pairs;
 mod text;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::text::{blocks, escape, head, inline, section};
 use super::transcripts::{self, Loaded};
-use super::{charts, pairs, tools};
+use super::{charts, contract, pairs, tools};
 use crate::analysis::{Comparison, Outcome, Row, TaskOutcome, SUITE};
 use crate::analysis::{Scope, Verdict};
 use crate::config::Metric;
@@ -65,6 +65,7 @@ pub fn page(report: &Report, loaded: &Loaded) -> String {
     );
     summary(&mut out, report);
     verdict_table(&mut out, c);
+    contract::render(&mut out, report.info);
     charts_section(&mut out, c);
     out.push_str("<section id=\"tools\">\n<h2>Tools as the model saw them</h2>\n");
     tools::render(&mut out, &loaded.tools);
@@ -100,8 +101,8 @@ fn summary(out: &mut String, report: &Report) {
         "<section id=\"summary\">\n<div class=\"banner {class}\">\n{}</div>",
         blocks(head(&md), 0)
     );
+    // The contract's changes come after the verdict table (`contract::render`).
     for title in [
-        "What triggered the run",
         "Regression-set tasks that broke",
         "Tokens and cost",
         "What this run could detect",

@@ -1,0 +1,132 @@
+//! Which release a side is when `serverInfo.version` cannot tell: both releases of
+//! `@modelcontextprotocol/server-filesystem` report `0.2.0`, so a side is shown with its spec
+//! beside the version (the package and version where the spec names one:
+//! `@modelcontextprotocol/server-filesystem@2025.3.28` in `npx -y …@2025.3.28 /dir`).
+
+use serde_json::Value;
+
+use super::model::Diff;
+
+/// The longest spec shown whole beside a version.
+const SPEC_CHARS: usize = 60;
+
+/// The `name@version` (or `name==version`) package a command line names: an npm package
+/// (`@scope/name@1.2.3`, `name@1.2.3`) or a Python one (`name==1.2.3`); `None` when it names
+/// none.
+pub fn package_of(spec: &str) -> Option<String> {
+    let words =
+        shlex::split(spec).unwrap_or_else(|| spec.split_whitespace().map(str::to_owned).collect());
+    words.into_iter().find(|w| is_package(w))
+}
+
+fn is_package(word: &str) -> bool {
+    if word.starts_with('-') || word.contains("://") {
+        return false;
+    }
+    let version = match word.rsplit_once("==") {
+        Some((name, v)) if !name.is_empty() => v,
+        _ => match word.rsplit_once('@') {
+            // `@scope/name` alone has its `@` first: no version.
+            Some((name, v)) if !name.is_empty() => v,
+            _ => return false,
+        },
+    };
+    version.chars().next().is_some_and(|c| c.is_ascii_digit())
+}
+
+/// What tells a side's release apart: the package it names, else the spec (an URL without its
+/// query; a long command shortened).
+pub fn identity(spec: &str) -> String {
+    if let Some(package) = package_of(spec) {
+        return package;
+    }
+    let spec = spec.split_once('?').map_or(spec, |(url, _)| url);
+    match spec.char_indices().nth(SPEC_CHARS) {
+        Some((at, _)) => format!("{}…", &spec[..at]),
+        None => spec.to_owned(),
+    }
+}
+
+/// A side's version as shown beside the other's: `0.2.0`, or `0.2.0 (identity)` when both
+/// report the same version but are not the same server (their [`identity`]s differ).
+pub fn labelled(version: &str, spec: &str, other_version: &str, other_spec: &str) -> String {
+    if version == other_version && identity(spec) != identity(other_spec) {
+        format!("{version} ({})", identity(spec))
+    } else {
+        version.to_owned()
+    }
+}
+
+/// The version part of a [`labelled`] text (`0.2.0` of `0.2.0 (…)`).
+pub fn bare(label: &str) -> &str {
+    label.split_once(" (").map_or(label, |(v, _)| v)
+}
+
+/// `serverInfo.version` of a diff's side.
+fn reported(info: &Value) -> Option<&str> {
+    info.get("version").and_then(Value::as_str)
+}
+
+/// `A → B`, and when both sides report the same `serverInfo.version`, that they do:
+/// `0.2.0 (…@2025.3.28) → 0.2.0 (…@2026.8.31); both report serverInfo version 0.2.0`.
+pub fn sides(diff: &Diff) -> String {
+    let (b, c) = (&diff.baseline, &diff.candidate);
+    let arrow = format!("{} → {}", b.label, c.label);
+    match (reported(&b.server_info), reported(&c.server_info)) {
+        (Some(x), Some(y)) if x == y && b.label != c.label => {
+            format!("{arrow}; both report serverInfo version {x}")
+        }
+        _ => arrow,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_package_a_command_names_is_found() {
+        let npx = "npx -y @modelcontextprotocol/server-filesystem@2025.3.28 /tmp/x";
+        assert_eq!(
+            package_of(npx).as_deref(),
+            Some("@modelcontextprotocol/server-filesystem@2025.3.28")
+        );
+        assert_eq!(
+            package_of("uvx mcp-server-fetch==2025.1.17").as_deref(),
+            Some("mcp-server-fetch==2025.1.17")
+        );
+        assert_eq!(package_of("npx -y @scope/name /dir"), None);
+        assert_eq!(
+            package_of("node build/index.js --user me@example.org"),
+            None
+        );
+        assert_eq!(
+            identity(npx),
+            "@modelcontextprotocol/server-filesystem@2025.3.28"
+        );
+        assert_eq!(
+            identity("http://127.0.0.1:8/mcp?token=x"),
+            "http://127.0.0.1:8/mcp"
+        );
+    }
+
+    #[test]
+    fn a_version_gets_its_spec_only_when_both_sides_report_it() {
+        let spec = "npx -y @modelcontextprotocol/server-filesystem@2026.8.31 /tmp/x";
+        let old = spec.replace("2026.8.31", "2025.3.28");
+        assert_eq!(
+            labelled("0.2.0", spec, "0.2.0", &old),
+            "0.2.0 (@modelcontextprotocol/server-filesystem@2026.8.31)"
+        );
+        assert_eq!(
+            labelled("1.5.0", "demo:1.5.0", "1.4.0", "demo:1.4.0"),
+            "1.5.0"
+        );
+        assert_eq!(
+            labelled("1.4.0", "demo:1.4.0", "1.4.0", "demo:1.4.0"),
+            "1.4.0"
+        );
+        assert_eq!(bare("0.2.0 (x@1)"), "0.2.0");
+        assert_eq!(bare("1.5.0"), "1.5.0");
+    }
+}
