@@ -290,7 +290,7 @@ fn a_budget_between_one_look_and_max_trials_warns_and_the_reports_count_what_it_
         "{stdout}"
     );
     assert!(
-        summary.contains("success: budget ran out at 5 trials (would need"),
+        summary.contains("success: budget ran out at 5 trials ("),
         "{summary}"
     );
     let settled = rows
