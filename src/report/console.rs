@@ -1,6 +1,7 @@
 //! The console's closing verdict table: per task and host, baseline against candidate, the
-//! gated verdict coloured when stdout is a terminal (an inconclusive one says which kind it
-//! is), then the suite rows and the outcome.
+//! gated verdict in short words (coloured when stdout is a terminal), then the suite rows and
+//! the outcome. Every line fits [`WIDTH`] columns: a very long task id, and words that would not
+//! fit, are cut with `…` (summary.md has the full words).
 
 use std::fmt::Write;
 
@@ -11,101 +12,230 @@ use crate::analysis::{Comparison, Outcome, Row, SUITE};
 use crate::analysis::{Scope, Verdict};
 use crate::config::Metric;
 
+/// The widest line of the table, in characters.
+pub const WIDTH: usize = 120;
+/// A task id longer than this is cut.
+const MAX_TASK: usize = 40;
+/// A task id is cut down to this when the verdict needs the room (a long host, wide counts).
+const MIN_TASK: usize = 16;
+/// The room the verdict's words keep before a task id is cut further.
+const MIN_WORDS: usize = 46;
+/// A host name is cut at this.
+const MAX_HOST: usize = 24;
+
+fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// `s` cut to `w` characters, its last one `…` when cut.
+fn cut(s: &str, w: usize) -> String {
+    if chars(s) <= w {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
+    if w > 0 {
+        out.push('…');
+    }
+    out
+}
+
+fn paint(v: Verdict, text: &str, color: bool) -> String {
+    let style = match v {
+        Verdict::Regression => Style::new().red().bold(),
+        Verdict::Improvement => Style::new().green(),
+        Verdict::Inconclusive => Style::new().yellow(),
+        Verdict::NoChange => Style::new().dim(),
+    };
+    style.force_styling(color).apply_to(text).to_string()
+}
+
+/// A column of `base → cand` pairs aligned on the arrow (`None`: no row, shown as `–`).
+struct Pairs {
+    header: &'static str,
+    cells: Vec<Option<(String, String)>>,
+}
+
+impl Pairs {
+    fn sides(&self) -> (usize, usize) {
+        let side = |f: fn(&(String, String)) -> &String| {
+            (self.cells.iter().flatten())
+                .map(|p| chars(f(p)))
+                .max()
+                .unwrap_or(0)
+        };
+        (side(|p| &p.0), side(|p| &p.1))
+    }
+
+    fn width(&self) -> usize {
+        let (l, r) = self.sides();
+        (l + 3 + r).max(chars(self.header))
+    }
+
+    fn cell(&self, i: usize) -> String {
+        let (l, r) = self.sides();
+        let text = match &self.cells[i] {
+            Some((b, c)) => format!("{b:>l$} → {c:<r$}"),
+            None => "–".to_owned(),
+        };
+        format!("{text:>w$}", w = self.width())
+    }
+}
+
 /// The table as text; `color` adds ANSI colours (the caller decides from the terminal).
 pub fn verdict_table(c: &Comparison, color: bool) -> String {
-    let paint = |v: Verdict, text: &str| -> String {
-        let style = match v {
-            Verdict::Regression => Style::new().red().bold(),
-            Verdict::Improvement => Style::new().green(),
-            Verdict::Inconclusive => Style::new().yellow(),
-            Verdict::NoChange => Style::new().dim(),
-        };
-        style.force_styling(color).apply_to(text).to_string()
-    };
-    let task_w = c
-        .tasks
-        .iter()
-        .map(|t| t.task_id.len())
-        .max()
-        .unwrap_or(4)
-        .max(5);
-    let host_w = c
-        .tasks
-        .iter()
-        .map(|t| t.host.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
     let mut out = String::new();
+    task_lines(&mut out, c, color);
+    suite_lines(&mut out, c, color);
+    outcome_line(&mut out, c, color);
+    out
+}
+
+/// One line per task and host: its trials passed, tool calls and tokens (baseline →
+/// candidate), and its gated verdict in short words.
+fn task_lines(out: &mut String, c: &Comparison, color: bool) {
+    let means = |t: &crate::analysis::TaskOutcome, m: Metric| {
+        c.task_rows(&t.task_id, &t.host)
+            .find(|r| r.metric == m)
+            .map(|r| {
+                (
+                    format::value(m, r.baseline_mean),
+                    format::value(m, r.candidate_mean),
+                )
+            })
+    };
+    let columns = [
+        Pairs {
+            header: "success b → c",
+            cells: (c.tasks.iter())
+                .map(|t| {
+                    Some((
+                        format::successes(&t.baseline),
+                        format::successes(&t.candidate),
+                    ))
+                })
+                .collect(),
+        },
+        Pairs {
+            header: "calls b → c",
+            cells: c
+                .tasks
+                .iter()
+                .map(|t| means(t, Metric::ToolCalls))
+                .collect(),
+        },
+        Pairs {
+            header: "tokens b → c",
+            cells: (c.tasks.iter())
+                .map(|t| means(t, Metric::TotalTokens))
+                .collect(),
+        },
+    ];
+    let words: Vec<String> = (c.tasks.iter())
+        .map(|t| format::task_verdict_short(c, t))
+        .collect();
+    let widest =
+        |texts: &mut dyn Iterator<Item = usize>, least: usize| texts.max().unwrap_or(0).max(least);
+    let host_w = widest(&mut c.tasks.iter().map(|t| chars(&t.host)), 4).min(MAX_HOST);
+    let rest = host_w + 2 + columns.iter().map(|p| p.width() + 2).sum::<usize>();
+    let task_full = widest(&mut c.tasks.iter().map(|t| chars(&t.task_id)), 5);
+    let words_w = widest(&mut words.iter().map(|w| chars(w)), 0);
+    // A task id is cut when very long, or when the verdict would have too little room.
+    let task_w = task_full.min(MAX_TASK);
+    let short_of = (MIN_WORDS.min(words_w) + task_w + 2 + rest).saturating_sub(WIDTH);
+    let task_w = task_w.saturating_sub(short_of).max(MIN_TASK.min(task_w));
+    let room = WIDTH.saturating_sub(task_w + 2 + rest);
+    let head: Vec<String> = columns
+        .iter()
+        .map(|p| format!("{:>w$}", p.header, w = p.width()))
+        .collect();
     let _ = writeln!(
         out,
-        "{:task_w$}  {:host_w$}  {:>21}  {:>13}  {:>17}  verdict (gated metrics)",
-        "task", "host", "success  base → cand", "calls  b → c", "tokens  b → c"
+        "{:task_w$}  {:host_w$}  {}  {}",
+        "task",
+        "host",
+        head.join("  "),
+        cut("verdict (gated metrics)", room)
     );
-    for t in &c.tasks {
-        let verdict = c.task_verdict(t);
-        let means = |m: Metric, w: usize| {
-            c.task_rows(&t.task_id, &t.host)
-                .find(|r| r.metric == m)
-                .map_or("–".into(), |r| {
-                    format!(
-                        "{:>w$} → {:<w$}",
-                        format::value(m, r.baseline_mean),
-                        format::value(m, r.candidate_mean)
-                    )
-                })
-        };
+    for (i, t) in c.tasks.iter().enumerate() {
+        let cells: Vec<String> = columns.iter().map(|p| p.cell(i)).collect();
+        let verdict = c.task_verdict(t).verdict;
         let _ = writeln!(
             out,
-            "{:task_w$}  {:host_w$}  {:>10} → {:<8}  {:>13}  {:>17}  {}",
-            t.task_id,
-            t.host,
-            format::successes(&t.baseline),
-            format::successes(&t.candidate),
-            means(Metric::ToolCalls, 5),
-            means(Metric::TotalTokens, 7),
-            paint(verdict.verdict, &format::task_verdict_words(c, t))
+            "{:task_w$}  {:host_w$}  {}  {}",
+            cut(&t.task_id, task_w),
+            cut(&t.host, host_w),
+            cells.join("  "),
+            paint(verdict, &cut(&words[i], room), color)
         );
     }
-    // The whole suite's gated rows, and a part's (set, kind) when it moved.
-    for r in c.rows.iter().filter(|r| {
-        r.task_id == SUITE
-            && r.gated
-            && r.tested()
-            && (r.scope == Scope::Suite
-                || matches!(r.verdict, Verdict::Regression | Verdict::Improvement))
-    }) {
-        let _ = writeln!(
-            out,
-            "{:<14} {:<13} {:>8} → {:<8} Δ {:<9} {:<18} p_adj {:<8} {}",
-            r.scope.as_str(),
-            r.metric.as_str(),
-            format::value(r.metric, r.baseline_mean),
-            format::value(r.metric, r.candidate_mean),
-            format::delta(r.metric, r.delta),
-            format::interval(r),
-            format::p(r.p_adjusted),
-            paint(r.verdict, &format::verdict_words(r, c.level.family_alpha))
+}
+
+/// The whole suite's gated rows, and a part's (set, kind) when it moved.
+fn suite_lines(out: &mut String, c: &Comparison, color: bool) {
+    let rows: Vec<&Row> = (c.rows.iter())
+        .filter(|r| {
+            r.task_id == SUITE
+                && r.gated
+                && r.tested()
+                && (r.scope == Scope::Suite
+                    || matches!(r.verdict, Verdict::Regression | Verdict::Improvement))
+        })
+        .collect();
+    let texts: Vec<[String; 7]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.scope.as_str().to_owned(),
+                r.metric.as_str().to_owned(),
+                format::value(r.metric, r.baseline_mean),
+                format::value(r.metric, r.candidate_mean),
+                format::delta(r.metric, r.delta),
+                format::interval(r),
+                format::p(r.p_adjusted),
+            ]
+        })
+        .collect();
+    let w: Vec<usize> = (0..7)
+        .map(|i| texts.iter().map(|t| chars(&t[i])).max().unwrap_or(0))
+        .collect();
+    for (r, [scope, metric, base, cand, delta, interval, p]) in rows.iter().zip(texts) {
+        let line = format!(
+            "{scope:<w0$} {metric:<w1$} {base:>w2$} → {cand:<w3$}  Δ {delta:<w4$} {interval:<w5$} \
+             p_adj {p:<w6$} ",
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+            w4 = w[4],
+            w5 = w[5],
+            w6 = w[6]
         );
+        let room = WIDTH.saturating_sub(chars(&line));
+        let words = cut(&format::verdict_short(c, r), room);
+        let _ = writeln!(out, "{line}{}", paint(r.verdict, &words, color));
     }
+}
+
+/// The run's outcome, in capitals.
+fn outcome_line(out: &mut String, c: &Comparison, color: bool) {
     let regressions: Vec<&Row> = c.gated_regressions().collect();
+    let bold =
+        |style: Style, text: String| style.bold().force_styling(color).apply_to(text).to_string();
     let line = match c.outcome() {
-        Outcome::InfraFailure => Style::new()
-            .red()
-            .bold()
-            .force_styling(color)
-            .apply_to(format!(
-            "INFRASTRUCTURE FAILURE: {} of {} episodes ({}) had infrastructure errors (limit {})",
-            c.infra_errors,
-            c.episodes,
-            format::percent(c.infra_share()),
-            format::percent(c.stats.max_infra_share)
-        )),
-        Outcome::Regression => Style::new()
-            .red()
-            .bold()
-            .force_styling(color)
-            .apply_to(format!(
+        Outcome::InfraFailure => bold(
+            Style::new().red(),
+            format!(
+                "INFRASTRUCTURE FAILURE: {} of {} episodes ({}) had infrastructure errors (limit \
+                 {})",
+                c.infra_errors,
+                c.episodes,
+                format::percent(c.infra_share()),
+                format::percent(c.stats.max_infra_share)
+            ),
+        ),
+        Outcome::Regression => bold(
+            Style::new().red(),
+            format!(
                 "REGRESSION: {} gated {} regressed",
                 regressions.len(),
                 if regressions.len() == 1 {
@@ -113,13 +243,16 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
                 } else {
                     "rows"
                 }
-            )),
-        Outcome::Pass => Style::new()
-            .green()
-            .bold()
-            .force_styling(color)
-            .apply_to("NO REGRESSION on the gated metrics".to_owned()),
+            ),
+        ),
+        Outcome::Pass => bold(
+            Style::new().green(),
+            "NO REGRESSION on the gated metrics".to_owned(),
+        ),
     };
     let _ = writeln!(out, "{line}");
-    out
 }
+
+#[cfg(test)]
+#[path = "console_tests.rs"]
+mod tests;

@@ -1,10 +1,19 @@
-//! Number formatting shared by the written reports and the console: rates, means, p-values.
+//! Number formatting shared by the written reports and the console: rates, means, p-values,
+//! and (in `ends`) the words for every way a row ends.
 
 pub use crate::analysis::{percent, points};
+#[cfg(test)]
+use ends::verdict_words;
+pub use ends::{
+    advises_trials, never_passed, reason, task_verdict_short, task_verdict_words, verdict_reason,
+    verdict_short, Kinds, Length,
+};
 use std::collections::BTreeSet;
 
+mod ends;
+
 use crate::analysis::adaptive::Stopped;
-use crate::analysis::{Comparison, Row, SideOutcome, TaskOutcome, Verdict};
+use crate::analysis::{Comparison, Row, SideOutcome};
 use crate::config::Metric;
 use crate::rundir::RunInfo;
 
@@ -127,59 +136,6 @@ fn needed(row: &Row) -> String {
     }
 }
 
-/// What a row's verdict means, said after the verdict itself, where the bare word could
-/// mislead; `None` for a regression, an improvement, a row without a test, and a no change
-/// whose test found nothing. The two kinds of "inconclusive" (`level` is the level the row's
-/// adjusted p-value was held to, the family's):
-/// - changed, within the margin: significant, but by no more than the margin, while the
-///   interval still reaches past it: "changed by +189 (+8.2 %), within the 10 % margin (230),
-///   though the interval reaches +343 (+14.9 %)";
-/// - too few trials to tell: not significant: "too few trials to tell (would need a drop of
-///   ≥ 28 pts to see)", from the row's `mde`.
-///
-/// A significant no change says the same as the first, without the interval: the change is
-/// real and smaller than the margin.
-pub fn verdict_reason(row: &Row, level: f64) -> Option<String> {
-    let delta = row.delta?;
-    if !row.tested() {
-        return None;
-    }
-    let changed = crate::analysis::significant(row.p_adjusted, level);
-    let within = || {
-        format!(
-            "changed by {}, within {}",
-            change(row, delta),
-            margin_words(row)
-        )
-    };
-    match row.verdict {
-        Verdict::Regression | Verdict::Improvement => None,
-        Verdict::NoChange => changed.then(within),
-        Verdict::Inconclusive if changed => {
-            let worst = if row.metric.higher_is_better() {
-                row.ci_low
-            } else {
-                row.ci_high
-            };
-            Some(match worst {
-                Some(w) => format!(
-                    "{}, though the interval reaches {}",
-                    within(),
-                    change(row, w)
-                ),
-                None => within(),
-            })
-        }
-        // The budget, not the evidence, ended the task: say so rather than blame the trials.
-        Verdict::Inconclusive if row.stopped == Some(Stopped::Budget) => Some(format!(
-            "budget ran out at {} trials",
-            row.trials_run
-                .unwrap_or(row.n_baseline.min(row.n_candidate))
-        )),
-        Verdict::Inconclusive => Some(format!("too few trials to tell ({})", needed(row))),
-    }
-}
-
 /// How many of a run's selected tasks ran, how many the adaptive trial budget stopped, and
 /// which never ran (none for a shard of several: the others ran elsewhere).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -278,47 +234,6 @@ mod task_count_tests {
     }
 }
 
-/// A row's verdict and, where it needs one, what it means ([`verdict_reason`]):
-/// `inconclusive: too few trials to tell (would need a drop of ≥ 28 pts to see)`.
-pub fn verdict_words(row: &Row, level: f64) -> String {
-    match verdict_reason(row, level) {
-        Some(why) => format!("{}: {why}", row.verdict),
-        None => row.verdict.to_string(),
-    }
-}
-
-/// A task's gated verdict (`inconclusive (success)`) and, for an inconclusive one, what each
-/// metric behind it means: `inconclusive (success): too few trials to tell (…)`, or with more
-/// metrics `…: success: …; tool_calls: …`.
-pub fn task_verdict_words(c: &Comparison, t: &TaskOutcome) -> String {
-    let verdict = c.task_verdict(t);
-    if verdict.verdict != Verdict::Inconclusive || verdict.metrics.is_empty() {
-        return verdict.to_string();
-    }
-    let level = c.level.family_alpha;
-    let reasons: Vec<(Metric, String)> = verdict
-        .metrics
-        .iter()
-        .filter_map(|m| {
-            let row = c
-                .task_rows(&t.task_id, &t.host)
-                .find(|r| r.metric == *m && r.gated && r.tested())?;
-            Some((*m, verdict_reason(row, level)?))
-        })
-        .collect();
-    let same = reasons.windows(2).all(|w| w[0].1 == w[1].1);
-    match reasons.as_slice() {
-        [] => verdict.to_string(),
-        [(_, why)] => format!("{verdict}: {why}"),
-        // One reason for every metric (the budget stopped the task): said once.
-        [(_, why), ..] if same => format!("{verdict}: {why}"),
-        many => {
-            let parts: Vec<String> = many.iter().map(|(m, why)| format!("{m}: {why}")).collect();
-            format!("{verdict}: {}", parts.join("; "))
-        }
-    }
-}
-
 /// A p-value: three decimals, or scientific notation below 0.001.
 pub fn p(v: Option<f64>) -> String {
     match v {
@@ -343,7 +258,7 @@ pub fn successes(side: &SideOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{Scope, TestName};
+    use crate::analysis::{Scope, TestName, Verdict};
 
     const LEVEL: f64 = 0.01;
 

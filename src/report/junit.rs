@@ -1,5 +1,6 @@
 //! `junit.xml`: one testcase per task × host and one for each host's suite rows; a gated
-//! regression is a failure carrying why.
+//! regression is a failure carrying why, and every testcase's output says its verdict in the
+//! words of summary.md.
 
 use std::fmt::Write;
 
@@ -79,7 +80,7 @@ fn suite_testcase(out: &mut String, c: &Comparison, host: &str) {
     let details: Vec<String> = c
         .suite_rows(host)
         .filter(|r| r.tested())
-        .map(|r| format!("{} {}: {}", r.scope, r.verdict, describe(r)))
+        .map(|r| format!("{} {}: {}{}", r.scope, r.verdict, describe(r), why(c, r)))
         .collect();
     let _ = writeln!(
         out,
@@ -176,7 +177,8 @@ fn testcase(out: &mut String, c: &Comparison, t: &TaskOutcome) {
             escape(body.trim_end())
         );
     }
-    let mut details = String::new();
+    // The task's verdict in the words summary.md uses, then each row with its own.
+    let mut details = format!("verdict: {}\n", format::task_verdict_words(c, t));
     if crate::analysis::Diagnosis::baseline_never_passed(t) {
         let side = match t.candidate.n > 0 && t.candidate.successes == 0 {
             true => "both sides failed every trial: check the task or the host",
@@ -186,7 +188,7 @@ fn testcase(out: &mut String, c: &Comparison, t: &TaskOutcome) {
         let _ = writeln!(details, "note: {side}; baseline: {why}");
     }
     for r in &rows {
-        let _ = writeln!(details, "{}: {}", r.verdict, describe(r));
+        let _ = writeln!(details, "{}: {}{}", r.verdict, describe(r), why(c, r));
     }
     let _ = writeln!(
         out,
@@ -194,6 +196,12 @@ fn testcase(out: &mut String, c: &Comparison, t: &TaskOutcome) {
         escape(details.trim_end())
     );
     let _ = writeln!(out, "    </testcase>");
+}
+
+/// What a row's verdict means, as summary.md says it: ` — too few trials to tell (…)`; empty
+/// where the verdict says it all.
+fn why(c: &Comparison, r: &Row) -> String {
+    format::reason(c, r, format::Length::Full).map_or_else(String::new, |w| format!(" — {w}"))
 }
 
 fn describe(r: &Row) -> String {

@@ -184,7 +184,7 @@ fn stopped_early(out: &mut String, report: &Report) -> bool {
             .map(|t| side(t).n + side(t).infra_errors)
             .sum()
     };
-    let planned = info.tasks.len() * info.hosts.len() * info.trials as usize;
+    let (planned, how) = planned(info);
     let _ = writeln!(out, "# mcpeval: {title}\n");
     let ending = match info.status {
         RunStatus::Interrupted => {
@@ -213,15 +213,39 @@ fn stopped_early(out: &mut String, report: &Report) -> bool {
     let _ = writeln!(
         out,
         "The run was {title} after {} baseline and {} candidate trials of the {planned} per side \
-         planned ({} task(s) × {} host(s) × {} trials). {ending} The verdicts below are of the \
-         trials that finished.\n",
+         planned ({how}). {ending} The verdicts below are of the trials that finished.\n",
         ran(|t| &t.baseline),
         ran(|t| &t.candidate),
-        info.tasks.len(),
-        info.hosts.len(),
-        info.trials,
     );
     whole_exit
+}
+
+/// The trials per side a run planned, and how they add up: the model tasks × the model hosts ×
+/// the trials, plus the call tasks' own trials (a call task runs on each side as many times as
+/// its `trials:` says, with no model and no host).
+fn planned(info: &RunInfo) -> (usize, String) {
+    let calls: Vec<u32> = (info.tasks.iter())
+        .filter_map(|t| info.call_trials.get(t).copied())
+        .collect();
+    let call_trials: usize = calls.iter().map(|n| *n as usize).sum();
+    let models = info.tasks.len() - calls.len();
+    let hosts = (info.hosts.iter())
+        .filter(|h| h.name != crate::episode::DIRECT_HOST)
+        .count();
+    let trials = info.trials as usize;
+    let model_words =
+        |kind: &str| format!("{models} {kind}task(s) × {hosts} host(s) × {trials} trials");
+    let call_words = if call_trials == calls.len() {
+        format!("{} call task(s) × 1 trial", calls.len())
+    } else {
+        format!("{} call task(s), {call_trials} trials in all", calls.len())
+    };
+    let how = match (models, calls.len()) {
+        (_, 0) => model_words(""),
+        (0, _) => call_words,
+        _ => format!("{} + {call_words}", model_words("model ")),
+    };
+    (models * hosts * trials + call_trials, how)
 }
 
 /// The verdict: what regressed, or that nothing did, with the exit code. Under the headline of
@@ -256,14 +280,13 @@ fn headline(out: &mut String, c: &Comparison, interrupted: bool, label: &str) {
         }
         Outcome::Pass => {
             let _ = writeln!(out, "{title}no regression{label}\n");
-            let level = c.level.family_alpha;
-            let (changed, few): (Vec<&Row>, Vec<&Row>) = c
-                .rows
-                .iter()
+            let rows: Vec<&Row> = (c.rows.iter())
                 .filter(|r| r.gated && r.tested() && r.verdict == Verdict::Inconclusive)
-                .partition(|r| crate::analysis::significant(r.p_adjusted, level));
-            let inconclusive = changed.len() + few.len();
-            let kinds = match (few.len(), changed.len()) {
+                .collect();
+            let inconclusive = rows.len();
+            let k = format::Kinds::of(c, rows);
+            let kinds = match (k.too_few, k.changed) {
+                _ if !k.fixed_only() => format!(": {}", k.words()),
                 (0, 0) => String::new(),
                 (_, 0) => ": too few trials to rule out a change as large as the margin".into(),
                 (0, _) => ": changed, but by less than the margin, while the interval still \
@@ -582,7 +605,7 @@ fn row_line(c: &Comparison, r: &Row) -> String {
             } else {
                 format!("{mark} (not gated)")
             };
-            match format::verdict_reason(r, c.level.family_alpha) {
+            match format::reason(c, r, format::Length::Full) {
                 Some(why) => format!("{mark}: {why}"),
                 None => mark,
             }
@@ -675,7 +698,7 @@ fn broken(out: &mut String, c: &Comparison) {
             .task_rows(&t.task_id, &t.host)
             .find(|r| r.metric == Metric::Success);
         let why = row
-            .and_then(|r| format::verdict_reason(r, c.level.family_alpha))
+            .and_then(|r| format::reason(c, r, format::Length::Full))
             .map_or_else(String::new, |why| format!(": {why}"));
         let _ = writeln!(
             out,
@@ -762,9 +785,12 @@ fn others(out: &mut String, c: &Comparison) {
                 )
             })
         };
+        // Advice only where more trials can help (not a task stopped as futile, or that never
+        // passed).
         let needed = c
             .task_rows(&t.task_id, &t.host)
             .filter(|r| r.gated && r.verdict == Verdict::Inconclusive && r.tested())
+            .filter(|r| format::advises_trials(c, r))
             .map(|r| r.trials_needed)
             .try_fold(0, |acc: u64, n| n.map(|n| acc.max(n)));
         let needed = match needed {
@@ -772,19 +798,7 @@ fn others(out: &mut String, c: &Comparison) {
             Some(n) => n.to_string(),
             None => format!("> {MAX_PLANNED_TRIALS}"),
         };
-        let why: Vec<String> = c
-            .task_rows(&t.task_id, &t.host)
-            .filter(|r| r.gated && r.tested() && r.verdict == Verdict::Inconclusive)
-            .filter_map(|r| {
-                let why = format::verdict_reason(r, c.level.family_alpha)?;
-                Some(format!("{}: {why}", r.metric))
-            })
-            .collect();
-        let why = if why.is_empty() {
-            "–".to_owned()
-        } else {
-            why.join("; ")
-        };
+        let why = inconclusive_why(c, t);
         let _ = writeln!(
             out,
             "| `{}` | `{}` | {} → {} | {} | {} | {} | {} | {} |",
@@ -817,6 +831,33 @@ fn others(out: &mut String, c: &Comparison) {
         failures(out, "candidate", &t.candidate.failures);
     }
     let _ = writeln!(out, "</details>\n");
+}
+
+/// Why a task is inconclusive, per gated metric (`success: too few trials to tell (…)`), or
+/// once for an end of the whole task; `–` when it is not.
+fn inconclusive_why(c: &Comparison, t: &TaskOutcome) -> String {
+    if format::never_passed(t) {
+        let rows = c.task_rows(&t.task_id, &t.host);
+        if let Some(why) = rows
+            .filter(|r| r.gated && r.tested())
+            .find_map(|r| format::reason(c, r, format::Length::Full))
+        {
+            return why;
+        }
+    }
+    let why: Vec<String> = c
+        .task_rows(&t.task_id, &t.host)
+        .filter(|r| r.gated && r.tested() && r.verdict == Verdict::Inconclusive)
+        .filter_map(|r| {
+            let why = format::reason(c, r, format::Length::Full)?;
+            Some(format!("{}: {why}", r.metric))
+        })
+        .collect();
+    if why.is_empty() {
+        "–".to_owned()
+    } else {
+        why.join("; ")
+    }
 }
 
 fn detectable(out: &mut String, c: &Comparison) {
@@ -872,17 +913,17 @@ fn detectable(out: &mut String, c: &Comparison) {
         let _ = writeln!(out, "- Every gated task row reached a verdict.");
         return;
     }
-    let needed: Vec<u64> = inconclusive
-        .iter()
-        .filter_map(|r| r.trials_needed)
+    // Trials are advised only where more can help: not for a row stopped as futile or
+    // settled, nor for a task that never passed.
+    let advised: Vec<&Row> = (inconclusive.iter().copied())
+        .filter(|r| format::advises_trials(c, r))
         .collect();
-    let unknown = inconclusive.len() - needed.len();
+    let needed: Vec<u64> = advised.iter().filter_map(|r| r.trials_needed).collect();
+    let unknown = advised.len() - needed.len();
     let most = needed.iter().max();
-    let changed = inconclusive
-        .iter()
-        .filter(|r| crate::analysis::significant(r.p_adjusted, c.level.family_alpha))
-        .count();
-    let kinds = match (inconclusive.len() - changed, changed) {
+    let k = format::Kinds::of(c, inconclusive.iter().copied());
+    let kinds = match (k.too_few, k.changed) {
+        _ if !k.fixed_only() => k.words(),
         (_, 0) => "all with too few trials to tell".to_owned(),
         (0, _) => "all changed by less than the margin".to_owned(),
         (few, changed) => {
@@ -900,11 +941,19 @@ fn detectable(out: &mut String, c: &Comparison) {
             "rows are"
         }
     );
+    if !k.fixed_only() {
+        let _ = write!(out, " {}", k.notes());
+    }
     if let Some(most) = most {
         let _ = write!(
             out,
-            " Telling them apart needs up to {most} trials per side ({} power against a change \
+            " Telling {} apart needs up to {most} trials per side ({} power against a change \
              of the margin; `mcpeval plan` for success rates).",
+            if advised.len() == inconclusive.len() {
+                "them".to_owned()
+            } else {
+                format!("the {} with too few trials", advised.len())
+            },
             format::percent(c.stats.power)
         );
     }

@@ -36,6 +36,7 @@ mod real_llm;
 mod renames;
 mod report_snapshots;
 mod resume;
+mod row_words;
 mod run_demo;
 mod secrets_and_storms;
 mod servers;
