@@ -1166,7 +1166,7 @@ mod tests {
                 "history",
                 &["[env: MCPEVAL_HISTORY=]", "[default: success]"],
             ),
-            ("tasks check", &["[default: tasks/]", "warning"]),
+            ("tasks check", &["else tasks/]", "warning"]),
             ("tasks import", &["[default: sim]", "--force"]),
             ("tasks list", &["[default: tasks/]"]),
             (

@@ -16,6 +16,11 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, Failure> {
         alpha: args.alpha,
     })?;
     Console.notes(&compared.notes);
-    print_verdict(&compared.comparison, &compared.out);
+    for line in
+        crate::report::diagnosis_lines(&crate::analysis::Diagnosis::of(&compared.comparison))
+    {
+        crate::cli::out::outln!("{line}");
+    }
+    print_verdict(&compared.comparison, &compared.out, compared.simulated);
     Ok(compared.comparison.outcome().exit())
 }

@@ -116,7 +116,7 @@ impl Face for Console {
         {
             outln!("{line}");
         }
-        print_verdict(&end.comparison, dir);
+        print_verdict(&end.comparison, dir, !simulated.is_empty());
         let counts = crate::report::TaskCounts::of(info, &end.comparison);
         if counts.short() {
             outln!("tasks: {}{}", counts.words(), counts.never_ran_cause());
@@ -183,9 +183,14 @@ impl Face for Console {
 }
 
 /// The verdict table and where the reports are.
-pub(super) fn print_verdict(comparison: &Comparison, dir: &Path) {
+/// A verdict of the simulated model says so on its outcome line.
+pub(super) fn print_verdict(comparison: &Comparison, dir: &Path, simulated: bool) {
     let colors = std::io::stdout().is_terminal() && console::colors_enabled();
-    out!("{}", verdict_table(comparison, colors));
+    let table = verdict_table(comparison, colors);
+    match simulated {
+        true => outln!("{} (simulated model)", table.trim_end()),
+        false => out!("{table}"),
+    }
     print_report_paths(dir);
 }
 

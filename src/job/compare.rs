@@ -36,6 +36,8 @@ pub struct Compared {
     pub out: PathBuf,
     /// What was said on the way (tasks the other run's baseline lacks).
     pub notes: Vec<Note>,
+    /// A host of the run was the simulated model.
+    pub simulated: bool,
 }
 
 /// Compares the run `request` names and writes the reports.
@@ -82,6 +84,7 @@ pub fn compare(request: &CompareRequest) -> Result<Compared, JobError> {
         comparison,
         out,
         notes,
+        simulated: info.hosts.iter().any(|h| h.simulated),
     })
 }
 

@@ -68,7 +68,10 @@ pub fn findings(d: &Diagnosis) -> Vec<Finding> {
             details: (d.server_failures.iter())
                 .map(|f| {
                     Detail::new(
-                        format!("{} ({}): {} of {} trials", f.task_id, f.host, f.trials, f.of),
+                        format!(
+                            "{} ({}): {} of {} trials",
+                            f.task_id, f.host, f.trials, f.of
+                        ),
                         &f.error,
                     )
                 })
@@ -85,7 +88,10 @@ pub fn findings(d: &Diagnosis) -> Vec<Finding> {
             details: (d.infra.iter())
                 .map(|i| {
                     Detail::new(
-                        format!("{} side, host {}: {} trial(s), the first", i.side, i.host, i.count),
+                        format!(
+                            "{} side, host {}: {} trial(s), the first",
+                            i.side, i.host, i.count
+                        ),
                         &i.first,
                     )
                 })
@@ -297,7 +303,10 @@ mod tests {
         let md = markdown(&d);
         assert!(md.starts_with("**The baseline failed every trial of 8 of 9 tasks"));
         assert_eq!(md.matches("\n- read-").count(), 8, "{md}");
-        assert!(md.contains("- read-0 (mcp): 0/1 → 1/1: `is_error: expected no error"), "{md}");
+        assert!(
+            md.contains("- read-0 (mcp): 0/1 → 1/1: `is_error: expected no error"),
+            "{md}"
+        );
         assert!(text(&d).contains("  hard (mcp): 0/1 → 0/1: is_error"));
         assert!(lines
             .iter()

@@ -18,7 +18,12 @@ pub fn summary(report: &Report) -> String {
     let mut out = String::new();
     let stopped = stopped_early(&mut out, report);
     let simulated = report.info.hosts.iter().any(|h| h.simulated);
-    headline(&mut out, c, stopped, if simulated { " (simulated model)" } else { "" });
+    headline(
+        &mut out,
+        c,
+        stopped,
+        if simulated { " (simulated model)" } else { "" },
+    );
     out.push_str(&super::diagnosis::markdown(
         &crate::analysis::Diagnosis::of(c),
     ));
@@ -799,6 +804,14 @@ fn others(out: &mut String, c: &Comparison) {
             None => format!("> {MAX_PLANNED_TRIALS}"),
         };
         let why = inconclusive_why(c, t);
+        let verdict = c.task_verdict(t);
+        // An improvement over a baseline that failed every trial is marked as such.
+        let verdict = match verdict.verdict == Verdict::Improvement
+            && crate::analysis::Diagnosis::baseline_never_passed(t)
+        {
+            true => format::task_verdict_words(c, t),
+            false => verdict.to_string(),
+        };
         let _ = writeln!(
             out,
             "| `{}` | `{}` | {} → {} | {} | {} | {} | {} | {} |",
@@ -808,7 +821,7 @@ fn others(out: &mut String, c: &Comparison) {
             format::successes(&t.candidate),
             means(Metric::ToolCalls),
             means(Metric::TotalTokens),
-            c.task_verdict(t),
+            verdict,
             why,
             needed
         );

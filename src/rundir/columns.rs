@@ -252,10 +252,12 @@ mod tests {
             ("ttft_ms", DataType::Float64),
             ("attempts", DataType::UInt32),
             ("tokens_estimated", DataType::Boolean),
+            ("server_error", DataType::String),
+            ("text_tool_calls", DataType::UInt32),
         ] {
             assert_eq!(dtype(&df, name), expected, "{name}");
         }
-        assert_eq!(df.width(), 35);
+        assert_eq!(df.width(), 37);
         assert_eq!(dtype(&tc, "error_code"), DataType::Int64);
         assert_eq!(tc.width(), 12);
         let nulls = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();

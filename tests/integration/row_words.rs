@@ -76,13 +76,16 @@ fn check_on_the_demo_says_futile_where_the_rule_stopped_and_fits_120_columns() {
     let out_dir = dir.path().join("check");
     let out = mcpeval(&["check", "--out", out_dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    // check's own console shows no nested verdict table (issue 36, item 5): the evaluation's
+    // table is the one `mcpeval compare` prints from its directory.
+    let evaluation = out_dir.join("evaluation");
+    let compared = mcpeval(&["compare", evaluation.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&compared.stdout);
     let table = verdict_table(&stdout);
     for l in &table {
         let n = l.chars().count();
         assert!(n <= WIDTH, "{n} characters: {l}\n{}", table.join("\n"));
     }
-    let evaluation = out_dir.join("evaluation");
     let rows = success_rows(&evaluation);
     let futile: Vec<&String> = (rows.iter())
         .filter(|(_, (_, stopped, _))| stopped == "futility")

@@ -114,7 +114,10 @@ fn tool_calls_written_as_text_are_counted_with_an_excerpt() {
     let at = stdout.find(&note);
     assert!(at.is_some(), "{note}\n{stdout}");
     assert!(at < stdout.find("verdict (gated metrics)"), "{stdout}");
-    assert!(stdout.contains("\n    {\"name\": \"mcp__tracker__"), "{stdout}");
+    assert!(
+        stdout.contains("\n    {\"name\": \"mcp__tracker__"),
+        "{stdout}"
+    );
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     let first_block = summary.split("\n## ").next().unwrap();
     assert!(

@@ -47,8 +47,19 @@ fn a_baseline_that_fails_every_trial_is_named_before_the_verdict() {
     let note = "note: the baseline failed every trial of 2 of 2 tasks: check the servers' setup";
     let (note_at, table_at) = (stdout.find(note), stdout.find("verdict (gated metrics)"));
     assert!(note_at.is_some(), "{stdout}");
-    assert!(note_at < table_at, "the note comes before the verdict:\n{stdout}");
+    assert!(
+        note_at < table_at,
+        "the note comes before the verdict:\n{stdout}"
+    );
     assert!(stdout.contains("Access denied"), "{stdout}");
+    // Each such improvement is marked in the table and in summary.md.
+    assert_eq!(
+        stdout
+            .matches("improvement (success): baseline failed every trial")
+            .count(),
+        2,
+        "{stdout}"
+    );
     let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
     let first_block = summary.split("\n## ").next().unwrap();
     assert!(
@@ -57,6 +68,12 @@ fn a_baseline_that_fails_every_trial_is_named_before_the_verdict() {
     );
     assert!(first_block.contains("get-issue-5"), "{summary}");
     assert!(first_block.contains("Access denied"), "{summary}");
+    assert!(
+        summary.contains(
+            "improvement (success): the baseline failed every trial: check the servers' setup"
+        ),
+        "{summary}"
+    );
     let junit = std::fs::read_to_string(out_dir.join("junit.xml")).unwrap();
     assert!(junit.contains("name=\"diagnosis\""), "{junit}");
     assert!(
@@ -125,4 +142,11 @@ fn the_simulated_model_judges_no_users_server_by_default() {
     let summary = std::fs::read_to_string(demo.join("summary.md")).unwrap();
     let title = summary.lines().next().unwrap();
     assert!(title.ends_with("(simulated model)"), "{title}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("REGRESSION") && l.ends_with("(simulated model)")),
+        "{stdout}"
+    );
 }

@@ -337,7 +337,7 @@ fn a_mistyped_server_name_is_a_usage_error_with_did_you_mean() {
     let dir = temp_dir();
     let suite = repo_path("tasks/demo");
     let config = format!(
-        "baseline = \"old\"\ncandidate = \"newx\"\nsuites = [{:?}]\n\
+        "baseline = \"old\"\ncandidate = \"newx\"\nsuites = [{:?}]\nhosts = [\"sim\"]\n\
          [servers.old]\ncommand = \"demo:1.4.0\"\n[servers.new]\ncommand = \"demo:1.5.0\"\n",
         suite.to_str().unwrap()
     );

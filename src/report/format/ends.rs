@@ -240,6 +240,18 @@ pub fn task_verdict_short(c: &Comparison, t: &TaskOutcome) -> String {
 
 fn task_words(c: &Comparison, t: &TaskOutcome, length: Length) -> String {
     let verdict = c.task_verdict(t);
+    // An improvement over a baseline that failed every trial says only that the candidate passed
+    // where the baseline could not: most often a baseline started wrong.
+    if verdict.verdict == Verdict::Improvement
+        && crate::analysis::Diagnosis::baseline_never_passed(t)
+    {
+        return match length {
+            Length::Full => {
+                format!("{verdict}: the baseline failed every trial: check the servers' setup")
+            }
+            Length::Short => format!("{verdict}: baseline failed every trial"),
+        };
+    }
     if matches!(verdict.verdict, Verdict::Regression | Verdict::Improvement) {
         return verdict.to_string();
     }

@@ -514,7 +514,7 @@ pub(crate) mod tests {
         }
         // The same facts as summary.md, the verdict, three charts.
         assert!(
-            html.contains("<h1>mcpeval: regression</h1>"),
+            html.contains("<h1>mcpeval: regression (simulated model)</h1>"),
             "the headline"
         );
         assert!(html.contains("<th>trials</th><td>1 per task and side, seed 42</td>"));
