@@ -198,6 +198,11 @@ pub fn markdown(d: &Diagnosis) -> String {
     out
 }
 
+/// Each finding's headline alone: for a stage line that says why its verdict may mean little.
+pub fn headlines(d: &Diagnosis) -> Vec<String> {
+    findings(d).into_iter().map(|f| f.headline).collect()
+}
+
 /// Plain text for junit.xml's `<system-out>` and report.html: every finding and detail.
 pub fn text(d: &Diagnosis) -> String {
     let mut out = String::new();

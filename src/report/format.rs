@@ -3,10 +3,12 @@
 
 pub use crate::analysis::{percent, points};
 #[cfg(test)]
+pub use ends::verdict_reason;
+#[cfg(test)]
 use ends::verdict_words;
 pub use ends::{
-    advises_trials, never_passed, reason, task_verdict_short, task_verdict_words, verdict_reason,
-    verdict_short, Kinds, Length,
+    advises_trials, never_passed, reason, task_verdict_short, task_verdict_words, verdict_short,
+    Kinds, Length,
 };
 use std::collections::BTreeSet;
 

@@ -17,7 +17,9 @@ pub use check::{
     check_junit, check_summary, exit as check_exit, record_exit as check_record_exit, stage_line,
 };
 pub use console::verdict_table;
-pub use diagnosis::{console_lines as diagnosis_lines, text as diagnosis_text};
+pub use diagnosis::{
+    console_lines as diagnosis_lines, headlines as diagnosis_headlines, text as diagnosis_text,
+};
 pub use export::{
     append_step_summary, exporters, write_reports, write_reports_with, Exporter, Report, JUNIT_XML,
     SUMMARY_MD,

@@ -150,3 +150,51 @@ fn the_simulated_model_judges_no_users_server_by_default() {
         "{stdout}"
     );
 }
+
+/// `check`'s evaluation stage line says why its verdict may mean little, as the run's console
+/// does: here a baseline started wrong, whose every tool call is denied.
+#[test]
+fn the_evaluation_stage_line_says_the_baseline_failed_every_trial() {
+    let dir = temp_dir();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "baseline = \"wrong-dir\"\ncandidate = \"demo:1.4.0\"\nsuites = [{:?}]\n\
+             hosts = [\"sim\"]\n\
+             [servers.wrong-dir]\ncommand = \"{} demo-server --release 1.4.0\"\n\
+             env = {{ MCPEVAL_DEMO_DENY_ALL = \"1\" }}\n",
+            repo_path("tasks/demo/lookup.yaml").to_str().unwrap(),
+            bin()
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("check");
+    let out = mcpeval(&[
+        "check",
+        "--config",
+        config.to_str().unwrap(),
+        "--stages",
+        "evaluation",
+        "--all",
+        "--trials",
+        "2",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("evaluation: "))
+        .unwrap_or_else(|| panic!("no evaluation line: {}", text(&out)));
+    assert!(
+        line.contains("(simulated model")
+            && line.contains("note: the baseline failed every trial of"),
+        "{line}"
+    );
+    let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("- note: the baseline failed every trial of"),
+        "{summary}"
+    );
+}

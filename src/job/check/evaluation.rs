@@ -102,8 +102,18 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
                     false => Case::passed(task.clone()),
                 });
             }
+            // Why the verdict may mean little (a baseline that never passed, a host that made
+            // no structured call…), said in the stage line too.
+            let diagnosis = crate::analysis::Diagnosis::of(&finished.end.comparison);
+            for line in crate::report::diagnosis_text(&diagnosis).lines() {
+                out.line(format!("- note: {}", line.trim_start()));
+            }
+            let notes: String = crate::report::diagnosis_headlines(&diagnosis)
+                .iter()
+                .map(|h| format!("; note: {h}"))
+                .collect();
             let summary = format!(
-                "{} task(s) evaluated, {} regression(s){}",
+                "{} task(s) evaluated, {} regression(s){}{notes}",
                 info.tasks.len(),
                 regressions.len(),
                 if regressions.is_empty() {

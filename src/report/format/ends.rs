@@ -189,7 +189,8 @@ pub fn end_in(c: &Comparison, row: &Row) -> Option<End> {
 /// margin ("changed by +189 (+8.2 %), within the 10 % margin (230), though the interval
 /// reaches +343 (+14.9 %)"); stopped as futile, settled, or by the budget; never passed on
 /// either side; or too few trials to tell ("too few trials to tell (would need a drop of
-/// ≥ 28 pts to see)", from the row's `mde`).
+/// ≥ 28 pts to see)", from the row's `mde`). The reports use [`reason`], which knows the task.
+#[cfg(test)]
 pub fn verdict_reason(row: &Row, level: f64) -> Option<String> {
     Some(end(row, level)?.words(row, Length::Full))
 }

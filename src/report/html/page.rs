@@ -127,8 +127,9 @@ fn verdict_table(out: &mut String, c: &Comparison) {
         "<section id=\"verdicts-section\">\n<h2>Verdicts</h2>\n<p>Per task and host, each gated \
          metric: its verdict, baseline → candidate means, the delta (candidate minus baseline) \
          with its {level} interval, and the adjusted p-value; under an inconclusive verdict, which \
-         kind it is (changed, but by less than the margin; or too few trials to tell, with the \
-         smallest change the row would see), and under a no change with a small p-value, that \
+         kind it is (changed, but by less than the margin; stopped as futile, settled early or by \
+         the budget; never passed on either side; or too few trials to tell, with the smallest \
+         change the row would see), and under a no change with a small p-value, that \
          the change is smaller than the margin. The suite lines treat the tasks as strata and pool their \
          trials (CMH for rates, van Elteren for counts), for the whole suite and for each set \
          and kind of task.</p>\n<p><label><input type=\"checkbox\" id=\"only-regressed\"> only \
@@ -180,7 +181,7 @@ fn verdict_table(out: &mut String, c: &Comparison) {
                     rows.iter()
                         .copied()
                         .find(|r| r.metric == *m && r.k.is_none()),
-                    c.level.family_alpha,
+                    c,
                 );
             }
             out.push_str("</tr>\n");
@@ -216,7 +217,7 @@ fn verdict_table(out: &mut String, c: &Comparison) {
                 out,
                 c.task_rows(&t.task_id, &t.host)
                     .find(|r| r.metric == *m && r.k.is_none()),
-                c.level.family_alpha,
+                c,
             );
         }
         out.push_str("</tr>\n");
@@ -225,13 +226,15 @@ fn verdict_table(out: &mut String, c: &Comparison) {
 }
 
 /// One gated metric of one line of the verdict table.
-fn cell(out: &mut String, row: Option<&Row>, level: f64) {
+/// A row's cell, with what its verdict means in the words that know its task (a task that never
+/// passed says so on every metric).
+fn cell(out: &mut String, row: Option<&Row>, c: &Comparison) {
     let Some(r) = row.filter(|r| r.tested()) else {
         out.push_str("<td class=\"cell untested\">– (no test)</td>");
         return;
     };
     let m = r.metric;
-    let why = format::verdict_reason(r, level).map_or_else(String::new, |why| {
+    let why = format::reason(c, r, format::Length::Full).map_or_else(String::new, |why| {
         format!("<br><small class=\"why-verdict\">{}</small>", escape(&why))
     });
     let _ = write!(
