@@ -15,6 +15,23 @@ const CALLS: &str = "\
   expect: {is_error: false}
 ";
 
+/// A config in `dir` whose baseline is the demo 1.4.0 started on the wrong directory (every call
+/// denied) and whose candidate is the healthy demo 1.4.0, with `suite` and `more` keys.
+fn wrong_dir_config(dir: &std::path::Path, suite: &str, more: &str) -> std::path::PathBuf {
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "baseline = \"wrong-dir\"\ncandidate = \"demo:1.4.0\"\nsuites = [{suite:?}]\n{more}\
+             [servers.wrong-dir]\ncommand = \"{} demo-server --release 1.4.0\"\n\
+             env = {{ MCPEVAL_DEMO_DENY_ALL = \"1\" }}\n",
+            bin()
+        ),
+    )
+    .unwrap();
+    config
+}
+
 /// A baseline started on the wrong directory (every call answers "Access denied") used to read
 /// as an improvement on every task with no word of why; now the run says first that the
 /// baseline failed every trial, with its error, on the console, in summary.md and junit.xml.
@@ -22,17 +39,7 @@ const CALLS: &str = "\
 fn a_baseline_that_fails_every_trial_is_named_before_the_verdict() {
     let dir = temp_dir();
     std::fs::write(dir.path().join("calls.yaml"), CALLS).unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "baseline = \"wrong-dir\"\ncandidate = \"demo:1.4.0\"\nsuites = [\"calls.yaml\"]\n\
-             [servers.wrong-dir]\ncommand = \"{} demo-server --release 1.4.0\"\n\
-             env = {{ MCPEVAL_DEMO_DENY_ALL = \"1\" }}\n",
-            bin()
-        ),
-    )
-    .unwrap();
+    let config = wrong_dir_config(dir.path(), "calls.yaml", "");
     let out_dir = dir.path().join("run");
     let out = mcpeval(&[
         "run",
@@ -156,19 +163,8 @@ fn the_simulated_model_judges_no_users_server_by_default() {
 #[test]
 fn the_evaluation_stage_line_says_the_baseline_failed_every_trial() {
     let dir = temp_dir();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "baseline = \"wrong-dir\"\ncandidate = \"demo:1.4.0\"\nsuites = [{:?}]\n\
-             hosts = [\"sim\"]\n\
-             [servers.wrong-dir]\ncommand = \"{} demo-server --release 1.4.0\"\n\
-             env = {{ MCPEVAL_DEMO_DENY_ALL = \"1\" }}\n",
-            repo_path("tasks/demo/lookup.yaml").to_str().unwrap(),
-            bin()
-        ),
-    )
-    .unwrap();
+    let suite = repo_path("tasks/demo/lookup.yaml");
+    let config = wrong_dir_config(dir.path(), suite.to_str().unwrap(), "hosts = [\"sim\"]\n");
     let out_dir = dir.path().join("check");
     let out = mcpeval(&[
         "check",
