@@ -32,6 +32,7 @@ mod openai_host;
 mod outage;
 mod packaging;
 mod power;
+mod readme;
 mod real_llm;
 mod renames;
 mod report_snapshots;
