@@ -9,6 +9,7 @@ pub mod import;
 mod lint;
 mod load;
 mod raw;
+mod retry;
 mod task;
 mod validate;
 
