@@ -147,6 +147,10 @@ pub struct ExpectedCall {
     pub args: BTreeMap<String, ArgMatcher>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ResultCheck>,
+    /// `position: 1` (or `first`): only the trial's first call may match; `-1` (or `last`) the
+    /// last, `-2` the one before it; `None`: any call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<i32>,
     /// Where `tool` is written (line, column), for messages about it; not serialized.
     #[serde(skip)]
     pub at: Option<(usize, usize)>,
