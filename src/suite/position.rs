@@ -91,18 +91,19 @@ pub(crate) fn check_positions(checker: &mut Checker<'_>, expect: &Expectations, 
     for (k, &(_, position, node)) in placed.iter().enumerate() {
         if let Some((_, _, first)) = placed[..k].iter().find(|(_, p, _)| *p == position) {
             let message = format!(
-                "two expected calls claim `position: {position}` ({}; the other is at line {}): \
-                 one call cannot match both",
+                "two expected calls claim `position: {position}` ({}; the other at {}:{}): one \
+                 call cannot match both",
                 position_words(position),
-                first.line
+                first.line,
+                first.column
             );
             checker.error(node, message);
         }
         if let Some(max) = expect.max_tool_calls {
             if position.unsigned_abs() > max {
                 let message = format!(
-                    "`position: {position}` can never match: `max_tool_calls` is {max}, so there \
-                     is no {}",
+                    "`position: {position}` ({}) can never match: `max_tool_calls` allows at \
+                     most {max} call(s)",
                     position_words(position)
                 );
                 checker.error(node, message);
@@ -232,11 +233,11 @@ mod tests {
         );
         assert_eq!(
             bad("    - {tool: a, position: 1}\n    - {tool: b, position: first}\n", ""),
-            ["t.yaml:6:27: two expected calls claim `position: 1` (the first call; the other is at line 5): one call cannot match both"]
+            ["t.yaml:6:27: two expected calls claim `position: 1` (the first call; the other at 5:27): one call cannot match both"]
         );
         assert_eq!(
             bad("    - {tool: a, position: 4}\n", "  max_tool_calls: 3\n"),
-            ["t.yaml:6:27: `position: 4` can never match: `max_tool_calls` is 3, so there is no call 4"]
+            ["t.yaml:6:27: `position: 4` (call 4) can never match: `max_tool_calls` allows at most 3 call(s)"]
         );
         assert_eq!(
             bad("    - {tool: a}\n    - {tool: b, position: 1}\n", "  ordered: true\n"),
