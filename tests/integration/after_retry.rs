@@ -131,7 +131,9 @@ fn an_after_check_with_a_deadline_waits_for_state_that_settles() {
     let waited = number_after(&why, ", ");
     assert!(attempts >= 2, "{why}");
     assert!(why.ends_with(" ms after the first)"), "{why}");
-    assert!((1000..5000).contains(&waited), "{why}");
+    // It waited for the write to settle (1500 ms after it, a little less after the first
+    // attempt), and not to its deadline.
+    assert!((300..5000).contains(&waited), "{why}");
     // A deadline shorter than the settling fails, saying how long it tried.
     let (passed, why) = after(&eps, "close-too-soon", "candidate");
     assert!(!passed);
