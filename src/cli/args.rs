@@ -71,7 +71,7 @@ Environment (each command's --help says which it reads):
   MCPEVAL_CONFORMANCE                                 check (--conformance)
   MCPEVAL_HISTORY                                     history (--file)
   MCPEVAL_DEMO_CRASH_AFTER, MCPEVAL_DEMO_DISCOVER_VERSIONS, MCPEVAL_DEMO_DEPRECATED,
-  MCPEVAL_DEMO_DENY_ALL                               demo-server (its fault flags)"
+  MCPEVAL_DEMO_DENY_ALL, MCPEVAL_DEMO_SETTLE_MS       demo-server (its fault flags)"
 );
 
 /// `run --help`: the environment, then the exit codes.
@@ -942,6 +942,11 @@ pub struct DemoServerArgs {
     /// "Access denied - path outside allowed directories" [env: MCPEVAL_DEMO_DENY_ALL=1].
     #[arg(long)]
     pub deny_all: bool,
+    /// Play a server whose state settles asynchronously: a write (create_issue, update_issue,
+    /// add_comment) is answered at once, but reads see it only N ms later, for `after` checks
+    /// with `within_ms` [default: 0, at once; env: MCPEVAL_DEMO_SETTLE_MS].
+    #[arg(long, value_name = "N")]
+    pub settle_ms: Option<u64>,
 }
 
 #[derive(Debug, Args)]

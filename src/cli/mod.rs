@@ -95,6 +95,9 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             if args.deny_all {
                 std::env::set_var(crate::mcp::demo::DENY_ALL_ENV, "1");
             }
+            if let Some(ms) = args.settle_ms {
+                std::env::set_var(crate::mcp::demo::quirks::SETTLE_MS_ENV, ms.to_string());
+            }
             match args.http {
                 Some(addr) => crate::mcp::demo::serve_http(&args.release, addr).await?,
                 None => crate::mcp::demo::serve_stdio(&args.release).await?,

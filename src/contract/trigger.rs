@@ -185,6 +185,7 @@ mod tests {
                         tool: t.to_string().into(),
                         args: Default::default(),
                         result: None,
+                        position: None,
                         at: None,
                     })
                     .collect(),

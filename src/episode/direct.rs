@@ -192,7 +192,9 @@ pub async fn run_fixtures(
 }
 
 /// Makes each `expect.after` call once the trial has ended and grades its answer: one check
-/// (`after`) per call. A server that cannot be reached is an infrastructure error.
+/// (`after`) per call. A check with `within_ms` repeats its call until the answer passes or the
+/// deadline has passed, and says how many attempts it took. A server that cannot be reached is
+/// an infrastructure error.
 pub async fn check_after(
     server: &McpConnection,
     checks: &[AfterCheck],
@@ -202,34 +204,37 @@ pub async fn check_after(
     let mut out = Vec::with_capacity(checks.len());
     for check in checks {
         let started = Instant::now();
-        let call = &check.call;
-        let outcome = server
-            .call_tool(&call.tool, Some(call.args.clone()), timeout)
-            .await
-            .map_err(|e| FixtureError::Unreachable {
-                stage: "after",
-                tool: call.tool.clone(),
-                reason: crate::error::chain(&e),
-            })?;
-        let spec = CallSpec::Tool {
-            name: call.tool.clone(),
-            args: call.args.clone(),
-        };
-        let text = answer_text(&spec, &outcome, timeout);
-        let output_schema = output_schema(tools, &call.tool);
-        let answer = CallAnswer {
-            outcome: &outcome,
-            text: &text,
-            latency_ms: started.elapsed().as_secs_f64() * 1000.0,
-            output_schema: output_schema.as_ref(),
-        };
-        let grade = grade_call(&check.expect, &answer);
-        let args = Value::Object(call.args.clone());
-        let explanation = format!(
+        let deadline = check
+            .within_ms
+            .map(|ms| started + Duration::from_millis(ms));
+        let every = Duration::from_millis(check.every_ms.unwrap_or(AfterCheck::DEFAULT_EVERY_MS));
+        let mut attempts = 1;
+        let mut grade = after_attempt(server, check, tools, timeout).await?;
+        while let Some(deadline) = deadline.filter(|_| !grade.success) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            tokio::time::sleep(every.min(left)).await;
+            attempts += 1;
+            grade = after_attempt(server, check, tools, timeout).await?;
+        }
+        let args = Value::Object(check.call.args.clone());
+        let mut explanation = format!(
             "`{}`({args}): {}",
-            call.tool,
+            check.call.tool,
             explain(&grade.checks, grade.success)
         );
+        if let Some(within) = check.within_ms {
+            let took = started.elapsed().as_millis();
+            explanation.push_str(&match grade.success {
+                true if attempts == 1 => " (on the first attempt)".to_owned(),
+                true => format!(" (on attempt {attempts}, {took} ms after the first)"),
+                false => format!(
+                    " (still so after {attempts} attempts over {took} ms; within_ms: {within})"
+                ),
+            });
+        }
         out.push(Check {
             grader: "after".to_owned(),
             passed: grade.success,
@@ -237,6 +242,38 @@ pub async fn check_after(
         });
     }
     Ok(out)
+}
+
+/// One attempt of an `after` check: its call made and its answer graded.
+async fn after_attempt(
+    server: &McpConnection,
+    check: &AfterCheck,
+    tools: &[rmcp::model::Tool],
+    timeout: Duration,
+) -> Result<crate::grade::Grade, FixtureError> {
+    let started = Instant::now();
+    let call = &check.call;
+    let outcome = server
+        .call_tool(&call.tool, Some(call.args.clone()), timeout)
+        .await
+        .map_err(|e| FixtureError::Unreachable {
+            stage: "after",
+            tool: call.tool.clone(),
+            reason: crate::error::chain(&e),
+        })?;
+    let spec = CallSpec::Tool {
+        name: call.tool.clone(),
+        args: call.args.clone(),
+    };
+    let text = answer_text(&spec, &outcome, timeout);
+    let output_schema = output_schema(tools, &call.tool);
+    let answer = CallAnswer {
+        outcome: &outcome,
+        text: &text,
+        latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+        output_schema: output_schema.as_ref(),
+    };
+    Ok(grade_call(&check.expect, &answer))
 }
 
 /// The checks' explanations: the failed ones, or all when every one passed.

@@ -4,8 +4,9 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::matchers::{assignment, describe_call, show_value, subsequence, texts_in, CallMatcher};
+use super::position;
 use super::{Check, Grade, Observed, ObservedCall};
-use crate::suite::{regex_error_summary, Task, TaskKind};
+use crate::suite::{position_words, regex_error_summary, Task, TaskKind};
 
 /// How many observed calls a message lists before "and N more".
 const MAX_LISTED_CALLS: usize = 5;
@@ -17,7 +18,8 @@ pub fn grade(task: &Task, observed: &Observed<'_>) -> Grade {
     let mut checks = Vec::new();
     if !expect.calls.is_empty() {
         let matchers: Vec<CallMatcher<'_>> = expect.calls.iter().map(CallMatcher::new).collect();
-        checks.push(expected_calls(&matchers, expect.ordered, calls));
+        let positions: Vec<Option<i32>> = expect.calls.iter().map(|c| c.position).collect();
+        checks.push(expected_calls(&matchers, &positions, expect.ordered, calls));
     }
     if !expect.forbidden_tools.is_empty() {
         checks.push(forbidden_tools(&expect.forbidden_tools, calls));
@@ -110,16 +112,23 @@ fn check(grader: &str, passed: bool, explanation: String) -> Check {
     }
 }
 
-/// `expected_calls`: each expected call is matched by a distinct observed call; when `ordered`,
-/// the matches must come in order (a greedy subsequence of the observed calls).
+/// `expected_calls`: each expected call is matched by a distinct observed call (the one at its
+/// `position`, when it has one); when `ordered`, the matches must come in order (a greedy
+/// subsequence of the observed calls).
 fn expected_calls(
     expected: &[CallMatcher<'_>],
+    positions: &[Option<i32>],
     ordered: bool,
     calls: &[ObservedCall<'_>],
 ) -> Check {
+    let n = calls.len();
     let fits: Vec<Vec<bool>> = expected
         .iter()
-        .map(|e| calls.iter().map(|c| e.matches(c)).collect())
+        .zip(positions)
+        .map(|(e, &p)| {
+            let fit = |(i, c)| position::allows(p, i, n) && e.matches(c);
+            calls.iter().enumerate().map(fit).collect()
+        })
         .collect();
     let assigned = if ordered {
         subsequence(&fits)
@@ -130,6 +139,15 @@ fn expected_calls(
     for (index, e) in expected.iter().enumerate() {
         if assigned[index].is_none() {
             let previous = assigned[..index].iter().rev().flatten().next().copied();
+            if let Some(p) = positions[index] {
+                let missed = position::Missed {
+                    ordered,
+                    previous,
+                    fits: &fits[index],
+                };
+                problems.push(position::explain(e, p, &missed, calls));
+                continue;
+            }
             let context = Unmatched {
                 ordered,
                 previous,
@@ -142,7 +160,14 @@ fn expected_calls(
         let matched: Vec<String> = expected
             .iter()
             .zip(&assigned)
-            .map(|(e, at)| format!("{} (call {})", e.tool, at.map_or(0, |i| i + 1)))
+            .zip(positions)
+            .map(|((e, at), p)| {
+                let at = at.map_or(0, |i| i + 1);
+                match p {
+                    Some(p) => format!("{} (call {at}, {})", e.tool, position_words(*p)),
+                    None => format!("{} (call {at})", e.tool),
+                }
+            })
             .collect();
         let order = if ordered { " in order" } else { "" };
         let n = expected.len();

@@ -437,6 +437,7 @@ mod tests {
             tool: "get_issue".into(),
             args: Default::default(),
             result: None,
+            position: None,
             at: None,
         };
         assert!(CallMatcher::new(&call).matches(&observed("get_issue", None)));

@@ -4,6 +4,7 @@ pub mod call;
 mod graders;
 pub mod judge;
 mod matchers;
+mod position;
 
 use serde::{Deserialize, Serialize};
 

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::check::Checker;
 use super::raw::{Node, Value};
+use super::retry::{misplaced_retry, retry_of, RETRY_KEYS};
 use super::task::{AfterCheck, CallExpectations, CallSpec, FixtureCall, StructuredCheck};
 
 const CALL_SPEC_KEYS: &[&str] = &["tool", "resource", "prompt", "args"];
@@ -18,7 +19,7 @@ pub(crate) const CALL_EXPECT_KEYS: &[&str] = &[
     "after",
 ];
 const FIXTURE_KEYS: &[&str] = &["tool", "args"];
-const AFTER_KEYS: &[&str] = &["call", "expect"];
+const AFTER_KEYS: &[&str] = &["call", "expect", "within_ms", "every_ms"];
 /// The graders of a model's trial: named when a call task sets one.
 const MODEL_ONLY: &[(&str, &str)] = &[
     ("calls", "the request is `call:`"),
@@ -214,7 +215,12 @@ pub(crate) fn fixture_calls(
 }
 
 fn fixture_call(checker: &mut Checker<'_>, node: &Node, place: &str) -> Option<FixtureCall> {
-    let fields = checker.fields(node, &format!("a `{place}` call"), Some(FIXTURE_KEYS))?;
+    let misplaced = misplaced_retry(checker, node, place);
+    let known = [FIXTURE_KEYS, RETRY_KEYS].concat();
+    let fields = checker.fields(node, &format!("a `{place}` call"), Some(&known))?;
+    if misplaced {
+        return None;
+    }
     let Some((_, tool_node)) = fields.get("tool") else {
         checker.missing(&fields, "tool", &format!("a `{place}` call"));
         return None;
@@ -264,6 +270,7 @@ pub(crate) fn after_of(checker: &mut Checker<'_>, expect: &Node) -> Option<Vec<A
                 }
             };
             let expect = match fields.get("expect") {
+                Some((_, v)) if misplaced_retry(checker, v, "expect") => None,
                 Some((key, v)) if !has_key(v, "after") => call_expectations(checker, key, v),
                 Some((key, _)) => {
                     checker.error(key, "an `after` check cannot hold `after` checks");
@@ -274,9 +281,12 @@ pub(crate) fn after_of(checker: &mut Checker<'_>, expect: &Node) -> Option<Vec<A
                     None
                 }
             };
+            let (within_ms, every_ms) = retry_of(checker, &fields)?;
             Some(AfterCheck {
                 call: call?,
                 expect: expect?,
+                within_ms,
+                every_ms,
             })
         })
         .collect();

@@ -8,7 +8,9 @@ mod foreign;
 pub mod import;
 mod lint;
 mod load;
+mod position;
 mod raw;
+mod retry;
 mod task;
 mod validate;
 
@@ -21,6 +23,7 @@ pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
 pub use lint::lint;
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
+pub use position::position_words;
 pub use task::{
     AfterCheck, ArgMatcher, CallExpectations, CallSpec, Expectations, ExpectedCall, FixtureCall,
     JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,

@@ -147,6 +147,10 @@ pub struct ExpectedCall {
     pub args: BTreeMap<String, ArgMatcher>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ResultCheck>,
+    /// `position: 1` (or `first`): only the trial's first call may match; `-1` (or `last`) the
+    /// last, `-2` the one before it; `None`: any call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<i32>,
     /// Where `tool` is written (line, column), for messages about it; not serialized.
     #[serde(skip)]
     pub at: Option<(usize, usize)>,
@@ -295,10 +299,24 @@ pub struct FixtureCall {
 
 /// `expect.after: [{call: {tool, args}, expect: {…}}]`: a call made once the trial has ended,
 /// its answer checked like a call task's (the state the trial left: "the issue is now closed").
+///
+/// With `within_ms` the call is repeated (every `every_ms`, 250 by default) until its answer
+/// passes or the deadline has passed: for state that settles asynchronously.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AfterCheck {
     pub call: FixtureCall,
     pub expect: CallExpectations,
+    /// Retry until the answer passes, for at most this many milliseconds (`None`: one attempt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_ms: Option<u64>,
+    /// The pause between attempts (`None`: [`AfterCheck::DEFAULT_EVERY_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_ms: Option<u64>,
+}
+
+impl AfterCheck {
+    /// The pause between attempts when `every_ms` is not set.
+    pub const DEFAULT_EVERY_MS: u64 = 250;
 }
 
 /// One task of a suite.

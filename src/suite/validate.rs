@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::call::{after_of, call_expectations, call_spec, fixture_calls};
 use super::check::{suggestion, Checker, Fields};
 use super::defaults::Defaults;
+use super::position::{check_positions, position_of};
 use super::raw::{Node, Value};
 use super::task::{
     ArgMatcher, CallSpec, Expectations, ExpectedCall, JudgeSpec, ResultCheck, Task, TaskKind,
@@ -42,7 +43,7 @@ const EXPECT_KEYS: &[&str] = &[
 const JUDGE_KEYS: &[&str] = &["rubric", "host"];
 /// The providers a `PROVIDER:MODEL` host spec may name.
 const PROVIDERS: &[&str] = &["sim", "openai", "openai-responses", "anthropic"];
-const CALL_KEYS: &[&str] = &["tool", "args", "result"];
+const CALL_KEYS: &[&str] = &["tool", "args", "result", "position"];
 const TOOL_KEYS: &[&str] = &["any_of", "pattern"];
 const RESULT_KEYS: &[&str] = &["contains", "is_error"];
 const MATCHER_KEYS: &[&str] = &["regex", "any", "exact"];
@@ -443,6 +444,9 @@ fn expectations(
     if let Some((_, value)) = fields.get("judge") {
         expect.judge = judge(checker, value, judge_host);
     }
+    if let Some((_, calls)) = fields.get("calls") {
+        check_positions(checker, &expect, calls);
+    }
     if checker.count() > before {
         return None;
     }
@@ -548,10 +552,15 @@ fn expected_call(checker: &mut Checker<'_>, node: &Node) -> Option<ExpectedCall>
         Some((_, value)) => result(checker, value).map(Some),
         None => Some(None),
     };
+    let position = match fields.get("position") {
+        Some((_, value)) => position_of(checker, value).map(Some),
+        None => Some(None),
+    };
     Some(ExpectedCall {
         tool: tool?,
         args: args?,
         result: result?,
+        position: position?,
         at,
     })
 }

@@ -7,9 +7,11 @@ mod synthetic;
 
 mod adaptive;
 mod adaptive_false_alarm;
+mod after_retry;
 mod anthropic_host;
 mod budget;
 mod cache;
+mod call_position;
 mod call_tasks;
 mod check;
 mod check_trust;

@@ -21,6 +21,7 @@ use super::catalogue::{created_fields, instructions, tool, tools, Release, SERVE
 use super::data::{Changes, ToolError, Tracker};
 use super::extras;
 use super::quirks;
+use super::settle::State;
 
 /// One demo server: a release and the tracker state it serves.
 ///
@@ -30,15 +31,16 @@ use super::quirks;
 #[derive(Debug, Clone)]
 pub struct DemoServer {
     release: Release,
-    tracker: Arc<Mutex<Tracker>>,
+    state: Arc<Mutex<State>>,
 }
 
 impl DemoServer {
-    /// A server for `release` with the seed data.
+    /// A server for `release` with the seed data (its writes settling after the delay that
+    /// `MCPEVAL_DEMO_SETTLE_MS` sets, if any).
     pub fn new(release: Release) -> Self {
         Self {
             release,
-            tracker: Arc::new(Mutex::new(Tracker::seeded())),
+            state: Arc::new(Mutex::new(State::new(quirks::settle_delay()))),
         }
     }
 
@@ -47,33 +49,52 @@ impl DemoServer {
         self.release
     }
 
-    fn tracker(&self) -> MutexGuard<'_, Tracker> {
+    fn state(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave the tracker half-updated in a way that
         // matters for a demo, so keep serving.
-        self.tracker.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `query` on the tracker as reads see it (later than writes under a settle delay).
+    fn read<T>(&self, query: impl FnOnce(&Tracker) -> T) -> T {
+        query(self.state().read())
+    }
+
+    /// Runs `change` on the tracker; reads see it at once, or after the settle delay.
+    fn write<T>(&self, change: impl FnOnce(&mut Tracker) -> T) -> T {
+        self.state().write(change)
     }
 
     /// Runs one known tool on checked arguments.
     fn run(&self, name: &str, args: &Args<'_>) -> Result<Value, ToolError> {
         match name {
-            "list_projects" => Ok(self.tracker().list_projects()),
-            "search_issues" => self.tracker().search(
-                args.required_str("query")?,
-                args.str("project"),
-                args.str("status"),
-            ),
-            "find_issues" => self
-                .tracker()
-                .find(args.required_str("text")?, args.int("limit")),
+            "list_projects" => Ok(self.read(Tracker::list_projects)),
+            "search_issues" => {
+                let query = args.required_str("query")?;
+                self.read(|t| t.search(query, args.str("project"), args.str("status")))
+            }
+            "find_issues" => {
+                let text = args.required_str("text")?;
+                self.read(|t| t.find(text, args.int("limit")))
+            }
             // 2.0.0 renamed `get_issue`; each release lists only one of the two.
-            "get_issue" | "fetch_issue" => self.tracker().get(args.required_int("id")?),
-            "create_issue" => self.tracker().create(
-                args.required_str("project")?,
-                args.required_str("title")?,
-                args.str("description"),
-                args.str("priority"),
-                created_fields(self.release),
-            ),
+            "get_issue" | "fetch_issue" => {
+                let id = args.required_int("id")?;
+                self.read(|t| t.get(id))
+            }
+            "create_issue" => {
+                let (project, title) = (args.required_str("project")?, args.required_str("title")?);
+                let fields = created_fields(self.release);
+                self.write(|t| {
+                    t.create(
+                        project,
+                        title,
+                        args.str("description"),
+                        args.str("priority"),
+                        fields,
+                    )
+                })
+            }
             "update_issue" => {
                 let changes = Changes {
                     status: args.str("status").map(str::to_owned),
@@ -81,11 +102,13 @@ impl DemoServer {
                     assignee: args.str("assignee").map(str::to_owned),
                     title: args.str("title").map(str::to_owned),
                 };
-                self.tracker().update(args.required_int("id")?, changes)
+                let id = args.required_int("id")?;
+                self.write(|t| t.update(id, changes))
             }
-            "add_comment" => self
-                .tracker()
-                .comment(args.required_int("id")?, args.required_str("body")?),
+            "add_comment" => {
+                let (id, body) = (args.required_int("id")?, args.required_str("body")?);
+                self.write(|t| t.comment(id, body))
+            }
             other => Err(ToolError(format!("tool `{other}` is not implemented"))),
         }
     }
@@ -173,7 +196,8 @@ impl ServerHandler for DemoServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        extras::read(self.release, &self.tracker(), &request.uri).map(Into::into)
+        self.read(|t| extras::read(self.release, t, &request.uri))
+            .map(Into::into)
     }
 
     async fn list_prompts(
@@ -190,7 +214,8 @@ impl ServerHandler for DemoServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let args = request.arguments.as_ref();
-        extras::prompt(self.release, &self.tracker(), &request.name, args).map(Into::into)
+        self.read(|t| extras::prompt(self.release, t, &request.name, args))
+            .map(Into::into)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

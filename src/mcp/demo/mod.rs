@@ -7,6 +7,7 @@ mod extras;
 mod handler;
 pub mod quirks;
 mod serve;
+mod settle;
 #[cfg(test)]
 mod tests;
 

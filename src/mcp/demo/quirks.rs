@@ -11,6 +11,21 @@ pub const DISCOVER_VERSIONS_ENV: &str = "MCPEVAL_DEMO_DISCOVER_VERSIONS";
 /// spec) and prints a deprecation warning on stderr at start, as the Python SDK does.
 pub const DEPRECATED_ENV: &str = "MCPEVAL_DEMO_DEPRECATED";
 
+/// `--settle-ms N`: a write (`create_issue`, `update_issue`, `add_comment`) is answered at once
+/// but reads (tools, resources, prompts) see it only N ms later, as state that settles
+/// asynchronously (a scaled deployment, a search index): for `after` checks with `within_ms`.
+pub const SETTLE_MS_ENV: &str = "MCPEVAL_DEMO_SETTLE_MS";
+
+/// How long a write takes to become visible to reads, when the knob is set (and not 0).
+pub fn settle_delay() -> Option<std::time::Duration> {
+    let ms = std::env::var(SETTLE_MS_ENV)
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    (ms > 0).then(|| std::time::Duration::from_millis(ms))
+}
+
 /// The versions `server/discover` should list, when the knob is set.
 pub fn discover_versions() -> Option<Vec<ProtocolVersion>> {
     let text = std::env::var(DISCOVER_VERSIONS_ENV).ok()?;
