@@ -4,12 +4,14 @@ pub mod call;
 mod graders;
 pub mod judge;
 mod matchers;
+mod snapshot;
 
 use serde::{Deserialize, Serialize};
 
 pub use call::{grade_call, CallAnswer};
 pub use graders::grade;
 pub use judge::{JudgeRecord, Judged};
+pub use snapshot::{same_text, short_diff};
 
 /// The outcome of one grader.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,6 +12,7 @@ pub mod nightly;
 mod plan;
 mod request;
 mod run;
+mod snapshots;
 mod trigger;
 
 pub use compare::{compare, CompareRequest, Compared};
@@ -24,5 +25,6 @@ pub use request::{
     prepare, run, BudgetNeeds, Face, Finished, Note, Prepared, ReadyRun, RunOutcome, RunRequest,
     Skipped, Start, TaskKinds,
 };
+pub use snapshots::SnapshotWriter;
 pub use run::{preflight, Preflight, PreflightError, RunEnd, RunJob, Stop};
 pub use trigger::{apply as apply_trigger, read_diff, Triggered};

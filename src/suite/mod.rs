@@ -9,8 +9,10 @@ pub mod import;
 mod lint;
 mod load;
 mod raw;
+mod snapshot;
 mod task;
 mod validate;
+mod validate_result;
 
 #[cfg(test)]
 mod tests;
@@ -20,6 +22,7 @@ pub(crate) use check::regex_error_summary;
 pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
 pub use lint::lint;
+pub use snapshot::{snapshot_file, SnapshotRef, Stored, SNAPSHOTS_DIR};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use task::{
     AfterCheck, ArgMatcher, CallExpectations, CallSpec, Expectations, ExpectedCall, FixtureCall,
