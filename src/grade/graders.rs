@@ -29,7 +29,11 @@ pub fn grade(task: &Task, observed: &Observed<'_>) -> Grade {
     }
     if !expect.answer_contains.is_empty() {
         let case = expect.case_sensitive;
-        checks.push(answer_contains(&expect.answer_contains, observed.answer, case));
+        checks.push(answer_contains(
+            &expect.answer_contains,
+            observed.answer,
+            case,
+        ));
     }
     if let Some(pattern) = &expect.answer_regex {
         checks.push(answer_regex(pattern, observed.answer));

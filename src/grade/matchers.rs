@@ -315,7 +315,10 @@ impl<'a> CallMatcher<'a> {
                 wants.push(format!("containing \"{t}\"{case}"));
             }
             if let Some(expected) = &check.equals {
-                wants.push(format!("exactly {}", show_value(&Value::from(expected.trim_end()))));
+                wants.push(format!(
+                    "exactly {}",
+                    show_value(&Value::from(expected.trim_end()))
+                ));
             }
             if let Some(max) = check.max_chars {
                 wants.push(format!("at most {max} characters"));

@@ -22,8 +22,10 @@ pub fn same_text(expected: &str, got: &str) -> bool {
 /// The lines that differ, in one line: `-2 "old text", +2 "new text"` (`-` the expected line
 /// and its number, `+` the answer's), the first few, each cut around where it differs.
 pub fn short_diff(expected: &str, got: &str, max_lines: usize) -> String {
-    let (old, new) = (expected.trim_end(), got.trim_end());
-    let diff = TextDiff::from_lines(old, new);
+    // Both end with one newline, so that a last line is not a change for lacking one.
+    let old = format!("{}\n", expected.trim_end());
+    let new = format!("{}\n", got.trim_end());
+    let diff = TextDiff::from_lines(&old, &new);
     let changes: Vec<(char, usize, String)> = diff
         .iter_all_changes()
         .filter_map(|c| {
@@ -155,8 +157,14 @@ mod tests {
         let old = format!("{}priority: medium, owner: sam", "x".repeat(80));
         let new = format!("{}owner: sam", "x".repeat(80));
         let diff = short_diff(&old, &new, 4);
-        assert!(diff.starts_with(r#"-1 "…xxxxxxxxxxxxxxxxxxxxpriority"#), "{diff}");
-        assert!(diff.contains(r#"+1 "…xxxxxxxxxxxxxxxxxxxxowner: sam""#), "{diff}");
+        assert!(
+            diff.starts_with(r#"-1 "…xxxxxxxxxxxxxxxxxxxxpriority"#),
+            "{diff}"
+        );
+        assert!(
+            diff.contains(r#"+1 "…xxxxxxxxxxxxxxxxxxxxowner: sam""#),
+            "{diff}"
+        );
     }
 
     #[test]

@@ -25,6 +25,6 @@ pub use request::{
     prepare, run, BudgetNeeds, Face, Finished, Note, Prepared, ReadyRun, RunOutcome, RunRequest,
     Skipped, Start, TaskKinds,
 };
-pub use snapshots::SnapshotWriter;
 pub use run::{preflight, Preflight, PreflightError, RunEnd, RunJob, Stop};
+pub use snapshots::SnapshotWriter;
 pub use trigger::{apply as apply_trigger, read_diff, Triggered};

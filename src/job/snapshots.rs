@@ -80,7 +80,10 @@ impl SnapshotWriter {
 
     /// One line per snapshot: written, unchanged, or why it was not written.
     pub fn notes(&self) -> Vec<String> {
-        self.book.lock().map(|b| b.notes.clone()).unwrap_or_default()
+        self.book
+            .lock()
+            .map(|b| b.notes.clone())
+            .unwrap_or_default()
     }
 }
 
@@ -176,7 +179,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("t.txt");
         let note = write_one(&file, &[answer(0, "a"), answer(1, "b")]);
-        assert!(note.contains("answered differently (trial 0 against trial 1: -1 \"a\", +1 \"b\")"), "{note}");
+        assert!(
+            note.contains("answered differently (trial 0 against trial 1: -1 \"a\", +1 \"b\")"),
+            "{note}"
+        );
         assert!(write_one(&file, &[]).contains("the baseline gave no answer"));
         assert!(!file.exists());
     }

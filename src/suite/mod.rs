@@ -22,8 +22,8 @@ pub(crate) use check::regex_error_summary;
 pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
 pub use lint::lint;
-pub use snapshot::{snapshot_file, SnapshotRef, Stored, SNAPSHOTS_DIR};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
+pub use snapshot::{snapshot_file, SnapshotRef, Stored, SNAPSHOTS_DIR};
 pub use task::{
     AfterCheck, ArgMatcher, CallExpectations, CallSpec, Expectations, ExpectedCall, FixtureCall,
     JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,

@@ -6,13 +6,13 @@ use super::call::{after_of, call_expectations, call_spec, fixture_calls};
 use super::check::{suggestion, Checker, Fields};
 use super::defaults::Defaults;
 use super::raw::{Node, Value};
-use super::validate_result::{
-    answer_case, attach_snapshot, refuse_after_snapshots, refuse_call_only, result_text_keys,
-    result_text_set, same_text, CALL_ONLY,
-};
 use super::task::{
     ArgMatcher, CallSpec, Expectations, ExpectedCall, JudgeSpec, ResultCheck, Task, TaskKind,
     TaskSet, ToolName,
+};
+use super::validate_result::{
+    answer_case, attach_snapshot, refuse_after_snapshots, refuse_call_only, result_text_keys,
+    result_text_set, same_text, CALL_ONLY,
 };
 
 const TASK_KEYS: &[&str] = &[
@@ -48,7 +48,13 @@ const JUDGE_KEYS: &[&str] = &["rubric", "host"];
 const PROVIDERS: &[&str] = &["sim", "openai", "openai-responses", "anthropic"];
 const CALL_KEYS: &[&str] = &["tool", "args", "result"];
 const TOOL_KEYS: &[&str] = &["any_of", "pattern"];
-const RESULT_KEYS: &[&str] = &["contains", "is_error", "equals", "max_chars", "case_sensitive"];
+const RESULT_KEYS: &[&str] = &[
+    "contains",
+    "is_error",
+    "equals",
+    "max_chars",
+    "case_sensitive",
+];
 const MATCHER_KEYS: &[&str] = &["regex", "any", "exact"];
 const KINDS: &[(&str, TaskKind)] = &[
     ("tool", TaskKind::Tool),

@@ -100,11 +100,7 @@ fn snapshot_ref(checker: &mut Checker<'_>, node: &Node) -> Option<SnapshotRef> {
 }
 
 /// Names the snapshot file of a call task `id` and reads what it holds.
-pub(crate) fn attach_snapshot(
-    checker: &mut Checker<'_>,
-    expect: &mut CallExpectations,
-    id: &str,
-) {
+pub(crate) fn attach_snapshot(checker: &mut Checker<'_>, expect: &mut CallExpectations, id: &str) {
     let Some(snapshot) = &mut expect.result_snapshot else {
         return;
     };
@@ -116,7 +112,10 @@ pub(crate) fn attach_snapshot(
 
 /// A snapshot is of a call task's answer, not of an `after` check's.
 pub(crate) fn refuse_after_snapshots(checker: &mut Checker<'_>, after: &[AfterCheck]) {
-    for snapshot in after.iter().filter_map(|a| a.expect.result_snapshot.as_ref()) {
+    for snapshot in after
+        .iter()
+        .filter_map(|a| a.expect.result_snapshot.as_ref())
+    {
         let (line, column) = snapshot.at;
         checker.error_at(
             line,
@@ -138,9 +137,20 @@ pub(crate) fn result_text_keys(
         check.equals = checker.string(value, "result.equals");
     }
     if let Some((_, value)) = fields.get("max_chars") {
-        check.max_chars = checker
-            .integer(value, "result.max_chars", 0..=RECORDED_RESULT_CHARS)
-            .map(u64::from);
+        let max = checker.integer(value, "result.max_chars", 0..=u32::MAX);
+        check.max_chars = match max {
+            Some(n) if n > RECORDED_RESULT_CHARS => {
+                checker.error(
+                    value,
+                    format!(
+                        "`result.max_chars` can be at most {RECORDED_RESULT_CHARS}, got {n}: an \
+                         episode records a call's result up to {RECORDED_RESULT_CHARS} characters"
+                    ),
+                );
+                None
+            }
+            n => n.map(u64::from),
+        };
     }
     if let Some((key, value)) = fields.get("case_sensitive") {
         check.case_sensitive = checker
@@ -184,7 +194,8 @@ pub(crate) fn answer_case(checker: &mut Checker<'_>, fields: &Fields<'_>) -> boo
         return false;
     };
     let on = checker.boolean(value, "case_sensitive").unwrap_or_default();
-    let texts = fields.get("answer_contains").is_some() || fields.get("answer_not_contains").is_some();
+    let texts =
+        fields.get("answer_contains").is_some() || fields.get("answer_not_contains").is_some();
     if !texts {
         checker.error(
             key,

@@ -35,6 +35,7 @@ mod power;
 mod real_llm;
 mod renames;
 mod report_snapshots;
+mod result_keys;
 mod resume;
 mod row_words;
 mod run_demo;
