@@ -49,7 +49,11 @@ pub fn snapshot_file(task_file: &Path, name: &str) -> PathBuf {
 
 /// Fills in a snapshot reference of task `id` in `task_file`: its name (the task's id unless
 /// one was given), its file and what the file holds. `Err`: the file exists but cannot be read.
-pub(crate) fn attach(snapshot: &mut SnapshotRef, task_file: &Path, id: &str) -> Result<(), String> {
+pub(crate) fn attach(
+    snapshot: &mut SnapshotRef,
+    task_file: &Path,
+    id: &str,
+) -> std::io::Result<()> {
     if snapshot.name.is_empty() {
         snapshot.name = id.to_owned();
     }
@@ -57,12 +61,7 @@ pub(crate) fn attach(snapshot: &mut SnapshotRef, task_file: &Path, id: &str) -> 
     snapshot.stored = match std::fs::read_to_string(&snapshot.file) {
         Ok(text) => Stored::Text(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Stored::Missing,
-        Err(e) => {
-            return Err(format!(
-                "cannot read snapshot `{}`: {e}",
-                snapshot.file.display()
-            ))
-        }
+        Err(e) => return Err(e),
     };
     Ok(())
 }

@@ -104,9 +104,10 @@ pub(crate) fn attach_snapshot(checker: &mut Checker<'_>, expect: &mut CallExpect
     let Some(snapshot) = &mut expect.result_snapshot else {
         return;
     };
-    if let Err(message) = attach(snapshot, checker.file(), id) {
+    if let Err(e) = attach(snapshot, checker.file(), id) {
         let (line, column) = snapshot.at;
-        checker.error_at(line, column, message);
+        let file = snapshot.file.display();
+        checker.error_at(line, column, format!("cannot read snapshot `{file}`: {e}"));
     }
 }
 
