@@ -86,6 +86,14 @@ fn call_tasks_check_exact_text_case_and_size() {
   kind: call
   call: {{resource: "tracker://projects"}}
   expect: {{max_result_chars: 50}}
+- id: after-checks-take-the-same-keys
+  kind: call
+  call: {{resource: "tracker://projects"}}
+  expect:
+    max_result_chars: 500
+    after:
+      - call: {{tool: list_projects}}
+        expect: {{result_contains: [APOLLO], case_sensitive: true, max_result_chars: 10}}
 "#
         ),
     )
@@ -164,6 +172,15 @@ fn call_tasks_check_exact_text_case_and_size() {
             "the answer has {} characters, over the 50 allowed",
             PROJECTS.len()
         )
+    );
+    let (passed, why) = check(&eps, "after-checks-take-the-same-keys", "baseline", "after");
+    assert!(!passed);
+    assert!(
+        why.starts_with(
+            "`list_projects`({}): result_contains: the answer lacks \"APOLLO\" (matching case): "
+        ) && why.contains("; max_result_chars: the answer has ")
+            && why.ends_with(" characters, over the 10 allowed"),
+        "{why}"
     );
 }
 
