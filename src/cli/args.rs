@@ -250,6 +250,11 @@ pub struct RunArgs {
     /// them) is refused rather than quietly run against the demo.
     #[arg(long, conflicts_with_all = ["config", "baseline", "candidate", "resume"])]
     pub demo_servers: bool,
+    /// Write the `result_snapshot` files of the call tasks (`__snapshots__/` beside each task
+    /// file) from the baseline's answers, comparing none. Without it every snapshot is compared
+    /// on both sides, and a missing one stops the run before its first trial (exit 2).
+    #[arg(long, conflicts_with = "resume")]
+    pub update_snapshots: bool,
 }
 
 #[derive(Debug, Args, Default)]
@@ -792,6 +797,7 @@ impl RunArgs {
             follow_renames: self.follow_renames.clone(),
             kinds: crate::job::TaskKinds::All,
             no_step_summary: false,
+            update_snapshots: self.update_snapshots,
         }
     }
 

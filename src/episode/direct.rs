@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{recorded_result, ToolCallRecord, TrialOutput};
 use crate::grade::{grade_call, CallAnswer, Check};
 use crate::mcp::{CallOutcome, McpConnection};
-use crate::suite::{AfterCheck, CallSpec, FixtureCall, Task};
+use crate::suite::{AfterCheck, CallSpec, FixtureCall, Stored, Task};
 
 /// The host name (and model) of call tasks' episodes: no model runs them.
 pub const DIRECT_HOST: &str = "direct";
@@ -77,6 +77,11 @@ pub async fn run_call(
         output_schema: output_schema.as_ref(),
     };
     out.grade = Some(grade_call(&task.call_expect, &answer));
+    // A run that writes the task's snapshot keeps the whole answer for it (the call's record
+    // keeps only its start).
+    if let Some(Stored::Updating) = task.call_expect.result_snapshot.as_ref().map(|s| &s.stored) {
+        out.final_answer = Some(text.clone());
+    }
     let (is_error, error_code, error_kind) = match &outcome {
         CallOutcome::Result { is_error, .. } => (*is_error, None, is_error.then_some("tool")),
         CallOutcome::ProtocolError { code, .. } => (true, Some(*code), Some("protocol")),

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use super::matchers::{json_equal, show_value, texts_in};
-use super::{Check, Grade};
+use super::matchers::{case_note, json_equal, show_value, texts_in_case};
+use super::{snapshot, Check, Grade};
 use crate::mcp::CallOutcome;
 use crate::suite::{CallExpectations, StructuredCheck};
 
@@ -32,14 +32,25 @@ pub fn grade_call(expect: &CallExpectations, answer: &CallAnswer<'_>) -> Grade {
     if let Some(code) = expect.error_code {
         checks.push(error_code(code, answer.outcome));
     }
+    let case = expect.case_sensitive;
     if !expect.result_contains.is_empty() {
-        checks.push(result_contains(&expect.result_contains, answer.text));
+        checks.push(result_contains(&expect.result_contains, answer.text, case));
     }
     if !expect.result_not_contains.is_empty() {
         checks.push(result_not_contains(
             &expect.result_not_contains,
             answer.text,
+            case,
         ));
+    }
+    if let Some(expected) = &expect.result_equals {
+        checks.push(snapshot::result_equals(expected, answer.text));
+    }
+    if let Some(stored) = &expect.result_snapshot {
+        checks.push(snapshot::result_snapshot(stored, answer.text));
+    }
+    if let Some(max) = expect.max_result_chars {
+        checks.push(max_result_chars(max, answer.text));
     }
     if !expect.structured.is_empty() {
         checks.push(structured(
@@ -124,22 +135,23 @@ fn error_code(code: i64, outcome: &CallOutcome) -> Check {
     )
 }
 
-fn result_contains(texts: &[String], text: &str) -> Check {
-    let missing: Vec<String> = texts_in(texts, text, false)
+fn result_contains(texts: &[String], text: &str, case_sensitive: bool) -> Check {
+    let missing: Vec<String> = texts_in_case(texts, text, false, case_sensitive)
         .into_iter()
         .map(|t| format!("\"{t}\""))
         .collect();
+    let case = case_note(case_sensitive);
     match missing.is_empty() {
         true => check(
             "result_contains",
             true,
-            format!("the answer contains all {} text(s)", texts.len()),
+            format!("the answer contains all {} text(s){case}", texts.len()),
         ),
         false => check(
             "result_contains",
             false,
             format!(
-                "the answer lacks {}: \"{}\"",
+                "the answer lacks {}{case}: \"{}\"",
                 missing.join(", "),
                 first_line(text, 120)
             ),
@@ -147,23 +159,36 @@ fn result_contains(texts: &[String], text: &str) -> Check {
     }
 }
 
-fn result_not_contains(texts: &[String], text: &str) -> Check {
-    let found: Vec<String> = texts_in(texts, text, true)
+fn result_not_contains(texts: &[String], text: &str, case_sensitive: bool) -> Check {
+    let found: Vec<String> = texts_in_case(texts, text, true, case_sensitive)
         .into_iter()
         .map(|t| format!("\"{t}\""))
         .collect();
+    let case = case_note(case_sensitive);
     match found.is_empty() {
         true => check(
             "result_not_contains",
             true,
-            format!("the answer contains none of {} text(s)", texts.len()),
+            format!("the answer contains none of {} text(s){case}", texts.len()),
         ),
         false => check(
             "result_not_contains",
             false,
-            format!("the answer contains {}", found.join(", ")),
+            format!("the answer contains {}{case}", found.join(", ")),
         ),
     }
+}
+
+/// `max_result_chars`: the answer's text is at most `max` characters long.
+fn max_result_chars(max: u64, text: &str) -> Check {
+    let n = text.chars().count() as u64;
+    let passed = n <= max;
+    let relation = if passed { "within" } else { "over" };
+    check(
+        "max_result_chars",
+        passed,
+        format!("the answer has {n} characters, {relation} the {max} allowed"),
+    )
 }
 
 /// The structured content of an answer: a tool's `structuredContent`, a resource's or prompt's

@@ -3,7 +3,9 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::matchers::{assignment, describe_call, show_value, subsequence, texts_in, CallMatcher};
+use super::matchers::{
+    assignment, case_note, describe_call, show_value, subsequence, texts_in_case, CallMatcher,
+};
 use super::position;
 use super::{Check, Grade, Observed, ObservedCall};
 use crate::suite::{position_words, regex_error_summary, Task, TaskKind};
@@ -28,7 +30,12 @@ pub fn grade(task: &Task, observed: &Observed<'_>) -> Grade {
         checks.push(no_tool(calls));
     }
     if !expect.answer_contains.is_empty() {
-        checks.push(answer_contains(&expect.answer_contains, observed.answer));
+        let case = expect.case_sensitive;
+        checks.push(answer_contains(
+            &expect.answer_contains,
+            observed.answer,
+            case,
+        ));
     }
     if let Some(pattern) = &expect.answer_regex {
         checks.push(answer_regex(pattern, observed.answer));
@@ -43,6 +50,7 @@ pub fn grade(task: &Task, observed: &Observed<'_>) -> Grade {
         checks.push(answer_not_contains(
             &expect.answer_not_contains,
             observed.answer,
+            expect.case_sensitive,
         ));
     }
     if let Some(max) = expect.max_latency_ms {
@@ -62,9 +70,11 @@ fn min_tool_calls(min: u32, made: usize) -> Check {
     check("min_tool_calls", passed, explanation)
 }
 
-/// `answer_not_contains`: none of the texts is in the final answer (case-insensitive).
-fn answer_not_contains(texts: &[String], answer: Option<&str>) -> Check {
-    let found: Vec<String> = texts_in(texts, answer.unwrap_or_default(), true)
+/// `answer_not_contains`: none of the texts is in the final answer (case-insensitive unless
+/// `case_sensitive`).
+fn answer_not_contains(texts: &[String], answer: Option<&str>, case_sensitive: bool) -> Check {
+    let case = case_note(case_sensitive);
+    let found: Vec<String> = texts_in_case(texts, answer.unwrap_or_default(), true, case_sensitive)
         .into_iter()
         .map(|t| format!("\"{t}\""))
         .collect();
@@ -73,14 +83,14 @@ fn answer_not_contains(texts: &[String], answer: Option<&str>) -> Check {
             "answer_not_contains",
             true,
             format!(
-                "the answer contains none of {} forbidden text(s)",
+                "the answer contains none of {} forbidden text(s){case}",
                 texts.len()
             ),
         ),
         false => check(
             "answer_not_contains",
             false,
-            format!("the answer contains {}", found.join(", ")),
+            format!("the answer contains {}{case}", found.join(", ")),
         ),
     }
 }
@@ -292,8 +302,10 @@ fn no_tool(calls: &[ObservedCall<'_>]) -> Check {
     check("no_tool", false, explanation)
 }
 
-/// `answer_contains`: the final answer contains each text, ignoring case.
-fn answer_contains(needles: &[String], answer: Option<&str>) -> Check {
+/// `answer_contains`: the final answer contains each text, ignoring case unless
+/// `case_sensitive`.
+fn answer_contains(needles: &[String], answer: Option<&str>, case_sensitive: bool) -> Check {
+    let case = case_note(case_sensitive);
     let quoted = |texts: &[&String]| {
         let quoted: Vec<String> = texts
             .iter()
@@ -309,15 +321,15 @@ fn answer_contains(needles: &[String], answer: Option<&str>) -> Check {
         );
         return check("answer_contains", false, explanation);
     };
-    let missing = texts_in(needles, answer, false);
+    let missing = texts_in_case(needles, answer, false, case_sensitive);
     if missing.is_empty() {
         return check(
             "answer_contains",
             true,
-            format!("the answer contains {}", quoted(&all)),
+            format!("the answer contains {}{case}", quoted(&all)),
         );
     }
-    let explanation = format!("the answer does not contain {}", quoted(&missing));
+    let explanation = format!("the answer does not contain {}{case}", quoted(&missing));
     check("answer_contains", false, explanation)
 }
 

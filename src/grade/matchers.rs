@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use regex::Regex;
 use serde_json::{Number, Value};
 
+use super::snapshot::{same_text, short_diff};
 use super::ObservedCall;
 use crate::suite::{ArgMatcher, ExpectedCall, ResultCheck, ToolName};
 
@@ -41,14 +42,53 @@ fn numbers_equal(x: &Number, y: &Number) -> bool {
     }
 }
 
-/// The texts that `haystack` contains (`present`) or lacks (`!present`), ignoring case: what the
-/// text graders (`answer_contains`, `result_not_contains`, …) report.
-pub(crate) fn texts_in<'a>(texts: &'a [String], haystack: &str, present: bool) -> Vec<&'a String> {
+/// The texts that `haystack` contains (`present`) or lacks (`!present`), ignoring case unless
+/// `case_sensitive`: what the text graders (`answer_contains`, `result_not_contains`, …) report.
+pub(crate) fn texts_in_case<'a>(
+    texts: &'a [String],
+    haystack: &str,
+    present: bool,
+    case_sensitive: bool,
+) -> Vec<&'a String> {
+    if case_sensitive {
+        return texts
+            .iter()
+            .filter(|t| haystack.contains(t.as_str()) == present)
+            .collect();
+    }
     let haystack = haystack.to_lowercase();
     texts
         .iter()
         .filter(|t| haystack.contains(&t.to_lowercase()) == present)
         .collect()
+}
+
+/// " (matching case)" after a text check's explanation when it compared case.
+pub(crate) fn case_note(case_sensitive: bool) -> &'static str {
+    match case_sensitive {
+        true => " (matching case)",
+        false => "",
+    }
+}
+
+/// How long a result text was, in characters, as far as its record tells: an episode keeps the
+/// first characters of a long result and says how many bytes it left out (`… [N more bytes]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResultLength {
+    Whole(usize),
+    /// Cut in the record after this many characters (the result was longer).
+    CutAfter(usize),
+}
+
+pub(crate) fn result_length(recorded: &str) -> ResultLength {
+    let cut = recorded.strip_suffix(" more bytes]").and_then(|head| {
+        let (kept, count) = head.rsplit_once("… [")?;
+        count.parse::<u64>().ok().filter(|n| *n > 0).map(|_| kept)
+    });
+    match cut {
+        Some(kept) => ResultLength::CutAfter(kept.chars().count()),
+        None => ResultLength::Whole(recorded.chars().count()),
+    }
 }
 
 /// The text a regex is matched against: a string itself, any other value as compact JSON.
@@ -201,8 +241,30 @@ impl<'a> CallMatcher<'a> {
                 false => "its result was an error".to_owned(),
             });
         }
-        for text in texts_in(&check.contains, result, false) {
-            out.push(format!("its result does not contain \"{text}\""));
+        let case = case_note(check.case_sensitive);
+        for text in texts_in_case(&check.contains, result, false, check.case_sensitive) {
+            out.push(format!("its result does not contain \"{text}\"{case}"));
+        }
+        if let Some(expected) = check.equals.as_deref().filter(|e| !same_text(e, result)) {
+            out.push(format!(
+                "its result is not the expected text (by line, - expected, + result): {}",
+                short_diff(expected, result, 2)
+            ));
+        }
+        if let Some(max) = check.max_chars {
+            match result_length(result) {
+                ResultLength::Whole(n) if n as u64 > max => out.push(format!(
+                    "its result has {n} characters, over the {max} allowed"
+                )),
+                ResultLength::CutAfter(kept) if kept as u64 >= max => out.push(format!(
+                    "its result has over {kept} characters, over the {max} allowed"
+                )),
+                ResultLength::CutAfter(kept) => out.push(format!(
+                    "its result was cut in the record after {kept} characters: it cannot be \
+                     shown to be within {max}"
+                )),
+                _ => {}
+            }
         }
         out
     }
@@ -249,7 +311,17 @@ impl<'a> CallMatcher<'a> {
                 wants.push(if is_error { "an error" } else { "not an error" }.to_owned());
             }
             for t in &check.contains {
-                wants.push(format!("containing \"{t}\""));
+                let case = case_note(check.case_sensitive);
+                wants.push(format!("containing \"{t}\"{case}"));
+            }
+            if let Some(expected) = &check.equals {
+                wants.push(format!(
+                    "exactly {}",
+                    show_value(&Value::from(expected.trim_end()))
+                ));
+            }
+            if let Some(max) = check.max_chars {
+                wants.push(format!("at most {max} characters"));
             }
             text = format!("{text} whose result is {}", wants.join(", "));
         }

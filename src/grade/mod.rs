@@ -5,12 +5,14 @@ mod graders;
 pub mod judge;
 mod matchers;
 mod position;
+mod snapshot;
 
 use serde::{Deserialize, Serialize};
 
 pub use call::{grade_call, CallAnswer};
 pub use graders::grade;
 pub use judge::{JudgeRecord, Judged};
+pub use snapshot::{same_text, short_diff};
 
 /// The outcome of one grader.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,6 +12,7 @@ pub mod nightly;
 mod plan;
 mod request;
 mod run;
+mod snapshots;
 mod trigger;
 
 pub use compare::{compare, CompareRequest, Compared};
@@ -25,4 +26,5 @@ pub use request::{
     Skipped, Start, TaskKinds,
 };
 pub use run::{preflight, Preflight, PreflightError, RunEnd, RunJob, Stop};
+pub use snapshots::SnapshotWriter;
 pub use trigger::{apply as apply_trigger, read_diff, Triggered};

@@ -51,6 +51,9 @@ pub struct RunRequest {
     pub kinds: TaskKinds,
     /// Leave `$GITHUB_STEP_SUMMARY` alone (a check writes one summary of its own).
     pub no_step_summary: bool,
+    /// Write the call tasks' `result_snapshot` files from the baseline's answers, comparing
+    /// none (`--update-snapshots`); without it a missing snapshot stops the run (exit 2).
+    pub update_snapshots: bool,
 }
 
 /// Which kinds of task a run takes from its suite.
@@ -230,7 +233,18 @@ pub async fn run(
         Start::Run(ready) => ready,
     };
     face.starting(&ready.job);
-    let finished = ready.run(stop, face.sinks()).await?;
+    let mut sinks = face.sinks();
+    let writer = request
+        .update_snapshots
+        .then(|| super::SnapshotWriter::new(&ready.job.suite));
+    if let Some(writer) = &writer {
+        sinks.push(Box::new(writer.clone()));
+    }
+    let finished = ready.run(stop, sinks).await?;
+    if let Some(writer) = writer {
+        let notes: Vec<Note> = writer.notes().into_iter().map(Note::warn).collect();
+        face.notes(&notes);
+    }
     let report = Report {
         info: &finished.end.info,
         baseline_run: None,
@@ -398,6 +412,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         }
         (None, None) => None,
     };
+    super::snapshots::prepare(&mut suite, request.update_snapshots)?;
     let cache = (!request.no_cache).then(|| {
         let results = results_dir(request, &config);
         Arc::new(ResponseCache::new(results.join(CACHE_DIR)))

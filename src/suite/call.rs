@@ -6,6 +6,7 @@ use super::check::Checker;
 use super::raw::{Node, Value};
 use super::retry::{misplaced_retry, retry_of, RETRY_KEYS};
 use super::task::{AfterCheck, CallExpectations, CallSpec, FixtureCall, StructuredCheck};
+use super::validate_result::call_result_keys;
 
 const CALL_SPEC_KEYS: &[&str] = &["tool", "resource", "prompt", "args"];
 pub(crate) const CALL_EXPECT_KEYS: &[&str] = &[
@@ -17,6 +18,10 @@ pub(crate) const CALL_EXPECT_KEYS: &[&str] = &[
     "output_schema",
     "max_latency_ms",
     "after",
+    "result_equals",
+    "result_snapshot",
+    "max_result_chars",
+    "case_sensitive",
 ];
 const FIXTURE_KEYS: &[&str] = &["tool", "args"];
 const AFTER_KEYS: &[&str] = &["call", "expect", "within_ms", "every_ms"];
@@ -185,11 +190,13 @@ pub(crate) fn call_expectations(
             .integer(value, "max_latency_ms", 1..=u32::MAX)
             .map(u64::from);
     }
+    call_result_keys(checker, &fields, &mut expect);
     if checker.count() > before {
         return None;
     }
     if expect.is_empty() && fields.get("after").is_none() {
-        let keys: Vec<String> = CALL_EXPECT_KEYS.iter().map(|k| format!("`{k}`")).collect();
+        let keys = CALL_EXPECT_KEYS.iter().filter(|k| **k != "case_sensitive");
+        let keys: Vec<String> = keys.map(|k| format!("`{k}`")).collect();
         let message = format!("`expect` sets no check: set one of {}", keys.join(", "));
         checker.error(key, message);
         return None;

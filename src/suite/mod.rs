@@ -11,8 +11,10 @@ mod load;
 mod position;
 mod raw;
 mod retry;
+mod snapshot;
 mod task;
 mod validate;
+mod validate_result;
 
 #[cfg(test)]
 mod tests;
@@ -24,6 +26,7 @@ pub use demo::{load_or_embedded, DEMO_SUITE};
 pub use lint::lint;
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use position::position_words;
+pub use snapshot::{snapshot_file, SnapshotRef, Stored, SNAPSHOTS_DIR};
 pub use task::{
     AfterCheck, ArgMatcher, CallExpectations, CallSpec, Expectations, ExpectedCall, FixtureCall,
     JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::snapshot::SnapshotRef;
+
 /// Whether the right behaviour is to use the server's tools or to answer without them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -127,14 +129,24 @@ impl From<String> for ToolName {
     }
 }
 
-/// `result: {contains: […], is_error: …}`: what the call's result must hold for the call to
-/// count (the texts case-insensitive).
+/// `result: {contains: […], is_error: …, equals: "…", max_chars: N, case_sensitive: true}`: what
+/// the call's result must hold for the call to count (`contains` ignores case unless
+/// `case_sensitive`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ResultCheck {
     pub contains: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// The result's whole text, trailing whitespace aside.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub equals: Option<String>,
+    /// At most this many characters of result text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u64>,
+    /// `contains` compares case.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub case_sensitive: bool,
 }
 
 /// One call the model is expected to make: the tool, a subset of its arguments, and what its
@@ -189,6 +201,9 @@ pub struct Expectations {
     /// A model-graded check: another model reads the trial and judges it against a rubric.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeSpec>,
+    /// `answer_contains` and `answer_not_contains` compare case.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub case_sensitive: bool,
 }
 
 /// `judge: {rubric, host}`: the rubric a judge model grades the trial against, and the host
@@ -276,6 +291,18 @@ pub struct CallExpectations {
     /// The request must be answered within this many milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_latency_ms: Option<u64>,
+    /// The answer's whole text, trailing whitespace aside.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_equals: Option<String>,
+    /// The answer's whole text equals a stored snapshot (`__snapshots__/` beside the task file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_snapshot: Option<SnapshotRef>,
+    /// At most this many characters of answer text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_result_chars: Option<u64>,
+    /// `result_contains` and `result_not_contains` compare case.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub case_sensitive: bool,
 }
 
 impl CallExpectations {

@@ -531,9 +531,11 @@ fn new_graders_load_and_their_mistakes_are_named_where_they_are() {
             "  calls: [{tool: {name: a}}]\n",
             "t.yaml:4:19: unknown key `name` in `tool`",
         ),
+        // Issue 37 by design: `result` takes `equals` and `max_chars` too, and the message
+        // names them.
         (
             "  calls: [{tool: a, result: {}}]\n",
-            "t.yaml:4:29: `result` checks nothing: set `contains` or `is_error`",
+            "t.yaml:4:29: `result` checks nothing: set `contains`, `is_error`, `equals` or `max_chars`",
         ),
         (
             "  calls: [{tool: a, result: {contain: [x]}}]\n",

@@ -11,6 +11,10 @@ use super::task::{
     ArgMatcher, CallSpec, Expectations, ExpectedCall, JudgeSpec, ResultCheck, Task, TaskKind,
     TaskSet, ToolName,
 };
+use super::validate_result::{
+    answer_case, attach_snapshot, refuse_after_snapshots, refuse_call_only, result_text_keys,
+    result_text_set, same_text, CALL_ONLY,
+};
 
 const TASK_KEYS: &[&str] = &[
     "id",
@@ -45,7 +49,13 @@ const JUDGE_KEYS: &[&str] = &["rubric", "host"];
 const PROVIDERS: &[&str] = &["sim", "openai", "openai-responses", "anthropic"];
 const CALL_KEYS: &[&str] = &["tool", "args", "result", "position"];
 const TOOL_KEYS: &[&str] = &["any_of", "pattern"];
-const RESULT_KEYS: &[&str] = &["contains", "is_error"];
+const RESULT_KEYS: &[&str] = &[
+    "contains",
+    "is_error",
+    "equals",
+    "max_chars",
+    "case_sensitive",
+];
 const MATCHER_KEYS: &[&str] = &["regex", "any", "exact"];
 const KINDS: &[(&str, TaskKind)] = &[
     ("tool", TaskKind::Tool),
@@ -215,6 +225,9 @@ fn fixtures(
         Some((_, v)) => after_of(checker, v),
         None => Some(Vec::new()),
     };
+    if let Some(after) = &after {
+        refuse_after_snapshots(checker, after);
+    }
     Some((setup?, teardown?, after?))
 }
 
@@ -264,7 +277,11 @@ fn call_task(
     if checker.count() > before {
         return None;
     }
-    let (call, set, trials, call_expect) = (call?, set?, trials?, expect?);
+    let (call, set, trials, mut call_expect) = (call?, set?, trials?, expect?);
+    attach_snapshot(checker, &mut call_expect, &id?.0);
+    if checker.count() > before {
+        return None;
+    }
     let expected_to_fail = expected_to_fail?;
     let (setup, teardown, after) = fixtures?;
     let tools = match (tools, &call) {
@@ -360,8 +377,15 @@ fn expectations(
     judge_host: Option<&str>,
 ) -> Option<Expectations> {
     let before = checker.count();
-    let fields = checker.fields(node, "`expect`", Some(EXPECT_KEYS))?;
-    let mut expect = Expectations::default();
+    refuse_call_only(checker, node);
+    let mut known = EXPECT_KEYS.to_vec();
+    known.push("case_sensitive");
+    known.extend(CALL_ONLY.iter().map(|(k, _)| *k));
+    let fields = checker.fields(node, "`expect`", Some(&known))?;
+    let mut expect = Expectations {
+        case_sensitive: answer_case(checker, &fields),
+        ..Expectations::default()
+    };
     if let Some((calls_key, value)) = fields.get("calls") {
         expect.calls = expected_calls(checker, value).unwrap_or_default();
         if kind == Some(TaskKind::NoTool) && !expect.calls.is_empty() {
@@ -426,8 +450,8 @@ fn expectations(
             .string_list(value, "answer_not_contains")
             .unwrap_or_default();
         let both = expect.answer_not_contains.iter().find(|t| {
-            let t = t.to_lowercase();
-            expect.answer_contains.iter().any(|a| a.to_lowercase() == t)
+            let case = expect.case_sensitive;
+            expect.answer_contains.iter().any(|a| same_text(a, t, case))
         });
         if let Some(text) = both {
             checker.error(
@@ -613,10 +637,13 @@ fn result(checker: &mut Checker<'_>, node: &Node) -> Option<ResultCheck> {
     if let Some((_, value)) = fields.get("is_error") {
         check.is_error = checker.boolean(value, "result.is_error");
     }
-    if checker.count() == before && check.contains.is_empty() && check.is_error.is_none() {
+    result_text_keys(checker, &fields, &mut check);
+    let empty = check.contains.is_empty() && check.is_error.is_none() && !result_text_set(&check);
+    if checker.count() == before && empty {
+        // The message names the keys `result` takes (`equals` and `max_chars` are issue 37's).
         checker.error(
             node,
-            "`result` checks nothing: set `contains` or `is_error`",
+            "`result` checks nothing: set `contains`, `is_error`, `equals` or `max_chars`",
         );
     }
     (checker.count() == before).then_some(check)

@@ -38,6 +38,7 @@ mod readme;
 mod real_llm;
 mod renames;
 mod report_snapshots;
+mod result_keys;
 mod resume;
 mod row_words;
 mod run_demo;
