@@ -186,6 +186,7 @@ mod tests {
                         args: Default::default(),
                         result: None,
                         at: None,
+                        args_at: Default::default(),
                     })
                     .collect(),
                 ..Default::default()
@@ -198,6 +199,7 @@ mod tests {
             teardown: Vec::new(),
             after: Vec::new(),
             source: "t.yaml:1".into(),
+            call_at: Default::default(),
         }
     }
 

@@ -438,6 +438,7 @@ mod tests {
             args: Default::default(),
             result: None,
             at: None,
+            args_at: Default::default(),
         };
         assert!(CallMatcher::new(&call).matches(&observed("get_issue", None)));
     }

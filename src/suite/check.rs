@@ -296,6 +296,19 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// Where each string key of a mapping is written (line, column); nothing for another node.
+pub(crate) fn key_places(node: &Node) -> std::collections::BTreeMap<String, (usize, usize)> {
+    let Value::Map(entries) = &node.value else {
+        return Default::default();
+    };
+    (entries.iter())
+        .filter_map(|(key, _)| match &key.value {
+            Value::Str(name) => Some((name.clone(), (key.line, key.column))),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The regex crate's message without the pattern echo: its last line, minus `error: `.
 pub(crate) fn regex_error_summary(err: &regex::Error) -> String {
     let text = err.to_string();
@@ -307,24 +320,116 @@ pub(crate) fn regex_error_summary(err: &regex::Error) -> String {
     last.trim().trim_start_matches("error: ").to_owned()
 }
 
-/// " (did you mean `x`?)" when some known key is a small edit away from `name`.
-///
-/// A key is never suggested when `name` is at least as close to its opposite (`min_…` for
-/// `max_…`, `answer_contains` for `answer_not_contains`): the nearest key by letters can mean
-/// the reverse of what was written, and following such a hint would flip the check.
+/// " (did you mean `x`?)" when some known name is close to `name` (see [`nearest`]).
 pub(crate) fn suggestion(name: &str, known: &[&str]) -> String {
-    let lower = name.to_lowercase();
-    known
-        .iter()
-        .map(|k| (edit_distance(&lower, k), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3) && *d < k.len())
-        .filter(|(d, k)| {
-            let spelled = lower.replace('-', "_");
-            opposites(k).iter().all(|o| edit_distance(&spelled, o) > *d)
-        })
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+    nearest(name, known)
+        .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default()
+}
+
+/// The known name `name` most likely meant, if one is close. Names are compared as words
+/// (split at `_`, `-`, `.` and camelCase humps, lower-cased), closest first:
+/// 1. the same words (`listDirectory`, `List-Directory` for `list_directory`);
+/// 2. the same words in another order (`issue_get` for `get_issue`), as close as one letter
+///    off; or a small edit away (at most 2 letters, or a third of the name's length);
+/// 3. an abbreviation, word for word (`list_dir` for `list_directory`, each short word at least
+///    3 letters), or the words with one more in front or behind (`issue_id` or `file_path` for
+///    `id` or `path`), when exactly one known name is that.
+///
+/// A name is never suggested when `name` is at least as close to its opposite (`min_…` for
+/// `max_…`, `answer_contains` for `answer_not_contains`): the nearest name by letters can mean
+/// the reverse of what was written, and following such a hint would flip the check.
+pub(crate) fn nearest<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+    let spelled = words(name);
+    let joined = spelled.join("_");
+    let ranked: Vec<(usize, usize, &'k str)> = known
+        .iter()
+        .filter_map(|k| {
+            let theirs = words(k);
+            let joined_k = theirs.join("_");
+            let mut d = edit_distance(&joined, &joined_k);
+            let tier = if d == 0 {
+                0
+            } else if reorders(&spelled, &theirs) {
+                // All its words: as close as one letter off.
+                d = 1;
+                1
+            } else if d <= 2.max(joined_k.len() / 3) && d < joined_k.len() {
+                1
+            } else if abbreviates(&spelled, &theirs) || qualifies(&spelled, &theirs) {
+                2
+            } else {
+                return None;
+            };
+            let reverse = opposites(&joined_k)
+                .iter()
+                .any(|o| edit_distance(&joined, o) <= d);
+            (!reverse).then_some((tier, d, *k))
+        })
+        .collect();
+    let &(tier, _, best) = ranked.iter().min_by_key(|(tier, d, _)| (*tier, *d))?;
+    // A guess by shape alone (abbreviation, order) must be the only one.
+    let alike = ranked.iter().filter(|(t, ..)| *t == tier).count();
+    (tier < 2 || alike == 1).then_some(best)
+}
+
+/// The words of a name, lower-cased: split at `_`, `-`, `.`, spaces and before an upper-case
+/// letter that follows a lower-case one or a digit (`labelSelector` → `label`, `selector`).
+fn words(name: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut previous: Option<char> = None;
+    for c in name.chars() {
+        if matches!(c, '_' | '-' | '.' | ' ') {
+            out.push(String::new());
+        } else {
+            let hump = c.is_uppercase()
+                && previous.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit());
+            if hump {
+                out.push(String::new());
+            }
+            out.last_mut()
+                .expect("one word at least")
+                .extend(c.to_lowercase());
+        }
+        previous = Some(c);
+    }
+    out.retain(|w| !w.is_empty());
+    out
+}
+
+/// Whether `short` abbreviates `long` word for word: as many words, each a prefix of its
+/// counterpart, and each shortened one at least 3 letters (`list_dir`, `desc`).
+fn abbreviates(short: &[String], long: &[String]) -> bool {
+    short.len() == long.len()
+        && short != long
+        && short
+            .iter()
+            .zip(long)
+            .all(|(s, l)| s == l || (s.len() >= 3 && l.starts_with(s.as_str())))
+}
+
+/// Whether `long` is `short` with one word more in front or behind (`issue_id` for `id`), a word
+/// that neither negates nor bounds (`not_…`, `max_…` say something of their own).
+fn qualifies(long: &[String], short: &[String]) -> bool {
+    const MEANING: &[&str] = &["not", "no", "min", "max", "minimum", "maximum"];
+    let extra = match long.len() == short.len() + 1 && !short.is_empty() {
+        true if long[1..] == *short => &long[0],
+        true if long[..short.len()] == *short => &long[short.len()],
+        _ => return false,
+    };
+    !MEANING.contains(&extra.as_str())
+}
+
+/// Whether `a` holds the words of `b` in another order; never when a negation moves (it says
+/// what it negates by its place: `not_answer_contains` is not `answer_not_contains`).
+fn reorders(a: &[String], b: &[String]) -> bool {
+    let sorted = |w: &[String]| {
+        let mut w = w.to_vec();
+        w.sort();
+        w
+    };
+    let negation = a.iter().any(|w| w == "not" || w == "no");
+    a.len() > 1 && a != b && !negation && sorted(a) == sorted(b)
 }
 
 /// The keys that mean the reverse of `key` (words split at `_` or `-`, joined with `_`): each
@@ -440,6 +545,60 @@ mod tests {
         assert_eq!(suggestion("answer_not_contains", &["answer_contains"]), "");
         assert_eq!(suggestion("answer_contains", &["answer_not_contains"]), "");
         assert_eq!(suggestion("max_turns", &["min_turns", "prompt"]), "");
+    }
+
+    #[test]
+    fn tool_and_argument_names_are_matched_by_their_words() {
+        let fs = [
+            "list_directory",
+            "list_directory_with_sizes",
+            "read_text_file",
+            "read_media_file",
+            "directory_tree",
+        ];
+        let hint = |k: &str| format!(" (did you mean `{k}`?)");
+        // An abbreviation, word for word, picks the one name of as many words.
+        assert_eq!(suggestion("list_dir", &fs), hint("list_directory"));
+        assert_eq!(suggestion("read_txt_file", &fs), hint("read_text_file"));
+        // Spelled in camelCase, with hyphens, in capitals, or in another order.
+        assert_eq!(suggestion("listDirectory", &fs), hint("list_directory"));
+        assert_eq!(suggestion("READ-TEXT-FILE", &fs), hint("read_text_file"));
+        assert_eq!(suggestion("tree_directory", &fs), hint("directory_tree"));
+        assert_eq!(
+            suggestion("labelSelektor", &["labelSelector", "namespace"]),
+            hint("labelSelector")
+        );
+        // A known name with the tool's noun in front, or a kind behind.
+        assert_eq!(suggestion("issue_id", &["id", "status"]), hint("id"));
+        assert_eq!(
+            suggestion("file_path", &["path", "head", "tail"]),
+            hint("path")
+        );
+        // Nonsense gets nothing: other words, a bare word of several names, an abbreviation of
+        // two names, a bound or a negation in front.
+        assert_eq!(suggestion("filename", &["path", "head", "tail"]), "");
+        assert_eq!(suggestion("list", &fs), "");
+        assert_eq!(suggestion("read_file", &fs), "");
+        assert_eq!(suggestion("dir", &fs), "");
+        assert_eq!(suggestion("pro", &["project", "prompt"]), "");
+        assert_eq!(suggestion("li_dir", &fs), "");
+        assert_eq!(suggestion("max_id", &["id"]), "");
+        assert_eq!(suggestion("not_id", &["id"]), "");
+        // `issue_id` is `id` with a word in front and `issue` with one behind: no guess.
+        assert_eq!(suggestion("issue_id", &["id", "issue"]), "");
+        assert_eq!(suggestion("get_issue_id", &["get_issue", "issue_id"]), "");
+    }
+
+    #[test]
+    fn words_split_at_separators_and_camel_humps() {
+        assert_eq!(words("labelSelector"), ["label", "selector"]);
+        assert_eq!(
+            words("list-directory_with.sizes"),
+            ["list", "directory", "with", "sizes"]
+        );
+        assert_eq!(words("HTTPServer"), ["httpserver"]);
+        assert_eq!(words("v2Name"), ["v2", "name"]);
+        assert_eq!(words("__x__"), ["x"]);
     }
 
     #[test]

@@ -19,9 +19,9 @@ pub(crate) use check::regex_error_summary;
 /// " (did you mean `x`?)": shared with the config's checks of its keys.
 pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
-pub use lint::lint;
+pub use lint::{lint, warning_line};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use task::{
-    AfterCheck, ArgMatcher, CallExpectations, CallSpec, Expectations, ExpectedCall, FixtureCall,
-    JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,
+    AfterCheck, ArgMatcher, CallAt, CallExpectations, CallSpec, Expectations, ExpectedCall,
+    FixtureCall, JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,
 };

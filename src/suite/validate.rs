@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::call::{after_of, call_expectations, call_spec, fixture_calls};
-use super::check::{suggestion, Checker, Fields};
+use super::call::{after_of, call_at, call_expectations, call_spec, fixture_calls};
+use super::check::{key_places, suggestion, Checker, Fields};
 use super::defaults::Defaults;
 use super::raw::{Node, Value};
 use super::task::{
@@ -191,6 +191,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                 teardown,
                 after,
                 source,
+                call_at: Default::default(),
             });
         }
     }
@@ -287,6 +288,10 @@ fn call_task(
         teardown,
         after,
         source: format!("{}:{}", checker.file().display(), node.line),
+        call_at: fields
+            .get("call")
+            .map(|(_, v)| call_at(v))
+            .unwrap_or_default(),
     })
 }
 
@@ -544,6 +549,10 @@ fn expected_call(checker: &mut Checker<'_>, node: &Node) -> Option<ExpectedCall>
         Some((_, value)) => arguments(checker, value),
         None => Some(BTreeMap::new()),
     };
+    let args_at = fields
+        .get("args")
+        .map(|(_, value)| key_places(value))
+        .unwrap_or_default();
     let result = match fields.get("result") {
         Some((_, value)) => result(checker, value).map(Some),
         None => Some(None),
@@ -553,6 +562,7 @@ fn expected_call(checker: &mut Checker<'_>, node: &Node) -> Option<ExpectedCall>
         args: args?,
         result: result?,
         at,
+        args_at,
     })
 }
 
