@@ -191,7 +191,7 @@ fn call_task(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found)
 fn fixtures(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found) {
     let calls = (task.setup.iter().map(|c| (c, "setup")))
         .chain(task.teardown.iter().map(|c| (c, "teardown")))
-        .chain(task.after.iter().map(|a| (&a.call, "after")));
+        .chain(task.after.iter().map(|a| (&a.call, "an `after` check")));
     for (call, stage) in calls {
         // A fixture a defaults.yaml gives is written there.
         let place = Place {

@@ -35,9 +35,9 @@ fn fixture_and_after_arguments_are_refused_at_their_key_before_the_run() {
         "4:81: task `fixture-typos`: setup calls `create_issue` with argument `priorty`, which \
          its input schema does not know (did you mean `priority`?); `create_issue` takes \
          `project`, `title`, `description`, `priority`",
-        "8:22: task `fixture-typos`: after calls `get_issue` without argument `id`, which its \
+        "8:22: task `fixture-typos`: an `after` check calls `get_issue` without argument `id`, which its \
          input schema requires: the call is sent as written and would fail",
-        "8:40: task `fixture-typos`: after calls `get_issue` with argument `issue_id`, which its \
+        "8:40: task `fixture-typos`: an `after` check calls `get_issue` with argument `issue_id`, which its \
          input schema does not know (did you mean `id`?); `get_issue` takes `id`",
     ];
     let problems: Vec<&str> = stderr.lines().filter(|l| l.starts_with(f)).collect();
