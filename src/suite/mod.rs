@@ -9,6 +9,7 @@ pub mod import;
 mod lint;
 mod load;
 mod raw;
+mod suggest;
 mod task;
 mod validate;
 
@@ -16,11 +17,11 @@ mod validate;
 mod tests;
 
 pub(crate) use check::regex_error_summary;
-/// " (did you mean `x`?)": shared with the config's checks of its keys.
-pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
 pub use lint::{lint, warning_line};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
+/// " (did you mean `x`?)": shared with the config's checks of its keys.
+pub(crate) use suggest::suggestion;
 pub use task::{
     AfterCheck, ArgMatcher, CallAt, CallExpectations, CallSpec, Expectations, ExpectedCall,
     FixtureCall, JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,
