@@ -828,10 +828,11 @@ impl RunArgs {
 pub enum TasksAction {
     /// Validate task files: every problem with file, line and column. Exit 2 if any.
     ///
-    /// Warnings (`file:line:col: warning: …`, on stderr; counted on the `ok:` line) leave the
-    /// exit code at 0: a prompt that names a tool it expects (a model can pick the tool by its
-    /// name, so a regression in its description goes unseen), a literal tool name that looks
-    /// like a regex (use `tool: {pattern: …}`). A file of another tool (an mcpchecker task or
+    /// Warnings (`file:line:col: warning: …`, on stderr; all counted on the `ok:` line) leave
+    /// the exit code at 0: a prompt that names a tool it expects (a model can pick the tool by
+    /// its name, so a regression in its description goes unseen), an expected call with `args`
+    /// and no `result` (it passes on a call that returned an error: add `result: {is_error:
+    /// false}`), a literal tool name that looks like a regex (use `tool: {pattern: …}`). A file of another tool (an mcpchecker task or
     /// eval, a promptfoo config) is one error that names the `mcpeval tasks import` command
     /// converting it.
     Check {
@@ -841,8 +842,10 @@ pub enum TasksAction {
         suite: Vec<PathBuf>,
         /// Also check the tasks against this server's tools, as a run does before its first
         /// trial: given twice, the baseline then the candidate (once: that server is both). A
-        /// task that expects, forbids or sets up a tool neither lists, or an argument its schema
-        /// does not know, is a problem (exit 2); a tool only the first lists is a warning. A
+        /// task that expects, forbids or sets up a tool neither lists, expects or sets up
+        /// (setup, teardown, after) an argument its schema does not know, or sets up a call
+        /// without an argument its schema requires, is a problem (exit 2); a tool only the first
+        /// lists, and a call task's unknown tool or argument, are warnings. A
         /// command line (never run through a shell), an http(s):// URL, `demo:1.4.0`, or a
         /// [servers.NAME] of --config [default: the config's baseline and candidate; without
         /// --config, no server: the files alone].

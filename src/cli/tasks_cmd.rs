@@ -7,7 +7,7 @@ use super::args::ImportFrom;
 use super::out::{errln, outln};
 use crate::error::{Exit, Failure};
 use crate::suite::import::{self, Format, Request};
-use crate::suite::{lint, load_suite, SuiteError, TaskKind, TaskSet};
+use crate::suite::{lint, load_suite, warning_line, SuiteError, TaskKind, TaskSet};
 
 fn paths_or_default(paths: &[PathBuf]) -> Vec<PathBuf> {
     if paths.is_empty() {
@@ -37,27 +37,27 @@ pub async fn check(
     };
     match load_suite(&paths) {
         Ok(suite) => {
+            let mut warnings = Vec::new();
             if !servers.is_empty() {
                 let found =
                     against_servers(&suite, &servers, flags, config, &targets.renames).await?;
-                for w in &found.warnings {
-                    errln!("warning: {w}");
-                }
                 if !found.problems.is_empty() {
+                    for w in &found.warnings {
+                        errln!("{}", warning_line(w));
+                    }
                     for d in &found.problems {
                         errln!("{d}");
                     }
                     errln!("{} problem(s) found", found.problems.len());
                     return Ok(Exit::Usage);
                 }
+                warnings = found.warnings;
             }
-            let warnings = lint(&suite);
+            // One list, one format, in file order: the servers' findings and the lint's.
+            warnings.extend(lint(&suite));
+            warnings.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
             for w in &warnings {
-                let at = match w.line {
-                    0 => w.file.display().to_string(),
-                    line => format!("{}:{line}:{}", w.file.display(), w.column),
-                };
-                errln!("{at}: warning: {}", w.message);
+                errln!("{}", warning_line(w));
             }
             let count = |f: &dyn Fn(&crate::suite::Task) -> bool| {
                 suite.tasks.iter().filter(|t| f(t)).count()

@@ -187,6 +187,7 @@ mod tests {
                         result: None,
                         position: None,
                         at: None,
+                        args_at: Default::default(),
                     })
                     .collect(),
                 ..Default::default()
@@ -199,6 +200,7 @@ mod tests {
             teardown: Vec::new(),
             after: Vec::new(),
             source: "t.yaml:1".into(),
+            call_at: Default::default(),
         }
     }
 

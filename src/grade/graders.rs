@@ -396,6 +396,7 @@ mod tests {
             teardown: Vec::new(),
             after: Vec::new(),
             source: "t.yaml:1".into(),
+            call_at: Default::default(),
         }
     }
 

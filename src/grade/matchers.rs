@@ -511,6 +511,7 @@ mod tests {
             result: None,
             position: None,
             at: None,
+            args_at: Default::default(),
         };
         assert!(CallMatcher::new(&call).matches(&observed("get_issue", None)));
     }

@@ -126,6 +126,7 @@ mod grading {
             setup: Vec::new(),
             teardown: Vec::new(),
             after: Vec::new(),
+            call_at: Default::default(),
             source: "t.yaml:1".into(),
         }
     }

@@ -1,21 +1,24 @@
 //! The tasks' expectations checked against the servers' tool lists before the first trial: a
 //! task that expects (or forbids) a tool neither server has, or an argument the tool's schema
 //! does not know, can only fail on both sides and read `inconclusive`; it is refused with the
-//! place it is written. A tool only the baseline has is a warning: the candidate removed or
-//! renamed it, and its tasks will measure that.
+//! place it is written. So is a fixture (`setup`, `teardown`, an `after` call) on such a tool or
+//! with such an argument, or without one its schema requires: mcpeval sends it as written. A
+//! tool only the baseline has is a warning: the candidate removed or renamed it, and its tasks
+//! will measure that.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use rmcp::model::Tool;
 
-use crate::suite::{suggestion, Diagnostic, Suite, Task, ToolName};
+use super::arguments::Schema;
+use crate::suite::{suggestion, Diagnostic, FixtureCall, Suite, Task, ToolName};
 
-/// What the check found: problems that stop the run, and warnings.
+/// What the check found: problems that stop the run, and warnings (`file:line:col` each).
 #[derive(Debug, Default)]
 pub struct Found {
     pub problems: Vec<Diagnostic>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Diagnostic>,
     /// The tools only the baseline lists that tasks expect, by warning (index into `warnings`).
     baseline_only: Vec<(usize, String)>,
 }
@@ -46,10 +49,57 @@ impl Found {
                 }
             });
             if let (Some(change), Some(w)) = (change, self.warnings.get_mut(*i)) {
-                w.push_str(&format!(" ({change})"));
+                w.message.push_str(&format!(" ({change})"));
             }
         }
         self
+    }
+}
+
+/// The tools both servers list, as the checks of one task read them.
+struct Listed<'a> {
+    baseline: &'a [Tool],
+    candidate: &'a [Tool],
+    base: BTreeSet<String>,
+    /// The candidate's names, and the old name of each tool it renamed.
+    cand: BTreeSet<String>,
+    renames: &'a BTreeMap<String, String>,
+}
+
+impl Listed<'_> {
+    fn has(&self, name: &str) -> bool {
+        self.base.contains(name) || self.cand.contains(name)
+    }
+
+    fn all(&self) -> Vec<&str> {
+        self.base.union(&self.cand).map(String::as_str).collect()
+    }
+
+    /// The schemas of the tools `names` (as the task writes them) on both sides.
+    fn schema(&self, names: &[String]) -> Option<Schema> {
+        let base: Vec<&str> = names.iter().map(String::as_str).collect();
+        let cand: Vec<&str> = (names.iter())
+            .map(|n| self.renames.get(n).unwrap_or(n).as_str())
+            .collect();
+        Schema::of(self.baseline, self.candidate, &base, &cand)
+    }
+}
+
+/// Where one task's diagnostics point: its file, and its own line when a part has no place.
+struct Place {
+    file: PathBuf,
+    line: usize,
+}
+
+impl Place {
+    fn at(&self, place: Option<(usize, usize)>, message: String) -> Diagnostic {
+        let (line, column) = place.unwrap_or((self.line, 1));
+        Diagnostic {
+            file: self.file.clone(),
+            line,
+            column,
+            message,
+        }
     }
 }
 
@@ -60,151 +110,236 @@ pub fn check(
     suite: &Suite,
     baseline: &[Tool],
     candidate: &[Tool],
-    renames: &std::collections::BTreeMap<String, String>,
+    renames: &BTreeMap<String, String>,
 ) -> Found {
-    let mut found = Found::default();
     let names =
         |tools: &[Tool]| -> BTreeSet<String> { tools.iter().map(|t| t.name.to_string()).collect() };
-    let (base, mut cand) = (names(baseline), names(candidate));
+    let mut listed = Listed {
+        baseline,
+        candidate,
+        base: names(baseline),
+        cand: names(candidate),
+        renames,
+    };
     for (old, new) in renames {
-        if cand.contains(new) {
-            cand.insert(old.clone());
+        if listed.cand.contains(new) {
+            listed.cand.insert(old.clone());
         }
     }
-    let all: Vec<&str> = base.union(&cand).map(String::as_str).collect();
+    let mut found = Found::default();
     for task in &suite.tasks {
-        let file = task_file(task);
-        let at = |(line, column): (usize, usize), message: String| Diagnostic {
-            file: file.clone(),
-            line,
-            column,
-            message,
+        let place = Place {
+            file: task_file(task),
+            line: task_line(task),
         };
-        if let Some(crate::suite::CallSpec::Tool { name, .. }) = &task.call {
-            // Calling an unknown tool on purpose is a fair test of error semantics: a warning.
-            if !base.contains(name) && !cand.contains(name) {
-                let hint = suggestion(name, &all);
-                found.warnings.push(format!(
-                    "{}:{}: task `{}` calls tool `{name}`, which neither server lists{hint}: it \
-                     checks how both answer an unknown tool",
-                    file.display(),
-                    task_line(task),
-                    task.id
-                ));
-            }
-        }
-        // A fixture must reach the server: one on a tool neither lists can only fail.
-        let fixtures = (task.setup.iter().map(|c| (c, "setup")))
-            .chain(task.teardown.iter().map(|c| (c, "teardown")))
-            .chain(task.after.iter().map(|a| (&a.call, "after")));
-        for (call, stage) in fixtures {
-            if !base.contains(&call.tool) && !cand.contains(&call.tool) {
-                let hint = suggestion(&call.tool, &all);
-                let message = format!(
-                    "task `{}`: {stage} calls tool `{}`, which neither server lists{hint}",
-                    task.id, call.tool
-                );
-                let place = call.at.unwrap_or((task_line(task), 1));
-                found.problems.push(at(place, message));
-            }
-        }
-        let mut named: Vec<(&str, (usize, usize), &'static str)> = Vec::new();
-        for call in &task.expect.calls {
-            let place = call.at.unwrap_or((task_line(task), 1));
-            let listed = |name: &str| base.contains(name) || cand.contains(name);
-            match &call.tool {
-                ToolName::Literal(name) => named.push((name, place, "expects")),
-                // One of the names is enough (the old and the new name of a tool).
-                ToolName::AnyOf { any_of } if any_of.iter().any(|n| listed(n)) => {}
-                ToolName::AnyOf { .. } => {
-                    let message = format!(
-                        "task `{}` expects {}, none of which either server lists",
-                        task.id, call.tool
-                    );
-                    found.problems.push(at(place, message));
-                }
-                ToolName::Pattern { .. }
-                    if call
-                        .tool
-                        .regex()
-                        .is_some_and(|re| all.iter().any(|n| re.is_match(n))) => {}
-                ToolName::Pattern { .. } => {
-                    let message = format!(
-                        "task `{}` expects {}, and no tool either server lists matches it",
-                        task.id, call.tool
-                    );
-                    found.problems.push(at(place, message));
-                }
-            }
-        }
-        for (i, name) in task.expect.forbidden_tools.iter().enumerate() {
-            let place = task.expect.forbidden_at.get(i).copied();
-            named.push((name, place.unwrap_or((task_line(task), 1)), "forbids"));
-        }
-        for (name, place, verb) in named {
-            match (base.contains(name), cand.contains(name)) {
-                (false, false) => {
-                    let hint = suggestion(name, &all);
-                    let message = format!(
-                        "task `{}` {verb} tool `{name}`, which neither server lists{hint}",
-                        task.id
-                    );
-                    found.problems.push(at(place, message));
-                }
-                (true, false) if verb == "expects" => {
-                    found
-                        .baseline_only
-                        .push((found.warnings.len(), name.to_owned()));
-                    found.warnings.push(format!(
-                        "{}:{}:{}: task `{}` expects `{name}`, which only the baseline lists: the \
-                     candidate removed or renamed it, and the task measures that (a rename is \
-                     followed with --follow-renames DIFF.json or [renames])",
-                        file.display(),
-                        place.0,
-                        place.1,
-                        task.id
-                    ));
-                }
-                _ => {}
-            }
-        }
-        for call in &task.expect.calls {
-            let place = call.at.unwrap_or((task_line(task), 1));
-            let schemas: Vec<&Tool> = baseline
-                .iter()
-                .chain(candidate)
-                .filter(|t| call.tool.names().iter().any(|n| *n == t.name.as_ref()))
-                .collect();
-            let known: Option<BTreeSet<String>> = schemas.iter().map(|t| properties(t)).try_fold(
-                BTreeSet::new(),
-                |mut all, props| {
-                    all.extend(props?);
-                    Some(all)
-                },
-            );
-            // A schema that lists no properties says nothing about which arguments it takes.
-            let Some(known) = known.filter(|k| !k.is_empty() && !schemas.is_empty()) else {
-                continue;
-            };
-            let candidates: Vec<&str> = known.iter().map(String::as_str).collect();
-            for arg in call.args.keys().filter(|a| !known.contains(*a)) {
-                let hint = suggestion(arg, &candidates);
-                let message = format!(
-                    "task `{}` expects argument `{arg}` of {}, which its input schema does not \
-                     know{hint}",
-                    task.id, call.tool
-                );
-                found.problems.push(at(place, message));
-            }
-        }
+        call_task(task, &listed, &place, &mut found);
+        fixtures(task, &listed, &place, &mut found);
+        expected_tools(task, &listed, &place, &mut found);
+        expected_args(task, &listed, &place, &mut found);
     }
+    // In file order, as the file's own problems are.
+    found
+        .problems
+        .sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
     found
 }
 
-/// The names of a tool's `inputSchema.properties`, or `None` when it lists none.
-fn properties(tool: &Tool) -> Option<Vec<String>> {
-    let props = tool.input_schema.get("properties")?.as_object()?;
-    Some(props.keys().cloned().collect())
+/// A call task's request: calling an unknown tool, or with an unknown or missing argument, on
+/// purpose is a fair test of error semantics, so each is a warning.
+fn call_task(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found) {
+    let Some(crate::suite::CallSpec::Tool { name, args }) = &task.call else {
+        return;
+    };
+    let at = &task.call_at;
+    if !listed.has(name) {
+        let hint = suggestion(name, &listed.all());
+        let message = format!(
+            "task `{}` calls tool `{name}`, which neither server lists{hint}: it checks how \
+             both answer an unknown tool",
+            task.id
+        );
+        found.warnings.push(place.at(at.tool, message));
+        return;
+    }
+    let Some(schema) = listed.schema(std::slice::from_ref(name)) else {
+        return;
+    };
+    let label = format!("`{name}`");
+    for (arg, more) in schema.unknown(args.keys().map(String::as_str), &label) {
+        let message = format!(
+            "task `{}` calls `{name}` with argument `{arg}`, which its input schema does not \
+             know{more}: it checks how both answer an unknown argument",
+            task.id
+        );
+        found
+            .warnings
+            .push(place.at(at.args.get(arg).copied().or(at.tool), message));
+    }
+    let given: BTreeSet<&str> = args.keys().map(String::as_str).collect();
+    for missing in schema.missing(&given) {
+        let message = format!(
+            "task `{}` calls `{name}` without argument `{}`, which its input schema requires: \
+             it checks how both answer a missing argument",
+            task.id, missing.name
+        );
+        found.warnings.push(place.at(at.tool, message));
+    }
+}
+
+/// A fixture must reach the server and succeed: one on a tool neither lists, with an argument
+/// its schema does not know, or without one it requires, can only fail.
+fn fixtures(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found) {
+    let calls = (task.setup.iter().map(|c| (c, "setup")))
+        .chain(task.teardown.iter().map(|c| (c, "teardown")))
+        .chain(task.after.iter().map(|a| (&a.call, "an `after` check")));
+    for (call, stage) in calls {
+        // A fixture a defaults.yaml gives is written there.
+        let place = Place {
+            file: call.file.clone().unwrap_or_else(|| place.file.clone()),
+            line: place.line,
+        };
+        let tool = &call.tool;
+        if !listed.has(tool) {
+            let hint = suggestion(tool, &listed.all());
+            let message = format!(
+                "task `{}`: {stage} calls tool `{tool}`, which neither server lists{hint}",
+                task.id
+            );
+            found.problems.push(place.at(call.at, message));
+            continue;
+        }
+        fixture_args(task, call, stage, listed, &place, found);
+    }
+}
+
+fn fixture_args(
+    task: &Task,
+    call: &FixtureCall,
+    stage: &str,
+    listed: &Listed<'_>,
+    place: &Place,
+    found: &mut Found,
+) {
+    let Some(schema) = listed.schema(std::slice::from_ref(&call.tool)) else {
+        return;
+    };
+    let tool = &call.tool;
+    let label = format!("`{tool}`");
+    for (arg, more) in schema.unknown(call.args.keys().map(String::as_str), &label) {
+        let message = format!(
+            "task `{}`: {stage} calls `{tool}` with argument `{arg}`, which its input schema \
+             does not know{more}",
+            task.id
+        );
+        let at = call.args_at.get(arg).copied().or(call.at);
+        found.problems.push(place.at(at, message));
+    }
+    let given: BTreeSet<&str> = call.args.keys().map(String::as_str).collect();
+    for missing in schema.missing(&given) {
+        let (name, side) = (&missing.name, missing.side);
+        let message = match missing.everywhere {
+            true => format!(
+                "task `{}`: {stage} calls `{tool}` without argument `{name}`, which its input \
+                 schema requires: the call is sent as written and would fail",
+                task.id
+            ),
+            false => format!(
+                "task `{}`: {stage} calls `{tool}` without argument `{name}`, which the \
+                 {side}'s input schema requires: the call will fail on the {side}",
+                task.id
+            ),
+        };
+        let diagnostic = place.at(call.at, message);
+        match missing.everywhere {
+            true => found.problems.push(diagnostic),
+            false => found.warnings.push(diagnostic),
+        }
+    }
+}
+
+/// Where a part of a task is written (line, column), when known.
+type Spot = Option<(usize, usize)>;
+
+/// Expected and forbidden tools: one neither server lists is a problem; one only the baseline
+/// lists a warning.
+fn expected_tools(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found) {
+    let mut named: Vec<(&str, Spot, &'static str)> = Vec::new();
+    let all = listed.all();
+    for call in &task.expect.calls {
+        match &call.tool {
+            ToolName::Literal(name) => named.push((name, call.at, "expects")),
+            // One of the names is enough (the old and the new name of a tool).
+            ToolName::AnyOf { any_of } if any_of.iter().any(|n| listed.has(n)) => {}
+            ToolName::AnyOf { .. } => {
+                let message = format!(
+                    "task `{}` expects {}, none of which either server lists",
+                    task.id, call.tool
+                );
+                found.problems.push(place.at(call.at, message));
+            }
+            ToolName::Pattern { .. }
+                if call
+                    .tool
+                    .regex()
+                    .is_some_and(|re| all.iter().any(|n| re.is_match(n))) => {}
+            ToolName::Pattern { .. } => {
+                let message = format!(
+                    "task `{}` expects {}, and no tool either server lists matches it",
+                    task.id, call.tool
+                );
+                found.problems.push(place.at(call.at, message));
+            }
+        }
+    }
+    for (i, name) in task.expect.forbidden_tools.iter().enumerate() {
+        named.push((name, task.expect.forbidden_at.get(i).copied(), "forbids"));
+    }
+    for (name, at, verb) in named {
+        match (listed.base.contains(name), listed.cand.contains(name)) {
+            (false, false) => {
+                let hint = suggestion(name, &all);
+                let message = format!(
+                    "task `{}` {verb} tool `{name}`, which neither server lists{hint}",
+                    task.id
+                );
+                found.problems.push(place.at(at, message));
+            }
+            (true, false) if verb == "expects" => {
+                let message = format!(
+                    "task `{}` expects `{name}`, which only the baseline lists: the candidate \
+                     removed or renamed it, and the task measures that (a rename is followed \
+                     with --follow-renames DIFF.json or [renames])",
+                    task.id
+                );
+                let i = found.warnings.len();
+                found.baseline_only.push((i, name.to_owned()));
+                found.warnings.push(place.at(at, message));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An expected call's argument its tool's schema does not know can never be matched.
+fn expected_args(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found) {
+    for call in &task.expect.calls {
+        let Some(schema) = listed.schema(call.tool.names()) else {
+            continue;
+        };
+        let label = match &call.tool {
+            ToolName::Literal(name) => format!("`{name}`"),
+            _ => "each".to_owned(),
+        };
+        for (arg, more) in schema.unknown(call.args.keys().map(String::as_str), &label) {
+            let message = format!(
+                "task `{}` expects argument `{arg}` of {}, which its input schema does not \
+                 know{more}",
+                task.id, call.tool
+            );
+            let at = call.args_at.get(arg).copied().or(call.at);
+            found.problems.push(place.at(at, message));
+        }
+    }
 }
 
 /// The file a task was read from (its `source` is `FILE:LINE`).
@@ -265,8 +400,9 @@ mod tests {
             [
                 "4:20: task `a` expects tool `get_isue`, which neither server lists (did you mean \
                  `get_issue`?)",
-                "9:15: task `b` expects argument `idd` of `get_issue`, which its input schema does \
-                 not know (did you mean `id`?)",
+                // At the argument's key, with what the schema takes (issue 37).
+                "10:16: task `b` expects argument `idd` of `get_issue`, which its input schema \
+                 does not know (did you mean `id`?); `get_issue` takes `id`, `project`",
                 "15:23: task `c` forbids tool `delete_all`, which neither server lists",
                 "27:20: task `f` expects one of `x`, `y`, none of which either server lists",
                 "27:46: task `f` expects a tool matching /z.*/, and no tool either server lists \
@@ -275,9 +411,66 @@ mod tests {
         );
         assert_eq!(found.warnings.len(), 1, "{:?}", found.warnings);
         assert!(
-            found.warnings[0].contains("task `c` expects `old_search`, which only the baseline"),
+            found.warnings[0]
+                .message
+                .contains("task `c` expects `old_search`, which only the baseline"),
             "{:?}",
             found.warnings
+        );
+    }
+}
+
+#[cfg(test)]
+mod fixture_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fixture_arguments_are_checked_and_call_tasks_warned() {
+        let create: Tool = serde_json::from_value(json!({"name": "create_issue", "inputSchema": {
+            "type": "object", "required": ["project", "title"],
+            "properties": {"project": {}, "title": {}, "priority": {}}}}))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("t.yaml"),
+            "- id: a\n  prompt: p\n  setup:\n    - tool: create_issue\n      args: {project: x, titel: y}\n  expect: {max_tool_calls: 1}\n\
+             - id: b\n  kind: call\n  call: {tool: create_issue, args: {project: x, prio: high}}\n  expect: {is_error: true}\n",
+        )
+        .unwrap();
+        let s = crate::suite::load_suite(&[dir.path().to_path_buf()]).unwrap();
+        let tools = [create];
+        let found = check(&s, &tools, &tools, &Default::default());
+        let said = |d: &Vec<Diagnostic>| -> Vec<String> {
+            d.iter()
+                .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+                .collect()
+        };
+        let takes = "`create_issue` takes `project`, `title`, `priority`";
+        assert_eq!(
+            said(&found.problems),
+            [
+                "4:13: task `a`: setup calls `create_issue` without argument `title`, which its \
+                 input schema requires: the call is sent as written and would fail"
+                    .to_owned(),
+                format!(
+                    "5:26: task `a`: setup calls `create_issue` with argument `titel`, which its \
+                     input schema does not know (did you mean `title`?); {takes}"
+                ),
+            ]
+        );
+        assert_eq!(
+            said(&found.warnings),
+            [
+                format!(
+                    "9:49: task `b` calls `create_issue` with argument `prio`, which its input \
+                     schema does not know (did you mean `priority`?); {takes}: it checks how \
+                     both answer an unknown argument"
+                ),
+                "9:16: task `b` calls `create_issue` without argument `title`, which its input \
+                 schema requires: it checks how both answer a missing argument"
+                    .to_owned(),
+            ]
         );
     }
 }
@@ -314,11 +507,18 @@ mod naming_tests {
         }))
         .unwrap();
         let plain = check(&s, &base, &cand, &Default::default());
-        assert!(plain.warnings.iter().all(|w| !w.contains("the diff says")));
+        assert!(plain
+            .warnings
+            .iter()
+            .all(|w| !w.message.contains("the diff says")));
         let named = check(&s, &base, &cand, &Default::default()).naming_changes(Some(&diff));
-        assert!(named.warnings[0].ends_with("(the diff says the candidate removed it)"));
+        assert!(named.warnings[0]
+            .message
+            .ends_with("(the diff says the candidate removed it)"));
         assert!(
-            named.warnings[1].contains("the diff says the candidate renamed it to `fetch_issue`"),
+            named.warnings[1]
+                .message
+                .contains("the diff says the candidate renamed it to `fetch_issue`"),
             "{:?}",
             named.warnings
         );

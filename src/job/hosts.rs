@@ -128,10 +128,11 @@ pub fn build_judges(
                 Driver::Direct => unreachable!("build_hosts builds no direct host"),
             };
             if model.is_simulated() {
+                // `file:line:col: warning: …` as every warning about a task (column 1: the task).
                 notes.push(Note::warn(format!(
-                    "warning: judge host `{}` of task `{}` ({}) is the simulated model, which \
+                    "{}:1: warning: judge host `{}` of task `{}` is the simulated model, which \
                      cannot judge: every judged trial will be an infrastructure error",
-                    spec.host, task.id, task.source
+                    task.source, spec.host, task.id
                 )));
             }
             judges.insert(spec.host.clone(), model);

@@ -445,7 +445,8 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
     if !found.problems.is_empty() {
         return Err(crate::suite::SuiteError::Invalid(found.problems).into());
     }
-    notes.extend(found.warnings.into_iter().map(Note::warn));
+    let warnings = found.warnings.iter().map(crate::suite::warning_line);
+    notes.extend(warnings.map(Note::warn));
     let run_id = match &previous {
         Some(info) => info.run_id.clone(),
         None => crate::rundir::new_run_id(&config),

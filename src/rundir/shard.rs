@@ -529,6 +529,7 @@ mod tests {
             teardown: Vec::new(),
             after: Vec::new(),
             source: source.into(),
+            call_at: Default::default(),
         }
     }
 

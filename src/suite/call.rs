@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use super::check::Checker;
+use super::check::{key_places, Checker};
 use super::raw::{Node, Value};
 use super::retry::{misplaced_retry, retry_of, RETRY_KEYS};
-use super::task::{AfterCheck, CallExpectations, CallSpec, FixtureCall, StructuredCheck};
+use super::task::{AfterCheck, CallAt, CallExpectations, CallSpec, FixtureCall, StructuredCheck};
 use super::validate_result::call_result_keys;
 
 const CALL_SPEC_KEYS: &[&str] = &["tool", "resource", "prompt", "args"];
@@ -105,6 +105,22 @@ pub(crate) fn call_spec(checker: &mut Checker<'_>, node: &Node) -> Option<CallSp
         }
     };
     (checker.count() == before).then_some(spec)
+}
+
+/// Where the request `node` (a `call:` mapping) names its tool or prompt and each argument.
+pub(crate) fn call_at(node: &Node) -> CallAt {
+    let Value::Map(entries) = &node.value else {
+        return CallAt::default();
+    };
+    let value = |name: &str| {
+        (entries.iter())
+            .find(|(k, _)| k.value == Value::Str(name.into()))
+            .map(|(_, v)| v)
+    };
+    CallAt {
+        tool: (value("tool").or_else(|| value("prompt"))).map(|v| (v.line, v.column)),
+        args: value("args").map(key_places).unwrap_or_default(),
+    }
 }
 
 /// A prompt's arguments: strings, as `prompts/get` takes them.
@@ -247,6 +263,11 @@ fn fixture_call(checker: &mut Checker<'_>, node: &Node, place: &str) -> Option<F
         tool: tool?,
         args: args?,
         at: Some((tool_node.line, tool_node.column)),
+        args_at: fields
+            .get("args")
+            .map(|(_, v)| key_places(v))
+            .unwrap_or_default(),
+        file: Some(checker.file().to_path_buf()),
     })
 }
 

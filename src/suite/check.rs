@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::load::Diagnostic;
 use super::raw::{Node, Value};
+pub(crate) use super::suggest::suggestion;
 
 /// Collects the diagnostics of one file; every read returns `None` after recording its problem.
 pub(crate) struct Checker<'a> {
@@ -296,6 +297,19 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// Where each string key of a mapping is written (line, column); nothing for another node.
+pub(crate) fn key_places(node: &Node) -> std::collections::BTreeMap<String, (usize, usize)> {
+    let Value::Map(entries) = &node.value else {
+        return Default::default();
+    };
+    (entries.iter())
+        .filter_map(|(key, _)| match &key.value {
+            Value::Str(name) => Some((name.clone(), (key.line, key.column))),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The regex crate's message without the pattern echo: its last line, minus `error: `.
 pub(crate) fn regex_error_summary(err: &regex::Error) -> String {
     let text = err.to_string();
@@ -307,150 +321,9 @@ pub(crate) fn regex_error_summary(err: &regex::Error) -> String {
     last.trim().trim_start_matches("error: ").to_owned()
 }
 
-/// " (did you mean `x`?)" when some known key is a small edit away from `name`.
-///
-/// A key is never suggested when `name` is at least as close to its opposite (`min_…` for
-/// `max_…`, `answer_contains` for `answer_not_contains`): the nearest key by letters can mean
-/// the reverse of what was written, and following such a hint would flip the check.
-pub(crate) fn suggestion(name: &str, known: &[&str]) -> String {
-    let lower = name.to_lowercase();
-    known
-        .iter()
-        .map(|k| (edit_distance(&lower, k), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3) && *d < k.len())
-        .filter(|(d, k)| {
-            let spelled = lower.replace('-', "_");
-            opposites(k).iter().all(|o| edit_distance(&spelled, o) > *d)
-        })
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
-        .unwrap_or_default()
-}
-
-/// The keys that mean the reverse of `key` (words split at `_` or `-`, joined with `_`): each
-/// `min` made `max` and the other way round, and each `not`/`no` left out, or, in a key
-/// without one, `not_`/`no_` put before any of its words or `_not` after the last.
-fn opposites(key: &str) -> Vec<String> {
-    const SWAPS: &[(&str, &str)] = &[
-        ("min", "max"),
-        ("max", "min"),
-        ("minimum", "maximum"),
-        ("maximum", "minimum"),
-    ];
-    let words: Vec<&str> = key.split(['_', '-']).collect();
-    let join = |words: &[&str]| words.join("_");
-    let mut out = Vec::new();
-    for (i, word) in words.iter().enumerate() {
-        if let Some((_, other)) = SWAPS.iter().find(|(w, _)| w == word) {
-            let mut swapped = words.clone();
-            swapped[i] = other;
-            out.push(join(&swapped));
-        }
-    }
-    let negated = |w: &&str| matches!(*w, "not" | "no");
-    if words.iter().any(negated) {
-        let kept: Vec<&str> = words.iter().copied().filter(|w| !negated(w)).collect();
-        out.push(join(&kept));
-    } else if words.len() > 1 {
-        for i in 0..=words.len() {
-            for negation in ["not", "no"] {
-                let mut with = words.clone();
-                with.insert(i, negation);
-                out.push(join(&with));
-            }
-        }
-    }
-    out
-}
-
-/// Levenshtein distance, in characters.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edit_distance_counts_insertions_deletions_and_substitutions() {
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("max_turn", "max_turns"), 1);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("same", "same"), 0);
-    }
-
-    #[test]
-    fn suggestions_only_for_close_keys() {
-        let known = ["id", "prompt", "max_turns", "expect"];
-        assert_eq!(
-            suggestion("max_turn", &known),
-            " (did you mean `max_turns`?)"
-        );
-        assert_eq!(suggestion("Prompt", &known), " (did you mean `prompt`?)");
-        assert_eq!(suggestion("colour", &known), "");
-        // A one-letter key is not "close" to a two-letter one.
-        assert_eq!(suggestion("x", &known), "");
-    }
-
-    #[test]
-    fn suggestions_never_name_the_opposite_key() {
-        let expect = [
-            "max_tool_calls",
-            "min_tool_calls",
-            "answer_contains",
-            "answer_not_contains",
-            "no_tool",
-        ];
-        // Real typos still get the key meant.
-        let hint = |k: &str| format!(" (did you mean `{k}`?)");
-        assert_eq!(suggestion("max_tool_call", &expect), hint("max_tool_calls"));
-        assert_eq!(suggestion("min_tool_cals", &expect), hint("min_tool_calls"));
-        assert_eq!(
-            suggestion("answer_not_contain", &expect),
-            hint("answer_not_contains")
-        );
-        assert_eq!(
-            suggestion("answer_contain", &expect),
-            hint("answer_contains")
-        );
-        assert_eq!(
-            suggestion("answer_nto_contains", &expect),
-            hint("answer_not_contains")
-        );
-        assert_eq!(suggestion("notool", &expect), hint("no_tool"));
-        // Halfway between a key and its opposite: no guess.
-        assert_eq!(suggestion("mix_tool_calls", &expect), "");
-        assert_eq!(suggestion("tool_calls", &expect), "");
-        assert_eq!(suggestion("not_answer_contains", &expect), "");
-        // With only one of a pair known, its opposite is not offered for the other.
-        assert_eq!(suggestion("max_tool_calls", &["min_tool_calls"]), "");
-        assert_eq!(suggestion("min_tool_calls", &["max_tool_calls"]), "");
-        assert_eq!(suggestion("answer_not_contains", &["answer_contains"]), "");
-        assert_eq!(suggestion("answer_contains", &["answer_not_contains"]), "");
-        assert_eq!(suggestion("max_turns", &["min_turns", "prompt"]), "");
-    }
-
-    #[test]
-    fn the_opposites_of_a_key_swap_bounds_and_negations() {
-        assert!(opposites("max_tool_calls").contains(&"min_tool_calls".to_owned()));
-        assert!(opposites("answer_not_contains").contains(&"answer_contains".to_owned()));
-        assert!(opposites("answer_contains").contains(&"answer_not_contains".to_owned()));
-        assert!(opposites("no_tool").contains(&"tool".to_owned()));
-        // One word: nothing to negate or swap.
-        assert!(opposites("prompt").is_empty());
-    }
 
     #[test]
     #[allow(clippy::invalid_regex, reason = "the test needs a regex error")]

@@ -13,8 +13,8 @@ pub fn lint(suite: &Suite) -> Vec<Diagnostic> {
     suite.tasks.iter().flat_map(lint_task).collect()
 }
 
-/// The warnings of one task: its prompt naming a tool it expects, and literal tool names that
-/// look like regexes.
+/// The warnings of one task: its prompt naming a tool it expects, an expected call whose
+/// arguments are checked but not its result, and literal tool names that look like regexes.
 fn lint_task(task: &Task) -> Vec<Diagnostic> {
     let (file, task_line) = split_source(&task.source);
     let at = |place: Option<(usize, usize)>, message: String| {
@@ -37,6 +37,16 @@ fn lint_task(task: &Task) -> Vec<Diagnostic> {
                 );
                 warnings.push(at(call.at, message));
             }
+        }
+        if !call.args.is_empty() && call.result.is_none() {
+            let message = format!(
+                "the expected call of {} checks its `args` but not its result: it passes on a \
+                 call that returned an error (a wrong path's ENOENT, a denied access); add \
+                 `result: {{is_error: false}}`, or `result: {{contains: [...]}}` for what the \
+                 result must hold",
+                call.tool
+            );
+            warnings.push(at(call.at, message));
         }
         let looks = call.tool.names().iter().find(|n| looks_like_regex(n));
         match (&call.tool, looks) {
@@ -69,6 +79,17 @@ fn lint_task(task: &Task) -> Vec<Diagnostic> {
         }
     }
     warnings
+}
+
+/// A warning as `tasks check` and `run` print it: `file:line:col: warning: …`, or
+/// `file: warning: …` without a position (the form editors' problem matchers read).
+pub fn warning_line(warning: &Diagnostic) -> String {
+    let (file, message) = (warning.file.display(), &warning.message);
+    match (warning.file.as_os_str().is_empty(), warning.line) {
+        (true, _) => format!("warning: {message}"),
+        (false, 0) => format!("{file}: warning: {message}"),
+        (false, line) => format!("{file}:{line}:{}: warning: {message}", warning.column),
+    }
 }
 
 /// `tasks/a.yaml:12` -> (`tasks/a.yaml`, 12); a source without a line is line 0.

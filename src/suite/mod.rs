@@ -12,6 +12,7 @@ mod position;
 mod raw;
 mod retry;
 mod snapshot;
+mod suggest;
 mod task;
 mod validate;
 mod validate_result;
@@ -20,14 +21,14 @@ mod validate_result;
 mod tests;
 
 pub(crate) use check::regex_error_summary;
-/// " (did you mean `x`?)": shared with the config's checks of its keys.
-pub(crate) use check::suggestion;
 pub use demo::{load_or_embedded, DEMO_SUITE};
-pub use lint::lint;
+pub use lint::{lint, warning_line};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use position::position_words;
 pub use snapshot::{snapshot_file, SnapshotRef, Stored, SNAPSHOTS_DIR};
+/// " (did you mean `x`?)": shared with the config's checks of its keys.
+pub(crate) use suggest::suggestion;
 pub use task::{
-    AfterCheck, ArgMatcher, CallExpectations, CallSpec, Expectations, ExpectedCall, FixtureCall,
-    JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,
+    AfterCheck, ArgMatcher, CallAt, CallExpectations, CallSpec, Expectations, ExpectedCall,
+    FixtureCall, JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,
 };

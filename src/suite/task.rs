@@ -166,6 +166,9 @@ pub struct ExpectedCall {
     /// Where `tool` is written (line, column), for messages about it; not serialized.
     #[serde(skip)]
     pub at: Option<(usize, usize)>,
+    /// Where each key of `args` is written (line, column); not serialized.
+    #[serde(skip)]
+    pub args_at: BTreeMap<String, (usize, usize)>,
 }
 
 /// The success criteria of a task. Success = every grader that is set passes.
@@ -322,6 +325,21 @@ pub struct FixtureCall {
     /// Where `tool` is written (line, column), for messages; not serialized.
     #[serde(skip)]
     pub at: Option<(usize, usize)>,
+    /// Where each key of `args` is written (line, column); not serialized.
+    #[serde(skip)]
+    pub args_at: BTreeMap<String, (usize, usize)>,
+    /// The file the call is written in (a `defaults.yaml` for an inherited fixture); not
+    /// serialized.
+    #[serde(skip)]
+    pub file: Option<std::path::PathBuf>,
+}
+
+/// Where a call task's request is written: its tool or name, and each argument key (line,
+/// column), for messages; not serialized.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallAt {
+    pub tool: Option<(usize, usize)>,
+    pub args: BTreeMap<String, (usize, usize)>,
 }
 
 /// `expect.after: [{call: {tool, args}, expect: {…}}]`: a call made once the trial has ended,
@@ -382,6 +400,9 @@ pub struct Task {
     pub after: Vec<AfterCheck>,
     /// Where the task was defined, for messages: `tasks/demo/search.yaml:12`.
     pub source: String,
+    /// Where a call task's request is written; not serialized.
+    #[serde(skip)]
+    pub call_at: CallAt,
 }
 
 impl Task {

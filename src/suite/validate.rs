@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::call::{after_of, call_expectations, call_spec, fixture_calls};
-use super::check::{suggestion, Checker, Fields};
+use super::call::{after_of, call_at, call_expectations, call_spec, fixture_calls};
+use super::check::{key_places, suggestion, Checker, Fields};
 use super::defaults::Defaults;
 use super::position::{check_positions, position_of};
 use super::raw::{Node, Value};
@@ -202,6 +202,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                 teardown,
                 after,
                 source,
+                call_at: Default::default(),
             });
         }
     }
@@ -305,6 +306,10 @@ fn call_task(
         teardown,
         after,
         source: format!("{}:{}", checker.file().display(), node.line),
+        call_at: fields
+            .get("call")
+            .map(|(_, v)| call_at(v))
+            .unwrap_or_default(),
     })
 }
 
@@ -572,6 +577,10 @@ fn expected_call(checker: &mut Checker<'_>, node: &Node) -> Option<ExpectedCall>
         Some((_, value)) => arguments(checker, value),
         None => Some(BTreeMap::new()),
     };
+    let args_at = fields
+        .get("args")
+        .map(|(_, value)| key_places(value))
+        .unwrap_or_default();
     let result = match fields.get("result") {
         Some((_, value)) => result(checker, value).map(Some),
         None => Some(None),
@@ -586,6 +595,7 @@ fn expected_call(checker: &mut Checker<'_>, node: &Node) -> Option<ExpectedCall>
         result: result?,
         position: position?,
         at,
+        args_at,
     })
 }
 

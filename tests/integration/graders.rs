@@ -142,9 +142,10 @@ fn a_task_expecting_a_tool_neither_server_has_is_refused_before_the_run() {
         )),
         "{said}"
     );
+    // The argument's own key is the place (issue 37; it was the call's tool, 8:20).
     assert!(
         said.contains(&format!(
-            "{}:8:20: task `bad-arg` expects argument `idd`",
+            "{}:8:38: task `bad-arg` expects argument `idd`",
             file.display()
         )),
         "{said}"

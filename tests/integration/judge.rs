@@ -322,6 +322,12 @@ fn the_sim_host_cannot_judge_and_says_so_as_an_infra_error() {
         log.contains("judge host `sim` of task `greeting`") && log.contains("cannot judge"),
         "no warning: {log}"
     );
+    // In the form of every warning about a task (issue 37): `file:line:col: warning: …`.
+    assert!(
+        log.lines().any(|l| l.contains(".yaml:")
+            && l.contains(":1: warning: judge host `sim` of task `greeting`")),
+        "{log}"
+    );
     let eps = episodes(&dir.path().join("sim-judge"));
     assert_eq!(eps.len(), 2, "{log}");
     for e in &eps {

@@ -20,6 +20,7 @@ mod codex_host;
 mod config_file;
 mod contract;
 mod contract_reading;
+mod diagnostics;
 mod exit_codes;
 mod false_alarm;
 mod faults;
