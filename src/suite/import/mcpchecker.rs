@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::case::{whole_name_pattern, Call, Case};
+use super::mcpchecker_steps::{placeholders, steps, Phase, Requires};
 use super::source::{join, parse, BadInput, Sources};
 use super::Converted;
 use crate::suite::task::ToolName;
@@ -111,29 +112,107 @@ fn eval(object: &Map<String, Value>, sources: &dyn Sources) -> Result<Converted,
             let text = sources.read(&path).map_err(|e| {
                 BadInput::new(format!("{place}: cannot read the task file `{shown}`: {e}"))
             })?;
-            let root = parse(&text).map_err(|e| {
-                let at = e.at.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default();
-                BadInput::new(format!("{place}: task file `{shown}`{at}: {}", e.message))
-            })?;
-            let Some(task_object) = root
-                .as_object()
-                .filter(|o| o.get("kind").and_then(Value::as_str) == Some("Task"))
-            else {
-                converted.notes.push(format!(
-                    "{place}: `{shown}` is not an mcpchecker task (`kind: Task`): skipped"
-                ));
-                continue;
+            let task_object = match task_file(&text) {
+                Ok(TaskFile::Task(object)) => object,
+                Ok(TaskFile::Other(what)) => {
+                    let note = format!(
+                        "skipped `{shown}`, which the glob matches: not an mcpchecker task \
+                         ({what}; mcpchecker skips it too)"
+                    );
+                    if !converted.notes.contains(&note) {
+                        converted.notes.push(note);
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    let at = e.at.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default();
+                    return Err(BadInput::new(format!(
+                        "{place}: task file `{shown}`{at}: {}",
+                        e.message
+                    )));
+                }
             };
-            if !selected(task_object, labels) {
+            if !selected(&task_object, labels) {
                 continue;
             }
             let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
             let assertions = set.get("assertions");
-            let case = task(task_object, &stem(&path), &dir, sources, assertions);
+            let case = task(&task_object, &stem(&path), &dir, sources, assertions);
             converted.cases.push(case);
         }
     }
     Ok(converted)
+}
+
+/// A file a task set names: an mcpchecker task, or another file (what it is).
+enum TaskFile {
+    Task(Map<String, Value>),
+    Other(String),
+}
+
+/// Reads a file a task set names. A file of another `kind`, of none, of several YAML
+/// documents none of which is a task (a Kubernetes manifest), or that is not YAML and does not
+/// say `kind: Task` is another file, as mcpchecker skips it; a task that cannot be read is
+/// refused.
+fn task_file(text: &str) -> Result<TaskFile, BadInput> {
+    let kind = |v: &Value| v.get("kind").and_then(Value::as_str).map(str::to_owned);
+    let err = match parse(text) {
+        Ok(root) => {
+            return match (root.as_object(), kind(&root)) {
+                (Some(object), Some(k)) if k == "Task" => {
+                    let version = object.get("apiVersion").and_then(Value::as_str);
+                    match version {
+                        None | Some("mcpchecker/v1alpha1" | "mcpchecker/v1alpha2") => {
+                            Ok(TaskFile::Task(object.clone()))
+                        }
+                        Some(other) => Err(BadInput::new(format!(
+                            "an mcpchecker task of the unknown `apiVersion: {other}` (mcpchecker \
+                             reads `mcpchecker/v1alpha1` and `mcpchecker/v1alpha2`)"
+                        ))),
+                    }
+                }
+                (Some(_), Some(k)) => Ok(TaskFile::Other(format!("`kind: {k}`"))),
+                (Some(_), None) => Ok(TaskFile::Other("no `kind`".to_owned())),
+                (None, _) => Ok(TaskFile::Other("not a mapping".to_owned())),
+            }
+        }
+        Err(err) => err,
+    };
+    if let Ok(docs) = serde_saphyr::from_multiple::<Value>(text) {
+        if docs.len() > 1 {
+            let kinds: Vec<String> = docs
+                .iter()
+                .map(|d| kind(d).map_or_else(|| "no `kind`".to_owned(), |k| format!("`kind: {k}`")))
+                .collect();
+            if kinds.iter().any(|k| k == "`kind: Task`") {
+                return Err(BadInput {
+                    at: err.at,
+                    message: format!(
+                        "an mcpchecker task among {} YAML documents (a task file holds one task)",
+                        docs.len()
+                    ),
+                });
+            }
+            return Ok(TaskFile::Other(format!(
+                "{} YAML documents: {}",
+                docs.len(),
+                kinds.join(", ")
+            )));
+        }
+    }
+    let says_task = text.lines().any(|line| {
+        let line = line.trim_end();
+        line.strip_prefix("kind:")
+            .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == "Task")
+    });
+    if says_task {
+        return Err(err);
+    }
+    let at = err
+        .at
+        .map(|(l, c)| format!("{l}:{c}: "))
+        .unwrap_or_default();
+    Ok(TaskFile::Other(format!("{at}{}", err.message)))
 }
 
 /// Whether a task's `metadata.labels` carry every label of the set's `labelSelector`.
@@ -175,12 +254,38 @@ fn task(
         return case;
     };
     case.prompt = prompt(body.get("prompt"), dir, sources, &mut case);
-    for phase in ["setup", "cleanup"] {
-        if body.contains_key(phase) {
-            case.not_converted(format!(
-                "`{phase}` steps (mcpeval runs no steps around a trial)"
-            ));
+    let named = case.prompt.as_deref().map(placeholders).unwrap_or_default();
+    if !named.is_empty() {
+        case.prompt = None;
+        case.not_converted(format!(
+            "the prompt names {}, filled by mcpchecker at run time from a step's output              (mcpeval sends the prompt as written)",
+            named.join(", ")
+        ));
+    }
+    let requires = Requires::of(body);
+    if legacy {
+        for phase in ["setup", "cleanup"] {
+            if body.get(phase).is_some_and(|v| !is_empty_step(v)) {
+                let target = if phase == "setup" {
+                    "setup"
+                } else {
+                    "teardown"
+                };
+                case.not_converted(format!(
+                    "the `{phase}` script (mcpeval's `{target}` makes MCP tool calls on the \
+                     trial's server only)"
+                ));
+            }
         }
+    } else {
+        steps(Phase::Setup, body.get("setup"), &requires, &mut case, judge);
+        steps(
+            Phase::Cleanup,
+            body.get("cleanup"),
+            &requires,
+            &mut case,
+            judge,
+        );
     }
     if let Some(limits) = body.get("limits") {
         case.not_converted(format!(
@@ -189,14 +294,12 @@ fn task(
         ));
     }
     match (body.get("verify"), legacy) {
-        (Some(Value::Array(steps)), _) => {
-            for step in steps {
-                verify_step(step, &mut case);
-            }
-        }
         (Some(verify @ Value::Object(_)), true) => legacy_verify(verify, &mut case),
-        (Some(other), _) => case.not_converted(format!("`verify` {other}: not a list of steps")),
-        (None, _) => {}
+        (verify, false) => steps(Phase::Verify, verify, &requires, &mut case, judge),
+        (Some(Value::Null) | None, true) => {}
+        (Some(other), true) => {
+            case.not_converted(format!("`verify` {other}: not a script or judge"))
+        }
     }
     if let Some(assertions) = assertions {
         assertions_of(assertions, &mut case);
@@ -236,19 +339,12 @@ fn prompt(
     None
 }
 
-/// One v1alpha2 verify step: `llmJudge` converts; `script`, `http` and extension operations
-/// check the world the agent changed, which mcpeval does not see.
-fn verify_step(step: &Value, case: &mut Case) {
-    let Some((kind, body)) = step.as_object().and_then(|s| s.iter().next()) else {
-        case.not_converted(format!("verify step {step}"));
-        return;
-    };
-    match kind.as_str() {
-        "llmJudge" => judge(body, case),
-        other => case.not_converted(format!(
-            "verify step `{other}` (it checks the state the agent left; mcpeval grades the \
-             trial's calls and answer)"
-        )),
+/// Whether a legacy `setup`/`cleanup` names no script (`setup:` left empty).
+fn is_empty_step(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Object(o) => o.values().all(|v| v.is_null() || v == ""),
+        _ => false,
     }
 }
 
@@ -258,8 +354,8 @@ fn legacy_verify(verify: &Value, case: &mut Case) {
         judge(verify, case);
     } else {
         case.not_converted(
-            "the verify script (it checks the state the agent left; mcpeval grades the trial's \
-             calls and answer)",
+            "the verify script (a shell script; mcpeval's `expect.after` makes MCP tool calls on \
+             the trial's server only)",
         );
     }
 }
@@ -267,6 +363,15 @@ fn legacy_verify(verify: &Value, case: &mut Case) {
 /// `llmJudge: {contains: …}` or `{exact: …}` as a judge rubric.
 fn judge(body: &Value, case: &mut Case) {
     let text = |key| body.get(key).and_then(Value::as_str);
+    let named = placeholders(&body.to_string());
+    if !named.is_empty() {
+        case.not_converted(format!(
+            "`llmJudge` {body}: it names {}, filled by mcpchecker at run time from a step's \
+             output; left out of the rubric (a judge reads its rubric as written)",
+            named.join(", ")
+        ));
+        return;
+    }
     match (text("contains"), text("exact")) {
         (Some(expected), None) => case.rubrics.push(format!(
             "The final answer contains this information, in any wording: {expected}"

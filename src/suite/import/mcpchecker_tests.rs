@@ -193,3 +193,45 @@ fn other_files_are_refused_with_the_reason() {
     assert!(err("- id: a\n").contains("expected a mapping"));
     assert!(err("kind: Eval\n").contains("taskSets"));
 }
+
+#[test]
+fn files_a_glob_matches_that_are_not_tasks_are_skipped_and_broken_tasks_refused() {
+    let eval = parse("kind: Eval\nconfig:\n  taskSets:\n    - glob: t/*.yaml\n").unwrap();
+    let run = |files: &[(&str, &str)]| convert(&eval, Path::new("eval.yaml"), &Files::new(files));
+    let manifest = "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: apps/v1\nkind: Deployment\n";
+    let helm = "image: {{ .Values.image }}\n  bad: [\n";
+    let converted = run(&[
+        ("t/a.yaml", TASK),
+        ("t/manifest.yaml", manifest),
+        ("t/chart.yaml", helm),
+        ("t/plain.yaml", "name: x\n"),
+    ])
+    .unwrap();
+    assert_eq!(converted.cases.len(), 1);
+    let skipped: Vec<&String> = converted
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("skipped"))
+        .collect();
+    assert_eq!(skipped.len(), 3, "{skipped:?}");
+    assert!(skipped[0].contains("t/chart.yaml") && skipped[0].contains("invalid YAML"));
+    assert!(skipped[1].contains("2 YAML documents: `kind: ConfigMap`, `kind: Deployment`"));
+    assert!(skipped[2].contains("t/plain.yaml") && skipped[2].contains("no `kind`"));
+
+    let broken = "kind: Task\nspec: [\n";
+    let err = run(&[("t/a.yaml", broken)]).unwrap_err().message;
+    assert!(
+        err.starts_with("taskSets[0]: task file `t/a.yaml`:"),
+        "{err}"
+    );
+    let two = format!("{TASK}---\nkind: ConfigMap\n");
+    let err = run(&[("t/a.yaml", &two)]).unwrap_err().message;
+    assert!(
+        err.contains("an mcpchecker task among 2 YAML documents"),
+        "{err}"
+    );
+    let err = run(&[("t/a.yaml", "kind: Task\napiVersion: v1\n")])
+        .unwrap_err()
+        .message;
+    assert!(err.contains("unknown `apiVersion: v1`"), "{err}");
+}
