@@ -265,3 +265,66 @@ fn an_eval_whose_glob_matches_a_kubernetes_manifest_skips_it_and_converts_the_ta
     assert!(!yaml.contains("flows-top"), "{yaml}");
     assert!(check_passes(&out).starts_with("ok: 3 tasks"));
 }
+
+#[test]
+fn an_a_b_promptfoo_config_becomes_one_baseline_candidate_note_with_its_trials() {
+    let dir = temp_dir();
+    let out = dir.path().join("imported");
+    let stdout = import(
+        "promptfoo",
+        "tests/fixtures/import/promptfoo-ab/promptfooconfig.yaml",
+        &out,
+        &[],
+    );
+    // One note for the pair: the Agent SDK's `config.model` as the host, the first server as
+    // the baseline, the second as the candidate, `repeat: 10` as `--trials 10`.
+    has_all(
+        &stdout,
+        &[
+            "note: providers `v2.10.0` (`anthropic:claude-agent-sdk`) and `release-candidate` (`anthropic:claude-agent-sdk`) differ only in their MCP server: `mcpeval run --host anthropic:claude-sonnet-4-6 --baseline \"node evals/released/dist/main.js\" --candidate \"node dist/main.js\" --trials 10`",
+            "runs the Claude Agent SDK's own agent loop with its built-in tools",
+            // Placeholders no var fills: reported per case and left out.
+            "find-notes-by-tag: not converted: `llm-rubric`: its value names `{{tag}}`, which no var fills",
+            "\"Open a note\": not converted: the prompt: `{{title}}` not filled in",
+        ],
+    );
+    assert_eq!(stdout.matches("--baseline").count(), 1, "{stdout}");
+    assert!(
+        !stdout.contains("--host anthropic:claude-agent-sdk"),
+        "{stdout}"
+    );
+    let yaml = std::fs::read_to_string(out.join("promptfooconfig.yaml")).unwrap();
+    let tasks: Vec<&str> = yaml.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(
+        tasks.iter().all(|l| !l.contains("{{")),
+        "no placeholder reaches a task (only the comments name them):\n{yaml}"
+    );
+    assert!(!yaml.contains("judge:"), "{yaml}");
+    assert!(check_passes(&out).starts_with("ok: 1 task"));
+}
+
+#[test]
+fn an_input_where_nothing_converts_exits_2_with_one_line_and_writes_nothing() {
+    let dir = temp_dir();
+    let out = dir.path().join("out");
+    let run = mcpeval(&[
+        "tasks",
+        "import",
+        "--from",
+        "promptfoo",
+        "tests/fixtures/import/promptfoo-code/promptfooconfig.yaml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+    assert!(run.stdout.is_empty(), "{}", text(&run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    has_all(
+        &stderr,
+        &[
+            "nothing to import, so nothing is written: none of the 2 case(s) of `tests/fixtures/import/promptfoo-code/promptfooconfig.yaml` converts: `is-json` assertion; `javascript` assertion",
+        ],
+    );
+    assert!(!out.exists());
+}
