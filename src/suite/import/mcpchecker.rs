@@ -26,7 +26,7 @@ pub fn convert(root: &Value, file: &Path, sources: &dyn Sources) -> Result<Conve
     match object.get("kind").and_then(Value::as_str) {
         Some("Task") => {
             let stem = stem(file);
-            let case = task(object, &stem, Path::new(""), sources, None);
+            let case = task(object, &stem, Path::new(""), sources, &[]);
             Ok(Converted {
                 cases: vec![case],
                 notes: vec![
@@ -76,6 +76,8 @@ fn eval(object: &Map<String, Value>, sources: &dyn Sources) -> Result<Converted,
                 .to_owned(),
         );
     }
+    let mut found: Vec<Found> = Vec::new();
+    let mut skipped: Vec<PathBuf> = Vec::new();
     for (i, set) in sets.iter().enumerate() {
         let place = format!("taskSets[{i}]");
         let Some(set) = set.as_object() else {
@@ -107,7 +109,15 @@ fn eval(object: &Map<String, Value>, sources: &dyn Sources) -> Result<Converted,
             continue;
         };
         let labels = set.get("labelSelector").and_then(Value::as_object);
+        let by = if set.contains_key("path") {
+            "path"
+        } else {
+            "glob"
+        };
         for path in files {
+            if skipped.contains(&path) {
+                continue;
+            }
             let shown = path.display().to_string();
             let text = sources.read(&path).map_err(|e| {
                 BadInput::new(format!("{place}: cannot read the task file `{shown}`: {e}"))
@@ -115,13 +125,11 @@ fn eval(object: &Map<String, Value>, sources: &dyn Sources) -> Result<Converted,
             let task_object = match task_file(&text) {
                 Ok(TaskFile::Task(object)) => object,
                 Ok(TaskFile::Other(what)) => {
-                    let note = format!(
-                        "skipped `{shown}`, which the glob matches: not an mcpchecker task \
-                         ({what}; mcpchecker skips it too)"
-                    );
-                    if !converted.notes.contains(&note) {
-                        converted.notes.push(note);
-                    }
+                    converted.notes.push(format!(
+                        "skipped `{shown}`, which the {by} of {place} matches: not an mcpchecker \
+                         task ({what}; mcpchecker skips it too)"
+                    ));
+                    skipped.push(path);
                     continue;
                 }
                 Err(e) => {
@@ -135,13 +143,32 @@ fn eval(object: &Map<String, Value>, sources: &dyn Sources) -> Result<Converted,
             if !selected(&task_object, labels) {
                 continue;
             }
-            let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
-            let assertions = set.get("assertions");
-            let case = task(&task_object, &stem(&path), &dir, sources, assertions);
-            converted.cases.push(case);
+            // A task several sets select is one task with each set's assertions (mcpchecker
+            // runs it once and checks each set's assertions).
+            let assertions = set.get("assertions").cloned();
+            match found.iter_mut().find(|f| f.path == path) {
+                Some(known) => known.assertions.extend(assertions),
+                None => found.push(Found {
+                    path,
+                    task: task_object,
+                    assertions: assertions.into_iter().collect(),
+                }),
+            }
         }
     }
+    for f in found {
+        let dir = f.path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let case = task(&f.task, &stem(&f.path), &dir, sources, &f.assertions);
+        converted.cases.push(case);
+    }
     Ok(converted)
+}
+
+/// A task file the task sets select, with the assertions of each set that selects it.
+struct Found {
+    path: PathBuf,
+    task: Map<String, Value>,
+    assertions: Vec<Value>,
 }
 
 /// A file a task set names: an mcpchecker task, or another file (what it is).
@@ -235,7 +262,7 @@ fn task(
     fallback_name: &str,
     dir: &Path,
     sources: &dyn Sources,
-    assertions: Option<&Value>,
+    assertions: &[Value],
 ) -> Case {
     let name = object
         .get("metadata")
@@ -301,8 +328,8 @@ fn task(
             case.not_converted(format!("`verify` {other}: not a script or judge"))
         }
     }
-    if let Some(assertions) = assertions {
-        assertions_of(assertions, &mut case);
+    for set in assertions {
+        assertions_of(set, &mut case);
     }
     case.finish();
     case

@@ -235,3 +235,35 @@ fn files_a_glob_matches_that_are_not_tasks_are_skipped_and_broken_tasks_refused(
         .message;
     assert!(err.contains("unknown `apiVersion: v1`"), "{err}");
 }
+
+#[test]
+fn a_task_two_sets_select_is_one_task_with_both_sets_assertions() {
+    let converted = convert_eval(
+        r#"
+kind: Eval
+config:
+  taskSets:
+    - glob: ../tasks/*/*.yaml
+      assertions: {toolsUsed: [{tool: search_issues}], maxToolCalls: 6}
+    - path: ../tasks/login/task.yaml
+      assertions: {toolsNotUsed: [{tool: create_issue}], maxToolCalls: 4}
+"#,
+    );
+    let [case] = converted.cases.as_slice() else {
+        panic!("one case: {converted:?}")
+    };
+    assert_eq!(case.calls.len(), 1);
+    assert_eq!(case.forbidden_tools, ["create_issue"]);
+    assert_eq!(case.max_tool_calls, Some(4));
+    // The file that is no task is skipped once, with the set whose glob matched it.
+    let skipped: Vec<&String> = converted
+        .notes
+        .iter()
+        .filter(|n| n.contains("notes.yaml"))
+        .collect();
+    assert_eq!(skipped.len(), 1, "{:?}", converted.notes);
+    assert!(
+        skipped[0].contains("the glob of taskSets[0] matches"),
+        "{skipped:?}"
+    );
+}

@@ -89,9 +89,13 @@ pub(super) struct Host {
     pub caveat: Option<String>,
 }
 
+/// Why no mcpeval host fits a provider (said in its note).
+#[derive(Debug, PartialEq)]
+pub(super) struct NoHost(pub String);
+
 /// The mcpeval host for a provider id (its `config.model` where the id names none), or why
 /// there is none.
-pub(super) fn host_of(id: &str, config: &Map<String, Value>) -> Result<Host, String> {
+pub(super) fn host_of(id: &str, config: &Map<String, Value>) -> Result<Host, NoHost> {
     let model = config.get("model").and_then(Value::as_str);
     let plain = |spec: String| Ok(Host { spec, caveat: None });
     let parts: Vec<&str> = id.splitn(3, ':').collect();
@@ -105,17 +109,17 @@ pub(super) fn host_of(id: &str, config: &Map<String, Value>) -> Result<Host, Str
                      (`--host claude-code:{model}` runs Claude Code itself: docs/app-hosts.md)"
                 )),
             }),
-            None => Err(format!(
+            None => Err(NoHost(format!(
                 "`{id}` without `config.model`: choose a model (`--host anthropic:MODEL`)"
-            )),
+            ))),
         },
         ["openai", "chat", model] => plain(format!("openai:{model}")),
         ["openai", "responses", model] => plain(format!("openai-responses:{model}")),
         ["anthropic", "messages", model] => plain(format!("anthropic:{model}")),
-        ["openai" | "anthropic", kind, _] => Err(format!(
+        ["openai" | "anthropic", kind, _] => Err(NoHost(format!(
             "`{id}`: a `{kind}` provider has no mcpeval host (they take chat, responses or \
              messages models)"
-        )),
+        ))),
         [provider @ ("openai" | "anthropic"), model] => plain(format!("{provider}:{model}")),
         ["ollama", "chat", model] | ["ollama", model] => Ok(Host {
             spec: format!("openai:{model}"),
@@ -124,9 +128,9 @@ pub(super) fn host_of(id: &str, config: &Map<String, Value>) -> Result<Host, Str
                     .to_owned(),
             ),
         }),
-        _ => Err(format!(
+        _ => Err(NoHost(format!(
             "`{id}`: no mcpeval host fits; choose one with --host (docs/hosts.md)"
-        )),
+        ))),
     }
 }
 
@@ -142,7 +146,7 @@ pub(super) fn notes(providers: Option<&Value>, options: Option<&Value>, notes: &
         .and_then(Value::as_u64)
         .filter(|n| *n > 1);
     let trials = repeat.map(|n| format!(" --trials {n}")).unwrap_or_default();
-    let hosts: Vec<Result<Host, String>> = list.iter().map(|p| host_of(&p.id, &p.config)).collect();
+    let hosts: Vec<Result<Host, NoHost>> = list.iter().map(|p| host_of(&p.id, &p.config)).collect();
     let mut out: Vec<String> = Vec::new();
     let push = |out: &mut Vec<String>, note: String| {
         if !out.contains(&note) {
@@ -168,7 +172,7 @@ pub(super) fn notes(providers: Option<&Value>, options: Option<&Value>, notes: &
                     push(&mut out, caveat.clone());
                 }
             }
-            Err(why) => push(&mut out, format!("provider {}: {why}", provider.name())),
+            Err(NoHost(why)) => push(&mut out, format!("provider {}: {why}", provider.name())),
         }
         for spec in &provider.servers {
             push(
@@ -194,7 +198,7 @@ pub(super) fn notes(providers: Option<&Value>, options: Option<&Value>, notes: &
 /// (the first server the baseline, the second the candidate), and the host's caveat.
 fn a_b_pair(
     list: &[Provider],
-    hosts: &[Result<Host, String>],
+    hosts: &[Result<Host, NoHost>],
     trials: &str,
 ) -> Option<Vec<String>> {
     let ([a, b], [Ok(host), Ok(other)]) = (list, hosts) else {
@@ -226,7 +230,7 @@ mod tests {
     use super::*;
     use crate::suite::import::source::parse;
 
-    fn host(id: &str, model: Option<&str>) -> Result<String, String> {
+    fn host(id: &str, model: Option<&str>) -> Result<String, NoHost> {
         let mut config = Map::new();
         if let Some(model) = model {
             config.insert("model".into(), Value::from(model));
@@ -253,9 +257,11 @@ mod tests {
         }
         assert!(host("anthropic:claude-agent-sdk", None)
             .unwrap_err()
+            .0
             .contains("without `config.model`"));
         assert!(host("openai:embedding:text-3", None)
             .unwrap_err()
+            .0
             .contains("`embedding`"));
         assert!(host("google:gemini-2.0-flash", None).is_err());
         assert!(host("mcp", None).is_err());
