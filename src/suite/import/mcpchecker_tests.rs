@@ -267,3 +267,42 @@ config:
         "{skipped:?}"
     );
 }
+
+#[test]
+fn placeholders_leave_a_prompt_or_a_rubric_out() {
+    let task = r#"
+kind: Task
+apiVersion: mcpchecker/v1alpha2
+metadata: {name: p}
+spec:
+  setup:
+  verify:
+    - llmJudge: {contains: "{steps.kubernetes.listContexts.count} contexts"}
+    - llmJudge: {exact: "three contexts"}
+  cleanup:
+  prompt: {inline: "Delete the pod {steps.setup_0.name}"}
+"#;
+    let converted = convert(&parse(task).unwrap(), Path::new("p.yaml"), &Files::new(&[])).unwrap();
+    let case = &converted.cases[0];
+    assert_eq!(case.prompt, None);
+    assert_eq!(
+        case.rubrics,
+        ["The final answer means the same as this, in any wording: three contexts"]
+    );
+    let missed = case.not_converted.join("\n");
+    assert!(
+        missed
+            .contains("the prompt names `{steps.setup_0.name}`, filled by mcpchecker at run time"),
+        "{missed}"
+    );
+    assert!(
+        missed.contains("`{steps.kubernetes.listContexts.count}`")
+            && missed.contains("left out of the rubric"),
+        "{missed}"
+    );
+    assert_eq!(
+        case.not_converted.len(),
+        2,
+        "empty setup/cleanup say nothing: {missed}"
+    );
+}
