@@ -228,7 +228,7 @@ fn an_eval_whose_glob_matches_a_kubernetes_manifest_skips_it_and_converts_the_ta
             // Tool-call steps of a required MCP server convert; the others say why not.
             "pods-run: not converted: setup step `script` (a shell script; mcpeval's `setup` makes MCP tool calls on the trial's server only)",
             "pods-run: not converted: cleanup step `http` (an HTTP request;",
-            "pods-run: not converted: verify step `kube.wait` (an operation of the mcpchecker extension `kube`, run outside the MCP server; mcpeval's `expect.after` makes MCP tool calls",
+            "pods-run: not converted: verify step `kube.wait` (an operation of the mcpchecker extension `kubernetes` (as `kube`), run outside the MCP server; mcpeval's `expect.after` makes MCP tool calls",
             "list-contexts: not converted: verify step `kubernetes.listContexts` (an operation of the mcpchecker extension `kubernetes`",
             // A placeholder is reported and kept out of the rubric.
             "list-contexts: not converted: `llmJudge`",

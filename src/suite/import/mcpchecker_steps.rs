@@ -38,11 +38,11 @@ impl Phase {
 }
 
 /// The aliases a task names its required servers and extensions by (`spec.requires`: `as`, or
-/// the `mcpServer` / `extension` name).
+/// the `mcpServer` / `extension` name); an extension's alias with its name.
 #[derive(Debug, Default)]
 pub struct Requires {
     pub servers: Vec<String>,
-    pub extensions: Vec<String>,
+    pub extensions: Vec<(String, String)>,
 }
 
 impl Requires {
@@ -59,9 +59,10 @@ impl Requires {
                 (Some(server), None) => requires
                     .servers
                     .push(text("as").unwrap_or(server).to_owned()),
-                (None, Some(extension)) => requires
-                    .extensions
-                    .push(text("as").unwrap_or(extension).to_owned()),
+                (None, Some(extension)) => requires.extensions.push((
+                    text("as").unwrap_or(extension).to_owned(),
+                    extension.to_owned(),
+                )),
                 _ => {}
             }
         }
@@ -126,8 +127,14 @@ fn step_of(
                 tool_call(phase, kind, tool, body, requires, case)
             }
             Some((alias, _)) => {
-                let whose = if requires.extensions.iter().any(|e| e == alias) {
-                    format!("an operation of the mcpchecker extension `{alias}`")
+                let extension = requires.extensions.iter().find(|(a, _)| a == alias);
+                let whose = if let Some((_, name)) = extension {
+                    let named = if name == alias {
+                        format!("`{name}`")
+                    } else {
+                        format!("`{name}` (as `{alias}`)")
+                    };
+                    format!("an operation of the mcpchecker extension {named}")
                 } else {
                     format!(
                         "`{alias}` is no MCP server the task requires (`spec.requires[].mcpServer`): \
