@@ -300,6 +300,8 @@ fn an_a_b_promptfoo_config_becomes_one_baseline_candidate_note_with_its_trials()
         "no placeholder reaches a task (only the comments name them):\n{yaml}"
     );
     assert!(!yaml.contains("judge:"), "{yaml}");
+    // `defaultTest: file://…` is read: its checks join every test.
+    has_all(&yaml, &["answer_not_contains: [\"I cannot access\"]"]);
     assert!(check_passes(&out).starts_with("ok: 1 task"));
 }
 

@@ -38,16 +38,7 @@ pub fn convert(root: &Value, sources: &dyn Sources) -> Result<Converted, BadInpu
     if config.contains_key("scenarios") {
         notes.push("`scenarios` not converted: write their tests out under `tests`".to_owned());
     }
-    let default = match config.get("defaultTest") {
-        None => Map::new(),
-        Some(Value::Object(default)) => default.clone(),
-        Some(other) => {
-            notes.push(format!(
-                "`defaultTest` {other} not converted: not a mapping"
-            ));
-            Map::new()
-        }
-    };
+    let default = default_test(config.get("defaultTest"), sources, notes)?;
     let tests = tests(config.get("tests"), sources, notes)?;
     let context = Context {
         templates: config.get("assertionTemplates"),
@@ -71,6 +62,44 @@ pub fn convert(root: &Value, sources: &dyn Sources) -> Result<Converted, BadInpu
         }
     }
     Ok(converted)
+}
+
+/// `defaultTest`: a mapping, or a `file://` YAML or JSON file holding one.
+fn default_test(
+    value: Option<&Value>,
+    sources: &dyn Sources,
+    notes: &mut Vec<String>,
+) -> Result<Map<String, Value>, BadInput> {
+    let file = match value {
+        None => return Ok(Map::new()),
+        Some(Value::Object(default)) => return Ok(default.clone()),
+        Some(Value::String(s)) => s.strip_prefix("file://"),
+        Some(_) => None,
+    };
+    let yaml = file.filter(|f| [".yaml", ".yml", ".json"].iter().any(|e| f.ends_with(e)));
+    let Some(path) = yaml else {
+        let shown = value.map(Value::to_string).unwrap_or_default();
+        notes.push(format!(
+            "`defaultTest` {shown} not converted: not a mapping or a YAML or JSON file"
+        ));
+        return Ok(Map::new());
+    };
+    let text = sources
+        .read(std::path::Path::new(path))
+        .map_err(|e| BadInput::new(format!("cannot read the `defaultTest` file `{path}`: {e}")))?;
+    match parse(&text) {
+        Ok(Value::Object(default)) => Ok(default),
+        Ok(_) => {
+            notes.push(format!(
+                "`defaultTest` `{path}` not converted: not a mapping"
+            ));
+            Ok(Map::new())
+        }
+        Err(e) => Err(BadInput::new(format!(
+            "the `defaultTest` file `{path}`: {}",
+            e.message
+        ))),
+    }
 }
 
 /// The config's `defaultTest` and assertion templates, shared by its tests.

@@ -50,22 +50,64 @@ impl Provider {
         }
     }
 
-    /// Its config without the MCP servers: what an A/B pair shares.
-    fn without_servers(&self) -> Map<String, Value> {
+    /// Its config without the MCP servers, and with their names made one word (an allowlist
+    /// such as `mcp__v2-10-0__*` names the server): what an A/B pair shares.
+    fn without_servers(&self) -> String {
         let mut config = self.config.clone();
-        config.remove("mcp");
-        config
+        let names = server_names(config.remove("mcp").as_ref());
+        let mut text = Value::Object(config).to_string();
+        for name in names.iter().filter(|n| !n.is_empty()) {
+            text = replace_word(&text, name, "\u{0}server\u{0}");
+        }
+        text
     }
 }
 
-/// The MCP servers of a provider's `config.mcp` (`servers` or `server`).
-fn servers(mcp: Option<&Value>) -> Vec<String> {
-    let list = match mcp.and_then(|m| m.get("servers").or_else(|| m.get("server"))) {
+/// `text` with each `word` that stands alone (no letter, digit or `-` on either side: `mcp__a__*`
+/// but not `allowed` for `a`) replaced by `with`.
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let part = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '-');
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let before = rest[..at]
+            .chars()
+            .next_back()
+            .or_else(|| out.chars().next_back());
+        let after = rest[at + word.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if part(before) || part(after) {
+            out.push_str(word);
+        } else {
+            out.push_str(with);
+        }
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The server entries of a provider's `config.mcp` (`servers` or `server`).
+fn server_entries(mcp: Option<&Value>) -> Vec<Value> {
+    match mcp.and_then(|m| m.get("servers").or_else(|| m.get("server"))) {
         Some(Value::Array(all)) => all.clone(),
         Some(one) => vec![one.clone()],
         None => Vec::new(),
-    };
-    list.iter()
+    }
+}
+
+/// The `name`s of a provider's MCP servers.
+fn server_names(mcp: Option<&Value>) -> Vec<String> {
+    server_entries(mcp)
+        .iter()
+        .filter_map(|s| s.get("name").and_then(Value::as_str).map(str::to_owned))
+        .collect()
+}
+
+/// The MCP servers of a provider's `config.mcp`, as server specs.
+fn servers(mcp: Option<&Value>) -> Vec<String> {
+    server_entries(mcp)
+        .iter()
         .filter_map(|server| {
             if let Some(url) = server.get("url").and_then(Value::as_str) {
                 return Some(url.to_owned());
@@ -275,16 +317,30 @@ mod tests {
     }
 
     #[test]
+    fn server_names_are_replaced_where_they_stand_alone() {
+        assert_eq!(
+            replace_word("mcp__a__* allowed a-b a", "a", "S"),
+            "mcp__S__* allowed a-b S"
+        );
+    }
+
+    #[test]
     fn an_a_b_pair_is_one_note_with_the_trials() {
         let pair = r#"
 evaluateOptions: {repeat: 10}
 providers:
   - id: anthropic:claude-agent-sdk
     label: old
-    config: {model: m, mcp: {servers: [{name: a, command: node, args: [old/main.js]}]}}
+    config:
+      model: m
+      custom_allowed_tools: ['mcp__a__*']
+      mcp: {servers: [{name: a, command: node, args: [old/main.js]}]}
   - id: anthropic:claude-agent-sdk
     label: new
-    config: {model: m, mcp: {servers: [{name: b, command: node, args: [main.js]}]}}
+    config:
+      model: m
+      custom_allowed_tools: ['mcp__b__*']
+      mcp: {servers: [{name: b, command: node, args: [main.js]}]}
 "#;
         let notes = notes_of(pair);
         assert_eq!(notes.len(), 2, "{notes:?}");
@@ -297,8 +353,8 @@ providers:
         assert!(notes[1].contains("Agent SDK"), "{notes:?}");
         // Two models against one server are no A/B pair of servers.
         let models = pair.replace(
-            "config: {model: m, mcp: {servers: [{name: b",
-            "config: {model: n, mcp: {servers: [{name: b",
+            "      model: m\n      custom_allowed_tools: ['mcp__b__*']",
+            "      model: n\n      custom_allowed_tools: ['mcp__b__*']",
         );
         let notes = notes_of(&models);
         assert!(
