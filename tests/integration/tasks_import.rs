@@ -282,7 +282,7 @@ fn an_a_b_promptfoo_config_becomes_one_baseline_candidate_note_with_its_trials()
         &stdout,
         &[
             "note: providers `v2.10.0` (`anthropic:claude-agent-sdk`) and `release-candidate` (`anthropic:claude-agent-sdk`) differ only in their MCP server: `mcpeval run --host anthropic:claude-sonnet-4-6 --baseline \"node evals/released/dist/main.js\" --candidate \"node dist/main.js\" --trials 10`",
-            "runs the Claude Agent SDK's own agent loop with its built-in tools",
+            "runs the Claude Agent SDK's own agent loop (Claude Code's, with its built-in tools unless an allowlist leaves them out); `--host anthropic:claude-sonnet-4-6` runs mcpeval's loop with the server's tools only",
             // Placeholders no var fills: reported per case and left out.
             "find-notes-by-tag: not converted: `llm-rubric`: its value names `{{tag}}`, which no var fills",
             "\"Open a note\": not converted: the prompt: `{{title}}` not filled in",

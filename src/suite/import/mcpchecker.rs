@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::case::{whole_name_pattern, Call, Case};
+use super::mcpchecker_files::{read_task, set_files};
 use super::mcpchecker_steps::{placeholders, steps, Phase, Requires};
-use super::source::{join, parse, BadInput, Sources};
+use super::source::{join, BadInput, Sources};
 use super::Converted;
 use crate::suite::task::ToolName;
 
@@ -86,26 +87,7 @@ fn eval(object: &Map<String, Value>, sources: &dyn Sources) -> Result<Converted,
                 .push(format!("{place} is not a mapping: not converted"));
             continue;
         };
-        let files = if let Some(path) = set.get("path").and_then(Value::as_str) {
-            vec![PathBuf::from(path)]
-        } else if let Some(glob) = set.get("glob").and_then(Value::as_str) {
-            let files = sources.glob(glob).map_err(|e| {
-                BadInput::new(format!("{place}: cannot list the files of `{glob}`: {e}"))
-            })?;
-            if files.is_empty() {
-                converted
-                    .notes
-                    .push(format!("{place}: `{glob}` names no file"));
-            }
-            files
-        } else {
-            let what = match set.get("source") {
-                Some(source) => format!("tasks from the source {source}"),
-                None => "no `path` or `glob`".to_owned(),
-            };
-            converted.notes.push(format!(
-                "{place}: {what}: not converted (import the task files themselves)"
-            ));
+        let Some(files) = set_files(set, &place, sources, &mut converted.notes)? else {
             continue;
         };
         let labels = set.get("labelSelector").and_then(Value::as_object);
@@ -118,27 +100,10 @@ fn eval(object: &Map<String, Value>, sources: &dyn Sources) -> Result<Converted,
             if skipped.contains(&path) {
                 continue;
             }
-            let shown = path.display().to_string();
-            let text = sources.read(&path).map_err(|e| {
-                BadInput::new(format!("{place}: cannot read the task file `{shown}`: {e}"))
-            })?;
-            let task_object = match task_file(&text) {
-                Ok(TaskFile::Task(object)) => object,
-                Ok(TaskFile::Other(what)) => {
-                    converted.notes.push(format!(
-                        "skipped `{shown}`, which the {by} of {place} matches: not an mcpchecker \
-                         task ({what}; mcpchecker skips it too)"
-                    ));
-                    skipped.push(path);
-                    continue;
-                }
-                Err(e) => {
-                    let at = e.at.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default();
-                    return Err(BadInput::new(format!(
-                        "{place}: task file `{shown}`{at}: {}",
-                        e.message
-                    )));
-                }
+            let Some(task_object) = read_task(&path, &place, by, sources, &mut converted.notes)?
+            else {
+                skipped.push(path);
+                continue;
             };
             if !selected(&task_object, labels) {
                 continue;
@@ -169,77 +134,6 @@ struct Found {
     path: PathBuf,
     task: Map<String, Value>,
     assertions: Vec<Value>,
-}
-
-/// A file a task set names: an mcpchecker task, or another file (what it is).
-enum TaskFile {
-    Task(Map<String, Value>),
-    Other(String),
-}
-
-/// Reads a file a task set names. A file of another `kind`, of none, of several YAML
-/// documents none of which is a task (a Kubernetes manifest), or that is not YAML and does not
-/// say `kind: Task` is another file, as mcpchecker skips it; a task that cannot be read is
-/// refused.
-fn task_file(text: &str) -> Result<TaskFile, BadInput> {
-    let kind = |v: &Value| v.get("kind").and_then(Value::as_str).map(str::to_owned);
-    let err = match parse(text) {
-        Ok(root) => {
-            return match (root.as_object(), kind(&root)) {
-                (Some(object), Some(k)) if k == "Task" => {
-                    let version = object.get("apiVersion").and_then(Value::as_str);
-                    match version {
-                        None | Some("mcpchecker/v1alpha1" | "mcpchecker/v1alpha2") => {
-                            Ok(TaskFile::Task(object.clone()))
-                        }
-                        Some(other) => Err(BadInput::new(format!(
-                            "an mcpchecker task of the unknown `apiVersion: {other}` (mcpchecker \
-                             reads `mcpchecker/v1alpha1` and `mcpchecker/v1alpha2`)"
-                        ))),
-                    }
-                }
-                (Some(_), Some(k)) => Ok(TaskFile::Other(format!("`kind: {k}`"))),
-                (Some(_), None) => Ok(TaskFile::Other("no `kind`".to_owned())),
-                (None, _) => Ok(TaskFile::Other("not a mapping".to_owned())),
-            }
-        }
-        Err(err) => err,
-    };
-    if let Ok(docs) = serde_saphyr::from_multiple::<Value>(text) {
-        if docs.len() > 1 {
-            let kinds: Vec<String> = docs
-                .iter()
-                .map(|d| kind(d).map_or_else(|| "no `kind`".to_owned(), |k| format!("`kind: {k}`")))
-                .collect();
-            if kinds.iter().any(|k| k == "`kind: Task`") {
-                return Err(BadInput {
-                    at: err.at,
-                    message: format!(
-                        "an mcpchecker task among {} YAML documents (a task file holds one task)",
-                        docs.len()
-                    ),
-                });
-            }
-            return Ok(TaskFile::Other(format!(
-                "{} YAML documents: {}",
-                docs.len(),
-                kinds.join(", ")
-            )));
-        }
-    }
-    let says_task = text.lines().any(|line| {
-        let line = line.trim_end();
-        line.strip_prefix("kind:")
-            .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == "Task")
-    });
-    if says_task {
-        return Err(err);
-    }
-    let at = err
-        .at
-        .map(|(l, c)| format!("{l}:{c}: "))
-        .unwrap_or_default();
-    Ok(TaskFile::Other(format!("{at}{}", err.message)))
 }
 
 /// Whether a task's `metadata.labels` carry every label of the set's `labelSelector`.

@@ -4,6 +4,7 @@
 mod case;
 mod files;
 mod mcpchecker;
+mod mcpchecker_files;
 mod mcpchecker_steps;
 #[cfg(test)]
 mod mcpchecker_tests;

@@ -146,8 +146,9 @@ pub(super) fn host_of(id: &str, config: &Map<String, Value>) -> Result<Host, NoH
             Some(model) => Ok(Host {
                 spec: format!("anthropic:{model}"),
                 caveat: Some(format!(
-                    "`{id}` runs the Claude Agent SDK's own agent loop with its built-in tools; \
-                     `--host anthropic:{model}` runs mcpeval's loop with the server's tools only \
+                    "`{id}` runs the Claude Agent SDK's own agent loop (Claude Code's, with its \
+                     built-in tools unless an allowlist leaves them out); `--host \
+                     anthropic:{model}` runs mcpeval's loop with the server's tools only \
                      (`--host claude-code:{model}` runs Claude Code itself: docs/app-hosts.md)"
                 )),
             }),
