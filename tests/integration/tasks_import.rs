@@ -231,7 +231,7 @@ fn an_eval_whose_glob_matches_a_kubernetes_manifest_skips_it_and_converts_the_ta
             "pods-run: not converted: verify step `kube.wait` (an operation of the mcpchecker extension `kubernetes` (as `kube`), run outside the MCP server; mcpeval's `expect.after` makes MCP tool calls",
             "list-contexts: not converted: verify step `kubernetes.listContexts` (an operation of the mcpchecker extension `kubernetes`",
             // A placeholder is reported and kept out of the rubric.
-            "list-contexts: not converted: `llmJudge`",
+            "list-contexts: not converted: `llmJudge`: it names `{steps.kubernetes.listContexts.count}`",
             "it names `{steps.kubernetes.listContexts.count}`, filled by mcpchecker at run time",
         ],
     );

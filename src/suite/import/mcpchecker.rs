@@ -287,8 +287,8 @@ fn judge(body: &Value, case: &mut Case) {
     let named = placeholders(&body.to_string());
     if !named.is_empty() {
         case.not_converted(format!(
-            "`llmJudge` {body}: it names {}, filled by mcpchecker at run time from a step's \
-             output; left out of the rubric (a judge reads its rubric as written)",
+            "`llmJudge`: it names {}, filled by mcpchecker at run time from a step's output; \
+             left out of the rubric (a judge reads its rubric as written)",
             named.join(", ")
         ));
         return;
