@@ -861,9 +861,12 @@ pub enum TasksAction {
     ///
     /// Writes one task file per input into --out, and lists per case what did not convert
     /// (also as comments above each task). Prompts, expected and forbidden tools, call counts
-    /// and order, answer checks and LLM rubrics convert; code assertions, setup and verify
-    /// scripts do not. Exit 2 if an input is not of the format, or an output file exists
-    /// without --force; nothing is written then. More: docs/task-format.md (Importing from mcpchecker and promptfoo).
+    /// and order, answer checks, LLM rubrics and mcpchecker's MCP tool-call steps (as setup,
+    /// teardown and after checks) convert; code assertions, scripts, HTTP and extension steps,
+    /// and texts with placeholders filled at run time do not. Files an eval's glob matches that
+    /// are not mcpchecker tasks are skipped with a note. Exit 2 if an input is not of the
+    /// format, if no case converts, or if an output file exists without --force; nothing is
+    /// written then. More: docs/task-format.md (Importing from mcpchecker and promptfoo).
     Import {
         /// The tool the files are for.
         #[arg(long, value_enum)]

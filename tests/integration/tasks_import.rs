@@ -12,6 +12,10 @@ const MCPCHECKER_EVAL: &str = "tests/fixtures/import/mcpchecker/eval.yaml";
 const MCPCHECKER_TASK: &str =
     "tests/fixtures/import/mcpchecker/tasks/login-issues/login-issues.yaml";
 const PROMPTFOO: &str = "tests/fixtures/import/promptfoo/promptfooconfig.yaml";
+/// Shaped like containers/kubernetes-mcp-server's evals: a glob over `tasks/*/*/*.yaml` that
+/// also matches a multi-document Kubernetes manifest.
+const KUBERNETES_EVAL: &str =
+    "tests/fixtures/import/kubernetes/evals/core-eval-testing/builtin-openai/eval-core.yaml";
 
 /// `mcpeval tasks import --from FORMAT FILE --out OUT EXTRA…`, asserting exit 0; its stdout.
 fn import(format: &str, file: &str, out: &Path, extra: &[&str]) -> String {
@@ -69,7 +73,9 @@ fn an_mcpchecker_eval_imports_into_tasks_that_pass_check() {
             "eval.yaml: 2 task(s), 0 case(s) left out",
             "login-issues: not converted: verify step `script`",
             "login-issues: not converted: `resourcesRead`",
-            "comment-on-issue-7: not converted: `setup` steps",
+            // Issue 37: the legacy setup script is named with why it does not convert
+            // (mcpeval's `setup` makes MCP tool calls only), no longer "`setup` steps".
+            "comment-on-issue-7: not converted: the `setup` script (mcpeval's `setup` makes MCP tool calls",
             "comment-on-issue-7: not converted: the verify script",
             "comment-on-issue-7: not converted: `noDuplicateCalls`",
             "note: the servers are in `mcp-config.yaml`",
@@ -198,4 +204,129 @@ fn bad_input_exits_2_and_writes_nothing_and_outputs_are_kept_without_force() {
     assert!(std::fs::read_to_string(&written)
         .unwrap()
         .contains("- id: "));
+}
+
+#[test]
+fn an_eval_whose_glob_matches_a_kubernetes_manifest_skips_it_and_converts_the_tasks() {
+    let dir = temp_dir();
+    let out = dir.path().join("imported");
+    let stdout = import("mcpchecker", KUBERNETES_EVAL, &out, &[]);
+    // The manifest is skipped with one note (two task sets' globs match it).
+    let skipped: Vec<&str> = stdout.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(skipped.len(), 1, "{stdout}");
+    has_all(
+        skipped[0],
+        &[
+            "mock-plugin.yaml",
+            "not an mcpchecker task (2 YAML documents: `kind: ConfigMap`, `kind: Deployment`",
+        ],
+    );
+    has_all(
+        &stdout,
+        &[
+            "eval-core.yaml: 3 task(s), 0 case(s) left out",
+            // Tool-call steps of a required MCP server convert; the others say why not.
+            "pods-run: not converted: setup step `script` (a shell script; mcpeval's `setup` makes MCP tool calls on the trial's server only)",
+            "pods-run: not converted: cleanup step `http` (an HTTP request;",
+            "pods-run: not converted: verify step `kube.wait` (an operation of the mcpchecker extension `kubernetes` (as `kube`), run outside the MCP server; mcpeval's `expect.after` makes MCP tool calls",
+            "list-contexts: not converted: verify step `kubernetes.listContexts` (an operation of the mcpchecker extension `kubernetes`",
+            // A placeholder is reported and kept out of the rubric.
+            "list-contexts: not converted: `llmJudge`: it names `{steps.kubernetes.listContexts.count}`",
+            "it names `{steps.kubernetes.listContexts.count}`, filled by mcpchecker at run time",
+        ],
+    );
+    for stale in ["runs no steps", "`setup` steps", "`cleanup` steps"] {
+        assert!(!stdout.contains(stale), "{stale}: {stdout}");
+    }
+    // Empty `setup:`/`cleanup:` (namespaces-list, list-contexts) say nothing.
+    assert!(
+        !stdout.contains("namespaces-list: not converted"),
+        "{stdout}"
+    );
+    let yaml = std::fs::read_to_string(out.join("eval-core.yaml")).unwrap();
+    has_all(
+        &yaml,
+        &[
+            "- id: pods-run\n",
+            "  setup:\n    - {tool: namespaces_create, args: {name: eval-pods}}\n",
+            "  teardown:\n    - {tool: pods_delete, args: {name: web, namespace: eval-pods}}\n",
+            "    after:\n      - call: {tool: pods_get, args: {name: web, namespace: eval-pods}}\n        expect: {is_error: false}\n",
+            "- id: list-contexts\n",
+            "- id: namespaces-list\n",
+        ],
+    );
+    assert!(
+        !yaml.contains(
+            "rubric: \"The final answer contains this information, in any wording: {steps"
+        ),
+        "{yaml}"
+    );
+    // The netobserv task is not selected by either label selector.
+    assert!(!yaml.contains("flows-top"), "{yaml}");
+    assert!(check_passes(&out).starts_with("ok: 3 tasks"));
+}
+
+#[test]
+fn an_a_b_promptfoo_config_becomes_one_baseline_candidate_note_with_its_trials() {
+    let dir = temp_dir();
+    let out = dir.path().join("imported");
+    let stdout = import(
+        "promptfoo",
+        "tests/fixtures/import/promptfoo-ab/promptfooconfig.yaml",
+        &out,
+        &[],
+    );
+    // One note for the pair: the Agent SDK's `config.model` as the host, the first server as
+    // the baseline, the second as the candidate, `repeat: 10` as `--trials 10`.
+    has_all(
+        &stdout,
+        &[
+            "note: providers `v2.10.0` (`anthropic:claude-agent-sdk`) and `release-candidate` (`anthropic:claude-agent-sdk`) differ only in their MCP server: `mcpeval run --host anthropic:claude-sonnet-4-6 --baseline \"node evals/released/dist/main.js\" --candidate \"node dist/main.js\" --trials 10`",
+            "runs the Claude Agent SDK's own agent loop (Claude Code's, with its built-in tools unless an allowlist leaves them out); `--host anthropic:claude-sonnet-4-6` runs mcpeval's loop with the server's tools only",
+            // Placeholders no var fills: reported per case and left out.
+            "find-notes-by-tag: not converted: `llm-rubric`: its value names `{{tag}}`, which no var fills",
+            "\"Open a note\": not converted: the prompt: `{{title}}` not filled in",
+        ],
+    );
+    assert_eq!(stdout.matches("--baseline").count(), 1, "{stdout}");
+    assert!(
+        !stdout.contains("--host anthropic:claude-agent-sdk"),
+        "{stdout}"
+    );
+    let yaml = std::fs::read_to_string(out.join("promptfooconfig.yaml")).unwrap();
+    let tasks: Vec<&str> = yaml.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(
+        tasks.iter().all(|l| !l.contains("{{")),
+        "no placeholder reaches a task (only the comments name them):\n{yaml}"
+    );
+    assert!(!yaml.contains("judge:"), "{yaml}");
+    // `defaultTest: file://…` is read: its checks join every test.
+    has_all(&yaml, &["answer_not_contains: [\"I cannot access\"]"]);
+    assert!(check_passes(&out).starts_with("ok: 1 task"));
+}
+
+#[test]
+fn an_input_where_nothing_converts_exits_2_with_one_line_and_writes_nothing() {
+    let dir = temp_dir();
+    let out = dir.path().join("out");
+    let run = mcpeval(&[
+        "tasks",
+        "import",
+        "--from",
+        "promptfoo",
+        "tests/fixtures/import/promptfoo-code/promptfooconfig.yaml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+    assert!(run.stdout.is_empty(), "{}", text(&run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    has_all(
+        &stderr,
+        &[
+            "nothing to import, so nothing is written: none of the 2 case(s) of `tests/fixtures/import/promptfoo-code/promptfooconfig.yaml` converts: `is-json` assertion; `javascript` assertion",
+        ],
+    );
+    assert!(!out.exists());
 }

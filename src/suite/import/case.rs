@@ -29,6 +29,22 @@ impl Call {
     }
 }
 
+/// A fixture call: a tool of the server under test and its arguments (`setup`, `teardown`, the
+/// call of an `expect.after` check).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fixture {
+    pub tool: String,
+    pub args: serde_json::Map<String, Value>,
+}
+
+/// An `expect.after` check: a call made once the trial has ended, and whether its result must
+/// be an error (`is_error`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct After {
+    pub call: Fixture,
+    pub is_error: bool,
+}
+
 /// A test case of another tool, as far as it converts. `finish` settles it; the YAML writer
 /// leaves out a case with no prompt or no check.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -53,6 +69,11 @@ pub struct Case {
     pub max_latency_ms: Option<u64>,
     /// Rubrics for the model judge; several are joined into one.
     pub rubrics: Vec<String>,
+    /// Calls made before the model starts (`setup`) and after the trial (`teardown`).
+    pub setup: Vec<Fixture>,
+    pub teardown: Vec<Fixture>,
+    /// Checks of the state the trial left (`expect.after`).
+    pub after: Vec<After>,
     /// What did not convert, each with why.
     pub not_converted: Vec<String>,
     /// What converted with a difference in meaning.
@@ -241,6 +262,7 @@ impl Case {
             || self.answer_regex.is_some()
             || self.max_latency_ms.is_some()
             || !self.rubrics.is_empty()
+            || !self.after.is_empty()
     }
 
     /// Whether the expected calls must come in order (`ordered: true`).

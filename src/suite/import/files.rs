@@ -75,6 +75,8 @@ pub enum ImportError {
         file: PathBuf,
         problems: Vec<Diagnostic>,
     },
+    #[error("nothing to import, so nothing is written: {0}")]
+    NothingConverts(String),
     #[error("cannot write `{path}`")]
     Write {
         path: PathBuf,
@@ -98,7 +100,8 @@ impl crate::error::Coded for ImportError {
             | Self::Bad { .. }
             | Self::JudgeHost(_)
             | Self::Exists(_)
-            | Self::Invalid { .. } => Exit::Usage,
+            | Self::Invalid { .. }
+            | Self::NothingConverts(_) => Exit::Usage,
             Self::Write { .. } => Exit::Infra,
         }
     }
@@ -161,17 +164,19 @@ pub fn import(request: &Request) -> Result<Vec<FileReport>, ImportError> {
         };
         planned.push((report, written.yaml));
     }
+    if names.is_empty() {
+        let reports: Vec<FileReport> = planned.into_iter().map(|(r, _)| r).collect();
+        return Err(ImportError::NothingConverts(nothing_converts(&reports)));
+    }
     if !request.force {
         if let Some(path) = names.iter().find(|p| p.exists()) {
             return Err(ImportError::Exists(path.clone()));
         }
     }
-    if !names.is_empty() {
-        std::fs::create_dir_all(&request.out).map_err(|source| ImportError::Write {
-            path: request.out.clone(),
-            source,
-        })?;
-    }
+    std::fs::create_dir_all(&request.out).map_err(|source| ImportError::Write {
+        path: request.out.clone(),
+        source,
+    })?;
     let mut reports = Vec::new();
     for (report, yaml) in planned {
         if let (Some(path), Some(yaml)) = (&report.output, yaml) {
@@ -183,6 +188,55 @@ pub fn import(request: &Request) -> Result<Vec<FileReport>, ImportError> {
         reports.push(report);
     }
     Ok(reports)
+}
+
+/// Why no input gave a task, in one line: what its cases lack (the first few reasons), or that
+/// it holds no case (with its notes that say why: files skipped, globs that name nothing).
+fn nothing_converts(reports: &[FileReport]) -> String {
+    let files: Vec<String> = reports
+        .iter()
+        .map(|r| format!("`{}`", r.input.display()))
+        .collect();
+    let files = files.join(", ");
+    let cases: usize = reports.iter().map(|r| r.cases.len()).sum();
+    let mut reasons: Vec<String> = Vec::new();
+    if cases == 0 {
+        let hints = ["mcpeval run", "--baseline", "judge.host", "--trials"];
+        for note in reports.iter().flat_map(|r| &r.notes) {
+            if !hints.iter().any(|h| note.contains(h)) && !reasons.contains(note) {
+                reasons.push(note.clone());
+            }
+        }
+    } else {
+        let lines = reports
+            .iter()
+            .flat_map(|r| &r.cases)
+            .flat_map(|c| &c.not_converted)
+            .filter(|w| !w.starts_with("the whole case"));
+        for what in lines {
+            // The reason's head: "`is-json` assertion" of "`is-json` assertion (no mcpeval …)".
+            let head = what.split(" (").next().unwrap_or(what).to_owned();
+            if !reasons.contains(&head) {
+                reasons.push(head);
+            }
+        }
+    }
+    const SHOWN: usize = 4;
+    let more = reasons.len().saturating_sub(SHOWN);
+    reasons.truncate(SHOWN);
+    if more > 0 {
+        reasons.push(format!("{more} more"));
+    }
+    let why = if reasons.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", reasons.join("; "))
+    };
+    if cases == 0 {
+        format!("{files} holds no case to convert{why}")
+    } else {
+        format!("none of the {cases} case(s) of {files} converts{why}")
+    }
 }
 
 /// `DIR/<input's stem>.yaml`, with `-2`, `-3`… when an earlier input of the import took it.

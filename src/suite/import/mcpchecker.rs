@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::case::{whole_name_pattern, Call, Case};
-use super::source::{join, parse, BadInput, Sources};
+use super::mcpchecker_files::{read_task, set_files};
+use super::mcpchecker_steps::{placeholders, steps, Phase, Requires};
+use super::source::{join, BadInput, Sources};
 use super::Converted;
 use crate::suite::task::ToolName;
 
@@ -25,7 +27,7 @@ pub fn convert(root: &Value, file: &Path, sources: &dyn Sources) -> Result<Conve
     match object.get("kind").and_then(Value::as_str) {
         Some("Task") => {
             let stem = stem(file);
-            let case = task(object, &stem, Path::new(""), sources, None);
+            let case = task(object, &stem, Path::new(""), sources, &[]);
             Ok(Converted {
                 cases: vec![case],
                 notes: vec![
@@ -75,6 +77,8 @@ fn eval(object: &Map<String, Value>, sources: &dyn Sources) -> Result<Converted,
                 .to_owned(),
         );
     }
+    let mut found: Vec<Found> = Vec::new();
+    let mut skipped: Vec<PathBuf> = Vec::new();
     for (i, set) in sets.iter().enumerate() {
         let place = format!("taskSets[{i}]");
         let Some(set) = set.as_object() else {
@@ -83,57 +87,53 @@ fn eval(object: &Map<String, Value>, sources: &dyn Sources) -> Result<Converted,
                 .push(format!("{place} is not a mapping: not converted"));
             continue;
         };
-        let files = if let Some(path) = set.get("path").and_then(Value::as_str) {
-            vec![PathBuf::from(path)]
-        } else if let Some(glob) = set.get("glob").and_then(Value::as_str) {
-            let files = sources.glob(glob).map_err(|e| {
-                BadInput::new(format!("{place}: cannot list the files of `{glob}`: {e}"))
-            })?;
-            if files.is_empty() {
-                converted
-                    .notes
-                    .push(format!("{place}: `{glob}` names no file"));
-            }
-            files
-        } else {
-            let what = match set.get("source") {
-                Some(source) => format!("tasks from the source {source}"),
-                None => "no `path` or `glob`".to_owned(),
-            };
-            converted.notes.push(format!(
-                "{place}: {what}: not converted (import the task files themselves)"
-            ));
+        let Some(files) = set_files(set, &place, sources, &mut converted.notes)? else {
             continue;
         };
         let labels = set.get("labelSelector").and_then(Value::as_object);
+        let by = if set.contains_key("path") {
+            "path"
+        } else {
+            "glob"
+        };
         for path in files {
-            let shown = path.display().to_string();
-            let text = sources.read(&path).map_err(|e| {
-                BadInput::new(format!("{place}: cannot read the task file `{shown}`: {e}"))
-            })?;
-            let root = parse(&text).map_err(|e| {
-                let at = e.at.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default();
-                BadInput::new(format!("{place}: task file `{shown}`{at}: {}", e.message))
-            })?;
-            let Some(task_object) = root
-                .as_object()
-                .filter(|o| o.get("kind").and_then(Value::as_str) == Some("Task"))
-            else {
-                converted.notes.push(format!(
-                    "{place}: `{shown}` is not an mcpchecker task (`kind: Task`): skipped"
-                ));
-                continue;
-            };
-            if !selected(task_object, labels) {
+            if skipped.contains(&path) {
                 continue;
             }
-            let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
-            let assertions = set.get("assertions");
-            let case = task(task_object, &stem(&path), &dir, sources, assertions);
-            converted.cases.push(case);
+            let Some(task_object) = read_task(&path, &place, by, sources, &mut converted.notes)?
+            else {
+                skipped.push(path);
+                continue;
+            };
+            if !selected(&task_object, labels) {
+                continue;
+            }
+            // A task several sets select is one task with each set's assertions (mcpchecker
+            // runs it once and checks each set's assertions).
+            let assertions = set.get("assertions").cloned();
+            match found.iter_mut().find(|f| f.path == path) {
+                Some(known) => known.assertions.extend(assertions),
+                None => found.push(Found {
+                    path,
+                    task: task_object,
+                    assertions: assertions.into_iter().collect(),
+                }),
+            }
         }
     }
+    for f in found {
+        let dir = f.path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let case = task(&f.task, &stem(&f.path), &dir, sources, &f.assertions);
+        converted.cases.push(case);
+    }
     Ok(converted)
+}
+
+/// A task file the task sets select, with the assertions of each set that selects it.
+struct Found {
+    path: PathBuf,
+    task: Map<String, Value>,
+    assertions: Vec<Value>,
 }
 
 /// Whether a task's `metadata.labels` carry every label of the set's `labelSelector`.
@@ -156,7 +156,7 @@ fn task(
     fallback_name: &str,
     dir: &Path,
     sources: &dyn Sources,
-    assertions: Option<&Value>,
+    assertions: &[Value],
 ) -> Case {
     let name = object
         .get("metadata")
@@ -175,12 +175,38 @@ fn task(
         return case;
     };
     case.prompt = prompt(body.get("prompt"), dir, sources, &mut case);
-    for phase in ["setup", "cleanup"] {
-        if body.contains_key(phase) {
-            case.not_converted(format!(
-                "`{phase}` steps (mcpeval runs no steps around a trial)"
-            ));
+    let named = case.prompt.as_deref().map(placeholders).unwrap_or_default();
+    if !named.is_empty() {
+        case.prompt = None;
+        case.not_converted(format!(
+            "the prompt names {}, filled by mcpchecker at run time from a step's output              (mcpeval sends the prompt as written)",
+            named.join(", ")
+        ));
+    }
+    let requires = Requires::of(body);
+    if legacy {
+        for phase in ["setup", "cleanup"] {
+            if body.get(phase).is_some_and(|v| !is_empty_step(v)) {
+                let target = if phase == "setup" {
+                    "setup"
+                } else {
+                    "teardown"
+                };
+                case.not_converted(format!(
+                    "the `{phase}` script (mcpeval's `{target}` makes MCP tool calls on the \
+                     trial's server only)"
+                ));
+            }
         }
+    } else {
+        steps(Phase::Setup, body.get("setup"), &requires, &mut case, judge);
+        steps(
+            Phase::Cleanup,
+            body.get("cleanup"),
+            &requires,
+            &mut case,
+            judge,
+        );
     }
     if let Some(limits) = body.get("limits") {
         case.not_converted(format!(
@@ -189,17 +215,15 @@ fn task(
         ));
     }
     match (body.get("verify"), legacy) {
-        (Some(Value::Array(steps)), _) => {
-            for step in steps {
-                verify_step(step, &mut case);
-            }
-        }
         (Some(verify @ Value::Object(_)), true) => legacy_verify(verify, &mut case),
-        (Some(other), _) => case.not_converted(format!("`verify` {other}: not a list of steps")),
-        (None, _) => {}
+        (verify, false) => steps(Phase::Verify, verify, &requires, &mut case, judge),
+        (Some(Value::Null) | None, true) => {}
+        (Some(other), true) => {
+            case.not_converted(format!("`verify` {other}: not a script or judge"))
+        }
     }
-    if let Some(assertions) = assertions {
-        assertions_of(assertions, &mut case);
+    for set in assertions {
+        assertions_of(set, &mut case);
     }
     case.finish();
     case
@@ -236,19 +260,12 @@ fn prompt(
     None
 }
 
-/// One v1alpha2 verify step: `llmJudge` converts; `script`, `http` and extension operations
-/// check the world the agent changed, which mcpeval does not see.
-fn verify_step(step: &Value, case: &mut Case) {
-    let Some((kind, body)) = step.as_object().and_then(|s| s.iter().next()) else {
-        case.not_converted(format!("verify step {step}"));
-        return;
-    };
-    match kind.as_str() {
-        "llmJudge" => judge(body, case),
-        other => case.not_converted(format!(
-            "verify step `{other}` (it checks the state the agent left; mcpeval grades the \
-             trial's calls and answer)"
-        )),
+/// Whether a legacy `setup`/`cleanup` names no script (`setup:` left empty).
+fn is_empty_step(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Object(o) => o.values().all(|v| v.is_null() || v == ""),
+        _ => false,
     }
 }
 
@@ -258,8 +275,8 @@ fn legacy_verify(verify: &Value, case: &mut Case) {
         judge(verify, case);
     } else {
         case.not_converted(
-            "the verify script (it checks the state the agent left; mcpeval grades the trial's \
-             calls and answer)",
+            "the verify script (a shell script; mcpeval's `expect.after` makes MCP tool calls on \
+             the trial's server only)",
         );
     }
 }
@@ -267,6 +284,15 @@ fn legacy_verify(verify: &Value, case: &mut Case) {
 /// `llmJudge: {contains: …}` or `{exact: …}` as a judge rubric.
 fn judge(body: &Value, case: &mut Case) {
     let text = |key| body.get(key).and_then(Value::as_str);
+    let named = placeholders(&body.to_string());
+    if !named.is_empty() {
+        case.not_converted(format!(
+            "`llmJudge`: it names {}, filled by mcpchecker at run time from a step's output; \
+             left out of the rubric (a judge reads its rubric as written)",
+            named.join(", ")
+        ));
+        return;
+    }
     match (text("contains"), text("exact")) {
         (Some(expected), None) => case.rubrics.push(format!(
             "The final answer contains this information, in any wording: {expected}"

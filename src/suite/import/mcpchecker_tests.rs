@@ -193,3 +193,116 @@ fn other_files_are_refused_with_the_reason() {
     assert!(err("- id: a\n").contains("expected a mapping"));
     assert!(err("kind: Eval\n").contains("taskSets"));
 }
+
+#[test]
+fn files_a_glob_matches_that_are_not_tasks_are_skipped_and_broken_tasks_refused() {
+    let eval = parse("kind: Eval\nconfig:\n  taskSets:\n    - glob: t/*.yaml\n").unwrap();
+    let run = |files: &[(&str, &str)]| convert(&eval, Path::new("eval.yaml"), &Files::new(files));
+    let manifest = "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: apps/v1\nkind: Deployment\n";
+    let helm = "image: {{ .Values.image }}\n  bad: [\n";
+    let converted = run(&[
+        ("t/a.yaml", TASK),
+        ("t/manifest.yaml", manifest),
+        ("t/chart.yaml", helm),
+        ("t/plain.yaml", "name: x\n"),
+    ])
+    .unwrap();
+    assert_eq!(converted.cases.len(), 1);
+    let skipped: Vec<&String> = converted
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("skipped"))
+        .collect();
+    assert_eq!(skipped.len(), 3, "{skipped:?}");
+    assert!(skipped[0].contains("t/chart.yaml") && skipped[0].contains("invalid YAML"));
+    assert!(skipped[1].contains("2 YAML documents: `kind: ConfigMap`, `kind: Deployment`"));
+    assert!(skipped[2].contains("t/plain.yaml") && skipped[2].contains("no `kind`"));
+
+    let broken = "kind: Task\nspec: [\n";
+    let err = run(&[("t/a.yaml", broken)]).unwrap_err().message;
+    assert!(
+        err.starts_with("taskSets[0]: task file `t/a.yaml`:"),
+        "{err}"
+    );
+    let two = format!("{TASK}---\nkind: ConfigMap\n");
+    let err = run(&[("t/a.yaml", &two)]).unwrap_err().message;
+    assert!(
+        err.contains("an mcpchecker task among 2 YAML documents"),
+        "{err}"
+    );
+    let err = run(&[("t/a.yaml", "kind: Task\napiVersion: v1\n")])
+        .unwrap_err()
+        .message;
+    assert!(err.contains("unknown `apiVersion: v1`"), "{err}");
+}
+
+#[test]
+fn a_task_two_sets_select_is_one_task_with_both_sets_assertions() {
+    let converted = convert_eval(
+        r#"
+kind: Eval
+config:
+  taskSets:
+    - glob: ../tasks/*/*.yaml
+      assertions: {toolsUsed: [{tool: search_issues}], maxToolCalls: 6}
+    - path: ../tasks/login/task.yaml
+      assertions: {toolsNotUsed: [{tool: create_issue}], maxToolCalls: 4}
+"#,
+    );
+    let [case] = converted.cases.as_slice() else {
+        panic!("one case: {converted:?}")
+    };
+    assert_eq!(case.calls.len(), 1);
+    assert_eq!(case.forbidden_tools, ["create_issue"]);
+    assert_eq!(case.max_tool_calls, Some(4));
+    // The file that is no task is skipped once, with the set whose glob matched it.
+    let skipped: Vec<&String> = converted
+        .notes
+        .iter()
+        .filter(|n| n.contains("notes.yaml"))
+        .collect();
+    assert_eq!(skipped.len(), 1, "{:?}", converted.notes);
+    assert!(
+        skipped[0].contains("the glob of taskSets[0] matches"),
+        "{skipped:?}"
+    );
+}
+
+#[test]
+fn placeholders_leave_a_prompt_or_a_rubric_out() {
+    let task = r#"
+kind: Task
+apiVersion: mcpchecker/v1alpha2
+metadata: {name: p}
+spec:
+  setup:
+  verify:
+    - llmJudge: {contains: "{steps.kubernetes.listContexts.count} contexts"}
+    - llmJudge: {exact: "three contexts"}
+  cleanup:
+  prompt: {inline: "Delete the pod {steps.setup_0.name}"}
+"#;
+    let converted = convert(&parse(task).unwrap(), Path::new("p.yaml"), &Files::new(&[])).unwrap();
+    let case = &converted.cases[0];
+    assert_eq!(case.prompt, None);
+    assert_eq!(
+        case.rubrics,
+        ["The final answer means the same as this, in any wording: three contexts"]
+    );
+    let missed = case.not_converted.join("\n");
+    assert!(
+        missed
+            .contains("the prompt names `{steps.setup_0.name}`, filled by mcpchecker at run time"),
+        "{missed}"
+    );
+    assert!(
+        missed.contains("`{steps.kubernetes.listContexts.count}`")
+            && missed.contains("left out of the rubric"),
+        "{missed}"
+    );
+    assert_eq!(
+        case.not_converted.len(),
+        2,
+        "empty setup/cleanup say nothing: {missed}"
+    );
+}

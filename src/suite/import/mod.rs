@@ -4,6 +4,8 @@
 mod case;
 mod files;
 mod mcpchecker;
+mod mcpchecker_files;
+mod mcpchecker_steps;
 #[cfg(test)]
 mod mcpchecker_tests;
 mod promptfoo;

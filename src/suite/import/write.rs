@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::case::{Call, Case};
+use super::case::{Call, Case, Fixture};
 use crate::suite::task::ToolName;
 
 /// What became of one case: its task id (`None`: left out), what did not convert and notes.
@@ -130,6 +130,8 @@ fn comment(yaml: &mut String, text: &str) {
 fn task(yaml: &mut String, id: &str, prompt: &str, case: &Case, judge_host: &str) {
     let _ = writeln!(yaml, "- id: {}", scalar(id));
     let _ = writeln!(yaml, "  prompt: {}", scalar(prompt));
+    fixtures(yaml, "  setup", &case.setup);
+    fixtures(yaml, "  teardown", &case.teardown);
     yaml.push_str("  expect:\n");
     if !case.calls.is_empty() {
         yaml.push_str("    calls:\n");
@@ -161,10 +163,37 @@ fn task(yaml: &mut String, id: &str, prompt: &str, case: &Case, judge_host: &str
     if let Some(ms) = case.max_latency_ms {
         let _ = writeln!(yaml, "    max_latency_ms: {ms}");
     }
+    if !case.after.is_empty() {
+        yaml.push_str("    after:\n");
+        for after in &case.after {
+            let _ = writeln!(yaml, "      - call: {}", fixture(&after.call));
+            let _ = writeln!(yaml, "        expect: {{is_error: {}}}", after.is_error);
+        }
+    }
     if let Some(rubric) = rubric(&case.rubrics) {
         yaml.push_str("    judge:\n");
         let _ = writeln!(yaml, "      rubric: {}", quoted(&rubric));
         let _ = writeln!(yaml, "      host: {}", scalar(judge_host));
+    }
+}
+
+/// `KEY:` and its calls, one per line (nothing when there are none).
+fn fixtures(yaml: &mut String, key: &str, calls: &[Fixture]) {
+    if !calls.is_empty() {
+        let _ = writeln!(yaml, "{key}:");
+        for call in calls {
+            let _ = writeln!(yaml, "    - {}", fixture(call));
+        }
+    }
+}
+
+/// A fixture call in flow style: `{tool: NAME, args: {…}}`.
+fn fixture(call: &Fixture) -> String {
+    if call.args.is_empty() {
+        format!("{{tool: {}}}", scalar(&call.tool))
+    } else {
+        let args = flow(&Value::Object(call.args.clone()));
+        format!("{{tool: {}, args: {args}}}", scalar(&call.tool))
     }
 }
 

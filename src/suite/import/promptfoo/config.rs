@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::assertions::answer_or_tools;
 use super::prompts::{fill, fill_value, prompts, resolve_vars, Prompt, Unfilled};
+use super::providers;
 use crate::suite::import::case::{Case, Converted};
 use crate::suite::import::source::{parse, BadInput, Sources};
 
@@ -28,21 +29,16 @@ pub fn convert(root: &Value, sources: &dyn Sources) -> Result<Converted, BadInpu
     }
     let mut converted = Converted::default();
     let notes = &mut converted.notes;
-    providers(config.get("providers"), notes);
+    providers::notes(
+        config.get("providers"),
+        config.get("evaluateOptions"),
+        notes,
+    );
     let prompts = prompts(config.get("prompts"), sources, notes);
     if config.contains_key("scenarios") {
         notes.push("`scenarios` not converted: write their tests out under `tests`".to_owned());
     }
-    let default = match config.get("defaultTest") {
-        None => Map::new(),
-        Some(Value::Object(default)) => default.clone(),
-        Some(other) => {
-            notes.push(format!(
-                "`defaultTest` {other} not converted: not a mapping"
-            ));
-            Map::new()
-        }
-    };
+    let default = default_test(config.get("defaultTest"), sources, notes)?;
     let tests = tests(config.get("tests"), sources, notes)?;
     let context = Context {
         templates: config.get("assertionTemplates"),
@@ -66,6 +62,44 @@ pub fn convert(root: &Value, sources: &dyn Sources) -> Result<Converted, BadInpu
         }
     }
     Ok(converted)
+}
+
+/// `defaultTest`: a mapping, or a `file://` YAML or JSON file holding one.
+fn default_test(
+    value: Option<&Value>,
+    sources: &dyn Sources,
+    notes: &mut Vec<String>,
+) -> Result<Map<String, Value>, BadInput> {
+    let file = match value {
+        None => return Ok(Map::new()),
+        Some(Value::Object(default)) => return Ok(default.clone()),
+        Some(Value::String(s)) => s.strip_prefix("file://"),
+        Some(_) => None,
+    };
+    let yaml = file.filter(|f| [".yaml", ".yml", ".json"].iter().any(|e| f.ends_with(e)));
+    let Some(path) = yaml else {
+        let shown = value.map(Value::to_string).unwrap_or_default();
+        notes.push(format!(
+            "`defaultTest` {shown} not converted: not a mapping or a YAML or JSON file"
+        ));
+        return Ok(Map::new());
+    };
+    let text = sources
+        .read(std::path::Path::new(path))
+        .map_err(|e| BadInput::new(format!("cannot read the `defaultTest` file `{path}`: {e}")))?;
+    match parse(&text) {
+        Ok(Value::Object(default)) => Ok(default),
+        Ok(_) => {
+            notes.push(format!(
+                "`defaultTest` `{path}` not converted: not a mapping"
+            ));
+            Ok(Map::new())
+        }
+        Err(e) => Err(BadInput::new(format!(
+            "the `defaultTest` file `{path}`: {}",
+            e.message
+        ))),
+    }
 }
 
 /// The config's `defaultTest` and assertion templates, shared by its tests.
@@ -177,7 +211,8 @@ impl Context<'_> {
             Some(Ok(value)) => Some(value),
             Some(Err(Unfilled(left))) => {
                 case.not_converted(format!(
-                    "`{kind}`: {} in its value not filled in",
+                    "`{kind}`: its value names {}, which no var fills (no such var, or a \
+                     template expression); the check is left out",
                     left.join(", ")
                 ));
                 return;
@@ -206,79 +241,6 @@ impl Context<'_> {
             }
             _ => answer_or_tools(kind, value.as_ref(), threshold, a, case),
         }
-    }
-}
-
-/// Hints for `mcpeval run` from the providers: the hosts and MCP servers to pass.
-fn providers(value: Option<&Value>, notes: &mut Vec<String>) {
-    let list = match value {
-        Some(Value::Array(list)) => list.clone(),
-        Some(one) => vec![one.clone()],
-        None => Vec::new(),
-    };
-    for provider in &list {
-        let (id, config) = match provider {
-            Value::String(id) => (id.clone(), None),
-            Value::Object(p) => (
-                p.get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-                    .to_owned(),
-                p.get("config"),
-            ),
-            _ => continue,
-        };
-        let host = host_of(&id).map_or_else(
-            || "choose an mcpeval host with --host".to_owned(),
-            |host| format!("`mcpeval run --host {host}`"),
-        );
-        notes.push(format!("provider `{id}`: {host}"));
-        let mcp = config.and_then(|c| c.get("mcp"));
-        let servers = mcp
-            .and_then(|m| m.get("servers").or_else(|| m.get("server")))
-            .map(|s| match s {
-                Value::Array(all) => all.clone(),
-                one => vec![one.clone()],
-            })
-            .unwrap_or_default();
-        for server in servers {
-            let spec = match (
-                server.get("url").and_then(Value::as_str),
-                server.get("command").and_then(Value::as_str),
-            ) {
-                (Some(url), _) => url.to_owned(),
-                (None, Some(command)) => {
-                    let args: Vec<&str> = server
-                        .get("args")
-                        .and_then(Value::as_array)
-                        .map(|a| a.iter().filter_map(Value::as_str).collect())
-                        .unwrap_or_default();
-                    let words = std::iter::once(command).chain(args);
-                    shlex::try_join(words).unwrap_or_else(|_| command.to_owned())
-                }
-                _ => continue,
-            };
-            notes.push(format!(
-                "MCP server of `{id}`: pass it to `mcpeval run` as --baseline {spec:?} (and the \
-                 new version as --candidate)"
-            ));
-        }
-    }
-}
-
-/// The mcpeval host for a promptfoo provider id, where one fits.
-pub(super) fn host_of(id: &str) -> Option<String> {
-    let mut parts = id.splitn(3, ':');
-    let (provider, first, rest) = (parts.next()?, parts.next()?, parts.next());
-    let model = match (first, rest) {
-        ("chat" | "messages" | "responses", Some(model)) => model,
-        (_, Some(_)) => return None,
-        (model, None) => model,
-    };
-    match (provider, first) {
-        ("openai", "responses") => Some(format!("openai-responses:{model}")),
-        ("openai" | "anthropic", _) => Some(format!("{provider}:{model}")),
-        _ => None,
     }
 }
 

@@ -7,6 +7,7 @@
 mod assertions;
 mod config;
 mod prompts;
+mod providers;
 #[cfg(test)]
 mod tests;
 

@@ -207,8 +207,18 @@ pub(super) fn resolve_vars(
 #[derive(Debug, PartialEq)]
 pub(super) struct Unfilled(pub Vec<String>);
 
-/// Fills `{{ name }}` with the vars; the expressions left are the error.
+/// Fills `{{ name }}` with the vars, then the templates a var's value brought in (as promptfoo
+/// renders vars that hold templates); the expressions left are the error.
 pub(super) fn fill(template: &str, vars: &Map<String, Value>) -> Result<String, Unfilled> {
+    let once = fill_once(template, vars)?;
+    if once != template && (once.contains("{{") || once.contains("{%")) {
+        fill_once(&once, vars)
+    } else {
+        Ok(once)
+    }
+}
+
+fn fill_once(template: &str, vars: &Map<String, Value>) -> Result<String, Unfilled> {
     let mut out = String::new();
     let mut left = Vec::new();
     let mut rest = template;

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{convert, host_of};
+use super::config::convert;
 use super::prompts::fill;
 use crate::suite::import::case::Converted;
 use crate::suite::import::source::parse;
@@ -129,6 +129,14 @@ fn templates_are_filled_and_what_cannot_be_is_said() {
     let case = &converted.cases[0];
     assert_eq!(case.prompt, None);
     assert!(case.not_converted[0].contains("`{{missing}}`"));
+    // A var whose value is a template: filled from the other vars, or said.
+    vars.insert("r".into(), Value::from("about {{q}}"));
+    vars.insert("s".into(), Value::from("titled {{title}}"));
+    assert_eq!(fill("Issues {{r}}", &vars).unwrap(), "Issues about login");
+    assert_eq!(
+        fill("The note {{s}}", &vars).unwrap_err().0,
+        ["`{{title}}`"]
+    );
 }
 
 #[test]
@@ -221,23 +229,4 @@ fn not_a_promptfoo_config() {
     assert!(err("kind: Task\nmetadata: {name: a}\n").contains("--from mcpchecker"));
     assert!(err("- id: a\n").contains("expected a mapping"));
     assert!(err("description: x\n").contains("no `tests`"));
-}
-
-#[test]
-fn hosts_for_providers() {
-    assert_eq!(host_of("openai:gpt-4.1").as_deref(), Some("openai:gpt-4.1"));
-    assert_eq!(
-        host_of("openai:chat:gpt-4.1").as_deref(),
-        Some("openai:gpt-4.1")
-    );
-    assert_eq!(
-        host_of("openai:responses:gpt-5").as_deref(),
-        Some("openai-responses:gpt-5")
-    );
-    assert_eq!(
-        host_of("anthropic:messages:claude-x").as_deref(),
-        Some("anthropic:claude-x")
-    );
-    assert_eq!(host_of("google:gemini-2.0-flash"), None);
-    assert_eq!(host_of("mcp"), None);
 }
