@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::args_literal as lit;
 use super::extract::{self as x, Used};
 use super::lexicon::{enum_hints, is_stopword, VERBS};
 use super::params::{self, json_type, Param};
@@ -29,6 +30,8 @@ pub(super) struct Filled {
     pub evidence: u32,
     /// Required parameters the request said nothing about (filled with a guess).
     pub missing: u32,
+    /// How many of the request's paths, URLs and e-mail addresses the arguments took.
+    pub placed_literals: usize,
 }
 
 /// Finds a value of a fixed format (time, date, e-mail, URL) in a request.
@@ -53,7 +56,9 @@ const SAYING: &[&str] = &["saying", "says", "stating", "reading", "text", "that"
 /// Fills the arguments of an object schema from the request.
 pub(super) fn fill(schema: &Value, ctx: &FillCtx) -> Filled {
     let mut used = Used::new(ctx.utt);
-    fill_object(schema, ctx, &mut used, 0)
+    let mut filled = fill_object(schema, ctx, &mut used, 0);
+    filled.placed_literals = used.literals.iter().filter(|u| **u).count();
+    filled
 }
 
 fn fill_object(schema: &Value, ctx: &FillCtx, used: &mut Used, depth: u8) -> Filled {
@@ -79,7 +84,10 @@ fn fill_object(schema: &Value, ctx: &FillCtx, used: &mut Used, depth: u8) -> Fil
     for (slot, p) in found.into_iter().zip(&ps) {
         let (value, source) = match slot {
             Some(found) => found,
-            None if p.required => (guess(p, ctx, used, depth), Source::Guess),
+            None if p.required => match lit::any_unused(p, ctx.utt, used) {
+                Some(v) => (v, Source::Weak),
+                None => (guess(p, ctx, used, depth), Source::Guess),
+            },
             None => continue,
         };
         match source {
@@ -214,6 +222,11 @@ fn string_value(p: &Param, ctx: &FillCtx, used: &mut Used) -> Option<String> {
             return find(utt);
         }
     }
+    if p.is(params::PATH | params::SOURCE | params::TARGET) {
+        if let Some(path) = lit::path_value(p, utt, used) {
+            return Some(path);
+        }
+    }
     if p.is(params::TEXT | params::QUERY) {
         return None;
     }
@@ -221,7 +234,8 @@ fn string_value(p: &Param, ctx: &FillCtx, used: &mut Used) -> Option<String> {
     let not_term = |s: &str| terms.iter().any(|t| t == s);
     let found = x::after_key(utt, used, &p.keys, &not_term)
         .map(|(_, v)| v.to_owned())
-        .or_else(|| role_value(p, utt, used, &not_term))?;
+        .or_else(|| role_value(p, utt, used, &not_term))
+        .or_else(|| p.is(params::ID).then(|| x::id_token(utt)).flatten())?;
     if p.is(params::LOCATION) {
         if let Some(example) = x::matching_example(p.desc, &found) {
             return Some(example.to_owned());
@@ -344,6 +358,10 @@ fn array(p: &Param, ctx: &FillCtx, used: &mut Used, depth: u8) -> Option<(Value,
             };
             (inner.evidence > 0 || p.required)
                 .then(|| (Value::Array(vec![Value::Object(inner.args)]), source))
+        }
+        "string" if p.is(params::PATH) && lit::has_paths(ctx.utt, used) => {
+            let paths = lit::all_paths(ctx.utt, used);
+            Some((Value::Array(paths), Source::Evidence))
         }
         "string" => {
             let quotes: Vec<Value> = (0..ctx.utt.quotes.len())

@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::lexicon::VERBS;
+use super::literal::Kind;
 use super::request::Utterance;
 
 /// Words that may stand between a key and its value ("project is apollo", "named Alice").
@@ -25,6 +26,15 @@ static EMAIL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[\w.+-]+@[\w-]+\.[\w.-]+\w").expect("regex"));
 static URL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"https?://[^\s'"<>]+[^\s'"<>.,;:!?)]"#).expect("regex"));
+static ID_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"\b(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+        r"|[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_][A-Za-z]*[0-9][A-Za-z0-9]*",
+        r"|[0-9][A-Za-z0-9]*[-_][A-Za-z][A-Za-z0-9_-]*",
+        r"|[0-9a-f]{12,})\b"
+    ))
+    .expect("regex")
+});
 static DESC_DEFAULT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)\b(?:use|defaults?(?:\s+(?:is|to|value))?:?)\s+['"‘“`]?([\w/+.-]*\w)"#)
         .expect("regex")
@@ -41,6 +51,7 @@ static DESC_QUOTED: LazyLock<Regex> =
 pub(super) struct Used {
     pub words: Vec<bool>,
     pub quotes: Vec<bool>,
+    pub literals: Vec<bool>,
 }
 
 impl Used {
@@ -48,6 +59,7 @@ impl Used {
         Self {
             words: vec![false; utt.words.len()],
             quotes: vec![false; utt.quotes.len()],
+            literals: vec![false; utt.literals.len()],
         }
     }
 }
@@ -181,12 +193,27 @@ pub(super) fn date(utt: &Utterance) -> Option<String> {
     DATE.find(&utt.masked).map(|m| m.as_str().to_owned())
 }
 
+/// An e-mail address the request writes out (outside quotes).
 pub(super) fn email(utt: &Utterance) -> Option<String> {
-    EMAIL.find(&utt.masked).map(|m| m.as_str().to_owned())
+    literal_of(utt, Kind::Email).or_else(|| EMAIL.find(&utt.masked).map(|m| m.as_str().to_owned()))
 }
 
+/// A URL of any scheme the request writes out, else an http(s) URL inside a quote.
 pub(super) fn url(utt: &Utterance) -> Option<String> {
-    URL.find(utt.text).map(|m| m.as_str().to_owned())
+    literal_of(utt, Kind::Url).or_else(|| URL.find(utt.text).map(|m| m.as_str().to_owned()))
+}
+
+fn literal_of(utt: &Utterance, kind: Kind) -> Option<String> {
+    utt.literals
+        .iter()
+        .find(|l| l.kind == kind)
+        .map(|l| l.text.to_owned())
+}
+
+/// An identifier written out whole: `INV-2024-001`, `ord_8f3k2`, a UUID (letters and digits
+/// joined by `-` or `_`, or a long hex string).
+pub(super) fn id_token(utt: &Utterance) -> Option<String> {
+    ID_TOKEN.find(&utt.masked).map(|m| m.as_str().to_owned())
 }
 
 /// The value a description recommends when the user gives none ("Use 'UTC' …", "default: x").

@@ -5,10 +5,12 @@
 //! the request and the schema, and counts the tokens it was sent. See docs/hosts.md, "The sim host".
 
 mod args;
+mod args_literal;
 mod correct;
 mod dialog;
 mod extract;
 mod lexicon;
+mod literal;
 mod params;
 mod request;
 mod rules;

@@ -22,6 +22,8 @@ pub(super) const TIME: Roles = 1 << 9;
 pub(super) const DATE: Roles = 1 << 10;
 pub(super) const EMAIL: Roles = 1 << 11;
 pub(super) const URL: Roles = 1 << 12;
+/// A file or directory path (or several).
+pub(super) const PATH: Roles = 1 << 13;
 
 struct Vocab {
     text: HashSet<String>,
@@ -34,6 +36,7 @@ struct Vocab {
     location: HashSet<String>,
     source: HashSet<String>,
     target: HashSet<String>,
+    path: HashSet<String>,
 }
 
 fn set(words: &[&str]) -> HashSet<String> {
@@ -103,6 +106,18 @@ static VOCAB: LazyLock<Vocab> = LazyLock::new(|| Vocab {
     ]),
     source: set(&["source", "from", "origin"]),
     target: set(&["target", "destination", "dest", "to"]),
+    path: set(&[
+        "path",
+        "paths",
+        "file",
+        "files",
+        "filepath",
+        "filename",
+        "dir",
+        "directory",
+        "directories",
+        "cwd",
+    ]),
 });
 
 /// One property of an object schema.
@@ -215,6 +230,12 @@ fn roles(keys: &[String], desc: &str, schema: &Value) -> Roles {
         if let Some((role, _)) = flags.iter().find(|(_, set)| any_desc(set)) {
             r |= role;
         }
+    }
+    // A path by its name, or by a description that speaks of paths when the name says nothing
+    // else ("path": "Array of file paths to read").
+    let path_desc = d.iter().any(|s| s == "path") && r & (TEXT | QUERY | LIMIT | ID) == 0;
+    if stringy && (any(&v.path) || path_desc) {
+        r |= PATH;
     }
     if any(&v.source) {
         r |= SOURCE;

@@ -4,7 +4,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::lexicon::{Concepts, GET, VERBS};
+use super::lexicon::{Concepts, GET, LIST, VERBS};
+use super::literal::{self, Literal};
 use super::text::{self, Word};
 
 /// A quoted span of the request ('…', "…", “…”, ‘…’) and the word just before it (its cue).
@@ -29,9 +30,15 @@ pub(super) struct Number {
 pub(super) struct Utterance<'a> {
     /// The step's text, as written.
     pub text: &'a str,
-    /// The text with quoted spans blanked out by U+0001 (same byte offsets as `text`).
+    /// The text with quoted spans and literals blanked out by U+0001 (same byte offsets as
+    /// `text`).
     pub masked: String,
     pub quotes: Vec<Quote<'a>>,
+    /// Paths, URLs and e-mail addresses outside quotes, in the order they were written.
+    pub literals: Vec<Literal<'a>>,
+    /// Stems of the kinds of file the paths name (`imag` for `logo.png`, `directory` for
+    /// `/tmp/notes`): a tool that speaks of that kind fits better.
+    pub kinds: Vec<&'static str>,
     pub numbers: Vec<Number>,
     /// Words outside quotes, stopwords and numbers included.
     pub words: Vec<Word<'a>>,
@@ -46,13 +53,19 @@ static QUOTE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?:^|[\s(\[{:,=])(?:'([^']+)'|"([^"]+)"|“([^”]+)”|‘([^’]+)’)"#).expect("regex")
 });
 
+/// "What is in …?" asks for a listing.
+static WHATS_IN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*what(?:'s|\s+is|\s+are)\s+(?:in|inside)\b").expect("regex")
+});
+
 static STEP_BREAK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\s*(?:,?\s*\band then\b|,?\s*\bthen\b|;)\s*").expect("regex")
 });
 
 impl<'a> Utterance<'a> {
     pub fn parse(text: &'a str) -> Self {
-        let (masked, quotes) = mask_quotes(text);
+        let (mut masked, quotes) = mask_quotes(text);
+        let literals = literal::take(text, &mut masked);
         // Words come from the masked text but borrow from the original (same offsets).
         let words: Vec<Word<'a>> = text::words(&masked)
             .into_iter()
@@ -74,10 +87,14 @@ impl<'a> Utterance<'a> {
                 content.push((w.stem.clone(), w.concepts));
             }
         }
+        let mut kinds: Vec<&'static str> = literals.iter().filter_map(Literal::file_kind).collect();
+        kinds.dedup();
         Self {
             text,
             masked,
             quotes,
+            literals,
+            kinds,
             numbers,
             words,
             verb,
@@ -234,7 +251,9 @@ fn implied_verb(text: &str, words: &[Word], verb: Option<usize>) -> Concepts {
                 "who" | "what" | "which" | "where" | "when" | "whose" | "how"
             )
         });
-    if verb.is_none() && asks {
+    if verb.is_none() && WHATS_IN.is_match(text) {
+        LIST
+    } else if verb.is_none() && asks {
         GET
     } else {
         0

@@ -158,6 +158,7 @@ pub(super) fn score_all(
             score += rules.boost(i, utt) * cfg.instruction_boost;
             score += cfg.param_fit * f64::from(filled.evidence.min(3));
             score -= cfg.missing_arg_penalty * f64::from(filled.missing);
+            score -= unfit_penalty(utt, &tools[i], &filled);
             Scored {
                 tool: i,
                 score,
@@ -168,6 +169,30 @@ pub(super) fn score_all(
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
     out
 }
+
+/// What a model holds against a tool regardless of its words: a title or description that calls
+/// it deprecated, and no parameter to take the paths, URLs or addresses the request spells out
+/// (in proportion to those left over).
+fn unfit_penalty(utt: &Utterance, tool: &ToolSpec, filled: &Filled) -> f64 {
+    let said = |t: &Option<String>| {
+        t.as_deref()
+            .is_some_and(|t| t.to_lowercase().contains("deprecated"))
+    };
+    let mut penalty = 0.0;
+    if said(&tool.title) || said(&tool.description) {
+        penalty += DEPRECATED_PENALTY;
+    }
+    if !utt.literals.is_empty() {
+        let left = utt.literals.len() - filled.placed_literals.min(utt.literals.len());
+        penalty += UNPLACED_LITERAL_PENALTY * left as f64 / utt.literals.len() as f64;
+    }
+    penalty
+}
+
+/// Points off a tool that says it is deprecated (a model takes its replacement).
+const DEPRECATED_PENALTY: f64 = 2.0;
+/// Points off a tool that has nowhere to put a path, URL or address the request spells out.
+const UNPLACED_LITERAL_PENALTY: f64 = 1.5;
 
 /// Each content word of the request counts once, in the field where it weighs most; a name
 /// that shares no word with the request counts against the tool.
@@ -186,6 +211,15 @@ fn lexical(utt: &Utterance, t: &ToolTerms, cfg: &SimConfig) -> f64 {
             .map(|(f, w)| w * f.matches(stem, *concepts, cfg.synonym_factor))
             .fold(0.0, f64::max);
         score += best;
+    }
+    // The kind of file the request's paths name, once, wherever the tool speaks of it.
+    let kind_named = utt.kinds.iter().any(|k| {
+        [&t.name, &t.title, &t.description]
+            .iter()
+            .any(|f| f.stems.iter().any(|s| s == k))
+    });
+    if kind_named {
+        score += cfg.description_weight;
     }
     let object_named = t.nouns.iter().any(|(n, c)| {
         content
