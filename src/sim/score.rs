@@ -156,7 +156,9 @@ pub(super) fn score_all(
             let filled = args::fill(&tools[i].input_schema, &ctx);
             let mut score = lexical(utt, t, cfg) + verb_term(utt, t, someone_has_verb, cfg);
             score += rules.boost(i, utt) * cfg.instruction_boost;
-            score += cfg.param_fit * f64::from(filled.evidence.min(3));
+            // Each verbatim value placed beyond the first (an array of paths) is evidence too.
+            let extra = filled.placed_literals.saturating_sub(1) as u32;
+            score += cfg.param_fit * f64::from((filled.evidence + extra).min(3));
             score -= cfg.missing_arg_penalty * f64::from(filled.missing);
             score -= unfit_penalty(utt, &tools[i], &filled);
             Scored {
@@ -171,8 +173,7 @@ pub(super) fn score_all(
 }
 
 /// What a model holds against a tool regardless of its words: a title or description that calls
-/// it deprecated, and no parameter to take the paths, URLs or addresses the request spells out
-/// (in proportion to those left over).
+/// it deprecated, and each path, URL or address the request spells out that no parameter took.
 fn unfit_penalty(utt: &Utterance, tool: &ToolSpec, filled: &Filled) -> f64 {
     let said = |t: &Option<String>| {
         t.as_deref()
@@ -182,16 +183,14 @@ fn unfit_penalty(utt: &Utterance, tool: &ToolSpec, filled: &Filled) -> f64 {
     if said(&tool.title) || said(&tool.description) {
         penalty += DEPRECATED_PENALTY;
     }
-    if !utt.literals.is_empty() {
-        let left = utt.literals.len() - filled.placed_literals.min(utt.literals.len());
-        penalty += UNPLACED_LITERAL_PENALTY * left as f64 / utt.literals.len() as f64;
-    }
+    let left = utt.literals.len().saturating_sub(filled.placed_literals);
+    penalty += UNPLACED_LITERAL_PENALTY * left as f64;
     penalty
 }
 
 /// Points off a tool that says it is deprecated (a model takes its replacement).
 const DEPRECATED_PENALTY: f64 = 2.0;
-/// Points off a tool that has nowhere to put a path, URL or address the request spells out.
+/// Points off a tool for each path, URL or address of the request it has nowhere to put.
 const UNPLACED_LITERAL_PENALTY: f64 = 1.5;
 
 /// Each content word of the request counts once, in the field where it weighs most; a name
@@ -212,19 +211,23 @@ fn lexical(utt: &Utterance, t: &ToolTerms, cfg: &SimConfig) -> f64 {
             .fold(0.0, f64::max);
         score += best;
     }
-    // The kind of file the request's paths name, once, wherever the tool speaks of it.
-    let kind_named = utt.kinds.iter().any(|k| {
-        [&t.name, &t.title, &t.description]
-            .iter()
-            .any(|f| f.stems.iter().any(|s| s == k))
-    });
-    if kind_named {
+    // The kind of file the request's paths name, once: fully when the tool's name or title
+    // speaks of it, a little when only its description does.
+    let has = |f: &Field, k: &str| f.stems.iter().any(|s| s == k);
+    if utt
+        .kinds
+        .iter()
+        .any(|k| has(&t.name, k) || has(&t.title, k))
+    {
         score += cfg.description_weight;
+    } else if utt.kinds.iter().any(|k| has(&t.description, k)) {
+        score += cfg.param_fit;
     }
     let object_named = t.nouns.iter().any(|(n, c)| {
-        content
-            .iter()
-            .any(|(s, sc)| *s == n.as_str() || (sc & c & !VERBS) != 0)
+        utt.kinds.contains(&n.as_str())
+            || content
+                .iter()
+                .any(|(s, sc)| *s == n.as_str() || (sc & c & !VERBS) != 0)
     });
     if !t.nouns.is_empty() && !object_named {
         score -= cfg.object_penalty;
