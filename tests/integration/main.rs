@@ -46,6 +46,7 @@ mod run_demo;
 mod secrets_and_storms;
 mod servers;
 mod shard;
+mod sim_real_args;
 mod slow_models;
 mod tasks_check;
 mod tasks_import;
