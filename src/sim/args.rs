@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::args_literal as lit;
 use super::extract::{self as x, Used};
 use super::lexicon::{enum_hints, is_stopword, VERBS};
+use super::literal::Kind;
 use super::params::{self, json_type, Param};
 use super::request::Utterance;
 use super::text::{content_stems, stem};
@@ -85,6 +86,7 @@ fn fill_object(schema: &Value, ctx: &FillCtx, used: &mut Used, depth: u8) -> Fil
         let (value, source) = match slot {
             Some(found) => found,
             None if p.required => match lit::any_unused(p, ctx.utt, used) {
+                // A leftover path in a parameter that did not ask for one: not a placed value.
                 Some(v) => (v, Source::Weak),
                 None => (guess(p, ctx, used, depth), Source::Guess),
             },
@@ -211,6 +213,13 @@ fn boolean(p: &Param, utt: &Utterance) -> Option<Value> {
 
 fn string_value(p: &Param, ctx: &FillCtx, used: &mut Used) -> Option<String> {
     let utt = ctx.utt;
+    for (role, kind) in [(params::EMAIL, Kind::Email), (params::URL, Kind::Url)] {
+        if p.is(role) {
+            if let Some(v) = lit::of_kind(utt, used, kind) {
+                return Some(v);
+            }
+        }
+    }
     let formats: [(params::Roles, Finder); 4] = [
         (params::TIME, x::time_of_day),
         (params::DATE, x::date),

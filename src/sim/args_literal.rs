@@ -12,20 +12,20 @@ use super::request::Utterance;
 const TO_CUES: &[&str] = &["to", "into", "as", "onto"];
 
 /// A path for a path, source or target parameter: a written-out path, else a quoted one.
-/// A source prefers the path after "from", a target the path after "to"; others take the first
-/// path that is not a destination. Marks it used.
+/// A source takes the path after "from" (else the first not after "to"), a target only the path
+/// after "to"; others take the first path. Marks it used.
 pub(super) fn path_value(p: &Param, utt: &Utterance, used: &mut Used) -> Option<String> {
     let found = candidates(utt, used);
     let cue_in = |c: &Option<String>, set: &[&str]| c.as_deref().is_some_and(|c| set.contains(&c));
     let pick = if p.is(params::TARGET) {
+        // No destination without "to": "Read a and b" moves nothing.
         found.iter().find(|c| cue_in(&c.cue, TO_CUES))
     } else if p.is(params::SOURCE) {
         let from = found.iter().find(|c| cue_in(&c.cue, &["from"]));
         from.or_else(|| found.iter().find(|c| !cue_in(&c.cue, TO_CUES)))
     } else {
-        None
-    };
-    let pick = pick.or_else(|| found.first())?;
+        found.first()
+    }?;
     pick.mark(used);
     Some(pick.text.to_owned())
 }
@@ -47,14 +47,26 @@ pub(super) fn all_paths(utt: &Utterance, used: &mut Used) -> Vec<Value> {
         .collect()
 }
 
-/// A required string parameter the request named nothing for takes a verbatim value that is
-/// still unused, rather than a guess made of the request's words. Marks it used.
-pub(super) fn any_unused(p: &Param, utt: &Utterance, used: &mut Used) -> Option<Value> {
-    if p.ty() != "string" || p.enum_values().is_some() {
+/// The first unused literal of a kind (a URL for a `url` parameter). Marks it used.
+pub(super) fn of_kind(utt: &Utterance, used: &mut Used, kind: Kind) -> Option<String> {
+    let at =
+        (0..utt.literals.len()).find(|&i| !used.literals[i] && utt.literals[i].kind == kind)?;
+    used.literals[at] = true;
+    Some(utt.literals[at].text.to_owned())
+}
+
+/// A required string parameter the request named nothing for takes a path that is still
+/// unused rather than a guess made of the request's words. Not marked used: the parameter did
+/// not ask for a path, so the tool has not placed it.
+pub(super) fn any_unused(p: &Param, utt: &Utterance, used: &Used) -> Option<Value> {
+    if p.ty() != "string"
+        || p.enum_values().is_some()
+        || p.is(params::ID | params::URL | params::EMAIL)
+    {
         return None;
     }
-    let at = used.literals.iter().position(|u| !u)?;
-    used.literals[at] = true;
+    let at = (0..utt.literals.len())
+        .find(|&i| !used.literals[i] && utt.literals[i].kind == Kind::Path)?;
     Some(Value::String(utt.literals[at].text.to_owned()))
 }
 

@@ -22,6 +22,8 @@ pub mod server;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_literals;
+#[cfg(test)]
 mod tests_servers;
 #[cfg(test)]
 mod tests_suite;

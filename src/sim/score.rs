@@ -156,11 +156,13 @@ pub(super) fn score_all(
             let filled = args::fill(&tools[i].input_schema, &ctx);
             let mut score = lexical(utt, t, cfg) + verb_term(utt, t, someone_has_verb, cfg);
             score += rules.boost(i, utt) * cfg.instruction_boost;
-            // Each verbatim value placed beyond the first (an array of paths) is evidence too.
-            let extra = filled.placed_literals.saturating_sub(1) as u32;
-            score += cfg.param_fit * f64::from((filled.evidence + extra).min(3));
+            // A path, URL or address the request spells out and a parameter takes is evidence
+            // twice over: the value itself, and that it was written for a tool.
+            score += cfg.param_fit * f64::from(filled.evidence.min(3));
+            score += cfg.param_fit * filled.placed_literals as f64;
             score -= cfg.missing_arg_penalty * f64::from(filled.missing);
             score -= unfit_penalty(utt, &tools[i], &filled);
+            score += kind_fit(utt, t, &filled, cfg);
             Scored {
                 tool: i,
                 score,
@@ -191,7 +193,26 @@ fn unfit_penalty(utt: &Utterance, tool: &ToolSpec, filled: &Filled) -> f64 {
 /// Points off a tool that says it is deprecated (a model takes its replacement).
 const DEPRECATED_PENALTY: f64 = 2.0;
 /// Points off a tool for each path, URL or address of the request it has nowhere to put.
-const UNPLACED_LITERAL_PENALTY: f64 = 1.5;
+const UNPLACED_LITERAL_PENALTY: f64 = 2.5;
+
+/// The kind of file the request's paths name, for a tool that takes them all: fully when the
+/// tool's name or title speaks of it, a little when only its description does.
+fn kind_fit(utt: &Utterance, t: &ToolTerms, filled: &Filled, cfg: &SimConfig) -> f64 {
+    let has = |f: &Field, k: &str| f.stems.iter().any(|s| s == k);
+    if filled.placed_literals < utt.literals.len() {
+        0.0
+    } else if utt
+        .kinds
+        .iter()
+        .any(|k| has(&t.name, k) || has(&t.title, k))
+    {
+        cfg.description_weight
+    } else if utt.kinds.iter().any(|k| has(&t.description, k)) {
+        cfg.param_fit
+    } else {
+        0.0
+    }
+}
 
 /// Each content word of the request counts once, in the field where it weighs most; a name
 /// that shares no word with the request counts against the tool.
@@ -210,18 +231,6 @@ fn lexical(utt: &Utterance, t: &ToolTerms, cfg: &SimConfig) -> f64 {
             .map(|(f, w)| w * f.matches(stem, *concepts, cfg.synonym_factor))
             .fold(0.0, f64::max);
         score += best;
-    }
-    // The kind of file the request's paths name, once: fully when the tool's name or title
-    // speaks of it, a little when only its description does.
-    let has = |f: &Field, k: &str| f.stems.iter().any(|s| s == k);
-    if utt
-        .kinds
-        .iter()
-        .any(|k| has(&t.name, k) || has(&t.title, k))
-    {
-        score += cfg.description_weight;
-    } else if utt.kinds.iter().any(|k| has(&t.description, k)) {
-        score += cfg.param_fit;
     }
     let object_named = t.nouns.iter().any(|(n, c)| {
         utt.kinds.contains(&n.as_str())
