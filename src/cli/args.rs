@@ -404,9 +404,6 @@ pub struct InitArgs {
     /// Overwrite the files of an earlier `init` (without it, an existing file is exit 2).
     #[arg(long)]
     pub force: bool,
-    /// How long one request may take, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
-    pub timeout: u64,
     /// Config file holding [servers.NAME] and [auth.NAME] tables.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

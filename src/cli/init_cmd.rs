@@ -1,7 +1,5 @@
 //! `mcpeval init`: the flags turned into an init request, and what was drafted shown.
 
-use std::time::Duration;
-
 use super::args::InitArgs;
 use super::out::outln;
 use crate::config::resolve_server;
@@ -11,13 +9,14 @@ use crate::job::init::{init as draft, InitRequest};
 /// Drafts the suite and prints a summary: the files, the tasks, what was left out.
 pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
     let server = resolve_server(args.config.as_deref(), &args.server, &[])?;
+    let timeout = server.call_timeout;
     let request = InitRequest {
         server,
         label: args.server.clone(),
         out: args.out.clone(),
         include_writes: args.include_writes,
         force: args.force,
-        timeout: Duration::from_secs(args.timeout.max(1)),
+        timeout,
     };
     let done = draft(&request).await?;
     let report = &done.report;

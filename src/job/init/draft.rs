@@ -40,7 +40,7 @@ pub struct InitRequest {
     pub include_writes: bool,
     /// Overwrite files a previous `init` wrote.
     pub force: bool,
-    /// How long one request may take.
+    /// How long one request may take (the server spec's call timeout).
     pub timeout: Duration,
 }
 
