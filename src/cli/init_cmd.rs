@@ -43,9 +43,9 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
     }
     outln!("report -> {}", done.files.report.display());
     outln!(
-        "next: mcpeval tasks check --suite {} --server {:?}",
+        "next: mcpeval tasks check --suite {} --server {}",
         done.files.suite().display(),
-        args.server
+        report.spec
     );
     Ok(Exit::Ok)
 }

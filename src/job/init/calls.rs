@@ -51,6 +51,15 @@ pub struct Expect {
     pub output_schema: bool,
 }
 
+/// Why no call task could be drawn from a request's answers.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NotPinned {
+    #[error("no answer within the call timeout")]
+    NoAnswer,
+    #[error("two calls were answered differently ({first} / {second})")]
+    Differ { first: String, second: String },
+}
+
 /// How many texts `result_contains`, and paths `structured`, get at most.
 const MAX_TEXTS: usize = 2;
 const MAX_PATHS: usize = 3;
@@ -65,13 +74,11 @@ pub fn expect(
     first: &Answer,
     second: &Answer,
     output_schema: Option<&Value>,
-) -> Result<Expect, String> {
+) -> Result<Expect, NotPinned> {
     let tool = matches!(call, CallSpec::Tool { .. });
     let mut out = Expect::default();
     match (&first.outcome, &second.outcome) {
-        (CallOutcome::Timeout, _) | (_, CallOutcome::Timeout) => {
-            return Err("no answer within the call timeout".into())
-        }
+        (CallOutcome::Timeout, _) | (_, CallOutcome::Timeout) => return Err(NotPinned::NoAnswer),
         (
             CallOutcome::Result {
                 is_error: a,
@@ -98,11 +105,10 @@ pub fn expect(
             CallOutcome::ProtocolError { code: b, .. },
         ) if a == b => out.error_code = Some(*a),
         (a, b) => {
-            return Err(format!(
-                "two calls were answered differently ({} / {})",
-                kind(a),
-                kind(b)
-            ))
+            return Err(NotPinned::Differ {
+                first: kind(a),
+                second: kind(b),
+            })
         }
     }
     out.result_contains = shared_texts(&first.text, &second.text);
@@ -258,7 +264,9 @@ mod tests {
         assert_eq!(got.error_code, Some(-32602));
         assert_eq!(got.is_error, None);
         assert_eq!(got.result_contains, ["Error -32602: unknown tool `x`"]);
-        let why = expect(&call, &err(-32602), &result(true, "no", None), None).unwrap_err();
+        let why = expect(&call, &err(-32602), &result(true, "no", None), None)
+            .unwrap_err()
+            .to_string();
         assert!(
             why.contains("JSON-RPC error -32602 / a result with isError"),
             "{why}"

@@ -112,7 +112,9 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
                 expect,
                 answer: short(&a.text),
             }),
-            Err(why) => report.left_out.push(LeftOut::new(&probe.id, why)),
+            Err(why) => report
+                .left_out
+                .push(LeftOut::new(&probe.id, why.to_string())),
         }
     }
     let drafted = verify(request, &listed, drafted, &mut report).await?;

@@ -74,6 +74,8 @@ impl LeftOut {
 pub struct Report {
     /// The server as given, with its `serverInfo` name and version.
     pub server: String,
+    /// The server spec as given, quoted for a shell when it has spaces.
+    pub spec: String,
     pub drafted: Vec<Drafted>,
     pub left_out: Vec<LeftOut>,
     /// Every valid tool call was refused (an error): the tasks pin that.
@@ -85,6 +87,10 @@ impl Report {
     pub fn new(spec: &str, info: &ServerInfo) -> Self {
         Self {
             server: format!("`{spec}` ({} {})", info.name, info.version),
+            spec: match spec.contains(char::is_whitespace) {
+                true => format!("'{}'", spec.replace('\'', "'\\''")),
+                false => spec.to_owned(),
+            },
             drafted: Vec::new(),
             left_out: Vec::new(),
             refused_everything: false,
@@ -244,9 +250,11 @@ pub fn report_md(files: &Files, report: &Report) -> String {
     }
     let suite_dir = files.suite();
     out.push_str(&format!(
-        "\n## Next\n\n- `mcpeval tasks check --suite {0} --server SPEC`\n- `mcpeval run --suite \
-         {0} --baseline OLD --candidate NEW` (or `mcpeval check … --suite {0}`)\n",
-        suite_dir.display()
+        "\n## Next\n\n- `mcpeval tasks check --suite {0} --server {1}`\n- `mcpeval run --suite \
+         {0} --baseline {1} --candidate NEW` (or `mcpeval check --baseline {1} --candidate NEW \
+         --suite {0}`)\n",
+        suite_dir.display(),
+        report.spec
     ));
     out
 }
