@@ -2,7 +2,8 @@
 //! HTTP pass `tasks check --server` with no warning and `mcpeval run` of the server against
 //! itself with no change, and find the regression of 2.0.0; the tools that write are left out
 //! (and drafted with --include-writes); a server that refuses every call is pinned and reported;
-//! existing files need --force; an unreachable server is exit 3.
+//! a call that kills the server is left out; existing files need --force; an unreachable server
+//! is exit 3.
 
 use std::path::Path;
 use std::process::Output;
@@ -192,6 +193,30 @@ fn a_server_that_refuses_every_call_is_pinned_and_reported() {
         .find(|l| l.starts_with("call-list-projects "))
         .unwrap();
     assert!(line.ends_with("regression (success)"), "{line}");
+}
+
+#[test]
+fn a_call_that_kills_the_server_is_left_out_and_the_rest_is_drafted() {
+    // The demo exits on its fourth tool call: init starts it again and goes on.
+    let server = format!("{} demo-server --release 1.4.0 --crash-after 3", bin());
+    let dir = temp_dir();
+    let out = dir.path().join("suite");
+    let made = init(&server, &out, &[]);
+    let said = text(&made);
+    assert_eq!(made.status.code(), Some(0), "{said}");
+    let left = said
+        .lines()
+        .find(|l| l.contains(": the server failed on it: "))
+        .unwrap();
+    assert!(
+        left.contains("crashing on purpose"),
+        "the server's stderr is kept: {left}"
+    );
+    let ids = ids(&read(&out.join("tasks/calls.yaml")));
+    assert!(ids.len() >= 3, "{ids:?}");
+    assert_checks_clean(&out, "demo:1.4.0");
+    let (code, said) = run_suite(&out, "demo:1.4.0", "demo:1.4.0", &dir.path().join("same"));
+    assert_eq!(code, Some(0), "{said}");
 }
 
 #[test]

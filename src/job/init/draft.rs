@@ -106,6 +106,14 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
     let mut drafted = Vec::new();
     for ((probe, a), b) in probes.iter().zip(&first).zip(&second) {
         let schema = output_schema(&listed.tools, &probe.request);
+        let (a, b) = match (a, b) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => {
+                let why = format!("the server failed on it: {}", crate::error::chain(e));
+                report.left_out.push(LeftOut::new(&probe.id, why));
+                continue;
+            }
+        };
         match expect(&probe.request, a, b, schema.as_ref()) {
             Ok(expect) => drafted.push(Drafted {
                 probe: probe.clone(),
@@ -299,29 +307,36 @@ fn prompt_probe(prompt: &rmcp::model::Prompt) -> Probe {
     }
 }
 
-/// Each probe's answer, in order: the ones that only read share one connection (`conn`, or a
-/// new one); each that writes gets a fresh one, as a trial of `mcpeval run` does.
+/// Each probe's answer, in order, or how the server failed on it: the ones that only read
+/// share one connection (`conn`, or a new one; a new one after a failure); each that writes
+/// gets a fresh one, as a trial of `mcpeval run` gets a fresh server.
 async fn ask_all(
     spec: &ServerSpec,
     conn: Option<McpConnection>,
     probes: &[Probe],
     timeout: Duration,
-) -> Result<Vec<Answer>, McpError> {
-    let shared = match conn {
+) -> Result<Vec<Result<Answer, McpError>>, McpError> {
+    let mut shared = match conn {
         Some(conn) => conn,
         None => McpConnection::connect(spec).await?,
     };
     let mut answers = Vec::with_capacity(probes.len());
     for probe in probes {
         let answer = match probe.writes {
-            false => ask(&shared, &probe.request, timeout).await?,
-            true => {
-                let own = McpConnection::connect(spec).await?;
-                let answer = ask(&own, &probe.request, timeout).await;
-                own.close().await;
-                answer?
-            }
+            false => ask(&shared, &probe.request, timeout).await,
+            true => match McpConnection::connect(spec).await {
+                Ok(own) => {
+                    let answer = ask(&own, &probe.request, timeout).await;
+                    own.close().await;
+                    answer
+                }
+                Err(e) => Err(e),
+            },
         };
+        if answer.is_err() && !probe.writes {
+            shared.close().await;
+            shared = McpConnection::connect(spec).await?;
+        }
         answers.push(answer);
     }
     shared.close().await;
@@ -373,7 +388,7 @@ async fn verify(
             return Ok(Vec::new());
         }
     };
-    let shared = McpConnection::connect(&request.server)
+    let mut shared = McpConnection::connect(&request.server)
         .await
         .map_err(unreachable)?;
     let mut kept = Vec::new();
@@ -393,6 +408,12 @@ async fn verify(
                 out
             }
         };
+        if output.infra_error.is_some() && !draft.probe.writes {
+            shared.close().await;
+            shared = McpConnection::connect(&request.server)
+                .await
+                .map_err(unreachable)?;
+        }
         match (&output.infra_error, &output.grade) {
             (None, Some(grade)) if grade.success => kept.push(draft),
             (Some(e), _) => report

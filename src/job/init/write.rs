@@ -57,10 +57,16 @@ pub struct LeftOut {
 }
 
 impl LeftOut {
+    /// A thing left out; a reason of several lines (a server's stderr) is joined into one.
     pub fn new(what: &str, why: String) -> Self {
+        let lines: Vec<&str> = why
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
         Self {
             what: what.to_owned(),
-            why,
+            why: lines.join(" "),
         }
     }
 
