@@ -392,8 +392,8 @@ pub struct InitArgs {
     /// an http(s):// Streamable HTTP URL, `demo:1.4.0`, or a [servers.NAME] of --config.
     #[arg(long, value_name = "SPEC")]
     pub server: String,
-    /// The directory the suite (DIR/tasks/calls.yaml), the error-semantics tasks
-    /// (DIR/error-semantics.yaml) and the report (DIR/init-report.md) go to.
+    /// The directory the suite (DIR/tasks/calls.yaml) and the report (DIR/init-report.md) go
+    /// to.
     #[arg(long, value_name = "DIR", default_value = "mcpeval")]
     pub out: PathBuf,
     /// Also draft calls of the tools that write (annotated destructiveHint: true or
@@ -415,8 +415,7 @@ JSON-RPC error code, output-schema validity, stable texts and structured values;
 times, uuids or long numbers), and is kept only when a third call passes it as `mcpeval run`
 grades it. Per tool: a call with arguments from its input schema (examples, defaults, enums,
 formats, bounds), one with a wrong type, one without a required argument; one unknown tool;
-each listed resource and prompt. Calls malformed on purpose go to DIR/error-semantics.yaml,
-outside the suite (`tasks check --server` warns about them).
+each listed resource and prompt. A request malformed on purpose says `malformed: true`.
 Then: mcpeval tasks check --suite DIR/tasks --server SPEC
       mcpeval run --suite DIR/tasks --baseline OLD --candidate NEW
 Exit codes: 0 written, 2 bad flags or config, or a file exists without --force (nothing is

@@ -20,17 +20,12 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
     };
     let done = draft(&request).await?;
     let report = &done.report;
-    let (suite, errors) = report.split();
     outln!("init: {}", report.server);
     outln!(
-        "{} call task(s) -> {}",
-        suite.len(),
+        "{} call task(s) ({} malformed on purpose, for the error semantics) -> {}",
+        report.drafted.len(),
+        report.malformed(),
         done.files.calls.display()
-    );
-    outln!(
-        "{} error-semantics task(s) -> {}",
-        errors.len(),
-        done.files.errors.display()
     );
     for left in &report.left_out {
         outln!("left out: {}: {}", left.what, left.why);

@@ -17,8 +17,8 @@ pub struct Probe {
     pub why: String,
     /// The request writes (a tool left out unless `--include-writes`): sent on a fresh connection.
     pub writes: bool,
-    /// The request is malformed on purpose (an unknown tool, a missing argument): `tasks check
-    /// --server` warns about it, so it goes to the error-semantics file, outside the suite.
+    /// The request is malformed on purpose (an unknown tool, a missing argument): the task says
+    /// `malformed: true`, so `tasks check --server` knows it is meant.
     pub malformed: bool,
 }
 

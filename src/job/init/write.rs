@@ -1,5 +1,5 @@
-//! What `mcpeval init` writes: the call tasks as YAML (`DIR/tasks/calls.yaml`, and the
-//! malformed requests in `DIR/error-semantics.yaml`) and the report (`DIR/init-report.md`).
+//! What `mcpeval init` writes: the call tasks as YAML (`DIR/tasks/calls.yaml`) and the report
+//! (`DIR/init-report.md`).
 
 use std::path::{Path, PathBuf};
 
@@ -13,9 +13,6 @@ use crate::mcp::ServerInfo;
 pub struct Files {
     /// The call tasks: the suite is `DIR/tasks`.
     pub calls: PathBuf,
-    /// The calls malformed on purpose (an unknown tool, a missing argument), outside the suite:
-    /// `tasks check --server` warns about each.
-    pub errors: PathBuf,
     pub report: PathBuf,
 }
 
@@ -23,13 +20,12 @@ impl Files {
     pub fn under(dir: &Path) -> Self {
         Self {
             calls: dir.join("tasks").join("calls.yaml"),
-            errors: dir.join("error-semantics.yaml"),
             report: dir.join("init-report.md"),
         }
     }
 
     pub fn all(&self) -> Vec<PathBuf> {
-        vec![self.calls.clone(), self.errors.clone(), self.report.clone()]
+        vec![self.calls.clone(), self.report.clone()]
     }
 
     /// The suite's directory (`DIR/tasks`).
@@ -104,9 +100,9 @@ impl Report {
         }
     }
 
-    /// The tasks of the suite, and those of the error-semantics file.
-    pub fn split(&self) -> (Vec<&Drafted>, Vec<&Drafted>) {
-        self.drafted.iter().partition(|d| !d.probe.malformed)
+    /// How many tasks send a request malformed on purpose (`malformed: true`).
+    pub fn malformed(&self) -> usize {
+        self.drafted.iter().filter(|d| d.probe.malformed).count()
     }
 
     /// The tools left out for writing.
@@ -117,30 +113,25 @@ impl Report {
     }
 }
 
-/// The two task files' paths and texts (for loading them before they are written).
+/// The task file's path and text (for loading it before it is written).
 pub fn task_sources(files: &Files, drafted: &[Drafted]) -> Vec<(PathBuf, String)> {
-    let (suite, errors): (Vec<&Drafted>, Vec<&Drafted>) =
-        drafted.iter().partition(|d| !d.probe.malformed);
-    vec![
-        (files.calls.clone(), calls_yaml(&suite, &[], "")),
-        (files.errors.clone(), errors_yaml(&errors, "")),
-    ]
+    let all: Vec<&Drafted> = drafted.iter().collect();
+    vec![(files.calls.clone(), calls_yaml(&all, &[], ""))]
 }
 
-/// Writes the task files and the report; the error names the file that could not be written.
+/// Writes the task file and the report; the error names the file that could not be written.
 pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io::Error)> {
-    let (suite, errors) = report.split();
     let write = |path: &Path, text: String| {
         path.parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|()| std::fs::write(path, text))
             .map_err(|e| (path.to_path_buf(), e))
     };
+    let all: Vec<&Drafted> = report.drafted.iter().collect();
     write(
         &files.calls,
-        calls_yaml(&suite, &report.write_tools(), &report.server),
+        calls_yaml(&all, &report.write_tools(), &report.server),
     )?;
-    write(&files.errors, errors_yaml(&errors, &report.server))?;
     write(&files.report, report_md(files, report))
 }
 
@@ -151,7 +142,9 @@ fn calls_yaml(drafted: &[&Drafted], writes: &[&LeftOut], server: &str) -> String
         "# Call tasks drafted by `mcpeval init` from {server}.\n\
          # No model: one request per trial, each expecting what the server answered to two calls\n\
          # (only what both answers shared), kept when a third call passed it.\n\
-         # They pin today's behaviour: a change of an answer is a regression of the candidate.\n"
+         # They pin today's behaviour: a change of an answer is a regression of the candidate.\n\
+         # `malformed: true` marks a request malformed on purpose (a tool the server does not\n\
+         # list, a required argument left out): it pins the server's error semantics.\n"
     );
     if !writes.is_empty() {
         out.push_str("# Left out (`mcpeval init --include-writes` drafts them too):\n");
@@ -165,27 +158,17 @@ fn calls_yaml(drafted: &[&Drafted], writes: &[&LeftOut], server: &str) -> String
     out
 }
 
-/// `error-semantics.yaml`: the malformed requests, outside the suite.
-fn errors_yaml(drafted: &[&Drafted], server: &str) -> String {
-    let mut out = format!(
-        "# Error semantics drafted by `mcpeval init` from {server}.\n\
-         # Requests malformed on purpose (a tool the server does not list, a required argument\n\
-         # left out), each expecting the server's answer of today. Kept outside the suite in tasks/ because\n\
-         # `mcpeval tasks check --server` warns about every such request; run them with\n\
-         #   mcpeval run --suite THIS_FILE --baseline OLD --candidate NEW\n"
-    );
-    for d in drafted {
-        out.push_str(&task_yaml(d));
-    }
-    out
-}
-
 fn task_yaml(d: &Drafted) -> String {
     let comment = format!("{}; answered: {}", d.probe.why, d.answer).replace('\n', " ");
     let mut out = format!(
-        "\n# {comment}\n- id: {}\n  kind: call\n  call: {}\n  expect:\n",
+        "\n# {comment}\n- id: {}\n  kind: call\n  call: {}\n{}  expect:\n",
         d.probe.id,
-        call_json(&d.probe.request)
+        call_json(&d.probe.request),
+        if d.probe.malformed {
+            "  malformed: true\n"
+        } else {
+            ""
+        }
     );
     let e = &d.expect;
     if let Some(is_error) = e.is_error {
@@ -218,14 +201,13 @@ fn task_yaml(d: &Drafted) -> String {
 
 /// `init-report.md`: what was drafted, what was left out and why, how to use the files.
 pub fn report_md(files: &Files, report: &Report) -> String {
-    let (suite, errors) = report.split();
     let mut out = format!("# mcpeval init: {}\n\n", report.server);
     out.push_str(&format!(
-        "{} call task(s) in `{}`, {} error-semantics task(s) in `{}`, {} thing(s) left out.\n\n",
-        suite.len(),
+        "{} call task(s) in `{}` ({} of them malformed on purpose, for the error semantics), \
+         {} thing(s) left out.\n\n",
+        report.drafted.len(),
         files.calls.display(),
-        errors.len(),
-        files.errors.display(),
+        report.malformed(),
         report.left_out.len()
     ));
     if report.refused_everything {
