@@ -28,6 +28,11 @@ const WRITE_VERBS: &[&str] = &[
     "close", "archive", "destroy", "kill", "purge", "publish", "execute", "run",
 ];
 
+/// The writing verbs that mark a tool as writing even when they are its whole name.
+const DESTROYING_VERBS: &[&str] = &[
+    "delete", "remove", "drop", "clear", "reset", "destroy", "kill", "purge", "write",
+];
+
 /// What `mcpeval init` was asked to do, resolved.
 #[derive(Debug, Clone)]
 pub struct InitRequest {
@@ -177,6 +182,11 @@ pub fn writes(tool: &rmcp::model::Tool) -> Option<String> {
     let verb = WRITE_VERBS
         .iter()
         .find(|v| verb == **v || (first.len() > v.len() && camel_start(&tool.name, v)))?;
+    // A verb with nothing after it (`add` of two numbers, `run`) names no thing it changes;
+    // only the verbs that destroy count then.
+    if tool.name.len() == verb.len() && !DESTROYING_VERBS.contains(verb) {
+        return None;
+    }
     Some(format!("its name starts with `{verb}`"))
 }
 
@@ -528,6 +538,12 @@ mod tests {
             "`set` is not a word of it"
         );
         assert_eq!(writes(&tool("search_issues", None)), None);
+        assert_eq!(
+            writes(&tool("add", None)),
+            None,
+            "adds two numbers, names no thing"
+        );
+        assert!(writes(&tool("delete", None)).is_some());
     }
 
     #[test]
