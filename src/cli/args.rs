@@ -119,6 +119,9 @@ pub enum Command {
     /// The whole regression check, cheapest stage first: smoke, contract, conformance,
     /// deprecations, evaluation; one verdict (exit 1 if any stage fails)
     Check(CheckArgs),
+    /// Draft a starter suite from a live server: call tasks (no model) that pin what it answers
+    /// today, verified against it; the tools that write are left out unless asked for.
+    Init(InitArgs),
     /// Serve the embedded demo MCP server (an issue tracker) over stdio or Streamable HTTP.
     ///
     /// More: docs/hosts.md.
@@ -381,6 +384,43 @@ crashing, a stage named in --stages that was skipped, unless --allow-skipped) an
 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the stage in flight ends as `error`, no later
 stage runs, the reports are written; `mcpeval check --resume DIR` finishes it).
 More: docs/check.md.";
+
+#[derive(Debug, Args)]
+#[command(after_help = INIT_HELP)]
+pub struct InitArgs {
+    /// The server to draft from: a command line (split like a shell would, never run by one),
+    /// an http(s):// Streamable HTTP URL, `demo:1.4.0`, or a [servers.NAME] of --config.
+    #[arg(long, value_name = "SPEC")]
+    pub server: String,
+    /// The directory the suite (DIR/tasks/calls.yaml) and the report (DIR/init-report.md) go
+    /// to.
+    #[arg(long, value_name = "DIR", default_value = "mcpeval")]
+    pub out: PathBuf,
+    /// Also draft calls of the tools that write (annotated destructiveHint: true or
+    /// readOnlyHint: false, or named create_…, delete_…, update_…, set_…): each is sent to the
+    /// live server three times, on a fresh connection each.
+    #[arg(long)]
+    pub include_writes: bool,
+    /// Overwrite the files of an earlier `init` (without it, an existing file is exit 2).
+    #[arg(long)]
+    pub force: bool,
+    /// Config file holding [servers.NAME] and [auth.NAME] tables.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+const INIT_HELP: &str = "\
+Each request is sent twice; a task expects only what both answers share (is_error or the
+JSON-RPC error code, output-schema validity, stable texts and structured values; no dates,
+times, uuids or long numbers), and is kept only when a third call passes it as `mcpeval run`
+grades it. Per tool: a call with arguments from its input schema (examples, defaults, enums,
+formats, bounds), one with a wrong type, one without a required argument; one unknown tool;
+each listed resource and prompt. A request malformed on purpose says `malformed: true`.
+Then: mcpeval tasks check --suite DIR/tasks --server SPEC
+      mcpeval run --suite DIR/tasks --baseline OLD --candidate NEW
+Exit codes: 0 written, 2 bad flags or config, or a file exists without --force (nothing is
+written), 3 the server could not be reached or a file could not be written.
+More: docs/init.md.";
 
 #[derive(Debug, Args)]
 #[command(after_help = SNAPSHOT_HELP)]

@@ -7,6 +7,7 @@ mod compare_cmd;
 mod diff_cmd;
 mod history_cmd;
 mod hosts;
+mod init_cmd;
 mod merge_cmd;
 mod nightly_cmd;
 pub mod out;
@@ -19,7 +20,7 @@ mod tasks_cmd;
 pub use crate::error::{Exit, Failure};
 pub use crate::suite::DEMO_SUITE;
 pub use args::MergeArgs;
-pub use args::{CheckArgs, HistoryArgs, NightlyArgs};
+pub use args::{CheckArgs, HistoryArgs, InitArgs, NightlyArgs};
 pub use args::{
     Cli, Command, CompareArgs, DemoServerArgs, DiffArgs, PlanArgs, RunArgs, SimServerArgs,
     SnapshotArgs, TasksAction,
@@ -43,6 +44,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         Some(Command::Nightly(args)) => nightly_cmd::nightly(&args).await,
         Some(Command::History(args)) => history_cmd::history(&args),
         Some(Command::Check(args)) => check_cmd::check(&args).await,
+        Some(Command::Init(args)) => init_cmd::init(&args).await,
         Some(Command::Tasks { action }) => match action {
             TasksAction::Check {
                 suite,

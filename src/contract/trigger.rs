@@ -196,6 +196,7 @@ mod tests {
             call_expect: Default::default(),
             trials: None,
             expected_to_fail: false,
+            malformed: false,
             setup: Vec::new(),
             teardown: Vec::new(),
             after: Vec::new(),

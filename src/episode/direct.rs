@@ -111,7 +111,7 @@ fn output_schema(tools: &[rmcp::model::Tool], name: &str) -> Option<Value> {
 
 /// The answer as text: a tool's result text; a resource's contents (text, or blobs as JSON); a
 /// prompt's messages; an error's `Error CODE: message`.
-fn answer_text(call: &CallSpec, outcome: &CallOutcome, timeout: Duration) -> String {
+pub fn answer_text(call: &CallSpec, outcome: &CallOutcome, timeout: Duration) -> String {
     match outcome {
         CallOutcome::Result {
             text, structured, ..

@@ -11,7 +11,7 @@ pub mod text_calls;
 mod tools;
 
 pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};
-pub use direct::{check_after, run_call, run_fixtures, FixtureError, DIRECT_HOST};
+pub use direct::{answer_text, check_after, run_call, run_fixtures, FixtureError, DIRECT_HOST};
 pub use driver::Driver;
 pub use facts::{server_error_line, EpisodeFacts};
 pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};

@@ -123,6 +123,7 @@ mod grading {
             call_expect: Default::default(),
             trials: None,
             expected_to_fail: false,
+            malformed: false,
             setup: Vec::new(),
             teardown: Vec::new(),
             after: Vec::new(),

@@ -145,11 +145,37 @@ pub fn check(
 }
 
 /// A call task's request: calling an unknown tool, or with an unknown or missing argument, on
-/// purpose is a fair test of error semantics, so each is a warning.
+/// purpose is a fair test of error semantics, so each is a warning; none with `malformed: true`,
+/// which says it is on purpose, and then a request with none of them is the warning.
 fn call_task(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found) {
     let Some(crate::suite::CallSpec::Tool { name, args }) = &task.call else {
         return;
     };
+    let mut said = Vec::new();
+    call_task_findings(task, name, args, listed, place, &mut said);
+    match task.malformed {
+        false => found.warnings.extend(said),
+        true if said.is_empty() => {
+            let message = format!(
+                "task `{}` says `malformed: true`, but its call of `{name}` is well-formed: \
+                 the tool is listed and its arguments are the ones the input schema names",
+                task.id
+            );
+            found.warnings.push(place.at(task.call_at.tool, message));
+        }
+        true => {}
+    }
+}
+
+/// The warnings of a call task's request: an unknown tool, an unknown or a missing argument.
+fn call_task_findings(
+    task: &Task,
+    name: &str,
+    args: &serde_json::Map<String, serde_json::Value>,
+    listed: &Listed<'_>,
+    place: &Place,
+    said: &mut Vec<Diagnostic>,
+) {
     let at = &task.call_at;
     if !listed.has(name) {
         let hint = suggestion(name, &listed.all());
@@ -158,10 +184,11 @@ fn call_task(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found)
              both answer an unknown tool",
             task.id
         );
-        found.warnings.push(place.at(at.tool, message));
+        said.push(place.at(at.tool, message));
         return;
     }
-    let Some(schema) = listed.schema(std::slice::from_ref(name)) else {
+    let name = name.to_owned();
+    let Some(schema) = listed.schema(std::slice::from_ref(&name)) else {
         return;
     };
     let label = format!("`{name}`");
@@ -171,9 +198,7 @@ fn call_task(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found)
              know{more}: it checks how both answer an unknown argument",
             task.id
         );
-        found
-            .warnings
-            .push(place.at(at.args.get(arg).copied().or(at.tool), message));
+        said.push(place.at(at.args.get(arg).copied().or(at.tool), message));
     }
     let given: BTreeSet<&str> = args.keys().map(String::as_str).collect();
     for missing in schema.missing(&given) {
@@ -182,7 +207,7 @@ fn call_task(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found)
              it checks how both answer a missing argument",
             task.id, missing.name
         );
-        found.warnings.push(place.at(at.tool, message));
+        said.push(place.at(at.tool, message));
     }
 }
 
@@ -522,5 +547,58 @@ mod naming_tests {
             "{:?}",
             named.warnings
         );
+    }
+}
+
+#[cfg(test)]
+mod malformed_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn malformed_true_silences_the_request_warnings_and_warns_on_a_well_formed_call() {
+        let get: Tool = serde_json::from_value(json!({"name": "get_issue", "inputSchema": {
+            "type": "object", "required": ["id"], "properties": {"id": {}}}}))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("t.yaml"),
+            "- id: a\n  kind: call\n  call: {tool: no_such_tool}\n  malformed: true\n  expect: {error_code: -32602}\n\
+             - id: b\n  kind: call\n  call: {tool: get_issue}\n  malformed: true\n  expect: {is_error: true}\n\
+             - id: c\n  kind: call\n  call: {tool: get_issue, args: {id: 1}}\n  malformed: true\n  expect: {is_error: false}\n\
+             - id: d\n  kind: call\n  call: {tool: get_issue}\n  expect: {is_error: true}\n",
+        )
+        .unwrap();
+        let suite = crate::suite::load_suite(&[dir.path().to_path_buf()]).unwrap();
+        assert!(suite.tasks[0].malformed && !suite.tasks[3].malformed);
+        let tools = [get];
+        let found = check(&suite, &tools, &tools, &Default::default());
+        let said: Vec<&str> = found.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said[0].starts_with(
+                "task `c` says `malformed: true`, but its call of `get_issue` is well-formed"
+            ),
+            "{said:?}"
+        );
+        assert!(
+            said[1].starts_with("task `d` calls `get_issue` without argument `id`"),
+            "{said:?}"
+        );
+        // A model's task has no request of its own to be malformed.
+        std::fs::write(
+            dir.path().join("t.yaml"),
+            "- id: m\n  prompt: p\n  malformed: true\n  expect: {no_tool: true}\n",
+        )
+        .unwrap();
+        let loaded = crate::suite::load_suite(&[dir.path().to_path_buf()]);
+        let Err(crate::suite::SuiteError::Invalid(problems)) = loaded else {
+            panic!("a model's task with `malformed` is refused");
+        };
+        let said = |d: &Diagnostic| {
+            d.message
+                .contains("`malformed` belongs to `kind: call` tasks")
+        };
+        assert!(problems.iter().any(said), "{problems:?}");
     }
 }

@@ -8,6 +8,7 @@ mod compare;
 mod error;
 mod expectations;
 mod hosts;
+pub mod init;
 mod models;
 pub mod nightly;
 mod plan;

@@ -389,6 +389,11 @@ pub struct Task {
     /// check`'s smoke stage does not fail on the baseline failing it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expected_to_fail: bool,
+    /// A `kind: call` task whose request is malformed on purpose (`malformed: true`: a tool no
+    /// server lists, an argument left out or unknown), to pin the server's error semantics:
+    /// `tasks check --server` does not warn about it, and warns when the request is well-formed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub malformed: bool,
     /// Calls made on the trial's server before the model starts (or the call task's request).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup: Vec<FixtureCall>,

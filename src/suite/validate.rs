@@ -27,6 +27,7 @@ const TASK_KEYS: &[&str] = &[
     "call",
     "trials",
     "expected_to_fail",
+    "malformed",
     "setup",
     "teardown",
 ];
@@ -132,10 +133,11 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
         let task = call_task(checker, &fields, id.as_ref(), before, node, defaults);
         return Checked { id, task };
     }
-    for name in ["call", "trials", "expected_to_fail"] {
+    for name in ["call", "trials", "expected_to_fail", "malformed"] {
         if let (Some((key, _)), Some(_)) = (fields.get(name), kind) {
             let why = match name {
                 "expected_to_fail" => "a model's task is judged by comparing the sides",
+                "malformed" => "a model's task sends no request of its own",
                 _ => "a model's task runs the run's `--trials` and is asked through `prompt`",
             };
             checker.error(
@@ -198,6 +200,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                 call_expect: Default::default(),
                 trials: None,
                 expected_to_fail: false,
+                malformed: false,
                 setup,
                 teardown,
                 after,
@@ -272,6 +275,9 @@ fn call_task(
     let expected_to_fail = optional(fields, "expected_to_fail", false, |v| {
         checker.boolean(v, "expected_to_fail")
     });
+    let malformed = optional(fields, "malformed", false, |v| {
+        checker.boolean(v, "malformed")
+    });
     let expect = required(checker, fields, "expect", "a `kind: call` task")
         .and_then(|v| call_expectations(checker, fields.get("expect")?.0, v));
     let fixtures = fixtures(checker, fields, defaults);
@@ -283,7 +289,7 @@ fn call_task(
     if checker.count() > before {
         return None;
     }
-    let expected_to_fail = expected_to_fail?;
+    let (expected_to_fail, malformed) = (expected_to_fail?, malformed?);
     let (setup, teardown, after) = fixtures?;
     let tools = match (tools, &call) {
         (Some(Some(tools)), _) => tools,
@@ -302,6 +308,7 @@ fn call_task(
         call_expect,
         trials: Some(trials),
         expected_to_fail,
+        malformed,
         setup,
         teardown,
         after,

@@ -91,6 +91,8 @@ fn the_demo_pair_passes_the_contract_and_the_evaluation_flags_the_regression() {
     let (status, reason) = stage(&out, "evaluation");
     assert_eq!(status, "skipped");
     assert!(reason.contains("no task suite"), "{reason}");
+    // Issue 38 (item 6): the skip also says how to get a suite, not only that there is none.
+    assert!(reason.contains("mcpeval init --server"), "{reason}");
 
     let out = dir.path().join("with-suite");
     let output = check(

@@ -28,6 +28,7 @@ mod fixtures;
 mod gemini_cli_host;
 mod graders;
 mod html_report;
+mod init;
 mod judge;
 mod layering;
 mod nightly;

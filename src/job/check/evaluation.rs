@@ -7,6 +7,19 @@ use crate::error::Exit;
 use crate::job::{Face, RunOutcome, RunRequest, Skipped, TaskKinds};
 use crate::rundir::{Case, StageRecord, StageStatus};
 
+/// Why the evaluation was skipped without a suite, and how to get one: `mcpeval init` drafts a
+/// suite from the live baseline (docs/init.md).
+fn no_suite(baseline: &str) -> String {
+    let spec = match baseline.contains(char::is_whitespace) {
+        true => format!("\"{baseline}\""),
+        false => baseline.to_owned(),
+    };
+    format!(
+        "no task suite given (--suite, or the config's `suites`); draft one from the baseline \
+         with `mcpeval init --server {spec}`, then pass `--suite mcpeval/tasks`"
+    )
+}
+
 pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
     let stage = Stage::Evaluation;
     if ctx.breaking && ctx.settings.stop_on_breaking {
@@ -24,10 +37,11 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
     }
     match &ctx.tasks {
         Tasks::NoSuite => {
-            return skipped(
-                stage,
-                "no task suite given (--suite, or the config's `suites`)",
-            )
+            // The baseline as given (`demo:1.4.0`), else as resolved from the config.
+            let server = (ctx.overrides.baseline.clone())
+                .or_else(|| ctx.baseline.as_ref().map(|s| s.display()))
+                .unwrap_or_default();
+            return skipped(stage, no_suite(&server));
         }
         Tasks::Unreadable(why) => return Outcome::new(stage).end(StageStatus::Error, why),
         Tasks::Counted { models: 0, .. } => {

@@ -1,0 +1,46 @@
+//! `mcpeval init`: the flags turned into an init request, and what was drafted shown.
+
+use super::args::InitArgs;
+use super::out::outln;
+use crate::config::resolve_server;
+use crate::error::{Exit, Failure};
+use crate::job::init::{init as draft, InitRequest};
+
+/// Drafts the suite and prints a summary: the files, the tasks, what was left out.
+pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
+    let server = resolve_server(args.config.as_deref(), &args.server, &[])?;
+    let timeout = server.call_timeout;
+    let request = InitRequest {
+        server,
+        label: args.server.clone(),
+        out: args.out.clone(),
+        include_writes: args.include_writes,
+        force: args.force,
+        timeout,
+    };
+    let done = draft(&request).await?;
+    let report = &done.report;
+    outln!("init: {}", report.server);
+    outln!(
+        "{} call task(s) ({} malformed on purpose, for the error semantics) -> {}",
+        report.drafted.len(),
+        report.malformed(),
+        done.files.calls.display()
+    );
+    for left in &report.left_out {
+        outln!("left out: {}: {}", left.what, left.why);
+    }
+    if report.refused_everything {
+        outln!("every tool call was refused (an error answer): the call tasks pin the refusals");
+    }
+    for note in &report.notes {
+        outln!("note: {note}");
+    }
+    outln!("report -> {}", done.files.report.display());
+    outln!(
+        "next: mcpeval tasks check --suite {} --server {}",
+        done.files.suite().display(),
+        report.spec
+    );
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,269 @@
+//! What `mcpeval init` writes: the call tasks as YAML (`DIR/tasks/calls.yaml`) and the report
+//! (`DIR/init-report.md`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::calls::{call_json, Expect, Probe};
+use crate::mcp::ServerInfo;
+
+/// The files `init` writes under its `--out` directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Files {
+    /// The call tasks: the suite is `DIR/tasks`.
+    pub calls: PathBuf,
+    pub report: PathBuf,
+}
+
+impl Files {
+    pub fn under(dir: &Path) -> Self {
+        Self {
+            calls: dir.join("tasks").join("calls.yaml"),
+            report: dir.join("init-report.md"),
+        }
+    }
+
+    pub fn all(&self) -> Vec<PathBuf> {
+        vec![self.calls.clone(), self.report.clone()]
+    }
+
+    /// The suite's directory (`DIR/tasks`).
+    pub fn suite(&self) -> PathBuf {
+        self.calls
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+}
+
+/// A drafted call task: its request, its checks, and the start of the answer it pins.
+#[derive(Debug, Clone)]
+pub struct Drafted {
+    pub probe: Probe,
+    pub expect: Expect,
+    pub answer: String,
+}
+
+/// Something `init` did not draft a task for, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftOut {
+    pub what: String,
+    pub why: String,
+}
+
+impl LeftOut {
+    /// A thing left out; a reason of several lines (a server's stderr) is joined into one.
+    pub fn new(what: &str, why: String) -> Self {
+        let lines: Vec<&str> = why
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        Self {
+            what: what.to_owned(),
+            why: lines.join(" "),
+        }
+    }
+
+    pub fn tool(name: &str, why: String) -> Self {
+        Self::new(&format!("tool `{name}`"), why)
+    }
+}
+
+/// The report's facts.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The server as given, with its `serverInfo` name and version.
+    pub server: String,
+    /// The server spec as given, quoted for a shell when it has spaces.
+    pub spec: String,
+    pub drafted: Vec<Drafted>,
+    pub left_out: Vec<LeftOut>,
+    /// Every valid tool call was refused (an error): the tasks pin that.
+    pub refused_everything: bool,
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    pub fn new(spec: &str, info: &ServerInfo) -> Self {
+        Self {
+            server: format!("`{spec}` ({} {})", info.name, info.version),
+            spec: match spec.contains(char::is_whitespace) {
+                true => format!("'{}'", spec.replace('\'', "'\\''")),
+                false => spec.to_owned(),
+            },
+            drafted: Vec::new(),
+            left_out: Vec::new(),
+            refused_everything: false,
+            notes: Vec::new(),
+        }
+    }
+
+    /// How many tasks send a request malformed on purpose (`malformed: true`).
+    pub fn malformed(&self) -> usize {
+        self.drafted.iter().filter(|d| d.probe.malformed).count()
+    }
+
+    /// The tools left out for writing.
+    pub fn write_tools(&self) -> Vec<&LeftOut> {
+        (self.left_out.iter())
+            .filter(|l| l.what.starts_with("tool `") && l.why.starts_with("writes"))
+            .collect()
+    }
+}
+
+/// The task file's path and text (for loading it before it is written).
+pub fn task_sources(files: &Files, drafted: &[Drafted]) -> Vec<(PathBuf, String)> {
+    let all: Vec<&Drafted> = drafted.iter().collect();
+    vec![(files.calls.clone(), calls_yaml(&all, &[], ""))]
+}
+
+/// Writes the task file and the report; the error names the file that could not be written.
+pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io::Error)> {
+    let write = |path: &Path, text: String| {
+        path.parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(path, text))
+            .map_err(|e| (path.to_path_buf(), e))
+    };
+    let all: Vec<&Drafted> = report.drafted.iter().collect();
+    write(
+        &files.calls,
+        calls_yaml(&all, &report.write_tools(), &report.server),
+    )?;
+    write(&files.report, report_md(files, report))
+}
+
+/// `tasks/calls.yaml`: a header saying where the tasks come from and which tools were left out,
+/// then one task per draft.
+fn calls_yaml(drafted: &[&Drafted], writes: &[&LeftOut], server: &str) -> String {
+    let mut out = format!(
+        "# Call tasks drafted by `mcpeval init` from {server}.\n\
+         # No model: one request per trial, each expecting what the server answered to two calls\n\
+         # (only what both answers shared), kept when a third call passed it.\n\
+         # They pin today's behaviour: a change of an answer is a regression of the candidate.\n\
+         # `malformed: true` marks a request malformed on purpose (a tool the server does not\n\
+         # list, a required argument left out): it pins the server's error semantics.\n"
+    );
+    if !writes.is_empty() {
+        out.push_str("# Left out (`mcpeval init --include-writes` drafts them too):\n");
+        for w in writes {
+            out.push_str(&format!("#   {}: {}\n", w.what, w.why));
+        }
+    }
+    for d in drafted {
+        out.push_str(&task_yaml(d));
+    }
+    out
+}
+
+fn task_yaml(d: &Drafted) -> String {
+    let comment = format!("{}; answered: {}", d.probe.why, d.answer).replace('\n', " ");
+    let mut out = format!(
+        "\n# {comment}\n- id: {}\n  kind: call\n  call: {}\n{}  expect:\n",
+        d.probe.id,
+        call_json(&d.probe.request),
+        if d.probe.malformed {
+            "  malformed: true\n"
+        } else {
+            ""
+        }
+    );
+    let e = &d.expect;
+    if let Some(is_error) = e.is_error {
+        out.push_str(&format!("    is_error: {is_error}\n"));
+    }
+    if let Some(code) = e.error_code {
+        out.push_str(&format!("    error_code: {code}\n"));
+    }
+    if !e.result_contains.is_empty() {
+        out.push_str(&format!(
+            "    result_contains: {}\n",
+            json!(e.result_contains)
+        ));
+    }
+    if !e.structured.is_empty() {
+        out.push_str("    structured:\n");
+        for (path, equals) in &e.structured {
+            let check = match equals {
+                Some(v) => json!({"path": path, "equals": v}),
+                None => json!({"path": path}),
+            };
+            out.push_str(&format!("      - {check}\n"));
+        }
+    }
+    if e.output_schema {
+        out.push_str("    output_schema: true\n");
+    }
+    out
+}
+
+/// `init-report.md`: what was drafted, what was left out and why, how to use the files.
+pub fn report_md(files: &Files, report: &Report) -> String {
+    let mut out = format!("# mcpeval init: {}\n\n", report.server);
+    out.push_str(&format!(
+        "{} call task(s) in `{}` ({} of them malformed on purpose, for the error semantics), \
+         {} thing(s) left out.\n\n",
+        report.drafted.len(),
+        files.calls.display(),
+        report.malformed(),
+        report.left_out.len()
+    ));
+    if report.refused_everything {
+        out.push_str(
+            "**Every tool call was refused** (an error answer): the call tasks pin the refusals. \
+             If the server was started wrong (a directory it may not read, missing credentials), \
+             fix that and run `mcpeval init --force` again.\n\n",
+        );
+    }
+    out.push_str("## Drafted\n\n| task | request | checks |\n| --- | --- | --- |\n");
+    for d in &report.drafted {
+        out.push_str(&format!(
+            "| `{}` | `{}` | {} |\n",
+            d.probe.id,
+            call_json(&d.probe.request).to_string().replace('|', "\\|"),
+            checks_words(&d.expect)
+        ));
+    }
+    out.push_str("\n## Left out\n\n");
+    if report.left_out.is_empty() {
+        out.push_str("Nothing.\n");
+    }
+    for l in &report.left_out {
+        out.push_str(&format!("- {}: {}\n", l.what, l.why));
+    }
+    for note in &report.notes {
+        out.push_str(&format!("\nNote: {note}\n"));
+    }
+    let suite_dir = files.suite();
+    out.push_str(&format!(
+        "\n## Next\n\n- `mcpeval tasks check --suite {0} --server {1}`\n- `mcpeval run --suite \
+         {0} --baseline {1} --candidate NEW` (or `mcpeval check --baseline {1} --candidate NEW \
+         --suite {0}`)\n",
+        suite_dir.display(),
+        report.spec
+    ));
+    out
+}
+
+/// The checks of a task, in words: `is_error: false, output_schema, 2 texts, 3 paths`.
+fn checks_words(e: &Expect) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(is_error) = e.is_error {
+        parts.push(format!("is_error: {is_error}"));
+    }
+    if let Some(code) = e.error_code {
+        parts.push(format!("error_code: {code}"));
+    }
+    if e.output_schema {
+        parts.push("output_schema".into());
+    }
+    if !e.result_contains.is_empty() {
+        parts.push(format!("{} text(s)", e.result_contains.len()));
+    }
+    if !e.structured.is_empty() {
+        parts.push(format!("{} path(s)", e.structured.len()));
+    }
+    parts.join(", ")
+}

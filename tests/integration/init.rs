@@ -1,0 +1,247 @@
+//! `mcpeval init` through the binary: call tasks drafted from the demo server over stdio and over
+//! HTTP pass `tasks check --server` with no warning and `mcpeval run` of the server against
+//! itself with no change, and find the regression of 2.0.0; the tools that write are left out
+//! (and drafted with --include-writes); a server that refuses every call is pinned and reported;
+//! a call that kills the server is left out; existing files need --force; an unreachable server
+//! is exit 3.
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::common;
+
+use common::*;
+
+/// The demo's tools, and those of them that write (by annotation or name).
+const READ_TOOLS: [&str; 3] = ["get_issue", "list_projects", "search_issues"];
+const WRITE_TOOLS: [&str; 3] = ["add_comment", "create_issue", "update_issue"];
+
+fn init(server: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["init", "--server", server, "--out", out.to_str().unwrap()];
+    args.extend(extra);
+    mcpeval(&args)
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `tasks check --suite DIR/tasks --server SPEC` passes with no warning at all.
+fn assert_checks_clean(out: &Path, server: &str) {
+    let suite = out.join("tasks");
+    let checked = mcpeval(&[
+        "tasks",
+        "check",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--server",
+        server,
+    ]);
+    let said = text(&checked);
+    assert_eq!(checked.status.code(), Some(0), "{said}");
+    assert!(said.contains(", 0 warnings;"), "{said}");
+    assert!(!said.contains("warning:"), "{said}");
+}
+
+/// `mcpeval run` of the drafted suite; the exit code and the task → verdict lines.
+fn run_suite(out: &Path, baseline: &str, candidate: &str, run: &Path) -> (Option<i32>, String) {
+    let suite = out.join("tasks");
+    let ran = mcpeval(&[
+        "run",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--baseline",
+        baseline,
+        "--candidate",
+        candidate,
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    (ran.status.code(), text(&ran))
+}
+
+/// The ids of a task file's tasks.
+fn ids(yaml: &str) -> Vec<String> {
+    yaml.lines()
+        .filter_map(|l| l.strip_prefix("- id: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_demo_over_stdio_gets_call_tasks_for_its_read_only_tools_that_pass_and_catch_2_0_0() {
+    let dir = temp_dir();
+    let out = dir.path().join("suite");
+    let made = init("demo:1.4.0", &out, &[]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    let calls = read(&out.join("tasks/calls.yaml"));
+    let ids = ids(&calls);
+    for tool in READ_TOOLS {
+        let id = format!("call-{}", tool.replace('_', "-"));
+        assert!(ids.contains(&id), "{id} in {ids:?}");
+    }
+    for tool in WRITE_TOOLS {
+        assert!(
+            !ids.iter().any(|i| i.contains(&tool.replace('_', "-"))),
+            "{tool} is left out: {ids:?}"
+        );
+        // The file and the report both say which were left out and why.
+        assert!(
+            calls.contains(&format!("#   tool `{tool}`: writes (")),
+            "{calls}"
+        );
+        assert!(text(&made).contains(&format!("left out: tool `{tool}`: writes")));
+    }
+    assert!(
+        ids.contains(&"resource-tracker-projects".to_owned()),
+        "{ids:?}"
+    );
+    assert!(ids.contains(&"prompt-triage-issue".to_owned()), "{ids:?}");
+    assert!(calls.contains("output_schema: true"), "{calls}");
+    let report = read(&out.join("init-report.md"));
+    assert!(report.contains("- tool `create_issue`: writes (annotated readOnlyHint: false)"));
+    // The error semantics: requests malformed on purpose, marked so (tasks check stays quiet).
+    for id in ["unknown-tool", "call-get-issue-without-id"] {
+        let task = calls.split("\n- id: ").find(|t| t.starts_with(id)).unwrap();
+        assert!(task.contains("  malformed: true\n"), "{task}");
+    }
+    assert!(calls.contains("error_code: -32602"), "{calls}");
+
+    assert_checks_clean(&out, "demo:1.4.0");
+    let (code, said) = run_suite(&out, "demo:1.4.0", "demo:1.4.0", &dir.path().join("same"));
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("NO REGRESSION"), "{said}");
+    assert!(!said.contains("regression ("), "{said}");
+    // 2.0.0 renames get_issue: the pinned call fails there.
+    let (code, said) = run_suite(&out, "demo:1.4.0", "demo:2.0.0", &dir.path().join("new"));
+    assert_eq!(code, Some(1), "{said}");
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("call-get-issue "))
+        .unwrap();
+    assert!(line.ends_with("regression (success)"), "{line}");
+}
+
+#[test]
+fn include_writes_drafts_all_six_tools_and_they_pass_on_fresh_servers() {
+    let dir = temp_dir();
+    let out = dir.path().join("suite");
+    let made = init("demo:1.4.0", &out, &["--include-writes"]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    let calls = read(&out.join("tasks/calls.yaml"));
+    let ids = ids(&calls);
+    for tool in READ_TOOLS.iter().chain(&WRITE_TOOLS) {
+        let id = format!("call-{}", tool.replace('_', "-"));
+        assert!(ids.contains(&id), "{id} in {ids:?}");
+    }
+    assert!(!calls.contains("Left out"), "{calls}");
+    assert_checks_clean(&out, "demo:1.4.0");
+    let (code, said) = run_suite(&out, "demo:1.4.0", "demo:1.4.0", &dir.path().join("same"));
+    assert_eq!(code, Some(0), "{said}");
+}
+
+#[test]
+fn the_demo_over_http_gets_the_same_kind_of_suite() {
+    let server = spawn_listening(
+        &["demo-server", "--release", "1.4.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    let url = format!("http://{}/mcp", server.addr);
+    let dir = temp_dir();
+    let out = dir.path().join("suite");
+    let made = init(&url, &out, &[]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    let ids = ids(&read(&out.join("tasks/calls.yaml")));
+    assert!(ids.contains(&"call-get-issue".to_owned()), "{ids:?}");
+    assert!(read(&out.join("init-report.md")).contains(&format!("`{url}`")));
+    assert_checks_clean(&out, &url);
+    let (code, said) = run_suite(&out, &url, &url, &dir.path().join("same"));
+    assert_eq!(code, Some(0), "{said}");
+}
+
+#[test]
+fn a_server_that_refuses_every_call_is_pinned_and_reported() {
+    let server = format!("{} demo-server --release 1.4.0 --deny-all", bin());
+    let dir = temp_dir();
+    let out = dir.path().join("suite");
+    let made = init(&server, &out, &[]);
+    let said = text(&made);
+    assert_eq!(made.status.code(), Some(0), "{said}");
+    assert!(said.contains("every tool call was refused"), "{said}");
+    let report = read(&out.join("init-report.md"));
+    assert!(
+        report.contains("**Every tool call was refused**"),
+        "{report}"
+    );
+    let calls = read(&out.join("tasks/calls.yaml"));
+    let task = calls
+        .split("\n- id: ")
+        .find(|t| t.starts_with("call-list-projects"))
+        .unwrap();
+    assert!(task.contains("is_error: true"), "{task}");
+    assert_checks_clean(&out, &server);
+    let (code, said) = run_suite(&out, &server, &server, &dir.path().join("same"));
+    assert_eq!(code, Some(0), "{said}");
+    // Against a server that answers, the pinned refusals fail: the suite holds today's
+    // behaviour, refusals and all, which is why the report tells to fix the server first.
+    let (code, said) = run_suite(&out, &server, "demo:1.4.0", &dir.path().join("fixed"));
+    assert_eq!(code, Some(1), "{said}");
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("call-list-projects "))
+        .unwrap();
+    assert!(line.ends_with("regression (success)"), "{line}");
+}
+
+#[test]
+fn a_call_that_kills_the_server_is_left_out_and_the_rest_is_drafted() {
+    // The demo exits on its fourth tool call: init starts it again and goes on.
+    let server = format!("{} demo-server --release 1.4.0 --crash-after 3", bin());
+    let dir = temp_dir();
+    let out = dir.path().join("suite");
+    let made = init(&server, &out, &[]);
+    let said = text(&made);
+    assert_eq!(made.status.code(), Some(0), "{said}");
+    let left = said
+        .lines()
+        .find(|l| l.contains(": the server failed on it: "))
+        .unwrap();
+    assert!(
+        left.contains("crashing on purpose"),
+        "the server's stderr is kept: {left}"
+    );
+    let ids = ids(&read(&out.join("tasks/calls.yaml")));
+    assert!(ids.len() >= 3, "{ids:?}");
+    assert_checks_clean(&out, "demo:1.4.0");
+    let (code, said) = run_suite(&out, "demo:1.4.0", "demo:1.4.0", &dir.path().join("same"));
+    assert_eq!(code, Some(0), "{said}");
+}
+
+#[test]
+fn existing_files_need_force_and_an_unreachable_server_is_exit_3() {
+    let dir = temp_dir();
+    let out = dir.path().join("suite");
+    assert_eq!(init("demo:1.4.0", &out, &[]).status.code(), Some(0));
+    let calls = out.join("tasks/calls.yaml");
+    std::fs::write(&calls, "# mine\n").unwrap();
+    let again = init("demo:1.4.0", &out, &[]);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again));
+    assert!(
+        text(&again).contains(&format!("`{}` exists: pass --force", calls.display())),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(read(&calls), "# mine\n", "nothing was written");
+    let forced = init("demo:1.4.0", &out, &["--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", text(&forced));
+    assert!(read(&calls).contains("- id: call-get-issue"));
+
+    let gone = init("http://127.0.0.1:1/mcp", &dir.path().join("other"), &[]);
+    assert_eq!(gone.status.code(), Some(3), "{}", text(&gone));
+    assert!(
+        text(&gone).contains("could not be reached"),
+        "{}",
+        text(&gone)
+    );
+    assert!(!dir.path().join("other").exists(), "nothing written");
+}
