@@ -407,6 +407,41 @@ pub struct InitArgs {
     /// Config file holding [servers.NAME] and [auth.NAME] tables.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The host that verifies the drafted model tasks: each runs against the server for
+    /// --verify-trials trials and is kept only when it passes. `sim` (the default) is the
+    /// embedded simulated model, and the files and the report say so: pass a real model
+    /// (`openai:MODEL`, `anthropic:MODEL`, a [host.NAME] of --config) to keep what it passes.
+    #[arg(long, value_name = "SPEC", default_value = "sim")]
+    pub host: String,
+    /// The host that writes the model tasks (an LLM: `openai:MODEL`, `anthropic:MODEL`, a
+    /// [host.NAME]); without it, templates draft them from each tool's description and schema,
+    /// marked as templated. What it writes is checked before any trial: an answer that is not
+    /// the JSON asked for, a request that names its tool, arguments the schema refuses are
+    /// rejected with the reason.
+    #[arg(long, value_name = "SPEC")]
+    pub writer_host: Option<String>,
+    /// Trials per drafted model task in verification.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub verify_trials: u32,
+    /// The share of verification trials a model task must pass to be kept (0 < x ≤ 1).
+    #[arg(long, value_name = "SHARE", default_value_t = 1.0, value_parser = parse_share)]
+    pub keep_at: f64,
+    /// Draft no model tasks (call tasks only: no model, no verification).
+    #[arg(long)]
+    pub no_models: bool,
+}
+
+/// A share in (0, 1].
+fn parse_share(s: &str) -> Result<f64, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if x > 0.0 && x <= 1.0 {
+        Ok(x)
+    } else {
+        Err(format!("{x} is not a share in (0, 1]"))
+    }
 }
 
 const INIT_HELP: &str = "\

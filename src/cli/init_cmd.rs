@@ -17,6 +17,12 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
         include_writes: args.include_writes,
         force: args.force,
         timeout,
+        config: args.config.clone(),
+        host: args.host.clone(),
+        writer_host: args.writer_host.clone(),
+        verify_trials: args.verify_trials,
+        keep_at: args.keep_at,
+        no_models: args.no_models,
     };
     let done = draft(&request).await?;
     let report = &done.report;
@@ -27,6 +33,33 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
         report.malformed(),
         done.files.calls.display()
     );
+    if let Some(m) = &report.models {
+        outln!(
+            "{} model task(s) kept -> {}; {} rejected -> {} ({}, verified by {}{} over {} trial(s))",
+            m.kept.len(),
+            done.files.models.display(),
+            m.rejected.len(),
+            done.files.rejected.display(),
+            match &m.writer {
+                Some(w) => format!("written by {w}"),
+                None => "templated".to_owned(),
+            },
+            m.host,
+            if m.simulated { ", the simulated model" } else { "" },
+            m.trials
+        );
+        let none: Vec<&str> = (m.tools.iter())
+            .filter(|t| {
+                !m.kept
+                    .iter()
+                    .any(|(d, _)| d.tool.as_deref() == Some(t.as_str()))
+            })
+            .map(String::as_str)
+            .collect();
+        if !none.is_empty() {
+            outln!("no kept model task for: {}", none.join(", "));
+        }
+    }
     for left in &report.left_out {
         outln!("left out: {}: {}", left.what, left.why);
     }

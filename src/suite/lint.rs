@@ -109,7 +109,7 @@ fn looks_like_regex(name: &str) -> bool {
 
 /// How `prompt` names the tool `name`, if it does: the name as a whole word, ignoring case,
 /// also with its `_` or `-` read as a space, `-` or `_` ("search issues" for `search_issues`).
-fn named_in(prompt: &str, name: &str) -> Option<String> {
+pub fn named_in(prompt: &str, name: &str) -> Option<String> {
     let prompt = prompt.to_lowercase();
     let name = name.to_lowercase();
     let words: Vec<&str> = name.split(['_', '-']).filter(|w| !w.is_empty()).collect();

@@ -22,7 +22,7 @@ mod tests;
 
 pub(crate) use check::regex_error_summary;
 pub use demo::{load_or_embedded, DEMO_SUITE};
-pub use lint::{lint, warning_line};
+pub use lint::{lint, named_in, warning_line};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use position::position_words;
 pub use snapshot::{snapshot_file, SnapshotRef, Stored, SNAPSHOTS_DIR};

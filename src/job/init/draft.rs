@@ -47,6 +47,18 @@ pub struct InitRequest {
     pub force: bool,
     /// How long one request may take (the server spec's call timeout).
     pub timeout: Duration,
+    /// The config file the server and hosts may name.
+    pub config: Option<PathBuf>,
+    /// The host that verifies the model tasks (`sim` by default).
+    pub host: String,
+    /// The host that writes the model tasks; `None`: templates.
+    pub writer_host: Option<String>,
+    /// Trials per model task in verification.
+    pub verify_trials: u32,
+    /// The share of trials a model task must pass to be kept.
+    pub keep_at: f64,
+    /// Draft call tasks only.
+    pub no_models: bool,
 }
 
 /// What `init` did: the files written and the report's facts.
@@ -67,6 +79,8 @@ pub enum InitError {
         #[source]
         source: McpError,
     },
+    #[error("model tasks")]
+    Models(#[source] super::model_tasks::ModelStageError),
     #[error("cannot write `{}`", path.display())]
     Write {
         path: PathBuf,
@@ -78,7 +92,7 @@ pub enum InitError {
 impl Coded for InitError {
     fn exit(&self) -> Exit {
         match self {
-            InitError::Exists { .. } => Exit::Usage,
+            InitError::Exists { .. } | InitError::Models(_) => Exit::Usage,
             InitError::Unreachable { .. } | InitError::Write { .. } => Exit::Infra,
         }
     }
@@ -101,6 +115,7 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
         .map_err(unreachable)?;
     let listed = Listed::read(&conn).await.map_err(unreachable)?;
     let mut report = Report::new(&request.label, conn.server_info());
+    let instructions = conn.server_info().instructions.clone();
     let probes = probes(&listed, request.include_writes, &mut report.left_out);
     let first = ask_all(&request.server, Some(conn), &probes, request.timeout)
         .await
@@ -133,6 +148,13 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
     let drafted = verify(request, &listed, drafted, &mut report).await?;
     report.refused_everything = refused_everything(&drafted);
     report.drafted = drafted;
+    if !request.no_models {
+        let outcome =
+            super::model_tasks::model_tasks(request, &listed.tools, instructions.as_deref())
+                .await
+                .map_err(InitError::Models)?;
+        report.models = Some(outcome);
+    }
     write::write_all(&files, &report)
         .map_err(|(path, source)| InitError::Write { path, source })?;
     Ok(InitOutcome { files, report })

@@ -4,7 +4,13 @@
 mod args_from_schema;
 mod calls;
 mod draft;
+pub mod model_tasks;
+pub mod models;
+mod models_write;
+mod templates;
+mod verify;
 mod write;
+mod writer;
 
 pub use draft::{init, writes, InitError, InitOutcome, InitRequest};
 pub use write::{Files, LeftOut, Report};

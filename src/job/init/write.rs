@@ -13,6 +13,11 @@ use crate::mcp::ServerInfo;
 pub struct Files {
     /// The call tasks: the suite is `DIR/tasks`.
     pub calls: PathBuf,
+    /// The verified model tasks (`DIR/tasks/models.yaml`).
+    pub models: PathBuf,
+    /// The model tasks verification turned down, with the reasons (`DIR/rejected.yaml`:
+    /// outside the suite, so never run).
+    pub rejected: PathBuf,
     pub report: PathBuf,
 }
 
@@ -20,12 +25,19 @@ impl Files {
     pub fn under(dir: &Path) -> Self {
         Self {
             calls: dir.join("tasks").join("calls.yaml"),
+            models: dir.join("tasks").join("models.yaml"),
+            rejected: dir.join("rejected.yaml"),
             report: dir.join("init-report.md"),
         }
     }
 
     pub fn all(&self) -> Vec<PathBuf> {
-        vec![self.calls.clone(), self.report.clone()]
+        vec![
+            self.calls.clone(),
+            self.models.clone(),
+            self.rejected.clone(),
+            self.report.clone(),
+        ]
     }
 
     /// The suite's directory (`DIR/tasks`).
@@ -83,6 +95,8 @@ pub struct Report {
     /// Every valid tool call was refused (an error): the tasks pin that.
     pub refused_everything: bool,
     pub notes: Vec<String>,
+    /// The model tasks' stage (`None` with `--no-models`).
+    pub models: Option<super::model_tasks::ModelOutcome>,
 }
 
 impl Report {
@@ -97,6 +111,7 @@ impl Report {
             left_out: Vec::new(),
             refused_everything: false,
             notes: Vec::new(),
+            models: None,
         }
     }
 
@@ -132,6 +147,16 @@ pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io
         &files.calls,
         calls_yaml(&all, &report.write_tools(), &report.server),
     )?;
+    if let Some(models) = &report.models {
+        write(
+            &files.models,
+            super::models_write::models_yaml(models, &report.server),
+        )?;
+        write(
+            &files.rejected,
+            super::models_write::rejected_yaml(models, &report.server),
+        )?;
+    }
     write(&files.report, report_md(files, report))
 }
 
@@ -225,6 +250,9 @@ pub fn report_md(files: &Files, report: &Report) -> String {
             call_json(&d.probe.request).to_string().replace('|', "\\|"),
             checks_words(&d.expect)
         ));
+    }
+    if let Some(models) = &report.models {
+        out.push_str(&super::models_write::report_section(files, models));
     }
     out.push_str("\n## Left out\n\n");
     if report.left_out.is_empty() {

@@ -1,0 +1,113 @@
+//! The model-task stage of `mcpeval init`: draft (by a writer host, or templates), verify
+//! against the server through `--host`, and sort into kept and rejected.
+
+use std::sync::Arc;
+
+use super::models::{Drafts, ModelDraft, Rejected};
+use super::InitRequest;
+use crate::config::{resolve, Overrides, RunConfig};
+use crate::episode::Driver;
+use crate::host::Model;
+
+/// What the model-task stage gave.
+#[derive(Debug, Clone, Default)]
+pub struct ModelOutcome {
+    /// The verifying host (`sim`, `openai:gpt-4.1`), and whether it is the simulator.
+    pub host: String,
+    pub simulated: bool,
+    /// The writer host; `None`: templates.
+    pub writer: Option<String>,
+    /// Kept drafts with the trials they passed out of those run.
+    pub kept: Vec<(ModelDraft, Passed)>,
+    pub rejected: Vec<Rejected>,
+    /// The tools drafted for (the server's, in order).
+    pub tools: Vec<String>,
+    /// Verification's cost: trials run, the verifying host's tokens.
+    pub trials: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub writer_input_tokens: u64,
+    pub writer_output_tokens: u64,
+    pub notes: Vec<String>,
+}
+
+/// How a kept draft fared in verification.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Passed {
+    pub passed: u32,
+    pub trials: u32,
+}
+
+/// Why the model-task stage cannot start: a host that cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelStageError {
+    #[error("host `{host}`: {why}")]
+    Host { host: String, why: String },
+}
+
+/// A host built for init: its model, with the run config it came from.
+pub struct BuiltHost {
+    pub model: Arc<dyn Model>,
+    pub config: RunConfig,
+    pub host: crate::config::HostConfig,
+}
+
+/// Builds `spec` as a run would (`sim`, `PROVIDER:MODEL`, a `[host.NAME]` of the config).
+pub fn build_host(request: &InitRequest, spec: &str) -> Result<BuiltHost, ModelStageError> {
+    let fail = |why: String| ModelStageError::Host {
+        host: spec.to_owned(),
+        why,
+    };
+    let over = Overrides {
+        config: request.config.clone(),
+        baseline: Some(request.label.clone()),
+        candidate: Some(request.label.clone()),
+        hosts: vec![spec.to_owned()],
+        suite_optional: true,
+        ..Overrides::default()
+    };
+    let config = resolve(&over).map_err(|e| fail(crate::error::chain(&e)))?;
+    let hosts = crate::job::build_hosts(&config).map_err(|e| fail(crate::error::chain(&e)))?;
+    let hosts = crate::job::rate_limited(hosts);
+    let Some(runtime) = hosts.into_iter().next() else {
+        return Err(fail("no host was built".into()));
+    };
+    match runtime.driver {
+        Driver::Agent(model) => Ok(BuiltHost {
+            model,
+            host: runtime.config,
+            config,
+        }),
+        _ => Err(fail(
+            "an app host runs its own loop: init needs an API host (openai:MODEL, \
+             anthropic:MODEL, a [host.NAME]) or sim"
+                .into(),
+        )),
+    }
+}
+
+/// Drafts the model tasks of `tools` and verifies them against the server.
+pub async fn model_tasks(
+    request: &InitRequest,
+    tools: &[rmcp::model::Tool],
+    instructions: Option<&str>,
+) -> Result<ModelOutcome, ModelStageError> {
+    let verifier = build_host(request, &request.host)?;
+    let drafts: Drafts = match &request.writer_host {
+        Some(spec) => {
+            let writer = build_host(request, spec)?;
+            super::writer::draft(writer.model.as_ref(), spec, tools, instructions).await
+        }
+        None => super::templates::draft(tools, instructions),
+    };
+    let mut outcome = super::verify::verify(request, &verifier, tools, drafts.drafts).await;
+    outcome.host = verifier.model.id().to_owned();
+    outcome.simulated = verifier.model.is_simulated();
+    outcome.writer = request.writer_host.clone();
+    outcome.tools = tools.iter().map(|t| t.name.to_string()).collect();
+    outcome.rejected.splice(0..0, drafts.rejected);
+    outcome.writer_input_tokens = drafts.writer_input_tokens;
+    outcome.writer_output_tokens = drafts.writer_output_tokens;
+    outcome.notes.splice(0..0, drafts.notes);
+    Ok(outcome)
+}
