@@ -11,5 +11,5 @@ pub use budget::{cost, episode_cost, price_for, BudgetGuard, Spent};
 pub use events::{EventSink, RunEvent, RunEventKind};
 pub use policy::{allocate, StoppingRule};
 pub use pool::{Server, ServerPool};
-pub use run::{run, DoneKey, HostRuntime, Ran, Runner, StoppedHost};
+pub use run::{grade_output, run, DoneKey, HostRuntime, Ran, Runner, StoppedHost};
 pub use schedule::{schedule, trial_seed, TrialKey};

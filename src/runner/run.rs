@@ -909,7 +909,8 @@ fn build_episode(
     }
 }
 
-fn grade_output(task: &Task, output: &TrialOutput) -> Grade {
+/// Grades a model's trial from its output, as the run records it.
+pub fn grade_output(task: &Task, output: &TrialOutput) -> Grade {
     let parsed: Vec<Option<serde_json::Value>> = output
         .calls
         .iter()

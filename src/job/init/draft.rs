@@ -149,8 +149,11 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
     report.refused_everything = refused_everything(&drafted);
     report.drafted = drafted;
     if !request.no_models {
+        let texts: Vec<&str> = (first.iter().flatten()).map(|a| a.text.as_str()).collect();
+        let paths = super::model_tasks::known_paths(&request.server, &texts);
+        let tools = &listed.tools;
         let outcome =
-            super::model_tasks::model_tasks(request, &listed.tools, instructions.as_deref())
+            super::model_tasks::model_tasks(request, tools, instructions.as_deref(), &paths)
                 .await
                 .map_err(InitError::Models)?;
         report.models = Some(outcome);

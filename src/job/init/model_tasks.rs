@@ -86,21 +86,41 @@ pub fn build_host(request: &InitRequest, spec: &str) -> Result<BuiltHost, ModelS
     }
 }
 
-/// Drafts the model tasks of `tools` and verifies them against the server.
+/// Drafts the model tasks of `tools` and verifies them against the server. `paths` are the
+/// absolute paths the server was started with or answered with (values for path parameters).
 pub async fn model_tasks(
     request: &InitRequest,
     tools: &[rmcp::model::Tool],
     instructions: Option<&str>,
+    paths: &[String],
 ) -> Result<ModelOutcome, ModelStageError> {
     let verifier = build_host(request, &request.host)?;
+    let mut notes = Vec::new();
+    let tools: Vec<rmcp::model::Tool> = (tools.iter())
+        .filter(|t| match destroys(t) {
+            Some(why) if !request.include_writes => {
+                notes.push(format!(
+                    "no model task for `{}`: it destroys ({why}), and verification would run \
+                     it against the server; --include-writes drafts them",
+                    t.name
+                ));
+                false
+            }
+            _ => true,
+        })
+        .cloned()
+        .collect();
     let drafts: Drafts = match &request.writer_host {
         Some(spec) => {
             let writer = build_host(request, spec)?;
-            super::writer::draft(writer.model.as_ref(), spec, tools, instructions).await
+            super::writer::draft(writer.model.as_ref(), spec, &tools, instructions).await
         }
-        None => super::templates::draft(tools, instructions),
+        None => {
+            let chosen = choose_args(request, &tools, paths).await;
+            super::templates::draft(&tools, &chosen, paths)
+        }
     };
-    let mut outcome = super::verify::verify(request, &verifier, tools, drafts.drafts).await;
+    let mut outcome = super::verify::verify(request, &verifier, &tools, drafts.drafts).await;
     outcome.host = verifier.model.id().to_owned();
     outcome.simulated = verifier.model.is_simulated();
     outcome.writer = request.writer_host.clone();
@@ -108,6 +128,84 @@ pub async fn model_tasks(
     outcome.rejected.splice(0..0, drafts.rejected);
     outcome.writer_input_tokens = drafts.writer_input_tokens;
     outcome.writer_output_tokens = drafts.writer_output_tokens;
-    outcome.notes.splice(0..0, drafts.notes);
+    notes.extend(drafts.notes);
+    outcome.notes.splice(0..0, notes);
     Ok(outcome)
+}
+
+/// Why a tool destroys (annotated `destructiveHint: true`, or named with a destroying verb):
+/// its model tasks are left out unless `--include-writes`.
+fn destroys(tool: &rmcp::model::Tool) -> Option<String> {
+    let why = super::writes(tool)?;
+    let hints = tool.annotations.as_ref();
+    if hints.and_then(|h| h.destructive_hint) == Some(false) {
+        return None;
+    }
+    let destroying = ["delete", "remove", "drop", "destroy", "purge", "kill", "clear", "reset"];
+    let first = tool.name.to_ascii_lowercase();
+    let named = destroying.iter().any(|v| first.starts_with(v));
+    match hints.and_then(|h| h.destructive_hint) == Some(true) || named {
+        true => Some(why),
+        false => None,
+    }
+}
+
+/// Per tool that only reads, the first candidate argument set the server answers without an
+/// error (one call each, on one connection); a tool that writes, or none answered, keeps its
+/// first candidate.
+async fn choose_args(
+    request: &InitRequest,
+    tools: &[rmcp::model::Tool],
+    paths: &[String],
+) -> super::templates::Chosen {
+    let mut chosen = super::templates::Chosen::new();
+    let conn = crate::mcp::McpConnection::connect(&request.server).await.ok();
+    for tool in tools {
+        let candidates = super::templates::candidates(tool, paths);
+        let mut pick = candidates[0].clone();
+        if let (Some(conn), None) = (&conn, super::writes(tool)) {
+            for args in &candidates {
+                let answer = conn
+                    .call_tool(&tool.name, Some(args.clone()), request.timeout)
+                    .await;
+                let ok = matches!(
+                    &answer,
+                    Ok(crate::mcp::CallOutcome::Result {
+                        is_error: false,
+                        ..
+                    })
+                );
+                if ok {
+                    pick = args.clone();
+                    break;
+                }
+            }
+        }
+        chosen.insert(tool.name.to_string(), pick);
+    }
+    if let Some(conn) = conn {
+        conn.close().await;
+    }
+    chosen
+}
+
+/// The absolute paths in the server's command line and in `texts` (the answers the call tasks
+/// got), for path parameters: directories first, each once.
+pub fn known_paths(spec: &crate::config::ServerSpec, texts: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let args: &[String] = match &spec.transport {
+        crate::config::Transport::Stdio { args, .. } => args,
+        crate::config::Transport::Http { .. } => &[],
+    };
+    let words = (args.iter().map(String::as_str))
+        .chain(texts.iter().flat_map(|t| t.split(|c: char| c.is_whitespace() || "\"',[]{}()<>".contains(c))));
+    for w in words {
+        let w = w.trim_end_matches(['.', ':', ';']);
+        let plain = w.len() > 1 && w.starts_with('/') && !w.starts_with("//") && !w.contains("*");
+        if plain && !out.iter().any(|p| p == w) {
+            out.push(w.to_owned());
+        }
+    }
+    out.truncate(20);
+    out
 }

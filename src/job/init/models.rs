@@ -129,6 +129,8 @@ pub struct Rejected {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
+    /// Drafted by templates and refused before any trial.
+    Template,
     Writer,
     Verification,
 }
@@ -136,6 +138,7 @@ pub enum Stage {
 impl Stage {
     pub fn as_str(self) -> &'static str {
         match self {
+            Stage::Template => "template",
             Stage::Writer => "writer",
             Stage::Verification => "verification",
         }

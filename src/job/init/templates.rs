@@ -1,10 +1,569 @@
 //! Model tasks from templates, for `mcpeval init` without a writer host: requests made from
-//! each tool's description and input schema, no-tool requests, and confusion pairs.
+//! each tool's description and input schema (its verb said another way, so the request does
+//! not name the tool), no-tool requests, general and in the server's own domain, and a task for
+//! each side of a pair of tools whose descriptions overlap, forbidding the other.
 
-use super::models::Drafts;
+use std::collections::BTreeSet;
 
-/// Drafts model tasks for `tools` from their descriptions and schemas.
-pub fn draft(tools: &[rmcp::model::Tool], instructions: Option<&str>) -> Drafts {
-    let _ = (tools, instructions);
-    Drafts::default()
+use serde_json::{json, Map, Value};
+
+use super::args_from_schema::required;
+use super::models::{refuse, Drafts, ExpectedCall, ModelDraft, Origin, Purpose, Rejected, Stage};
+use crate::contract::boundary::fill;
+
+/// Verbs a tool name or description starts with, and how a user would say them instead.
+const VERBS: &[(&str, &str)] = &[
+    ("search", "look for"),
+    ("find", "look up"),
+    ("lookup", "look up"),
+    ("look", "look"),
+    ("query", "look up"),
+    ("get", "show me"),
+    ("fetch", "bring me"),
+    ("retrieve", "bring me"),
+    ("read", "show me the contents of"),
+    ("list", "show me"),
+    ("show", "give me"),
+    ("describe", "tell me about"),
+    ("create", "make"),
+    ("add", "post"),
+    ("update", "change"),
+    ("edit", "change"),
+    ("modify", "change"),
+    ("set", "change"),
+    ("write", "save"),
+    ("delete", "get rid of"),
+    ("remove", "get rid of"),
+    ("move", "relocate"),
+    ("rename", "give a new name to"),
+    ("send", "deliver"),
+    ("run", "start"),
+    ("execute", "carry out"),
+    ("check", "verify"),
+    ("count", "tell me how many"),
+    ("calculate", "work out"),
+    ("compute", "work out"),
+    ("convert", "turn"),
+    ("echo", "repeat back"),
+];
+
+/// Verbs that mean the same for the confusion-pair rule.
+const SAME_VERBS: &[&[&str]] = &[
+    &["search", "find", "lookup", "query", "look", "list", "locate"],
+    &["get", "fetch", "read", "retrieve", "show", "describe", "open", "view"],
+    &["create", "add", "new", "make", "insert", "post"],
+    &["update", "edit", "modify", "set", "change", "patch"],
+    &["delete", "remove", "drop", "destroy", "erase"],
+];
+
+/// Words too common to tell two descriptions apart.
+const STOP: &[&str] = &[
+    "a", "an", "the", "of", "to", "in", "on", "by", "for", "and", "or", "with", "its", "their",
+    "is", "are", "be", "it", "this", "that", "from", "as", "at", "each", "one", "all", "any",
+    "returns", "return", "given", "e", "g", "use", "used", "can", "will", "into", "if",
+];
+
+/// How many requests a tool gets.
+const PER_TOOL: usize = 3;
+
+/// The arguments chosen per tool (by the caller, from [`candidates`], as the server answers
+/// them); a tool not in it gets its first candidate.
+pub type Chosen = std::collections::BTreeMap<String, Map<String, Value>>;
+
+/// Drafts model tasks for `tools` from their descriptions and schemas; `paths` are absolute
+/// paths the server was started with or answered with, for path parameters.
+pub fn draft(tools: &[rmcp::model::Tool], chosen: &Chosen, paths: &[String]) -> Drafts {
+    let args_for = |t: &rmcp::model::Tool, paths: &[String]| -> Map<String, Value> {
+        match chosen.get(t.name.as_ref()) {
+            Some(args) => args.clone(),
+            None => args_for(t, paths),
+        }
+    };
+    let mut out = Drafts::default();
+    let push = |out: &mut Drafts, d: ModelDraft| match refuse(&d, tools) {
+        None => out.drafts.push(d),
+        Some(reason) => out.rejected.push(Rejected {
+            tool: d.tool.clone(),
+            draft: Some(d),
+            stage: Stage::Template,
+            reason,
+            calls: Vec::new(),
+        }),
+    };
+    for tool in tools {
+        for (i, prompt) in phrasings(tool, &args_for(tool, paths)).into_iter().enumerate() {
+            let d = serves(tool, prompt, &args_for(tool, paths), format!("{}", i + 1));
+            push(&mut out, d);
+        }
+    }
+    for (a, b) in overlapping(tools) {
+        for (this, other) in [(a, b), (b, a)] {
+            let args = distinguishing(this, other, args_for(this, paths), paths);
+            let Some(prompt) = phrasings(this, &args).into_iter().next() else {
+                continue;
+            };
+            let mut d = serves(this, prompt, &args, format!("not-{}", slug(&other.name)));
+            d.id = format!("pair-{}-not-{}", slug(&this.name), slug(&other.name));
+            d.forbidden = vec![other.name.to_string()];
+            d.purpose = Purpose::Confusion {
+                other: other.name.to_string(),
+            };
+            push(&mut out, d);
+        }
+    }
+    for d in no_tool(tools) {
+        push(&mut out, d);
+    }
+    out
+}
+
+fn slug(name: &str) -> String {
+    super::draft::slug(name)
+}
+
+/// A task for `tool` with `prompt`, expecting the call with `args` (strings matched ignoring
+/// case, as a regex; numbers, booleans, enum values and paths exactly).
+fn serves(tool: &rmcp::model::Tool, prompt: String, args: &Map<String, Value>, n: String) -> ModelDraft {
+    let schema = Value::Object((*tool.input_schema).clone());
+    let expected: Map<String, Value> = (args.iter())
+        .map(|(k, v)| {
+            let exact = schema["properties"][k].get("enum").is_some() || looks_like_path(v);
+            let value = match (v, exact) {
+                (Value::String(s), false) => json!({"regex": format!("(?i){}", regex::escape(s))}),
+                _ => v.clone(),
+            };
+            (k.clone(), value)
+        })
+        .collect();
+    ModelDraft {
+        id: format!("model-{}-{n}", slug(&tool.name)),
+        tool: Some(tool.name.to_string()),
+        prompt,
+        call: Some(ExpectedCall {
+            tool: tool.name.to_string(),
+            args: expected,
+            is_error: Some(false),
+        }),
+        forbidden: Vec::new(),
+        purpose: Purpose::Serves,
+        origin: Origin::Templated,
+    }
+}
+
+fn looks_like_path(v: &Value) -> bool {
+    v.as_str()
+        .is_some_and(|s| s.starts_with('/') || s.contains("://") || s.starts_with("~/"))
+}
+
+/// The argument sets to try for a tool's requests, best first: the hinted values
+/// ([`args_for`]), then the plain schema-filled ones of the call tasks.
+pub fn candidates(tool: &rmcp::model::Tool, paths: &[String]) -> Vec<Map<String, Value>> {
+    let hinted = args_for(tool, paths);
+    let filled = super::args_from_schema::valid_args(&Value::Object((*tool.input_schema).clone()));
+    let mut out = vec![hinted.clone()];
+    if filled != hinted {
+        let mut merged = hinted;
+        for (k, v) in filled {
+            merged.insert(k, v);
+        }
+        if !out.contains(&merged) {
+            out.push(merged);
+        }
+    }
+    out
+}
+
+/// The arguments a request carries: every required parameter, and the optional ones the schema
+/// gives an example or default for; values from the schema (examples, "e.g. X" in the
+/// description, defaults, enums), a known path for a path parameter, else a word.
+pub fn args_for(tool: &rmcp::model::Tool, paths: &[String]) -> Map<String, Value> {
+    let schema = Value::Object((*tool.input_schema).clone());
+    let required = required(&schema);
+    let mut args = Map::new();
+    let Some(props) = schema["properties"].as_object() else {
+        return args;
+    };
+    for (name, prop) in props {
+        let hinted = prop.get("examples").is_some() || eg(prop).is_some();
+        if !required.contains(&name.as_str()) && !hinted {
+            continue;
+        }
+        args.insert(name.clone(), value_for(name, prop, paths));
+    }
+    args
+}
+
+/// A value for parameter `name`.
+fn value_for(name: &str, prop: &Value, paths: &[String]) -> Value {
+    if prop.get("examples").is_some() || prop.get("enum").is_some() || prop.get("const").is_some()
+    {
+        return fill(prop);
+    }
+    let ty = prop["type"].as_str().unwrap_or("string");
+    if let Some(example) = eg(prop) {
+        match ty {
+            "integer" => {
+                if let Ok(n) = example.parse::<i64>() {
+                    return json!(n);
+                }
+            }
+            "number" => {
+                if let Ok(n) = example.parse::<f64>() {
+                    return json!(n);
+                }
+            }
+            "string" => return json!(example),
+            _ => {}
+        }
+    }
+    if ty == "string" && prop.get("format").is_none() {
+        let lower = name.to_ascii_lowercase();
+        if lower.contains("path") || lower.contains("dir") || lower.contains("file") {
+            let want_file = lower.contains("file");
+            let pick = (paths.iter())
+                .find(|p| want_file == has_extension(p))
+                .or_else(|| paths.first());
+            if let Some(p) = pick {
+                return json!(p);
+            }
+        }
+        if prop.get("default").is_none() {
+            return json!("example");
+        }
+    }
+    fill(prop)
+}
+
+fn has_extension(path: &str) -> bool {
+    let last = path.rsplit('/').next().unwrap_or_default();
+    last.contains('.') && !last.starts_with('.')
+}
+
+/// The example a parameter's description gives: "e.g. 42", "for example apollo".
+fn eg(prop: &Value) -> Option<String> {
+    let text = prop["description"].as_str()?;
+    let lower = text.to_ascii_lowercase();
+    let at = ["e.g. ", "e.g., ", "for example ", "for example, ", "such as "]
+        .iter()
+        .find_map(|m| lower.find(m).map(|i| i + m.len()))?;
+    let word: String = text[at..]
+        .trim_start_matches(['`', '"', '\''])
+        .chars()
+        .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | ')' | ';' | '`' | '"' | '\''))
+        .collect();
+    let word = word.trim_end_matches('.').to_owned();
+    (!word.is_empty()).then_some(word)
+}
+
+/// Up to three requests for `tool` carrying `args`, none naming it.
+fn phrasings(tool: &rmcp::model::Tool, args: &Map<String, Value>) -> Vec<String> {
+    let description = tool.description.as_deref().unwrap_or_default();
+    let sentence = first_sentence(description);
+    let (verb, rest) = split_verb(&sentence, &tool.name);
+    let values = values_clause(args);
+    let rest = rest.trim().trim_end_matches('.');
+    let mut out = Vec::new();
+    let say = say_verb(&verb);
+    let lead = |s: &str| match say.is_empty() {
+        true => s.to_owned(),
+        false => format!("{say} {s}"),
+    };
+    let things: Vec<String> = name_words(&tool.name).into_iter().skip(1).collect();
+    if !rest.is_empty() {
+        out.push(capital(&format!("{}{values}.", lead(rest))));
+        out.push(format!("Could you {}{values}?", lower_first(&lead(rest))));
+    }
+    if !things.is_empty() && !say.is_empty() {
+        out.push(capital(&format!("{say} the {}{values}, please.", things.join(" "))));
+    }
+    if rest.is_empty() && out.is_empty() {
+        out.push(capital(&format!("{}{values}.", lead(&name_words(&tool.name).join(" ")))));
+    }
+    out.truncate(PER_TOOL);
+    out
+}
+
+/// `, with project "apollo" and id 42` (strings quoted, so a model copies them verbatim).
+fn values_clause(args: &Map<String, Value>) -> String {
+    if args.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = (args.iter())
+        .map(|(k, v)| {
+            let words = name_words(k).join(" ");
+            match v {
+                Value::String(s) => format!("{words} \"{s}\""),
+                other => format!("{words} {other}"),
+            }
+        })
+        .collect();
+    format!(", with {}", parts.join(" and "))
+}
+
+/// The first sentence of a description, without parentheses.
+fn first_sentence(text: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth > 0 => depth -= 1,
+            _ if depth > 0 => {}
+            '.' | '\n' | '!' | '?' if !out.trim().is_empty() => break,
+            _ => out.push(c),
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The description's leading verb (or the name's first word) and what follows it; a leading
+/// verb that is the name's own is dropped, so the request does not say the name.
+fn split_verb(sentence: &str, name: &str) -> (String, String) {
+    let mut words = sentence.splitn(2, ' ');
+    let first = words.next().unwrap_or_default().to_ascii_lowercase();
+    let rest = words.next().unwrap_or_default().to_owned();
+    let base = first.trim_end_matches('s');
+    if VERBS.iter().any(|(v, _)| *v == first || *v == base) {
+        let verb = VERBS.iter().find(|(v, _)| *v == first || *v == base);
+        return (verb.map(|v| v.0).unwrap_or(base).to_owned(), lower_first(&rest));
+    }
+    // Not a verb we know: the sentence as it is (an imperative, as descriptions mostly are),
+    // unless it starts with the name's own verb.
+    let name_verb = name_words(name).into_iter().next().unwrap_or_default();
+    match first == name_verb {
+        true => (name_verb, rest),
+        false => (String::new(), sentence.to_owned()),
+    }
+}
+
+fn say_verb(verb: &str) -> String {
+    if verb.is_empty() {
+        return String::new();
+    }
+    (VERBS.iter())
+        .find(|(v, _)| *v == verb)
+        .map(|(_, say)| (*say).to_owned())
+        .unwrap_or_else(|| "help me with this:".to_owned())
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if c.clone().next().is_some_and(char::is_lowercase) => {
+            f.to_lowercase().chain(c).collect()
+        }
+        Some(f) => std::iter::once(f).chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// A name's words, lower case: `search_issues` and `searchIssues` → `search`, `issues`.
+fn name_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    for c in name.chars() {
+        if c == '_' || c == '-' || c == '.' || c == ' ' {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+        } else if c.is_uppercase() && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+            word.extend(c.to_lowercase());
+        } else {
+            word.extend(c.to_lowercase());
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// The pairs of tools whose purposes overlap: their names share a thing and their verbs mean
+/// the same (`search_issues`, `find_issues`), or their descriptions share most of their words.
+fn overlapping(tools: &[rmcp::model::Tool]) -> Vec<(&rmcp::model::Tool, &rmcp::model::Tool)> {
+    let mut out = Vec::new();
+    for (i, a) in tools.iter().enumerate() {
+        for b in &tools[i + 1..] {
+            if same_purpose(a, b) {
+                out.push((a, b));
+            }
+        }
+    }
+    out
+}
+
+fn same_purpose(a: &rmcp::model::Tool, b: &rmcp::model::Tool) -> bool {
+    let (wa, wb) = (name_words(&a.name), name_words(&b.name));
+    let class = |w: &str| SAME_VERBS.iter().position(|c| c.contains(&w));
+    let verbs = match (wa.first(), wb.first()) {
+        (Some(x), Some(y)) => x == y || (class(x).is_some() && class(x) == class(y)),
+        _ => false,
+    };
+    let things = |w: &[String]| -> BTreeSet<String> {
+        w.iter().skip(1).map(|s| s.trim_end_matches('s').to_owned()).collect()
+    };
+    let shared = things(&wa).intersection(&things(&wb)).count() > 0;
+    if verbs && shared && wa != wb {
+        return true;
+    }
+    let words = |t: &rmcp::model::Tool| -> BTreeSet<String> {
+        (t.description.as_deref().unwrap_or_default())
+            .split(|c: char| !c.is_alphanumeric())
+            .map(|w| w.to_ascii_lowercase().trim_end_matches('s').to_owned())
+            .filter(|w| w.len() > 1 && !STOP.contains(&w.as_str()))
+            .collect()
+    };
+    let (da, db) = (words(a), words(b));
+    let union = da.union(&db).count();
+    union >= 6 && da.intersection(&db).count() * 10 >= union * 6
+}
+
+/// The arguments that set `this` apart from `other`: its own, plus a parameter `other` lacks
+/// (with a value), so the request is one only `this` serves.
+fn distinguishing(
+    this: &rmcp::model::Tool,
+    other: &rmcp::model::Tool,
+    mut args: Map<String, Value>,
+    paths: &[String],
+) -> Map<String, Value> {
+    let theirs = other.input_schema.get("properties").and_then(Value::as_object);
+    let schema = Value::Object((*this.input_schema).clone());
+    if let Some(props) = schema["properties"].as_object() {
+        for (name, prop) in props {
+            let lacks = theirs.is_none_or(|t| !t.contains_key(name));
+            let concrete = prop.get("enum").is_some() || prop.get("examples").is_some();
+            if lacks && concrete && !args.contains_key(name) {
+                args.insert(name.clone(), value_for(name, prop, paths));
+            }
+        }
+    }
+    args
+}
+
+/// No-tool tasks: three general requests, and near misses in the server's domain (what a
+/// thing the tools deal with is, in general).
+fn no_tool(tools: &[rmcp::model::Tool]) -> Vec<ModelDraft> {
+    let general = [
+        ("no-tool-greeting", "Hello! How are you today?"),
+        ("no-tool-capital", "What is the capital of France?"),
+        ("no-tool-haiku", "Write a haiku about autumn leaves."),
+    ];
+    let mut out: Vec<ModelDraft> = (general.iter())
+        .map(|(id, prompt)| no_tool_draft(id, prompt, Purpose::NoToolGeneral))
+        .collect();
+    let mut things: Vec<String> = Vec::new();
+    for tool in tools {
+        for w in name_words(&tool.name).into_iter().skip(1) {
+            let w = w.trim_end_matches('s').to_owned();
+            if w.len() > 2 && !things.contains(&w) {
+                things.push(w);
+            }
+        }
+    }
+    if let Some(thing) = things.first() {
+        let prompt = format!(
+            "In one sentence and in general terms, what is a {thing}? No need to look anything up."
+        );
+        out.push(no_tool_draft("no-tool-near-what-is", &prompt, Purpose::NearMiss));
+    }
+    if let [a, b, ..] = things.as_slice() {
+        let prompt = format!(
+            "Without looking anything up, explain briefly how a {a} differs from a {b} in general."
+        );
+        out.push(no_tool_draft("no-tool-near-differ", &prompt, Purpose::NearMiss));
+    }
+    out
+}
+
+fn no_tool_draft(id: &str, prompt: &str, purpose: Purpose) -> ModelDraft {
+    ModelDraft {
+        id: id.to_owned(),
+        tool: None,
+        prompt: prompt.to_owned(),
+        call: None,
+        forbidden: Vec::new(),
+        purpose,
+        origin: Origin::Templated,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn tool(name: &str, description: &str, schema: Value) -> rmcp::model::Tool {
+        let Value::Object(schema) = schema else {
+            panic!("an object")
+        };
+        rmcp::model::Tool::new(name.to_owned(), description.to_owned(), Arc::new(schema))
+    }
+
+    #[test]
+    fn a_request_says_the_verb_another_way_and_carries_the_values() {
+        let t = tool(
+            "search_issues",
+            "Search issues by keywords in their title. Filter by project.",
+            json!({"type": "object", "properties": {
+                "query": {"type": "string"},
+                "project": {"type": "string", "examples": ["apollo"]}},
+                "required": ["query"]}),
+        );
+        let args = args_for(&t, &[]);
+        assert_eq!(Value::Object(args.clone()), json!({"query": "example", "project": "apollo"}));
+        let p = phrasings(&t, &args);
+        assert_eq!(p.len(), 3);
+        assert_eq!(
+            p[0],
+            "Look for issues by keywords in their title, with project \"apollo\" and query \"example\"."
+        );
+        assert!(p.iter().all(|p| crate::suite::named_in(p, "search_issues").is_none()));
+    }
+
+    #[test]
+    fn values_come_from_the_description_and_known_paths() {
+        let t = tool(
+            "get_issue",
+            "Get one issue.",
+            json!({"type": "object", "properties": {
+                "id": {"type": "integer", "description": "The issue number, e.g. 42"}}}),
+        );
+        assert_eq!(args_for(&t, &[])["id"], json!(42));
+        let f = tool(
+            "read_text_file",
+            "Read a file.",
+            json!({"type": "object", "properties": {"path": {"type": "string"}},
+                   "required": ["path"]}),
+        );
+        let paths = ["/tmp/d".to_owned(), "/tmp/d/notes.txt".to_owned()];
+        assert_eq!(args_for(&f, &paths)["path"], json!("/tmp/d"), "a path, not a file");
+    }
+
+    #[test]
+    fn overlapping_tools_get_a_task_each_that_forbids_the_other() {
+        let s = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+        let tools = [
+            tool("search_issues", "Looks up issues.", s.clone()),
+            tool("find_issues", "Find issues that match a text.", s.clone()),
+            tool("list_projects", "List every project.", s),
+        ];
+        let drafts = draft(&tools, &Chosen::new(), &[]);
+        let pairs: Vec<&ModelDraft> = (drafts.drafts.iter())
+            .filter(|d| matches!(d.purpose, Purpose::Confusion { .. }))
+            .collect();
+        assert_eq!(pairs.len(), 2, "{pairs:?}");
+        assert_eq!(pairs[0].forbidden, ["find_issues"]);
+        assert_eq!(pairs[1].forbidden, ["search_issues"]);
+        assert!(drafts.drafts.iter().any(|d| d.purpose == Purpose::NearMiss));
+        assert!(drafts.drafts.iter().filter(|d| d.is_no_tool()).count() >= 4);
+    }
 }
