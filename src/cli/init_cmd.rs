@@ -59,6 +59,9 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
         if !none.is_empty() {
             outln!("no kept model task for: {}", none.join(", "));
         }
+        for note in &m.notes {
+            outln!("note: {note}");
+        }
     }
     for left in &report.left_out {
         outln!("left out: {}: {}", left.what, left.why);

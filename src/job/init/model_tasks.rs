@@ -100,8 +100,8 @@ pub async fn model_tasks(
         .filter(|t| match destroys(t) {
             Some(why) if !request.include_writes => {
                 notes.push(format!(
-                    "no model task for `{}`: it destroys ({why}), and verification would run \
-                     it against the server; --include-writes drafts them",
+                    "no model task for `{}`: it writes ({why}), and verification would run it \
+                     against the server; --include-writes drafts them",
                     t.name
                 ));
                 false
@@ -133,60 +133,102 @@ pub async fn model_tasks(
     Ok(outcome)
 }
 
-/// Why a tool destroys (annotated `destructiveHint: true`, or named with a destroying verb):
-/// its model tasks are left out unless `--include-writes`.
+/// Why a tool's model tasks are left out: it writes (annotations or name) and its server does
+/// not declare the writes additive (`destructiveHint: false`), so verification, which runs
+/// the task against the server, could destroy or send something. `--include-writes` drafts
+/// them all.
 fn destroys(tool: &rmcp::model::Tool) -> Option<String> {
     let why = super::writes(tool)?;
     let hints = tool.annotations.as_ref();
-    if hints.and_then(|h| h.destructive_hint) == Some(false) {
-        return None;
-    }
-    let destroying = ["delete", "remove", "drop", "destroy", "purge", "kill", "clear", "reset"];
-    let first = tool.name.to_ascii_lowercase();
-    let named = destroying.iter().any(|v| first.starts_with(v));
-    match hints.and_then(|h| h.destructive_hint) == Some(true) || named {
-        true => Some(why),
-        false => None,
+    match hints.and_then(|h| h.destructive_hint) {
+        Some(false) => None,
+        Some(true) => Some(why),
+        None => Some(format!("{why}, and it is not annotated destructiveHint: false")),
     }
 }
 
 /// Per tool that only reads, the first candidate argument set the server answers without an
 /// error (one call each, on one connection); a tool that writes, or none answered, keeps its
-/// first candidate.
+/// first candidate. The paths a successful call's answer names (a listing's file names under
+/// the directory it was asked about) are tried in a second round for the tools that failed.
 async fn choose_args(
     request: &InitRequest,
     tools: &[rmcp::model::Tool],
     paths: &[String],
 ) -> super::templates::Chosen {
     let mut chosen = super::templates::Chosen::new();
-    let conn = crate::mcp::McpConnection::connect(&request.server).await.ok();
-    for tool in tools {
-        let candidates = super::templates::candidates(tool, paths);
-        let mut pick = candidates[0].clone();
-        if let (Some(conn), None) = (&conn, super::writes(tool)) {
-            for args in &candidates {
+    let mut paths = paths.to_vec();
+    let Ok(conn) = crate::mcp::McpConnection::connect(&request.server).await else {
+        return chosen;
+    };
+    let mut failed: Vec<&rmcp::model::Tool> = Vec::new();
+    for round in 0..2 {
+        let this_round: Vec<&rmcp::model::Tool> = match round {
+            0 => tools.iter().collect(),
+            _ => std::mem::take(&mut failed),
+        };
+        for tool in this_round {
+            let candidates = super::templates::candidates(tool, &paths);
+            chosen.entry(tool.name.to_string()).or_insert(candidates[0].clone());
+            if super::writes(tool).is_some() {
+                continue;
+            }
+            let mut found = None;
+            for args in candidates.iter().take(12) {
                 let answer = conn
                     .call_tool(&tool.name, Some(args.clone()), request.timeout)
                     .await;
-                let ok = matches!(
-                    &answer,
-                    Ok(crate::mcp::CallOutcome::Result {
-                        is_error: false,
-                        ..
-                    })
-                );
-                if ok {
-                    pick = args.clone();
+                if let Ok(crate::mcp::CallOutcome::Result {
+                    is_error: false,
+                    text,
+                    ..
+                }) = &answer
+                {
+                    found = Some((args.clone(), text.clone()));
                     break;
                 }
             }
+            match found {
+                Some((args, text)) => {
+                    learn_paths(&args, &text, &mut paths);
+                    chosen.insert(tool.name.to_string(), args);
+                }
+                None => failed.push(tool),
+            }
         }
-        chosen.insert(tool.name.to_string(), pick);
     }
-    if let Some(conn) = conn {
-        conn.close().await;
-    }
+    conn.close().await;
     chosen
+}
+
+/// Adds the paths an answer names: absolute ones, and names with an extension under a
+/// directory the call was asked about (`[FILE] notes.txt` of a listing of `/d`: `/d/notes.txt`).
+fn learn_paths(args: &serde_json::Map<String, serde_json::Value>, text: &str, paths: &mut Vec<String>) {
+    let dirs: Vec<&str> = (args.values())
+        .filter_map(|v| v.as_str())
+        .filter(|v| v.starts_with('/'))
+        .collect();
+    let mut found = known_words(text);
+    for dir in &dirs {
+        for word in known_words(text).into_iter().filter(|w| !w.starts_with('/')) {
+            let ext = word.rsplit_once('.').map(|(_, e)| e.len()).unwrap_or(0);
+            if (1..=5).contains(&ext) && !word.contains("..") && !word.starts_with('.') {
+                found.push(format!("{}/{word}", dir.trim_end_matches('/')));
+            }
+        }
+    }
+    for p in found.into_iter().filter(|p| p.starts_with('/')) {
+        if paths.len() < 40 && !paths.contains(&p) {
+            paths.push(p);
+        }
+    }
+}
+
+fn known_words(text: &str) -> Vec<String> {
+    text.split(|c: char| c.is_whitespace() || "\"',[]{}()<>".contains(c))
+        .map(|w| w.trim_end_matches(['.', ':', ';']).to_owned())
+        .filter(|w| w.len() > 1 && !w.contains('*'))
+        .collect()
 }
 
 /// The absolute paths in the server's command line and in `texts` (the answers the call tasks

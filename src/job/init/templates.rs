@@ -161,6 +161,19 @@ pub fn candidates(tool: &rmcp::model::Tool, paths: &[String]) -> Vec<Map<String,
     let hinted = args_for(tool, paths);
     let filled = super::args_from_schema::valid_args(&Value::Object((*tool.input_schema).clone()));
     let mut out = vec![hinted.clone()];
+    // A path parameter tries the other known paths too (a file where a directory failed).
+    for (key, value) in &hinted {
+        if !value.as_str().is_some_and(|v| paths.iter().any(|p| p == v)) {
+            continue;
+        }
+        for other in paths.iter().take(8) {
+            let mut args = hinted.clone();
+            args.insert(key.clone(), json!(other));
+            if !out.contains(&args) {
+                out.push(args);
+            }
+        }
+    }
     if filled != hinted {
         let mut merged = hinted;
         for (k, v) in filled {
