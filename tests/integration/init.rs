@@ -3,7 +3,9 @@
 //! itself with no change, and find the regression of 2.0.0; the tools that write are left out
 //! (and drafted with --include-writes); a server that refuses every call is pinned and reported;
 //! a call that kills the server is left out; existing files need --force; an unreachable server
-//! is exit 3.
+//! is exit 3. Model tasks: every demo tool gets a verified one, and `check` with the suite
+//! catches 1.5.0; 1.5.0's overlapping search tools get a confusion pair; npm's server-filesystem
+//! keeps a verified task for most of its read-only tools.
 
 use std::path::Path;
 use std::process::Output;
@@ -16,7 +18,16 @@ use common::*;
 const READ_TOOLS: [&str; 3] = ["get_issue", "list_projects", "search_issues"];
 const WRITE_TOOLS: [&str; 3] = ["add_comment", "create_issue", "update_issue"];
 
+/// `mcpeval init` of call tasks only (`--no-models`): these tests are about call tasks, and a
+/// run of model tasks needs a host.
 fn init(server: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut all = vec!["--no-models"];
+    all.extend(extra);
+    init_models(server, out, &all)
+}
+
+/// `mcpeval init` with the model tasks (verified by `sim`, the default host).
+fn init_models(server: &str, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec!["init", "--server", server, "--out", out.to_str().unwrap()];
     args.extend(extra);
     mcpeval(&args)
@@ -244,4 +255,221 @@ fn existing_files_need_force_and_an_unreachable_server_is_exit_3() {
         text(&gone)
     );
     assert!(!dir.path().join("other").exists(), "nothing written");
+}
+
+/// The tasks of a task file, each as its text from `- id:` on.
+fn tasks(yaml: &str) -> Vec<String> {
+    yaml.split("\n- id: ").skip(1).map(str::to_owned).collect()
+}
+
+fn check(suite: &Path, baseline: &str, candidate: &str, out: &Path) -> (Option<i32>, String) {
+    let checked = mcpeval(&[
+        "check",
+        "--baseline",
+        baseline,
+        "--candidate",
+        candidate,
+        "--suite",
+        suite.to_str().unwrap(),
+        "--host",
+        "sim",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    (checked.status.code(), text(&checked))
+}
+
+#[test]
+fn every_demo_tool_gets_a_verified_model_task_and_check_with_the_suite_catches_1_5_0() {
+    let dir = temp_dir();
+    let out = dir.path().join("suite");
+    let made = init_models("demo:1.4.0", &out, &[]);
+    let said = text(&made);
+    assert_eq!(made.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("verified by sim, the simulated model"),
+        "{said}"
+    );
+    let models = read(&out.join("tasks/models.yaml"));
+    // The simulator is named as such in the suite's own file.
+    assert!(
+        models.contains("mcpeval's simulated model, not a real one"),
+        "{models}"
+    );
+    let kept = tasks(&models);
+    for tool in READ_TOOLS.iter().chain(&WRITE_TOOLS) {
+        let serving: Vec<&String> = (kept.iter())
+            .filter(|t| t.contains(&format!("      - tool: {tool}\n")))
+            .collect();
+        assert!(
+            !serving.is_empty(),
+            "no kept model task for {tool}: {models}"
+        );
+        for task in serving {
+            // Kept after passing every verification trial, and without the tool's name.
+            let comment_end = models.find(&format!("- id: {}", task.lines().next().unwrap()));
+            assert!(comment_end.is_some());
+            let prompt = task.lines().find(|l| l.starts_with("  prompt: ")).unwrap();
+            assert!(
+                !prompt.to_lowercase().contains(&tool.replace('_', " ")),
+                "{prompt}"
+            );
+            assert!(!prompt.contains(tool), "{prompt}");
+        }
+    }
+    assert!(models.contains("passed 3/3 trials"), "{models}");
+    let no_tool = kept
+        .iter()
+        .filter(|t| t.contains("  kind: no-tool\n"))
+        .count();
+    assert!(no_tool >= 3, "{models}");
+    let report = read(&out.join("init-report.md"));
+    assert!(
+        report.contains("Every tool has a kept model task."),
+        "{report}"
+    );
+    assert!(report.contains("Verification cost: "), "{report}");
+    assert!(report.contains("- tool `create_issue`: writes (annotated readOnlyHint: false)"));
+    assert_checks_clean(&out, "demo:1.4.0");
+
+    let suite = out.join("tasks");
+    let (code, said) = check(&suite, "demo:1.4.0", "demo:1.5.0", &dir.path().join("c15"));
+    assert_eq!(code, Some(1), "{said}");
+    let line = (said.lines())
+        .find(|l| l.starts_with("evaluation: failed"))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(line.contains("model-search-issues-1"), "{line}");
+    let (code, said) = check(&suite, "demo:1.4.0", "demo:1.4.0", &dir.path().join("c14"));
+    assert_eq!(code, Some(0), "{said}");
+}
+
+#[test]
+fn overlapping_tools_of_1_5_0_get_a_confusion_pair_and_rejections_say_why() {
+    let dir = temp_dir();
+    let out = dir.path().join("suite");
+    let made = init_models("demo:1.5.0", &out, &["--verify-trials", "2"]);
+    let said = text(&made);
+    assert_eq!(made.status.code(), Some(0), "{said}");
+    let models = read(&out.join("tasks/models.yaml"));
+    let rejected = read(&out.join("rejected.yaml"));
+    let all: Vec<String> = tasks(&models).into_iter().chain(tasks(&rejected)).collect();
+    for (this, other) in [("search", "find"), ("find", "search")] {
+        let id = format!("pair-{this}-issues-not-{other}-issues");
+        let task = (all.iter())
+            .find(|t| t.starts_with(&id))
+            .unwrap_or_else(|| panic!("{id}: {models}\n{rejected}"));
+        assert!(
+            task.contains(&format!("forbidden_tools: [\"{other}_issues\"]")),
+            "{task}"
+        );
+        assert!(
+            task.contains(&format!("      - tool: {this}_issues\n")),
+            "{task}"
+        );
+    }
+    // 1.5.0's vague search_issues loses its requests to find_issues: rejected, with the reason
+    // and the model's call.
+    assert!(
+        rejected.contains("# rejected by verification: passed 0/2 trials (needs 2): another tool chosen: `find_issues`"),
+        "{rejected}"
+    );
+    assert!(
+        rejected.contains("# the model called: find_issues {"),
+        "{rejected}"
+    );
+    assert!(
+        said.contains("no kept model task for: search_issues"),
+        "{said}"
+    );
+    // 1.5.0 marks update_issue destructive: no model task, and the report says why.
+    assert!(
+        said.contains("note: no model task for `update_issue`: it writes"),
+        "{said}"
+    );
+    assert!(models.contains("passed 2/2 trials"), "{models}");
+}
+
+#[test]
+fn the_filesystem_server_keeps_a_verified_model_task_for_most_read_only_tools() {
+    let entry = crate::sim_real_args::filesystem_server();
+    let tmp = temp_dir();
+    let root = tmp.path().canonicalize().unwrap();
+    let fixture = root.join("fixture");
+    crate::sim_real_args::write_fixture(&fixture);
+    let server = format!("node {entry} {}", fixture.display());
+    let out = root.join("suite");
+    let made = init_models(&server, &out, &[]);
+    let said = text(&made);
+    assert_eq!(made.status.code(), Some(0), "{said}");
+    let read_only = [
+        "directory_tree",
+        "get_file_info",
+        "list_allowed_directories",
+        "list_directory",
+        "list_directory_with_sizes",
+        "read_file",
+        "read_media_file",
+        "read_multiple_files",
+        "read_text_file",
+        "search_files",
+    ];
+    let models = read(&out.join("tasks/models.yaml"));
+    let covered: Vec<&str> = (read_only.iter().copied())
+        .filter(|t| models.contains(&format!("      - tool: {t}\n")))
+        .collect();
+    assert!(
+        covered.len() * 3 >= read_only.len() * 2,
+        "{} of {}: {covered:?}\n{said}",
+        covered.len(),
+        read_only.len()
+    );
+    // The paths reach the arguments verbatim: a file the listing named, under the fixture.
+    assert!(
+        models.contains(&format!("{}/", fixture.display())),
+        "{models}"
+    );
+    // The destructive tools get no model task (verification would run them).
+    for tool in ["write_file", "edit_file", "move_file"] {
+        assert!(!models.contains(&format!("- tool: {tool}\n")), "{tool}");
+        assert!(
+            said.contains(&format!("note: no model task for `{tool}`")),
+            "{said}"
+        );
+    }
+    assert_checks_clean(&out, &server);
+}
+
+#[test]
+fn model_tasks_are_verified_over_http_and_a_refusing_server_keeps_none() {
+    let server = spawn_listening(
+        &["demo-server", "--release", "1.4.0", "--http", "127.0.0.1:0"],
+        true,
+    );
+    let url = format!("http://{}/mcp", server.addr);
+    let dir = temp_dir();
+    let out = dir.path().join("http");
+    let made = init_models(&url, &out, &["--verify-trials", "1"]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    let models = read(&out.join("tasks/models.yaml"));
+    assert!(models.contains("      - tool: get_issue\n"), "{models}");
+    assert!(models.contains("passed 1/1 trials"), "{models}");
+    assert_checks_clean(&out, &url);
+
+    let refusing = format!("{} demo-server --release 1.4.0 --deny-all", bin());
+    let out = dir.path().join("deny");
+    let made = init_models(&refusing, &out, &["--verify-trials", "1"]);
+    let said = text(&made);
+    assert_eq!(made.status.code(), Some(0), "{said}");
+    assert!(said.contains("every tool call was refused"), "{said}");
+    let models = read(&out.join("tasks/models.yaml"));
+    assert!(
+        !models.contains("      - tool: "),
+        "no tool task is kept: {models}"
+    );
+    let rejected = read(&out.join("rejected.yaml"));
+    assert!(
+        rejected.contains("the expected tool answered with an error"),
+        "{rejected}"
+    );
+    assert_checks_clean(&out, &refusing);
 }

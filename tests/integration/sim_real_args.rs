@@ -92,7 +92,7 @@ const PNG: &[u8] = &[
 
 /// The installed server's entry point; runs `scripts/install-real-servers` when it is missing
 /// and fails (never skips) when that does not produce it.
-fn filesystem_server() -> String {
+pub fn filesystem_server() -> String {
     let entry = repo_path(&format!(
         "target/real-servers/filesystem-{VERSION}/node_modules/@modelcontextprotocol/\
          server-filesystem/dist/index.js"
@@ -112,7 +112,7 @@ fn filesystem_server() -> String {
     entry.display().to_string()
 }
 
-fn write_fixture(dir: &Path) {
+pub fn write_fixture(dir: &Path) {
     std::fs::create_dir_all(dir.join("notes")).unwrap();
     std::fs::write(dir.join("notes/todo.txt"), "buy milk\ncall maria\n").unwrap();
     std::fs::write(dir.join("notes/ideas.txt"), "a garden\n").unwrap();

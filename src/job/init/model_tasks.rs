@@ -143,7 +143,9 @@ fn destroys(tool: &rmcp::model::Tool) -> Option<String> {
     match hints.and_then(|h| h.destructive_hint) {
         Some(false) => None,
         Some(true) => Some(why),
-        None => Some(format!("{why}, and it is not annotated destructiveHint: false")),
+        None => Some(format!(
+            "{why}, and it is not annotated destructiveHint: false"
+        )),
     }
 }
 
@@ -169,7 +171,9 @@ async fn choose_args(
         };
         for tool in this_round {
             let candidates = super::templates::candidates(tool, &paths);
-            chosen.entry(tool.name.to_string()).or_insert(candidates[0].clone());
+            chosen
+                .entry(tool.name.to_string())
+                .or_insert(candidates[0].clone());
             if super::writes(tool).is_some() {
                 continue;
             }
@@ -203,14 +207,21 @@ async fn choose_args(
 
 /// Adds the paths an answer names: absolute ones, and names with an extension under a
 /// directory the call was asked about (`[FILE] notes.txt` of a listing of `/d`: `/d/notes.txt`).
-fn learn_paths(args: &serde_json::Map<String, serde_json::Value>, text: &str, paths: &mut Vec<String>) {
+fn learn_paths(
+    args: &serde_json::Map<String, serde_json::Value>,
+    text: &str,
+    paths: &mut Vec<String>,
+) {
     let dirs: Vec<&str> = (args.values())
         .filter_map(|v| v.as_str())
         .filter(|v| v.starts_with('/'))
         .collect();
     let mut found = known_words(text);
     for dir in &dirs {
-        for word in known_words(text).into_iter().filter(|w| !w.starts_with('/')) {
+        for word in known_words(text)
+            .into_iter()
+            .filter(|w| !w.starts_with('/'))
+        {
             let ext = word.rsplit_once('.').map(|(_, e)| e.len()).unwrap_or(0);
             if (1..=5).contains(&ext) && !word.contains("..") && !word.starts_with('.') {
                 found.push(format!("{}/{word}", dir.trim_end_matches('/')));
@@ -239,8 +250,11 @@ pub fn known_paths(spec: &crate::config::ServerSpec, texts: &[&str]) -> Vec<Stri
         crate::config::Transport::Stdio { args, .. } => args,
         crate::config::Transport::Http { .. } => &[],
     };
-    let words = (args.iter().map(String::as_str))
-        .chain(texts.iter().flat_map(|t| t.split(|c: char| c.is_whitespace() || "\"',[]{}()<>".contains(c))));
+    let words = (args.iter().map(String::as_str)).chain(
+        texts
+            .iter()
+            .flat_map(|t| t.split(|c: char| c.is_whitespace() || "\"',[]{}()<>".contains(c))),
+    );
     for w in words {
         let w = w.trim_end_matches(['.', ':', ';']);
         let plain = w.len() > 1 && w.starts_with('/') && !w.starts_with("//") && !w.contains("*");

@@ -38,9 +38,6 @@ pub fn models_yaml(m: &ModelOutcome, server: &str) -> String {
         verifier_words(m),
         keep_words(m),
     );
-    if m.kept.is_empty() {
-        out.push_str("# No task was kept: see init-report.md and rejected.yaml.\n[]\n");
-    }
     for (draft, passed) in &m.kept {
         let comment = format!(
             "{}; {}; passed {}/{} trials",
@@ -100,11 +97,15 @@ pub fn rejected_yaml(m: &ModelOutcome, server: &str) -> String {
 
 /// The report's section: per tool kept and rejected, the tools with none, the cost.
 pub fn report_section(files: &Files, m: &ModelOutcome) -> String {
+    let kept_in = match m.kept.is_empty() {
+        true => "(none kept, so no file)".to_owned(),
+        false => format!("`{}`", files.models.display()),
+    };
     let mut out = format!(
-        "## Model tasks\n\n{} model task(s) kept in `{}`, {} rejected (`{}`). Drafts {}; \
+        "## Model tasks\n\n{} model task(s) kept in {}, {} rejected (`{}`). Drafts {}; \
          verified by {}.\n\n",
         m.kept.len(),
-        files.models.display(),
+        kept_in,
         m.rejected.len(),
         files.rejected.display(),
         writer_words(m),

@@ -49,8 +49,12 @@ const VERBS: &[(&str, &str)] = &[
 
 /// Verbs that mean the same for the confusion-pair rule.
 const SAME_VERBS: &[&[&str]] = &[
-    &["search", "find", "lookup", "query", "look", "list", "locate"],
-    &["get", "fetch", "read", "retrieve", "show", "describe", "open", "view"],
+    &[
+        "search", "find", "lookup", "query", "look", "list", "locate",
+    ],
+    &[
+        "get", "fetch", "read", "retrieve", "show", "describe", "open", "view",
+    ],
     &["create", "add", "new", "make", "insert", "post"],
     &["update", "edit", "modify", "set", "change", "patch"],
     &["delete", "remove", "drop", "destroy", "erase"],
@@ -91,7 +95,10 @@ pub fn draft(tools: &[rmcp::model::Tool], chosen: &Chosen, paths: &[String]) -> 
         }),
     };
     for tool in tools {
-        for (i, prompt) in phrasings(tool, &args_for(tool, paths)).into_iter().enumerate() {
+        for (i, prompt) in phrasings(tool, &args_for(tool, paths))
+            .into_iter()
+            .enumerate()
+        {
             let d = serves(tool, prompt, &args_for(tool, paths), format!("{}", i + 1));
             push(&mut out, d);
         }
@@ -123,7 +130,12 @@ fn slug(name: &str) -> String {
 
 /// A task for `tool` with `prompt`, expecting the call with `args` (strings matched ignoring
 /// case, as a regex; numbers, booleans, enum values and paths exactly).
-fn serves(tool: &rmcp::model::Tool, prompt: String, args: &Map<String, Value>, n: String) -> ModelDraft {
+fn serves(
+    tool: &rmcp::model::Tool,
+    prompt: String,
+    args: &Map<String, Value>,
+    n: String,
+) -> ModelDraft {
     let schema = Value::Object((*tool.input_schema).clone());
     let expected: Map<String, Value> = (args.iter())
         .map(|(k, v)| {
@@ -208,8 +220,7 @@ pub fn args_for(tool: &rmcp::model::Tool, paths: &[String]) -> Map<String, Value
 
 /// A value for parameter `name`.
 fn value_for(name: &str, prop: &Value, paths: &[String]) -> Value {
-    if prop.get("examples").is_some() || prop.get("enum").is_some() || prop.get("const").is_some()
-    {
+    if prop.get("examples").is_some() || prop.get("enum").is_some() || prop.get("const").is_some() {
         return fill(prop);
     }
     let ty = prop["type"].as_str().unwrap_or("string");
@@ -256,9 +267,15 @@ fn has_extension(path: &str) -> bool {
 fn eg(prop: &Value) -> Option<String> {
     let text = prop["description"].as_str()?;
     let lower = text.to_ascii_lowercase();
-    let at = ["e.g. ", "e.g., ", "for example ", "for example, ", "such as "]
-        .iter()
-        .find_map(|m| lower.find(m).map(|i| i + m.len()))?;
+    let at = [
+        "e.g. ",
+        "e.g., ",
+        "for example ",
+        "for example, ",
+        "such as ",
+    ]
+    .iter()
+    .find_map(|m| lower.find(m).map(|i| i + m.len()))?;
     let word: String = text[at..]
         .trim_start_matches(['`', '"', '\''])
         .chars()
@@ -287,10 +304,16 @@ fn phrasings(tool: &rmcp::model::Tool, args: &Map<String, Value>) -> Vec<String>
         out.push(format!("Could you {}{values}?", lower_first(&lead(rest))));
     }
     if !things.is_empty() && !say.is_empty() {
-        out.push(capital(&format!("{say} the {}{values}, please.", things.join(" "))));
+        out.push(capital(&format!(
+            "{say} the {}{values}, please.",
+            things.join(" ")
+        )));
     }
     if rest.is_empty() && out.is_empty() {
-        out.push(capital(&format!("{}{values}.", lead(&name_words(&tool.name).join(" ")))));
+        out.push(capital(&format!(
+            "{}{values}.",
+            lead(&name_words(&tool.name).join(" "))
+        )));
     }
     out.truncate(PER_TOOL);
     out
@@ -338,7 +361,10 @@ fn split_verb(sentence: &str, name: &str) -> (String, String) {
     let base = first.trim_end_matches('s');
     if VERBS.iter().any(|(v, _)| *v == first || *v == base) {
         let verb = VERBS.iter().find(|(v, _)| *v == first || *v == base);
-        return (verb.map(|v| v.0).unwrap_or(base).to_owned(), lower_first(&rest));
+        return (
+            verb.map(|v| v.0).unwrap_or(base).to_owned(),
+            lower_first(&rest),
+        );
     }
     // Not a verb we know: the sentence as it is (an imperative, as descriptions mostly are),
     // unless it starts with the name's own verb.
@@ -422,7 +448,10 @@ fn same_purpose(a: &rmcp::model::Tool, b: &rmcp::model::Tool) -> bool {
         _ => false,
     };
     let things = |w: &[String]| -> BTreeSet<String> {
-        w.iter().skip(1).map(|s| s.trim_end_matches('s').to_owned()).collect()
+        w.iter()
+            .skip(1)
+            .map(|s| s.trim_end_matches('s').to_owned())
+            .collect()
     };
     let shared = things(&wa).intersection(&things(&wb)).count() > 0;
     if verbs && shared && wa != wb {
@@ -448,7 +477,10 @@ fn distinguishing(
     mut args: Map<String, Value>,
     paths: &[String],
 ) -> Map<String, Value> {
-    let theirs = other.input_schema.get("properties").and_then(Value::as_object);
+    let theirs = other
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object);
     let schema = Value::Object((*this.input_schema).clone());
     if let Some(props) = schema["properties"].as_object() {
         for (name, prop) in props {
@@ -486,13 +518,21 @@ fn no_tool(tools: &[rmcp::model::Tool]) -> Vec<ModelDraft> {
         let prompt = format!(
             "In one sentence and in general terms, what is a {thing}? No need to look anything up."
         );
-        out.push(no_tool_draft("no-tool-near-what-is", &prompt, Purpose::NearMiss));
+        out.push(no_tool_draft(
+            "no-tool-near-what-is",
+            &prompt,
+            Purpose::NearMiss,
+        ));
     }
     if let [a, b, ..] = things.as_slice() {
         let prompt = format!(
             "Without looking anything up, explain briefly how a {a} differs from a {b} in general."
         );
-        out.push(no_tool_draft("no-tool-near-differ", &prompt, Purpose::NearMiss));
+        out.push(no_tool_draft(
+            "no-tool-near-differ",
+            &prompt,
+            Purpose::NearMiss,
+        ));
     }
     out
 }
@@ -532,14 +572,19 @@ mod tests {
                 "required": ["query"]}),
         );
         let args = args_for(&t, &[]);
-        assert_eq!(Value::Object(args.clone()), json!({"query": "example", "project": "apollo"}));
+        assert_eq!(
+            Value::Object(args.clone()),
+            json!({"query": "example", "project": "apollo"})
+        );
         let p = phrasings(&t, &args);
         assert_eq!(p.len(), 3);
         assert_eq!(
             p[0],
             "Look for issues by keywords in their title, with project \"apollo\" and query \"example\"."
         );
-        assert!(p.iter().all(|p| crate::suite::named_in(p, "search_issues").is_none()));
+        assert!(p
+            .iter()
+            .all(|p| crate::suite::named_in(p, "search_issues").is_none()));
     }
 
     #[test]
@@ -558,7 +603,11 @@ mod tests {
                    "required": ["path"]}),
         );
         let paths = ["/tmp/d".to_owned(), "/tmp/d/notes.txt".to_owned()];
-        assert_eq!(args_for(&f, &paths)["path"], json!("/tmp/d"), "a path, not a file");
+        assert_eq!(
+            args_for(&f, &paths)["path"],
+            json!("/tmp/d"),
+            "a path, not a file"
+        );
     }
 
     #[test]

@@ -95,8 +95,12 @@ fn rejected(draft: ModelDraft, reason: String, calls: Vec<String>) -> Rejected {
 /// The draft as the suite loader reads it (so it is graded exactly as the written file will be).
 fn as_task(draft: &ModelDraft) -> Result<Task, String> {
     let text = draft.yaml("");
-    let suite = crate::suite::load_sources(&[("draft.yaml".into(), text)])
-        .map_err(|e| format!("the draft does not load as a task: {}", crate::error::chain(&e)))?;
+    let suite = crate::suite::load_sources(&[("draft.yaml".into(), text)]).map_err(|e| {
+        format!(
+            "the draft does not load as a task: {}",
+            crate::error::chain(&e)
+        )
+    })?;
     suite
         .tasks
         .into_iter()

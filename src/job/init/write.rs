@@ -148,10 +148,16 @@ pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io
         calls_yaml(&all, &report.write_tools(), &report.server),
     )?;
     if let Some(models) = &report.models {
-        write(
-            &files.models,
-            super::models_write::models_yaml(models, &report.server),
-        )?;
+        // A task file must hold a task: with none kept there is no models.yaml (an earlier
+        // one goes, under --force).
+        if models.kept.is_empty() {
+            if files.models.exists() {
+                std::fs::remove_file(&files.models).map_err(|e| (files.models.clone(), e))?;
+            }
+        } else {
+            let text = super::models_write::models_yaml(models, &report.server);
+            write(&files.models, text)?;
+        }
         write(
             &files.rejected,
             super::models_write::rejected_yaml(models, &report.server),
