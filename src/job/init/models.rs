@@ -260,4 +260,62 @@ mod tests {
         assert_eq!(suite.tasks[0].expect.forbidden_tools, ["find_issues"]);
         assert_eq!(suite.tasks[1].kind, crate::suite::TaskKind::NoTool);
     }
+
+    #[test]
+    fn a_draft_that_names_its_tool_or_breaks_the_schema_is_refused_before_any_trial() {
+        let schema = json!({"type": "object", "properties": {
+            "id": {"type": "integer"}, "status": {"enum": ["open", "closed"]}}});
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        let tools = [rmcp::model::Tool::new(
+            "get_issue".to_owned(),
+            "Get one issue.".to_owned(),
+            std::sync::Arc::new(schema),
+        )];
+        let draft = |prompt: &str, tool: &str, args: Value| ModelDraft {
+            id: "t".into(),
+            tool: Some(tool.into()),
+            prompt: prompt.into(),
+            call: Some(ExpectedCall {
+                tool: tool.into(),
+                args: args.as_object().cloned().unwrap_or_default(),
+                is_error: Some(false),
+            }),
+            forbidden: vec![],
+            purpose: Purpose::Serves,
+            origin: Origin::Templated,
+        };
+        let ok = draft("Show me issue 3", "get_issue", json!({"id": 3}));
+        assert_eq!(refuse(&ok, &tools), None);
+        let regex = draft(
+            "Show me issue 3",
+            "get_issue",
+            json!({"id": {"regex": "3"}}),
+        );
+        assert_eq!(refuse(&regex, &tools), None, "a matcher is not a value");
+        let named = draft("Use get issue for 3", "get_issue", json!({"id": 3}));
+        assert!(refuse(&named, &tools)
+            .unwrap()
+            .contains("names the tool `get_issue`"));
+        let typed = draft("Show me issue abc", "get_issue", json!({"id": "abc"}));
+        assert!(refuse(&typed, &tools)
+            .unwrap()
+            .contains("`id` = \"abc\" is refused"));
+        let status = draft("Show me issue 3", "get_issue", json!({"status": "gone"}));
+        assert!(refuse(&status, &tools).is_some());
+        let unknown = draft("Show me issue 3", "get_issue", json!({"issue_id": 3}));
+        assert!(refuse(&unknown, &tools)
+            .unwrap()
+            .contains("`issue_id` is not in the input schema"));
+        let missing = draft("Show me issue 3", "fetch_issue", json!({}));
+        assert!(refuse(&missing, &tools).unwrap().contains("does not list"));
+        let mut quiet = ok.clone();
+        quiet.call = None;
+        quiet.prompt = "What does get_issue do?".into();
+        assert!(
+            refuse(&quiet, &tools).is_some(),
+            "a no-tool request names no tool"
+        );
+    }
 }
