@@ -431,16 +431,16 @@ pub struct InitArgs {
     pub no_models: bool,
 }
 
+/// `--keep-at` that is not a share in (0, 1].
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not a share in (0, 1]: 1 keeps a task that passes every trial, 0.67 two of three")]
+pub struct BadShare(String);
+
 /// A share in (0, 1].
-fn parse_share(s: &str) -> Result<f64, String> {
-    let x: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
-    if x > 0.0 && x <= 1.0 {
-        Ok(x)
-    } else {
-        Err(format!("{x} is not a share in (0, 1]"))
+fn parse_share(s: &str) -> Result<f64, BadShare> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
+        _ => Err(BadShare(s.to_owned())),
     }
 }
 
