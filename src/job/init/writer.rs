@@ -126,11 +126,12 @@ impl Writer<'_> {
             + completion.usage.cache_read_tokens
             + completion.usage.cache_write_tokens;
         drafts.writer_output_tokens += completion.usage.output_tokens;
-        let mut text = completion.content.unwrap_or_default();
-        if completion.truncated && text.trim().is_empty() {
-            text = "(the answer stopped at the output cap before any text)".to_owned();
-        }
-        Some(text)
+        let text = completion.content.unwrap_or_default();
+        // Said first, so that a rejection's excerpt shows why the JSON is unfinished.
+        Some(match completion.truncated {
+            true => format!("(the answer stopped at the output cap) {text}"),
+            false => text,
+        })
     }
 
     /// The requests written for `tool`: each a draft, or rejected with the reason.

@@ -52,8 +52,9 @@ impl Model for Scripted {
         let Some(Message::User { content }) = request.messages.last() else {
             return Err(HostError::Other("no user message".into()));
         };
+        let answer = answer_for(content)?;
         Ok(Completion {
-            content: Some(answer_for(content)?.to_owned()),
+            content: Some(answer.to_owned()),
             usage: Usage {
                 input_tokens: 100,
                 output_tokens: 10,
@@ -175,4 +176,38 @@ async fn the_simulated_model_leaves_the_writing_to_templates_and_says_so() {
     );
     let templated = super::super::templates::draft(&all, None);
     assert_eq!(drafts.drafts, templated.drafts);
+}
+
+/// A writer whose every answer stopped at the output cap halfway through the JSON.
+struct Cut;
+
+#[async_trait::async_trait]
+impl Model for Cut {
+    fn id(&self) -> &str {
+        "openai:cut"
+    }
+
+    async fn complete(&self, _: &CompletionRequest) -> Result<Completion, HostError> {
+        Ok(Completion {
+            content: Some(r#"{"requests": [{"prompt": "Show me iss"#.to_owned()),
+            truncated: true,
+            ..Completion::default()
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_answer_cut_at_the_output_cap_is_rejected_saying_so() {
+    let all = tools(Release::V1_4_0);
+    let get: Vec<_> = all.into_iter().filter(|t| t.name == "get_issue").collect();
+    let drafts = draft(&Cut, "openai:cut", &get, None).await;
+    assert!(drafts.drafts.is_empty());
+    let reasons: Vec<&str> = drafts.rejected.iter().map(|r| r.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [r#"the writer's answer is not the JSON asked for: (the answer stopped at the output cap) {"requests": [{"prompt": "Show me iss"#;
+            2],
+    );
+    assert_eq!(drafts.rejected[0].tool.as_deref(), Some("get_issue"));
+    assert_eq!(drafts.rejected[1].tool, None);
 }
