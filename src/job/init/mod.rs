@@ -11,6 +11,8 @@ mod templates;
 mod verify;
 mod write;
 mod writer;
+mod writer_parse;
+mod writer_prompt;
 
 pub use draft::{init, writes, InitError, InitOutcome, InitRequest};
 pub use write::{Files, LeftOut, Report};
