@@ -433,7 +433,9 @@ pub struct InitArgs {
 
 /// `--keep-at` that is not a share in (0, 1].
 #[derive(Debug, thiserror::Error)]
-#[error("`{0}` is not a share in (0, 1]: 1 keeps a task that passes every trial, 0.67 two of three")]
+#[error(
+    "`{0}` is not a share in (0, 1]: 1 keeps a task that passes every trial, 0.67 two of three"
+)]
 pub struct BadShare(String);
 
 /// A share in (0, 1].

@@ -473,3 +473,26 @@ fn model_tasks_are_verified_over_http_and_a_refusing_server_keeps_none() {
     );
     assert_checks_clean(&out, &refusing);
 }
+
+#[test]
+fn the_simulated_model_as_writer_leaves_the_writing_to_templates_and_says_so() {
+    let dir = temp_dir();
+    let out = dir.path().join("suite");
+    let made = init_models(
+        "demo:1.4.0",
+        &out,
+        &["--writer-host", "sim", "--verify-trials", "1"],
+    );
+    let said = text(&made);
+    assert_eq!(made.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("note: the writer host `sim` is mcpeval's simulated model, which cannot write tasks: templates drafted them instead"),
+        "{said}"
+    );
+    let models = read(&out.join("tasks/models.yaml"));
+    assert!(
+        models.contains("templated from each tool's description"),
+        "{models}"
+    );
+    assert!(!models.contains("written by"), "{models}");
+}

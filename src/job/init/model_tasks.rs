@@ -110,12 +110,23 @@ pub async fn model_tasks(
         })
         .cloned()
         .collect();
-    let drafts: Drafts = match &request.writer_host {
-        Some(spec) => {
-            let writer = build_host(request, spec)?;
+    let mut writer_spec = request.writer_host.clone();
+    let writer = match &request.writer_host {
+        Some(spec) => Some(build_host(request, spec)?),
+        None => None,
+    };
+    let drafts: Drafts = match &writer {
+        Some(writer) if !writer.model.is_simulated() => {
+            let spec = writer_spec.as_deref().unwrap_or_default();
             super::writer::draft(writer.model.as_ref(), spec, &tools, instructions).await
         }
-        None => {
+        _ => {
+            if let Some(spec) = writer_spec.take() {
+                notes.push(format!(
+                    "the writer host `{spec}` is mcpeval's simulated model, which cannot write \
+                     tasks: templates drafted them instead"
+                ));
+            }
             let chosen = choose_args(request, &tools, paths).await;
             super::templates::draft(&tools, &chosen, paths)
         }
@@ -123,7 +134,7 @@ pub async fn model_tasks(
     let mut outcome = super::verify::verify(request, &verifier, &tools, drafts.drafts).await;
     outcome.host = verifier.model.id().to_owned();
     outcome.simulated = verifier.model.is_simulated();
-    outcome.writer = request.writer_host.clone();
+    outcome.writer = writer_spec;
     outcome.tools = tools.iter().map(|t| t.name.to_string()).collect();
     outcome.rejected.splice(0..0, drafts.rejected);
     outcome.writer_input_tokens = drafts.writer_input_tokens;

@@ -34,7 +34,7 @@ pub async fn verify(
     drafts: Vec<ModelDraft>,
 ) -> ModelOutcome {
     let mut outcome = ModelOutcome::default();
-    let tasks: Vec<(ModelDraft, Result<Task, String>)> = (drafts.into_iter())
+    let tasks: Vec<(ModelDraft, Result<Task, NotATask>)> = (drafts.into_iter())
         .map(|d| {
             let task = as_task(&d);
             (d, task)
@@ -52,7 +52,9 @@ pub async fn verify(
     for ((draft, task), tried) in tasks.into_iter().zip(tried) {
         let tried = match (task, tried) {
             (Err(why), _) => {
-                outcome.rejected.push(rejected(draft, why, Vec::new()));
+                outcome
+                    .rejected
+                    .push(rejected(draft, why.to_string(), Vec::new()));
                 continue;
             }
             (Ok(_), None) => continue,
@@ -92,20 +94,17 @@ fn rejected(draft: ModelDraft, reason: String, calls: Vec<String>) -> Rejected {
     }
 }
 
+/// A draft the suite loader does not take (a bug of the drafting, said rather than written).
+#[derive(Debug, thiserror::Error)]
+#[error("the draft does not load as a task: {0}")]
+struct NotATask(String);
+
 /// The draft as the suite loader reads it (so it is graded exactly as the written file will be).
-fn as_task(draft: &ModelDraft) -> Result<Task, String> {
+fn as_task(draft: &ModelDraft) -> Result<Task, NotATask> {
     let text = draft.yaml("");
-    let suite = crate::suite::load_sources(&[("draft.yaml".into(), text)]).map_err(|e| {
-        format!(
-            "the draft does not load as a task: {}",
-            crate::error::chain(&e)
-        )
-    })?;
-    suite
-        .tasks
-        .into_iter()
-        .next()
-        .ok_or_else(|| "the draft does not load as a task".to_owned())
+    let suite = crate::suite::load_sources(&[("draft.yaml".into(), text)])
+        .map_err(|e| NotATask(crate::error::chain(&e)))?;
+    (suite.tasks.into_iter().next()).ok_or_else(|| NotATask("no task in it".into()))
 }
 
 /// The draft's trials, one after another, each on a fresh server.

@@ -29,25 +29,14 @@ pub const GENERAL: usize = 1;
 const IN_FLIGHT: usize = 4;
 
 /// Asks `model` (named `host` in the files) for model tasks of `tools`; what it writes that
-/// cannot be a task is in `Drafts::rejected`, with the reason. The simulated model cannot
-/// write: with it, templates draft the tasks and a note says so.
+/// cannot be a task is in `Drafts::rejected`, with the reason. (The simulated model cannot
+/// write: `model_tasks` drafts from templates instead, and says so.)
 pub async fn draft(
     model: &dyn Model,
     host: &str,
     tools: &[rmcp::model::Tool],
     instructions: Option<&str>,
 ) -> Drafts {
-    if model.is_simulated() {
-        let mut drafts = super::templates::draft(tools, instructions);
-        drafts.notes.insert(
-            0,
-            format!(
-                "the writer host `{host}` is mcpeval's simulated model, which cannot write \
-                 tasks: templates drafted them instead"
-            ),
-        );
-        return drafts;
-    }
     let writer = Writer { model, host, tools };
     let asks = tools.iter().enumerate().map(|(i, tool)| {
         let messages = writer_prompt::tool_messages(tool, tools, instructions, PER_TOOL);

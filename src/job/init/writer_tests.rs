@@ -162,22 +162,6 @@ async fn what_the_writer_writes_is_drafted_or_rejected_with_its_reason() {
     assert_eq!(drafts.writer_output_tokens, 60);
 }
 
-#[tokio::test]
-async fn the_simulated_model_leaves_the_writing_to_templates_and_says_so() {
-    let all = tools(Release::V1_4_0);
-    let sim = crate::sim::SimModel::new(crate::config::SimConfig::default());
-    let drafts = draft(&sim, "sim", &all, None).await;
-    assert_eq!(drafts.writer_input_tokens, 0);
-    assert!(drafts.rejected.is_empty());
-    assert!(
-        drafts.notes[0].contains("simulated model, which cannot write tasks: templates"),
-        "{:?}",
-        drafts.notes
-    );
-    let templated = super::super::templates::draft(&all, None);
-    assert_eq!(drafts.drafts, templated.drafts);
-}
-
 /// A writer whose every answer stopped at the output cap halfway through the JSON.
 struct Cut;
 
