@@ -86,6 +86,9 @@ pub fn rejected_yaml(m: &ModelOutcome, server: &str) -> String {
                 d.origin.words()
             ))),
             None => {
+                if let Some(tool) = &r.tool {
+                    comment.push_str(&format!("\nfor the tool `{tool}`"));
+                }
                 for line in comment.lines() {
                     out.push_str(&format!("# {line}\n"));
                 }
