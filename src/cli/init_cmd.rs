@@ -23,10 +23,21 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
         verify_trials: args.verify_trials,
         keep_at: args.keep_at,
         no_models: args.no_models,
+        no_ci: args.no_ci,
+        update: args.update,
+        only_tools: None,
     };
     let done = draft(&request).await?;
     let report = &done.report;
     outln!("init: {}", report.server);
+    if let Some(update) = &report.ci.update {
+        outln!("covered by the suite already: {}", words(&update.covered));
+        if update.new.is_empty() {
+            outln!("nothing new: every tool is covered; nothing written");
+            return Ok(Exit::Ok);
+        }
+        outln!("drafting for: {}", words(&update.new));
+    }
     outln!(
         "{} call task(s) ({} malformed on purpose, for the error semantics) -> {}",
         report.drafted.len(),
@@ -69,6 +80,7 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
     for note in &report.notes {
         outln!("note: {note}");
     }
+    ci_lines(&report.ci);
     outln!("report -> {}", done.files.report.display());
     outln!(
         "next: mcpeval tasks check --suite {} --server {}",
@@ -76,4 +88,24 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
         report.spec
     );
     Ok(Exit::Ok)
+}
+
+/// The CI files written, the expected failures, what is left to do.
+fn ci_lines(ci: &crate::job::init::CiReport) {
+    for (path, what) in &ci.written {
+        outln!("{what} -> {}", path.display());
+    }
+    if let Some(failures) = &ci.expected_failures {
+        outln!("expected failures: {failures}");
+    }
+    if let Some(todo) = &ci.todo {
+        outln!("to do: {todo}");
+    }
+}
+
+fn words(tools: &[String]) -> String {
+    match tools.is_empty() {
+        true => "none".to_owned(),
+        false => tools.join(", "),
+    }
 }

@@ -3,6 +3,9 @@
 
 mod args_from_schema;
 mod calls;
+mod ci;
+mod ci_update;
+mod ci_workflow;
 mod draft;
 pub mod model_tasks;
 pub mod models;
@@ -12,5 +15,6 @@ mod verify;
 mod write;
 mod writer;
 
+pub use ci::{CiError, CiFiles, CiReport};
 pub use draft::{init, writes, InitError, InitOutcome, InitRequest};
 pub use write::{Files, LeftOut, Report};
