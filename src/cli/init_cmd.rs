@@ -4,7 +4,7 @@ use super::args::InitArgs;
 use super::out::outln;
 use crate::config::resolve_server;
 use crate::error::{Exit, Failure};
-use crate::job::init::{init as draft, InitRequest};
+use crate::job::init::{init as draft, nothing_new, InitRequest};
 
 /// Drafts the suite and prints a summary: the files, the tasks, what was left out.
 pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
@@ -32,11 +32,14 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
     outln!("init: {}", report.server);
     if let Some(update) = &report.ci.update {
         outln!("covered by the suite already: {}", words(&update.covered));
-        if update.new.is_empty() {
-            outln!("nothing new: every tool is covered; nothing written");
+        outln!("not covered yet: {}", words(&update.new));
+        if nothing_new(Some(update), report) {
+            for left in &report.left_out {
+                outln!("left out: {}: {}", left.what, left.why);
+            }
+            outln!("nothing new to draft: nothing written");
             return Ok(Exit::Ok);
         }
-        outln!("drafting for: {}", words(&update.new));
     }
     outln!(
         "{} call task(s) ({} malformed on purpose, for the error semantics) -> {}",
@@ -87,6 +90,12 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
         done.files.suite().display(),
         report.spec
     );
+    if !report.ci.written.is_empty() {
+        outln!(
+            "next: mcpeval check --config {} (with --host openai:MODEL for the evaluation)",
+            done.files.ci.config.display()
+        );
+    }
     Ok(Exit::Ok)
 }
 

@@ -29,6 +29,7 @@ mod gemini_cli_host;
 mod graders;
 mod html_report;
 mod init;
+mod init_ci;
 mod judge;
 mod layering;
 mod nightly;

@@ -44,7 +44,10 @@ impl CiFiles {
             config: dir.join("mcpeval.toml"),
             contract: dir.join("contract"),
             expected_failures: dir.join("contract").join("expected-failures.yml"),
-            workflow: root.join(".github").join("workflows").join("mcpeval.yml"),
+            workflow: shown(&root)
+                .join(".github")
+                .join("workflows")
+                .join("mcpeval.yml"),
             dir: absolute(dir),
             root,
         }
@@ -57,6 +60,16 @@ impl CiFiles {
             self.contract.clone(),
             self.workflow.clone(),
         ]
+    }
+}
+
+/// `path` (absolute) as the user would write it: relative to the working directory when it is
+/// inside it.
+fn shown(path: &Path) -> PathBuf {
+    let here = absolute(Path::new("."));
+    match path.strip_prefix(&here) {
+        Ok(inside) => inside.to_path_buf(),
+        Err(_) => path.to_path_buf(),
     }
 }
 
@@ -170,7 +183,7 @@ pub async fn write(
     ));
     let failures = expected_failures(request, &ci.expected_failures).await;
     let written = failures.is_ok();
-    report.expected_failures = Some(failures.unwrap_or_else(|why| why));
+    report.expected_failures = Some(failures.unwrap_or_else(|why| why.0));
     let layout = layout(request, ci);
     let config = config_toml(request, ci, &layout, server, written);
     write_text(&ci.config, &config)?;
@@ -209,9 +222,9 @@ fn write_text(path: &Path, text: &str) -> Result<(), CiError> {
 /// The conformance suite's expected failures, as `check --write-baseline` writes them (the
 /// same code: a check of the conformance stage alone, the server on both sides): what was
 /// written, or why not (a stdio server, no Node ≥ 22, the suite failing).
-async fn expected_failures(request: &InitRequest, path: &Path) -> Result<String, String> {
+async fn expected_failures(request: &InitRequest, path: &Path) -> Result<String, NotWritten> {
     let Transport::Http { .. } = request.server.transport else {
-        return Err(STDIO_WHY.to_owned());
+        return Err(NotWritten(STDIO_WHY.to_owned()));
     };
     let scratch = std::env::temp_dir().join(format!(
         "mcpeval-init-{}-{}",
@@ -239,26 +252,37 @@ async fn expected_failures(request: &InitRequest, path: &Path) -> Result<String,
     };
     let done = crate::job::check::check(&check, &Silent, Box::new(|_| {})).await;
     let _ = std::fs::remove_dir_all(&scratch);
-    let checked = done.map_err(|e| format!("not written: {}", crate::error::chain(&e)))?;
+    let checked =
+        done.map_err(|e| NotWritten(format!("not written: {}", crate::error::chain(&e))))?;
     let Some(stage) = checked.record.stages.first() else {
-        return Err("not written: the conformance stage did not run".into());
+        return Err(NotWritten(
+            "not written: the conformance stage did not run".into(),
+        ));
     };
     let written = (stage.lines.iter()).find(|l| l.contains("written from the baseline's"));
     match (written, path.exists()) {
         (Some(line), true) => Ok(format!(
             "{}; the conformance stage with it: {} ({})",
-            line.trim_start_matches("- "),
+            line.trim_start_matches("- ")
+                .trim_end_matches(" (--write-baseline)"),
             stage.status.word(),
             stage.reason
         )),
-        _ if stage.status == StageStatus::Skipped => Err(format!("not written: {}", stage.reason)),
-        _ => Err(format!(
+        _ if stage.status == StageStatus::Skipped => {
+            Err(NotWritten(format!("not written: {}", stage.reason)))
+        }
+        _ => Err(NotWritten(format!(
             "not written: the conformance stage ended {}: {}",
             stage.status.word(),
             stage.reason
-        )),
+        ))),
     }
 }
+
+/// Why the expected failures were not written, in the report's words (`init` goes on).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct NotWritten(String);
 
 /// No face: the conformance stage starts no run to show.
 struct Silent;
@@ -315,22 +339,25 @@ fn config_toml(
     let q = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let spec = spec_text(request);
     let run = run_dir(ci);
+    let suite = suite_path(ci);
     let mut out = format!(
-        "# mcpeval's settings for `mcpeval check`, written by `mcpeval init` from {server}.\n\
+        "# mcpeval's settings for `mcpeval check`, written by `mcpeval init`\n# from {server}.\n\
          # No `hosts`: the model that judges the evaluation comes from the workflow\n\
          # (.github/workflows/mcpeval.yml passes the repository variable MCPEVAL_HOST, its API key\n\
          # from a secret), so the simulated model `sim` is never CI's judge. Here: `mcpeval check\n\
          # --config {0} --host openai:MODEL` (without a host the evaluation is skipped).\n\
          # Paths are relative to this file.\n\
          candidate = \"server\"\n\
-         # The suite `mcpeval init` drafted (a `tasks` folder where mcpeval runs would be taken first).\n\
-         suites = [\"tasks\"]\n\n\
+         # The suite `mcpeval init` drafted: this file's `tasks/`, {2}\n\
+         suites = [{3}]\n\n\
          [check]\n\
          # The contract a change is checked against; after an intended change refresh it with\n\
          # `mcpeval snapshot --server server --config {0} --out {1}`.\n\
          baseline_snapshot = \"contract\"\n",
         slashed(&relative(&run, &absolute(&ci.config))),
         slashed(&relative(&run, &absolute(&ci.contract))),
+        suite.1,
+        q(&suite.0),
     );
     if expected_failures {
         out.push_str("expected_failures = \"contract/expected-failures.yml\"\n");
@@ -352,6 +379,25 @@ fn config_toml(
         }
     }
     out
+}
+
+/// The config's path of the suite, and why it is written so. A relative `suites` path is taken
+/// from where mcpeval runs when it exists there, else from the config's folder: `tasks` would
+/// pick up a `tasks/` folder of the repository's root, so outside the root the path goes up
+/// and back into `DIR` by its name (the same folder from `DIR`).
+fn suite_path(ci: &CiFiles) -> (String, &'static str) {
+    let name = ci.dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    match name {
+        Some(name) if ci.dir != ci.root => (
+            format!("../{name}/tasks"),
+            "by way of its own name so that\n# no `tasks/` folder where mcpeval runs is taken \
+             instead",
+        ),
+        _ => (
+            "tasks".to_owned(),
+            "(a `tasks/` folder where mcpeval runs\n# would be taken first)",
+        ),
+    }
 }
 
 /// The base branch's command and folder (from this file as the workflow checks it out): a

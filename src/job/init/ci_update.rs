@@ -8,7 +8,7 @@ use std::path::Path;
 use super::ci::{CiError, CiFiles};
 use super::draft::InitRequest;
 use super::model_tasks::ModelOutcome;
-use super::write::Files;
+use super::write::{Files, Report};
 use crate::suite::{CallSpec, Suite};
 
 /// What an update found: the tools covered already and those drafted for.
@@ -84,6 +84,16 @@ fn covers(suite: &Suite, tool: &str) -> bool {
         let called = matches!(&task.call, Some(CallSpec::Tool { name, .. }) if name == tool);
         called || task.expect.calls.iter().any(|c| c.tool.matches(tool))
     })
+}
+
+/// Whether an update has nothing to write: every tool covered, or nothing drafted for the new
+/// ones (tools that write, left out).
+pub fn nothing_new(update: Option<&Update>, report: &Report) -> bool {
+    let Some(update) = update else {
+        return false;
+    };
+    let kept = report.models.as_ref().is_some_and(|m| !m.kept.is_empty());
+    update.new.is_empty() || (report.drafted.is_empty() && !kept)
 }
 
 /// An update keeps only the model tasks of the new tools (the general no-tool tasks and those

@@ -152,10 +152,14 @@ fn checkouts(url: bool) -> String {
 
 /// The language's toolchain; Node ≥ 22 also for a server over HTTP (the conformance suite).
 fn setup(layout: &Layout) -> String {
-    let node = |cache: bool| {
-        let mut s = String::from(
-            "      # Node >= 22: the conformance stage's suite is an npm package.\n      \
-             - uses: actions/setup-node@v6\n        with:\n          node-version: 22\n",
+    // The server's Node (a package.json) serves the conformance suite too.
+    let node = |server: bool, cache: bool| {
+        let mut s = String::from(match server {
+            true => "      # Node >= 22, for the server and the conformance stage's suite.\n",
+            false => "      # Node >= 22: the conformance stage's suite is an npm package.\n",
+        });
+        s.push_str(
+            "      - uses: actions/setup-node@v6\n        with:\n          node-version: 22\n",
         );
         if cache {
             s.push_str(&format!(
@@ -165,7 +169,7 @@ fn setup(layout: &Layout) -> String {
         s
     };
     let mut out = match layout.language {
-        Language::Node { lock } => node(lock),
+        Language::Node { lock } => node(true, lock),
         Language::Python => {
             "      - uses: actions/setup-python@v6\n        with:\n          python-version: \
              '3.12'\n"
@@ -179,7 +183,7 @@ fn setup(layout: &Layout) -> String {
         Language::Rust | Language::Generic => String::new(),
     };
     if layout.url.is_some() && !matches!(layout.language, Language::Node { .. }) {
-        out.push_str(&node(false));
+        out.push_str(&node(false, false));
     }
     out
 }
@@ -204,9 +208,10 @@ fn build(layout: &Layout) -> String {
         // The pull request's server into the runner's Python (so the config's command runs as
         // written), the base branch's into a virtualenv of its own checkout.
         Language::Python => match layout.url {
-            Some(_) => "      - name: Install the server\n        run: python -m pip install \
-                        ./candidate\n"
-                .to_owned(),
+            Some(_) => format!(
+                "      - name: Install the server\n        run: python -m pip install \
+                 ./{PR_CHECKOUT}\n"
+            ),
             None => format!(
                 "      - name: Install both servers\n        run: |\n          python -m pip \
                  install ./{PR_CHECKOUT}\n          python -m venv {BASE_CHECKOUT}/.venv\n          \

@@ -155,7 +155,10 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
                 .push(LeftOut::new(&probe.id, why.to_string())),
         }
     }
-    let drafted = verify(request, &listed, drafted, &mut report).await?;
+    let drafted = match drafted.is_empty() {
+        true => drafted,
+        false => verify(request, &listed, drafted, &mut report).await?,
+    };
     report.refused_everything = refused_everything(&drafted);
     report.drafted = drafted;
     if !request.no_models {
@@ -170,6 +173,10 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
             super::ci_update::keep_new(&mut outcome, update);
         }
         report.models = Some(outcome);
+    }
+    if super::ci_update::nothing_new(update.as_ref(), &report) {
+        report.ci.update = update;
+        return Ok(InitOutcome { files, report });
     }
     report.ci = super::ci::write(request, &files, &report.server).await?;
     report.ci.update = update;

@@ -16,5 +16,6 @@ mod write;
 mod writer;
 
 pub use ci::{CiError, CiFiles, CiReport};
+pub use ci_update::nothing_new;
 pub use draft::{init, writes, InitError, InitOutcome, InitRequest};
 pub use write::{Files, LeftOut, Report};
