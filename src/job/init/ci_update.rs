@@ -135,6 +135,41 @@ pub fn report_section(update: &Update) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::init::model_tasks::Passed;
+    use crate::job::init::models::{ModelDraft, Origin, Purpose};
+
+    fn draft(id: &str, tool: Option<&str>) -> (ModelDraft, Passed) {
+        let draft = ModelDraft {
+            id: id.into(),
+            tool: tool.map(str::to_owned),
+            prompt: "p".into(),
+            call: None,
+            forbidden: Vec::new(),
+            purpose: Purpose::Serves,
+            origin: Origin::Templated,
+        };
+        (draft, Passed::default())
+    }
+
+    #[test]
+    fn an_update_keeps_the_model_tasks_of_new_tools_under_ids_the_suite_lacks() {
+        let update = Update {
+            covered: vec!["search_issues".into()],
+            new: vec!["find_issues".into()],
+            ids: ["find-issues-1".to_owned()].into(),
+        };
+        let mut outcome = ModelOutcome {
+            kept: vec![
+                draft("find-issues-1", Some("find_issues")),
+                draft("search-issues-1", Some("search_issues")),
+                draft("no-tool-weather", None),
+            ],
+            ..ModelOutcome::default()
+        };
+        keep_new(&mut outcome, &update);
+        let ids: Vec<&str> = outcome.kept.iter().map(|(d, _)| d.id.as_str()).collect();
+        assert_eq!(ids, ["find-issues-1-2"]);
+    }
 
     #[test]
     fn an_expected_call_or_a_call_task_covers_a_tool_and_updates_are_numbered() {
