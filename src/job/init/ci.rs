@@ -318,14 +318,23 @@ fn spec_text(request: &InitRequest) -> String {
     }
 }
 
-/// The folder the server's command line runs from: where `init` ran when that is inside the
-/// repository, else the repository's root.
-fn run_dir(ci: &CiFiles) -> PathBuf {
-    let here = absolute(Path::new("."));
+/// The folder the server's command line runs from: its `cwd` (a `[servers.NAME]` of
+/// `--config`), else where `init` ran, when that is inside the repository; else the
+/// repository's root.
+fn run_dir(request: &InitRequest, ci: &CiFiles) -> PathBuf {
+    let here = absolute(request.server.cwd.as_deref().unwrap_or(Path::new(".")));
     match here.starts_with(&ci.root) {
         true => here,
         false => ci.root.clone(),
     }
+}
+
+/// The `[servers.NAME]` of `--config` the server was given as, if it was.
+fn config_entry(request: &InitRequest) -> Option<String> {
+    let text = std::fs::read_to_string(request.config.as_ref()?).ok()?;
+    let file: toml::Value = toml::from_str(&text).ok()?;
+    file.get("servers")?.get(&request.label)?;
+    Some(request.label.clone())
 }
 
 /// `DIR/mcpeval.toml`.
@@ -338,7 +347,7 @@ fn config_toml(
 ) -> String {
     let q = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let spec = spec_text(request);
-    let run = run_dir(ci);
+    let run = run_dir(request, ci);
     let suite = suite_path(ci);
     let mut out = format!(
         "# mcpeval's settings for `mcpeval check`, written by `mcpeval init`\n# from {server}.\n\
@@ -362,7 +371,19 @@ fn config_toml(
     if expected_failures {
         out.push_str("expected_failures = \"contract/expected-failures.yml\"\n");
     }
-    out.push_str("\n# The server as `mcpeval init` reached it (in CI: the pull request's).\n[servers.server]\n");
+    out.push_str("\n# The server as `mcpeval init` reached it (in CI: the pull request's).\n");
+    if let Some(name) = config_entry(request) {
+        out.push_str(&format!(
+            "# It was [servers.{name}] of {}: copy its `env` and `headers` here\n# (as \
+             \"$VAR\" references, never values).\n",
+            request
+                .config
+                .as_ref()
+                .map(|c| c.display().to_string())
+                .unwrap_or_default()
+        ));
+    }
+    out.push_str("[servers.server]\n");
     match &layout.url {
         Some(url) => out.push_str(&format!("url = {}\n", q(url))),
         None => {
