@@ -85,7 +85,7 @@ fn runs(flow: &Value) -> String {
 }
 
 #[test]
-fn a_node_repository_gets_a_config_check_takes_the_contract_and_a_pull_request_workflow() {
+fn a_node_repository_gets_a_config_without_host_the_contract_and_a_pull_request_workflow() {
     let dir = temp_dir();
     // The layout the workflow checks out: the pull request's repository and the base branch's.
     let root = dir.path().join("candidate");
@@ -159,9 +159,18 @@ fn a_node_repository_gets_a_config_check_takes_the_contract_and_a_pull_request_w
         step["env"]["OPENAI_API_KEY"].as_str(),
         Some("${{ secrets.OPENAI_API_KEY }}")
     );
+}
 
-    // The config loads: alone (the stored contract is the baseline), and as the workflow runs
-    // it (the base branch's server from its checkout beside this one).
+#[test]
+fn check_takes_the_config_alone_and_as_the_workflow_runs_it_beside_the_base_branch() {
+    let dir = temp_dir();
+    let root = dir.path().join("candidate");
+    std::fs::create_dir_all(dir.path().join("baseline")).unwrap();
+    let out = root.join("mcpeval");
+    let made = init("demo:1.4.0", &out, &[], &[]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    // Alone, the stored contract is the baseline; as the workflow runs it, the base branch's
+    // server runs from its checkout beside this one.
     let config = out.join("mcpeval.toml");
     let config = config.to_str().unwrap();
     let checked = dir.path().join("check");

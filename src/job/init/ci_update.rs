@@ -67,6 +67,17 @@ pub fn scope(
     Ok((Some(only), Some(update)))
 }
 
+/// The tools of `tools` in `only` (all without it), for the model tasks.
+pub fn in_scope(
+    tools: &[rmcp::model::Tool],
+    only: Option<&BTreeSet<String>>,
+) -> Vec<rmcp::model::Tool> {
+    (tools.iter())
+        .filter(|t| only.is_none_or(|o| o.contains(t.name.as_ref())))
+        .cloned()
+        .collect()
+}
+
 /// The suite in `suite_dir` against the server's `tools`: which it covers and which not.
 pub fn find(suite_dir: &Path, tools: &[String]) -> Result<Update, CiError> {
     let suite = crate::suite::load_suite(&[suite_dir.to_path_buf()]).map_err(CiError::Suite)?;

@@ -162,10 +162,7 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
     report.refused_everything = refused_everything(&drafted);
     report.drafted = drafted;
     if !request.no_models {
-        let tools: Vec<rmcp::model::Tool> = (listed.tools.iter())
-            .filter(|t| only.as_ref().is_none_or(|o| o.contains(t.name.as_ref())))
-            .cloned()
-            .collect();
+        let tools = super::ci_update::in_scope(&listed.tools, only.as_ref());
         let mut outcome = super::model_tasks::model_tasks(request, &tools, instructions.as_deref())
             .await
             .map_err(InitError::Models)?;
