@@ -116,8 +116,9 @@ fn a_node_repository_gets_a_config_without_host_the_contract_and_a_pull_request_
     let config: toml::Value = toml::from_str(&read(&out.join("mcpeval.toml"))).unwrap();
     assert!(config.get("hosts").is_none(), "{config}");
     assert_eq!(config["candidate"].as_str(), Some("server"));
-    // Not `tasks`: run from this project's root, that would be its own tasks/ folder.
-    assert_eq!(config["suites"][0].as_str(), Some("../mcpeval/tasks"));
+    // `./`: the config's folder, even where mcpeval runs from a folder with a tasks/ of its own
+    // (as this project's root, where the tests run, has).
+    assert_eq!(config["suites"][0].as_str(), Some("./tasks"));
     assert_eq!(
         config["check"]["baseline_snapshot"].as_str(),
         Some("contract")

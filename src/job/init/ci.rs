@@ -348,7 +348,6 @@ fn config_toml(
     let q = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let spec = spec_text(request);
     let run = run_dir(request, ci);
-    let suite = suite_path(ci);
     let mut out = format!(
         "# mcpeval's settings for `mcpeval check`, written by `mcpeval init`\n# from {server}.\n\
          # No `hosts`: the model that judges the evaluation comes from the workflow\n\
@@ -357,16 +356,15 @@ fn config_toml(
          # --config {0} --host openai:MODEL` (without a host the evaluation is skipped).\n\
          # Paths are relative to this file.\n\
          candidate = \"server\"\n\
-         # The suite `mcpeval init` drafted: this file's `tasks/`, {2}\n\
-         suites = [{3}]\n\n\
+         # The suite `mcpeval init` drafted (`./`: this file's folder, whatever folder mcpeval\n\
+         # runs in).\n\
+         suites = [\"./tasks\"]\n\n\
          [check]\n\
          # The contract a change is checked against; after an intended change refresh it with\n\
          # `mcpeval snapshot --server server --config {0} --out {1}`.\n\
          baseline_snapshot = \"contract\"\n",
         slashed(&relative(&run, &absolute(&ci.config))),
         slashed(&relative(&run, &absolute(&ci.contract))),
-        suite.1,
-        q(&suite.0),
     );
     if expected_failures {
         out.push_str("expected_failures = \"contract/expected-failures.yml\"\n");
@@ -400,25 +398,6 @@ fn config_toml(
         }
     }
     out
-}
-
-/// The config's path of the suite, and why it is written so. A relative `suites` path is taken
-/// from where mcpeval runs when it exists there, else from the config's folder: `tasks` would
-/// pick up a `tasks/` folder of the repository's root, so outside the root the path goes up
-/// and back into `DIR` by its name (the same folder from `DIR`).
-fn suite_path(ci: &CiFiles) -> (String, &'static str) {
-    let name = ci.dir.file_name().map(|n| n.to_string_lossy().into_owned());
-    match name {
-        Some(name) if ci.dir != ci.root => (
-            format!("../{name}/tasks"),
-            "by way of its own name so that\n# no `tasks/` folder where mcpeval runs is taken \
-             instead",
-        ),
-        _ => (
-            "tasks".to_owned(),
-            "(a `tasks/` folder where mcpeval runs\n# would be taken first)",
-        ),
-    }
 }
 
 /// The base branch's command and folder (from this file as the workflow checks it out): a
