@@ -558,9 +558,14 @@ fn build(
             "no task suite: pass --suite DIR (a folder of task YAML files)".into(),
         ));
     }
+    // `--suite` paths are the working folder's; the file's are read as `suite_path` says.
+    let from_file = over.suites.is_empty();
     let suites = suites
         .into_iter()
-        .map(|s| suite_path(base_dir, s))
+        .map(|s| match from_file {
+            true => suite_path(base_dir, s),
+            false => flag_suite_path(base_dir, s),
+        })
         .collect();
     Ok(RunConfig {
         config_source: source,
@@ -621,6 +626,15 @@ fn suite_path(config_dir: Option<&Path>, suite: PathBuf) -> PathBuf {
         Some(dir) if suite.starts_with(".") || (suite.is_relative() && !suite.exists()) => {
             dir.join(suite)
         }
+        _ => suite,
+    }
+}
+
+/// A `--suite` path next to a config file: from where mcpeval runs, unless it is relative and
+/// not there (then from the config file's folder, as it has always been read).
+fn flag_suite_path(config_dir: Option<&Path>, suite: PathBuf) -> PathBuf {
+    match config_dir {
+        Some(dir) if suite.is_relative() && !suite.exists() => dir.join(suite),
         _ => suite,
     }
 }
@@ -1138,6 +1152,12 @@ mod tests {
             config.join("no-such")
         );
         assert_eq!(suite_path(None, "./src".into()), PathBuf::from("./src"));
+        let flag = flag_suite_path(Some(config), "./src".into());
+        assert_eq!(
+            flag,
+            PathBuf::from("./src"),
+            "a flag's is the working folder's"
+        );
     }
 
     #[test]
