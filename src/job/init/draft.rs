@@ -126,7 +126,12 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
         return Ok(InitOutcome { files, report });
     }
     let instructions = conn.server_info().instructions.clone();
-    let probes = probes(&listed, request, only.as_ref(), &mut report.left_out);
+    let probes = probes(
+        &listed,
+        request.include_writes,
+        only.as_ref(),
+        &mut report.left_out,
+    );
     let first = ask_all(&request.server, Some(conn), &probes, request.timeout)
         .await
         .map_err(unreachable)?;
@@ -248,11 +253,10 @@ fn camel_start(name: &str, verb: &str) -> bool {
 /// `only`, the calls of those tools alone.
 fn probes(
     listed: &Listed,
-    request: &InitRequest,
+    include_writes: bool,
     only: Option<&BTreeSet<String>>,
     left_out: &mut Vec<LeftOut>,
 ) -> Vec<Probe> {
-    let include_writes = request.include_writes;
     let mut out = Vec::new();
     for tool in &listed.tools {
         let name = tool.name.to_string();
