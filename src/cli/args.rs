@@ -392,8 +392,9 @@ pub struct InitArgs {
     /// an http(s):// Streamable HTTP URL, `demo:1.4.0`, or a [servers.NAME] of --config.
     #[arg(long, value_name = "SPEC")]
     pub server: String,
-    /// The directory the suite (DIR/tasks/calls.yaml) and the report (DIR/init-report.md) go
-    /// to.
+    /// The directory the suite (DIR/tasks/), the report (DIR/init-report.md), the config
+    /// (DIR/mcpeval.toml) and the contract snapshot (DIR/contract/) go to; the workflow goes to
+    /// .github/workflows/mcpeval.yml of the git repository that holds DIR (none: DIR's parent).
     #[arg(long, value_name = "DIR", default_value = "mcpeval")]
     pub out: PathBuf,
     /// Also draft calls of the tools that write (annotated destructiveHint: true or
@@ -429,6 +430,15 @@ pub struct InitArgs {
     /// Draft no model tasks (call tasks only: no model, no verification).
     #[arg(long)]
     pub no_models: bool,
+    /// Write no CI file: no DIR/mcpeval.toml, no DIR/contract/, no workflow.
+    #[arg(long)]
+    pub no_ci: bool,
+    /// Draft only for the tools the suite in DIR/tasks does not cover yet (no task expects a
+    /// call of it or calls it), into new files (DIR/tasks/calls-update.yaml,
+    /// models-update.yaml, DIR/init-report-update.md; then -update-2, …); the existing files
+    /// and the CI files stay as they are. Nothing new: says so and writes nothing (exit 0).
+    #[arg(long, conflicts_with = "force")]
+    pub update: bool,
 }
 
 /// `--keep-at` that is not a share in (0, 1].
@@ -453,10 +463,17 @@ times, uuids or long numbers), and is kept only when a third call passes it as `
 grades it. Per tool: a call with arguments from its input schema (examples, defaults, enums,
 formats, bounds), one with a wrong type, one without a required argument; one unknown tool;
 each listed resource and prompt. A request malformed on purpose says `malformed: true`.
+The CI around the suite (unless --no-ci): DIR/mcpeval.toml (the server, the suite, [check]
+with the stored contract; no host: the workflow passes one from the repository variable
+MCPEVAL_HOST), DIR/contract/ (the contract snapshot; for a server over HTTP also
+expected-failures.yml from the conformance suite, which needs Node >= 22) and
+.github/workflows/mcpeval.yml (`mcpeval check` on every pull request against the base branch,
+built for the language of the root's package.json, pyproject.toml, go.mod or Cargo.toml).
 Then: mcpeval tasks check --suite DIR/tasks --server SPEC
-      mcpeval run --suite DIR/tasks --baseline OLD --candidate NEW
-Exit codes: 0 written, 2 bad flags or config, or a file exists without --force (nothing is
-written), 3 the server could not be reached or a file could not be written.
+      mcpeval check --config DIR/mcpeval.toml
+Exit codes: 0 written (or, with --update, nothing new), 2 bad flags or config, a file exists
+without --force (nothing is written), or --update without a suite in DIR/tasks, 3 the server
+could not be reached or a file could not be written.
 More: docs/init.md.";
 
 #[derive(Debug, Args)]
@@ -786,6 +803,7 @@ impl CheckArgs {
             allow_skipped: self.allow_skipped,
             resume: false,
             args: self.to_args(),
+            quiet: false,
         }
     }
 

@@ -4,7 +4,7 @@ use super::args::InitArgs;
 use super::out::outln;
 use crate::config::resolve_server;
 use crate::error::{Exit, Failure};
-use crate::job::init::{init as draft, InitRequest};
+use crate::job::init::{init as draft, nothing_new, InitRequest};
 
 /// Drafts the suite and prints a summary: the files, the tasks, what was left out.
 pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
@@ -23,10 +23,24 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
         verify_trials: args.verify_trials,
         keep_at: args.keep_at,
         no_models: args.no_models,
+        no_ci: args.no_ci,
+        update: args.update,
+        only_tools: None,
     };
     let done = draft(&request).await?;
     let report = &done.report;
     outln!("init: {}", report.server);
+    if let Some(update) = &report.ci.update {
+        outln!("covered by the suite already: {}", words(&update.covered));
+        outln!("not covered yet: {}", words(&update.new));
+        if nothing_new(Some(update), report) {
+            for left in &report.left_out {
+                outln!("left out: {}: {}", left.what, left.why);
+            }
+            outln!("nothing new to draft: nothing written");
+            return Ok(Exit::Ok);
+        }
+    }
     outln!(
         "{} call task(s) ({} malformed on purpose, for the error semantics) -> {}",
         report.drafted.len(),
@@ -72,11 +86,38 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
     for note in &report.notes {
         outln!("note: {note}");
     }
+    ci_lines(&report.ci);
     outln!("report -> {}", done.files.report.display());
     outln!(
         "next: mcpeval tasks check --suite {} --server {}",
         done.files.suite().display(),
         report.spec
     );
+    if !report.ci.written.is_empty() {
+        outln!(
+            "next: mcpeval check --config {} (with --host openai:MODEL for the evaluation)",
+            done.files.ci.config.display()
+        );
+    }
     Ok(Exit::Ok)
+}
+
+/// The CI files written, the expected failures, what is left to do.
+fn ci_lines(ci: &crate::job::init::CiReport) {
+    for (path, what) in &ci.written {
+        outln!("{what} -> {}", path.display());
+    }
+    if let Some(failures) = &ci.expected_failures {
+        outln!("expected failures: {failures}");
+    }
+    if let Some(todo) = &ci.todo {
+        outln!("to do: {todo}");
+    }
+}
+
+fn words(tools: &[String]) -> String {
+    match tools.is_empty() {
+        true => "none".to_owned(),
+        false => tools.join(", "),
+    }
 }

@@ -558,11 +558,13 @@ fn build(
             "no task suite: pass --suite DIR (a folder of task YAML files)".into(),
         ));
     }
+    // `--suite` paths are the working folder's; the file's are read as `suite_path` says.
+    let from_file = over.suites.is_empty();
     let suites = suites
         .into_iter()
-        .map(|s| match base_dir {
-            Some(dir) if s.is_relative() && !s.exists() => dir.join(s),
-            _ => s,
+        .map(|s| match from_file {
+            true => suite_path(base_dir, s),
+            false => flag_suite_path(base_dir, s),
         })
         .collect();
     Ok(RunConfig {
@@ -611,13 +613,30 @@ pub fn config_targets(path: &Path) -> Result<ConfigTargets, ConfigError> {
         baseline: file.baseline.clone(),
         candidate: file.candidate.clone(),
         suites: (file.suites.clone().unwrap_or_default().into_iter())
-            .map(|s| match base_dir {
-                Some(dir) if s.is_relative() && !s.exists() => dir.join(s),
-                _ => s,
-            })
+            .map(|s| suite_path(base_dir, s))
             .collect(),
         renames: checked_renames(&file.renames)?,
     })
+}
+
+/// A config's `suites` entry: a relative path from where mcpeval runs when it exists there, else
+/// from the config file's folder; one written `./…` always from the config file's folder.
+fn suite_path(config_dir: Option<&Path>, suite: PathBuf) -> PathBuf {
+    match config_dir {
+        Some(dir) if suite.starts_with(".") || (suite.is_relative() && !suite.exists()) => {
+            dir.join(suite)
+        }
+        _ => suite,
+    }
+}
+
+/// A `--suite` path next to a config file: from where mcpeval runs, unless it is relative and
+/// not there (then from the config file's folder, as it has always been read).
+fn flag_suite_path(config_dir: Option<&Path>, suite: PathBuf) -> PathBuf {
+    match config_dir {
+        Some(dir) if suite.is_relative() && !suite.exists() => dir.join(suite),
+        _ => suite,
+    }
 }
 
 /// `[renames]`: names not empty, none renamed to itself, none renamed twice over (`a = "b"` with
@@ -1117,6 +1136,28 @@ mod tests {
         let err = parse_toml("t.toml", typo).unwrap_err().to_string();
         // The position is `file:line:col`, at the value.
         assert!(err.contains("t.toml:1:10: `trials`: invalid type"), "{err}");
+    }
+
+    #[test]
+    fn a_suite_written_dot_slash_is_the_config_folders_even_if_one_is_where_mcpeval_runs() {
+        let config = Path::new("/configs");
+        // Unit tests run from the crate's root, which has `src/`.
+        assert_eq!(suite_path(Some(config), "src".into()), PathBuf::from("src"));
+        assert_eq!(
+            suite_path(Some(config), "./src".into()),
+            config.join("./src")
+        );
+        assert_eq!(
+            suite_path(Some(config), "no-such".into()),
+            config.join("no-such")
+        );
+        assert_eq!(suite_path(None, "./src".into()), PathBuf::from("./src"));
+        let flag = flag_suite_path(Some(config), "./src".into());
+        assert_eq!(
+            flag,
+            PathBuf::from("./src"),
+            "a flag's is the working folder's"
+        );
     }
 
     #[test]

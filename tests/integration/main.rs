@@ -29,6 +29,7 @@ mod gemini_cli_host;
 mod graders;
 mod html_report;
 mod init;
+mod init_ci;
 mod init_writer;
 mod judge;
 mod layering;

@@ -122,6 +122,9 @@ pub struct CheckRequest {
     pub resume: bool,
     /// The flags as given, recorded in `check.json` for `--resume`.
     pub args: Vec<String>,
+    /// A check another job runs for its own ends (`init`'s expected failures): nothing is
+    /// appended to GITHUB_STEP_SUMMARY.
+    pub quiet: bool,
 }
 
 /// Everything the stages share: the settings, the servers, and what earlier stages found.
@@ -329,7 +332,7 @@ pub async fn check(
     }
     drop(watcher);
     record.interrupted = stop.is_cancelled();
-    write_record(&record, &dir, true)?;
+    write_record(&record, &dir, !request.quiet)?;
     Ok(Checked {
         record,
         dir,
@@ -457,14 +460,19 @@ fn settings(request: &CheckRequest, table: CheckFile) -> Settings {
 }
 
 /// The run config, and whether it has a baseline server of its own. With a stored snapshot and
-/// no baseline named anywhere, the candidate stands in for the baseline so the config resolves;
-/// the stages then use the stored snapshot and skip what needs a baseline server.
+/// no baseline named anywhere, the candidate (`--candidate`, or the config's) stands in for the
+/// baseline so the config resolves; the stages then use the stored snapshot and skip what needs
+/// a baseline server.
 fn resolve_servers(over: &Overrides, stored: bool) -> Result<(RunConfig, bool), JobError> {
+    let candidate = over.candidate.clone().or_else(|| {
+        let path = over.config.as_deref()?;
+        crate::config::config_targets(path).ok()?.candidate
+    });
     match resolve(over) {
         Ok(config) => Ok((config, true)),
-        Err(e) if stored && over.baseline.is_none() && over.candidate.is_some() => {
+        Err(e) if stored && over.baseline.is_none() && candidate.is_some() => {
             let mut standin = over.clone();
-            standin.baseline = over.candidate.clone();
+            standin.baseline = candidate;
             match resolve(&standin) {
                 Ok(config) => Ok((config, false)),
                 Err(_) => Err(e.into()),

@@ -2,7 +2,7 @@
 //! every drafted request twice, draw call tasks from what both answers share, verify them with
 //! the grader `mcpeval run` uses, and write the files and the report.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -59,6 +59,12 @@ pub struct InitRequest {
     pub keep_at: f64,
     /// Draft call tasks only.
     pub no_models: bool,
+    /// Write no CI file (`mcpeval.toml`, the contract snapshot, the workflow).
+    pub no_ci: bool,
+    /// Draft only for the tools the suite in `out` does not cover yet, into new files.
+    pub update: bool,
+    /// Draft only for these tools (`None`: all); `--update` narrows it to the uncovered ones.
+    pub only_tools: Option<BTreeSet<String>>,
 }
 
 /// What `init` did: the files written and the report's facts.
@@ -87,6 +93,8 @@ pub enum InitError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Ci(#[from] super::ci::CiError),
 }
 
 impl Coded for InitError {
@@ -94,18 +102,14 @@ impl Coded for InitError {
         match self {
             InitError::Exists { .. } | InitError::Models(_) => Exit::Usage,
             InitError::Unreachable { .. } | InitError::Write { .. } => Exit::Infra,
+            InitError::Ci(e) => e.exit(),
         }
     }
 }
 
 /// Drafts, verifies and writes the call tasks of the server `request` names.
 pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
-    let files = Files::under(&request.out);
-    if !request.force {
-        if let Some(path) = files.all().into_iter().find(|p| p.exists()) {
-            return Err(InitError::Exists { path });
-        }
-    }
+    let files = super::ci::files(request)?;
     let unreachable = |source| InitError::Unreachable {
         server: request.server.display(),
         source,
@@ -114,9 +118,20 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
         .await
         .map_err(unreachable)?;
     let listed = Listed::read(&conn).await.map_err(unreachable)?;
+    super::ci::refuse_existing(request, &files)?;
     let mut report = Report::new(&request.label, conn.server_info());
+    let (only, update) = super::ci_update::scope(request, &files, &listed.tools)?;
+    if update.as_ref().is_some_and(|u| u.new.is_empty()) {
+        report.ci.update = update;
+        return Ok(InitOutcome { files, report });
+    }
     let instructions = conn.server_info().instructions.clone();
-    let probes = probes(&listed, request.include_writes, &mut report.left_out);
+    let probes = probes(
+        &listed,
+        request.include_writes,
+        only.as_ref(),
+        &mut report.left_out,
+    );
     let first = ask_all(&request.server, Some(conn), &probes, request.timeout)
         .await
         .map_err(unreachable)?;
@@ -145,19 +160,31 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
                 .push(LeftOut::new(&probe.id, why.to_string())),
         }
     }
-    let drafted = verify(request, &listed, drafted, &mut report).await?;
+    let drafted = match drafted.is_empty() {
+        true => drafted,
+        false => verify(request, &listed, drafted, &mut report).await?,
+    };
     report.refused_everything = refused_everything(&drafted);
     report.drafted = drafted;
     if !request.no_models {
         let texts: Vec<&str> = (first.iter().flatten()).map(|a| a.text.as_str()).collect();
         let paths = super::model_tasks::known_paths(&request.server, &texts);
-        let tools = &listed.tools;
-        let outcome =
-            super::model_tasks::model_tasks(request, tools, instructions.as_deref(), &paths)
+        let tools = super::ci_update::in_scope(&listed.tools, only.as_ref());
+        let mut outcome =
+            super::model_tasks::model_tasks(request, &tools, instructions.as_deref(), &paths)
                 .await
                 .map_err(InitError::Models)?;
+        if let Some(update) = &update {
+            super::ci_update::keep_new(&mut outcome, update);
+        }
         report.models = Some(outcome);
     }
+    if super::ci_update::nothing_new(update.as_ref(), &report) {
+        report.ci.update = update;
+        return Ok(InitOutcome { files, report });
+    }
+    report.ci = super::ci::write(request, &files, &report.server).await?;
+    report.ci.update = update;
     write::write_all(&files, &report)
         .map_err(|(path, source)| InitError::Write { path, source })?;
     Ok(InitOutcome { files, report })
@@ -225,11 +252,20 @@ fn camel_start(name: &str, verb: &str) -> bool {
 }
 
 /// The requests to send: per tool kept a valid call, a missing required argument and a wrong
-/// type; one unknown tool; each listed resource; each prompt. Tools left out are noted.
-fn probes(listed: &Listed, include_writes: bool, left_out: &mut Vec<LeftOut>) -> Vec<Probe> {
+/// type; one unknown tool; each listed resource; each prompt. Tools left out are noted. With
+/// `only`, the calls of those tools alone.
+fn probes(
+    listed: &Listed,
+    include_writes: bool,
+    only: Option<&BTreeSet<String>>,
+    left_out: &mut Vec<LeftOut>,
+) -> Vec<Probe> {
     let mut out = Vec::new();
     for tool in &listed.tools {
         let name = tool.name.to_string();
+        if only.is_some_and(|o| !o.contains(&name)) {
+            continue;
+        }
         let writes = writes(tool);
         if let (Some(why), false) = (&writes, include_writes) {
             let why = format!("writes ({why}); --include-writes drafts its calls");
@@ -238,6 +274,10 @@ fn probes(listed: &Listed, include_writes: bool, left_out: &mut Vec<LeftOut>) ->
         }
         let schema = Value::Object((*tool.input_schema).clone());
         out.extend(tool_probes(&name, &schema, writes.is_some()));
+    }
+    if only.is_some() {
+        dedupe_ids(&mut out);
+        return out;
     }
     out.push(Probe {
         id: "unknown-tool".into(),

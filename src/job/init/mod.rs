@@ -3,6 +3,9 @@
 
 mod args_from_schema;
 mod calls;
+mod ci;
+mod ci_update;
+mod ci_workflow;
 mod draft;
 pub mod model_tasks;
 pub mod models;
@@ -14,5 +17,7 @@ mod writer;
 mod writer_parse;
 mod writer_prompt;
 
+pub use ci::{CiError, CiFiles, CiReport};
+pub use ci_update::nothing_new;
 pub use draft::{init, writes, InitError, InitOutcome, InitRequest};
 pub use write::{Files, LeftOut, Report};

@@ -19,6 +19,8 @@ pub struct Files {
     /// outside the suite, so never run).
     pub rejected: PathBuf,
     pub report: PathBuf,
+    /// The CI files: `DIR/mcpeval.toml`, `DIR/contract/`, the workflow.
+    pub ci: super::ci::CiFiles,
 }
 
 impl Files {
@@ -28,6 +30,7 @@ impl Files {
             models: dir.join("tasks").join("models.yaml"),
             rejected: dir.join("rejected.yaml"),
             report: dir.join("init-report.md"),
+            ci: super::ci::CiFiles::under(dir),
         }
     }
 
@@ -97,6 +100,8 @@ pub struct Report {
     pub notes: Vec<String>,
     /// The model tasks' stage (`None` with `--no-models`).
     pub models: Option<super::model_tasks::ModelOutcome>,
+    /// The CI files and `--update`'s findings.
+    pub ci: super::ci::CiReport,
 }
 
 impl Report {
@@ -112,6 +117,7 @@ impl Report {
             refused_everything: false,
             notes: Vec::new(),
             models: None,
+            ci: Default::default(),
         }
     }
 
@@ -270,6 +276,7 @@ pub fn report_md(files: &Files, report: &Report) -> String {
     for note in &report.notes {
         out.push_str(&format!("\nNote: {note}\n"));
     }
+    out.push_str(&super::ci::report_section(&report.ci));
     let suite_dir = files.suite();
     out.push_str(&format!(
         "\n## Next\n\n- `mcpeval tasks check --suite {0} --server {1}`\n- `mcpeval run --suite \
