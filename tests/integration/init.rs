@@ -456,6 +456,8 @@ fn model_tasks_are_verified_over_http_and_a_refusing_server_keeps_none() {
     assert_checks_clean(&out, &url);
 
     let refusing = format!("{} demo-server --release 1.4.0 --deny-all", bin());
+    // A folder of its own: the first init wrote the workflow of this one's repository root.
+    let dir = temp_dir();
     let out = dir.path().join("deny");
     let made = init_models(&refusing, &out, &["--verify-trials", "1"]);
     let said = text(&made);
