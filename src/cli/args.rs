@@ -126,6 +126,9 @@ pub enum Command {
     ///
     /// More: docs/hosts.md.
     DemoServer(DemoServerArgs),
+    /// Serve any server (--base) with an overlay file over its lists, over stdio or Streamable
+    /// HTTP; calls pass through. With no overlay, a bridge: any stdio server over HTTP.
+    Serve(ServeArgs),
     /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint,
     /// Anthropic's /v1/messages (streaming or not; count_tokens), OpenAI's /v1/responses
     /// (streaming or not) and Gemini's /v1beta/models/M:generateContent (also
@@ -1001,6 +1004,53 @@ pub enum ImportFrom {
     Mcpchecker,
     Promptfoo,
 }
+
+#[derive(Debug, Args)]
+#[command(after_help = SERVE_HELP)]
+pub struct ServeArgs {
+    /// The server underneath: a command line (split like a shell would, never run by one), an
+    /// http(s):// URL, `demo:1.4.0`, `overlay:FILE+SPEC`, or a [servers.NAME] of --config.
+    #[arg(long, value_name = "SPEC")]
+    pub base: String,
+    /// An overlay file (YAML, `overlay: 1`): tool descriptions, titles, parameter descriptions,
+    /// annotations, instructions, tools renamed or hidden, prompt descriptions [default: none:
+    /// the base is served as it is].
+    #[arg(long, value_name = "FILE")]
+    pub overlay: Option<PathBuf>,
+    /// Serve Streamable HTTP at this address (path /mcp) instead of stdio, e.g. 127.0.0.1:3001;
+    /// port 0 picks a free one, and the bound address is printed on stderr [default: none:
+    /// stdio].
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// MCP lifecycle towards the base: legacy, modern or auto [default: auto, or the server's in
+    /// --config]. Clients of `serve` may use either era.
+    #[arg(long, value_name = "ERA")]
+    pub protocol_era: Option<ProtocolEra>,
+    /// Config file holding [servers.NAME] tables [default: none].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+const SERVE_HELP: &str = "\
+Overlay file (every key optional but the version):
+  overlay: 1
+  instructions: New server instructions.
+  tools:
+    search_issues:
+      description: Looks up issues.
+      title: Search
+      params: {query: Words to look for.}
+      annotations: {readOnlyHint: true}
+    get_issue: {rename: fetch_issue}     # calls to fetch_issue reach get_issue
+    add_comment: {hide: true}
+  prompts:
+    triage: {description: New prompt description.}
+An unknown key, a bad version, or a tool, parameter or prompt the base does not list is an error
+naming the file and line (exit 2), found before anything is served.
+As a server spec elsewhere: overlay:FILE+SPEC, or [servers.NAME] overlay = \"FILE\", base = \"SPEC\".
+Exit codes: 0 stopped (stdin closed, Ctrl-C), 2 bad flags, config or overlay, 3 the base could
+not be reached or the address not bound.
+More: docs/replay-overlay.md.";
 
 #[derive(Debug, Args)]
 pub struct DemoServerArgs {

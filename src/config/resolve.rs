@@ -387,7 +387,7 @@ pub fn resolve_server(
         base_dir = path.parent().map(Path::to_path_buf);
     }
     let mut spec = match file.servers.get(given) {
-        Some(entry) => server_from_file(given, entry, base_dir.as_deref())?,
+        Some(entry) => server_from_file(given, entry, &file.servers, base_dir.as_deref())?,
         None => ServerSpec::parse_given("server", given, &server_names(&file))
             .map_err(|e| ConfigError::Invalid(format!("--server: {e}")))?,
     };
@@ -500,7 +500,7 @@ fn build(
             ))
         })?;
         let mut spec = match file.servers.get(given) {
-            Some(entry) => server_from_file(given, entry, base_dir)?,
+            Some(entry) => server_from_file(given, entry, &file.servers, base_dir)?,
             None => ServerSpec::parse_given(side, given, &server_names(&file))
                 .map_err(|e| invalid(format!("{side}: {e}")))?,
         };
@@ -652,9 +652,13 @@ fn server_names(file: &ConfigFile) -> Vec<&str> {
 fn server_from_file(
     name: &str,
     entry: &ServerFile,
+    servers: &BTreeMap<String, ServerFile>,
     base_dir: Option<&Path>,
 ) -> Result<ServerSpec, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(format!("[servers.{name}]: {m}"));
+    if entry.overlay.is_some() || entry.base.is_some() {
+        return overlay_from_file(name, entry, servers, base_dir);
+    }
     let text = match (&entry.command, &entry.url) {
         (Some(c), None) => c,
         (None, Some(u)) => u,
@@ -688,6 +692,65 @@ fn server_from_file(
         if !entry.headers.is_empty() {
             return Err(invalid("`headers` only apply to an HTTP server".into()));
         }
+    }
+    Ok(spec)
+}
+
+/// `[servers.NAME] overlay = "FILE"`, `base = "SPEC or NAME"`: the base resolved (another
+/// `[servers.NAME]` with its env, headers, cwd and era), served under the overlay by
+/// `mcpeval serve`, which gets the base's env and cwd, and its headers in
+/// [`BASE_HEADERS_ENV`](super::server::BASE_HEADERS_ENV), never on its command line.
+fn overlay_from_file(
+    name: &str,
+    entry: &ServerFile,
+    servers: &BTreeMap<String, ServerFile>,
+    base_dir: Option<&Path>,
+) -> Result<ServerSpec, ConfigError> {
+    let invalid = |m: String| ConfigError::Invalid(format!("[servers.{name}]: {m}"));
+    let (Some(overlay), Some(given)) = (&entry.overlay, &entry.base) else {
+        return Err(invalid("`overlay` and `base` go together".into()));
+    };
+    if entry.command.is_some() || entry.url.is_some() {
+        return Err(invalid(
+            "a server with an `overlay` has a `base`, not `command` or `url`".into(),
+        ));
+    }
+    let base = match servers.get(given.as_str()) {
+        Some(_) if given == name => return Err(invalid("`base` names this server itself".into())),
+        Some(other) if other.overlay.is_some() => {
+            return Err(invalid(format!(
+                "`base` names [servers.{given}], itself an overlay: put both files' changes in one"
+            )))
+        }
+        Some(other) => server_from_file(given, other, servers, base_dir)?,
+        None => ServerSpec::parse(name, given).map_err(|e| invalid(format!("`base`: {e}")))?,
+    };
+    let file = match base_dir {
+        Some(dir) if overlay.is_relative() => dir.join(overlay),
+        _ => overlay.clone(),
+    };
+    let mut transport =
+        ServerSpec::overlay_transport(&file, &base.display()).map_err(|e| invalid(e.0))?;
+    if base.protocol_era != crate::config::ProtocolEra::Auto {
+        if let Transport::Stdio { args, .. } = &mut transport {
+            let era = serde_json::to_value(base.protocol_era).unwrap_or_default();
+            args.extend([
+                "--protocol-era".into(),
+                era.as_str().unwrap_or("auto").to_owned(),
+            ]);
+        }
+    }
+    let mut spec = base.clone();
+    spec.name = name.to_owned();
+    spec.transport = transport;
+    spec.headers = BTreeMap::new();
+    if !base.headers.is_empty() {
+        let json = serde_json::to_string(&base.headers).unwrap_or_default();
+        spec.env
+            .insert(super::server::BASE_HEADERS_ENV.to_owned(), json);
+        // The values are secrets wherever they show (the JSON holds them inside a longer text).
+        spec.referenced_values
+            .extend(base.headers.values().cloned());
     }
     Ok(spec)
 }
