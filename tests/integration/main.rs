@@ -35,6 +35,7 @@ mod layering;
 mod nightly;
 mod openai_host;
 mod outage;
+mod overlay;
 mod packaging;
 mod power;
 mod readme;
