@@ -9,6 +9,7 @@ mod adaptive;
 mod adaptive_false_alarm;
 mod after_retry;
 mod anthropic_host;
+mod bridge;
 mod budget;
 mod cache;
 mod call_position;

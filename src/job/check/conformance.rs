@@ -25,27 +25,28 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 pub(super) const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
-    let out = Outcome::new(Stage::Conformance);
+    let stage = Stage::Conformance;
+    let out = Outcome::new(stage);
+    let tool = match Tool::find(ctx).await {
+        Ok(tool) => tool,
+        Err(Unavailable(why)) => return skipped(stage, why),
+    };
     // The candidate over HTTP: its URL, `[check] http_command` once it is seen to serve the
     // candidate, or the stdio candidate bridged in-process.
     let served = match served::candidate(ctx).await {
         Ok(served) => served,
         Err(why) => return out.end(StageStatus::Error, why),
     };
-    let record = run_at(ctx, &served, out).await;
+    let record = run_at(ctx, &tool, &served, out).await;
     // What the check started is gone (its port closed) before the next stage.
     served.stop().await;
     record
 }
 
 /// The suite's runs against the candidate at `url`, judged.
-async fn run_at(ctx: &mut Ctx, served: &Served, mut out: Outcome) -> StageRecord {
+async fn run_at(ctx: &mut Ctx, tool: &Tool, served: &Served, mut out: Outcome) -> StageRecord {
     let stage = Stage::Conformance;
     let url = &served.url();
-    let tool = match Tool::find(ctx).await {
-        Ok(tool) => tool,
-        Err(Unavailable(why)) => return skipped(stage, why),
-    };
     let known = match tool.scenarios().await {
         Ok(known) => known,
         Err(why) => return out.end(StageStatus::Error, why),
@@ -82,7 +83,7 @@ async fn run_at(ctx: &mut Ctx, served: &Served, mut out: Outcome) -> StageRecord
     }
     let path = ctx.settings.expected_failures.clone();
     if ctx.settings.write_baseline {
-        match write_baseline(ctx, &tool, &known, &scored, path.as_deref(), &dir).await {
+        match write_baseline(ctx, tool, &known, &scored, path.as_deref(), &dir).await {
             Ok(line) => out.line(line),
             Err(why) => return out.end(StageStatus::Error, why),
         }

@@ -15,7 +15,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceError};
 use tokio::sync::OnceCell;
 
 use super::overlay::Overlay;
-use crate::config::ServerSpec;
+use crate::config::{ProtocolEra, ServerSpec};
 use crate::mcp::{McpConnection, McpError};
 
 /// What answers the calls a proxy passes on. Only the live base server today; a recorded
@@ -83,13 +83,15 @@ struct Shared {
     first: Calls,
 }
 
-/// One proxy session. Clones made by [`ProxyServer::session`] get their own base connection,
-/// made at the session's first request, so a stateful base behaves as it would without the
-/// proxy; other clones share the session's.
+/// One proxy session. Clones made by [`ProxyServer::session`] (an HTTP session each) get their
+/// own base connection, made at the session's first request, so a stateful base behaves as it
+/// would without the proxy; other clones share the session's.
 #[derive(Clone)]
 pub struct ProxyServer {
     shared: Arc<Shared>,
     session: Arc<OnceCell<Calls>>,
+    /// Whether a session may use the first connection (the one session of a stdio proxy).
+    reuse_first: bool,
 }
 
 impl ProxyServer {
@@ -99,7 +101,8 @@ impl ProxyServer {
         let info = server_config(&connection, &overlay);
         let first = Calls::Upstream(connection);
         Self {
-            session: Arc::new(OnceCell::new_with(Some(first.clone()))),
+            session: Arc::new(OnceCell::new()),
+            reuse_first: true,
             shared: Arc::new(Shared {
                 base,
                 overlay,
@@ -114,20 +117,28 @@ impl ProxyServer {
         Self {
             shared: self.shared.clone(),
             session: Arc::new(OnceCell::new()),
+            reuse_first: false,
         }
     }
 
-    /// What answers this request: the session's connection for a client that opened a session
-    /// (`initialize`), the first connection for a stateless one.
+    /// What answers this request: for a stateless (2026-07-28) client, the first connection;
+    /// for a client that opened a session (`initialize`), a connection of the session in the
+    /// same era (so the base answers as it would answer that client), which is the first one
+    /// over stdio when its era already fits.
     async fn calls(&self, context: &RequestContext<RoleServer>) -> Result<&Calls, ErrorData> {
         let in_session =
             (context.peer.peer_info()).is_some_and(|info| info.protocol_version.has_initialize());
-        if !in_session {
+        let first_is_legacy = self.shared.first.connection().server_info().era == "legacy";
+        if !in_session || (self.reuse_first && first_is_legacy) {
             return Ok(&self.shared.first);
         }
         self.session
             .get_or_try_init(|| async {
-                McpConnection::connect(&self.shared.base)
+                let mut base = self.shared.base.clone();
+                if base.protocol_era == ProtocolEra::Auto {
+                    base.protocol_era = ProtocolEra::Legacy;
+                }
+                McpConnection::connect(&base)
                     .await
                     .map(|c| Calls::Upstream(Arc::new(c)))
                     .map_err(|e| unreachable_base(&e))
