@@ -1086,6 +1086,51 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_overlay_server_hands_its_bases_env_headers_and_era_to_mcpeval_serve() {
+        let file = parse_toml(
+            "t.toml",
+            "[servers.api]\nurl = \"http://127.0.0.1:9/mcp\"\nheaders = { X-Key = \"k-123\" }\n\
+             protocol_era = \"legacy\"\n\
+             [servers.tool]\ncommand = \"node x.js\"\nenv = { A = \"1\" }\n\
+             [servers.worded]\noverlay = \"w.yaml\"\nbase = \"api\"\n\
+             [servers.local]\noverlay = \"w.yaml\"\nbase = \"tool\"\n\
+             [servers.bad]\noverlay = \"w.yaml\"\n",
+        )
+        .unwrap();
+        let dir = Path::new("/cfg");
+        let resolve =
+            |name: &str| server_from_file(name, &file.servers[name], &file.servers, Some(dir));
+        let worded = resolve("worded").unwrap();
+        let Transport::Stdio { args, .. } = &worded.transport else {
+            panic!("an overlay is served over stdio")
+        };
+        assert_eq!(
+            args[1..],
+            [
+                "--overlay",
+                "/cfg/w.yaml",
+                "--base",
+                "http://127.0.0.1:9/mcp",
+                "--protocol-era",
+                "legacy"
+            ]
+        );
+        assert!(worded.headers.is_empty());
+        assert_eq!(
+            worded.env[super::super::BASE_HEADERS_ENV],
+            r#"{"X-Key":"k-123"}"#
+        );
+        assert!(worded.referenced_values.contains(&"k-123".to_owned()));
+        // The key is on no command line.
+        assert!(!worded.display().contains("k-123"));
+        let local = resolve("local").unwrap();
+        assert_eq!(local.env.get("A").map(String::as_str), Some("1"));
+        assert!(!local.env.contains_key(super::super::BASE_HEADERS_ENV));
+        let err = resolve("bad").unwrap_err().to_string();
+        assert!(err.contains("`overlay` and `base` go together"), "{err}");
+    }
+
+    #[test]
     fn references_expand_whole_or_inside_a_text() {
         // Cargo sets CARGO_PKG_NAME for the tests it runs.
         assert_eq!(expand_value("$CARGO_PKG_NAME").unwrap(), "mcpeval");
