@@ -143,8 +143,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Baseline server: a command line (split like a shell would, never run by one), an
-    /// http(s):// Streamable HTTP URL, `demo:1.4.0`, or a [servers.NAME] from the config. One
-    /// word that is neither a [servers.NAME] nor a program on PATH is a usage error (exit 2).
+    /// http(s):// Streamable HTTP URL, `demo:1.4.0`, `overlay:FILE+SPEC` (an overlay file over
+    /// any spec: see `mcpeval serve --help`), or a [servers.NAME] from the config. One word that
+    /// is neither a [servers.NAME] nor a program on PATH is a usage error (exit 2).
     #[arg(long, value_name = "SPEC")]
     pub baseline: Option<String>,
     /// Candidate server, in the same forms as --baseline.
@@ -297,7 +298,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// The conformance suite's expected-failures YAML [default: the config's [check]
-    /// expected_failures].
+    /// expected_failures, else expected-failures.yml in the --baseline-snapshot directory when
+    /// it exists or --write-baseline writes it].
     #[arg(long, value_name = "FILE")]
     pub expected_failures: Option<PathBuf>,
     /// Evaluate the whole suite, not only the tasks the contract's changes mark.
@@ -307,7 +309,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub stop_on_breaking: bool,
     /// Refresh the stored baseline snapshot and the expected-failures file from the baseline
-    /// server, then check the candidate against them.
+    /// server (a stdio baseline bridged to HTTP for the conformance suite), then check the
+    /// candidate against them.
     #[arg(long)]
     pub write_baseline: bool,
     /// Client profiles to snapshot the contract with (repeatable: bare, roots, full)
@@ -364,8 +367,9 @@ skipped with its reason when it cannot apply):
                 HTTP, once per requirement set the candidate supports (2025-11-25, 2026-07-28),
                 judged against --expected-failures: a failure not listed fails, a WARNING counts
                 as a failure, a listed entry that now passes fails (stale), an entry naming no
-                scenario is an error before the run. Skipped for a stdio server without [check]
-                http_command/http_url, and without Node >= 22
+                scenario is an error before the run. A stdio server is bridged to HTTP by
+                mcpeval (or served by [check] http_command at http_url, checked to be the
+                candidate: same serverInfo and tools). Skipped without Node >= 22
   deprecations  deprecated features the candidate uses (the logging capability, the HTTP+SSE
                 transport, dynamic client registration), with their removal dates, and the
                 deprecation warnings on its stderr; new ones fail only with
@@ -466,7 +470,7 @@ More: docs/init.md.";
 #[command(after_help = SNAPSHOT_HELP)]
 pub struct SnapshotArgs {
     /// The server: a command line (split like a shell would, never run by one), an http(s)://
-    /// Streamable HTTP URL, `demo:1.4.0`, or a [servers.NAME] of --config.
+    /// Streamable HTTP URL, `demo:1.4.0`, `overlay:FILE+SPEC`, or a [servers.NAME] of --config.
     #[arg(long, value_name = "SPEC")]
     pub server: String,
     /// The snapshot directory (created; its files are replaced).
