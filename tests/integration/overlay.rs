@@ -173,3 +173,50 @@ fn a_bad_overlay_is_refused_with_its_file_and_line() {
         assert!(String::from_utf8_lossy(&run.stderr).contains(&format!("{file}:{line}: ")));
     }
 }
+
+#[test]
+fn a_base_that_dies_is_the_sides_server_failure_and_its_env_reaches_it() {
+    let dir = temp_dir();
+    write(dir.path(), "vague.yaml", VAGUE);
+    // The base's env (from its [servers.NAME]) makes the demo exit at its first tool call.
+    let config = write(
+        dir.path(),
+        "crash.toml",
+        "baseline = \"demo:1.4.0\"\ncandidate = \"worded\"\n\
+         [servers.crashy]\ncommand = \"demo:1.4.0\"\nenv = { MCPEVAL_DEMO_CRASH_AFTER = \"0\" }\n\
+         [servers.worded]\noverlay = \"vague.yaml\"\nbase = \"crashy\"\n",
+    );
+    let out = dir.path().join("run");
+    let output = mcpeval(&[
+        "run",
+        "--config",
+        &config,
+        "--host",
+        "sim",
+        "--suite",
+        "tasks/demo/lookup.yaml",
+        "--trials",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        text(&output)
+    );
+    let eps = episodes(&out);
+    let failed: Vec<_> = (eps.iter())
+        .filter(|e| e.side.as_str() == "candidate" && e.server_error.is_some())
+        .collect();
+    assert!(!failed.is_empty(), "{}", text(&output));
+    let said = failed[0].server_error.as_deref().unwrap();
+    assert!(
+        said.contains("crashing on purpose") && said.contains("mcpeval serve: the base server"),
+        "{said}"
+    );
+    assert!(eps
+        .iter()
+        .filter(|e| e.side.as_str() == "baseline")
+        .all(|e| e.server_error.is_none()));
+}

@@ -2,6 +2,7 @@
 //! every `tools/call`, `resources/read` and `prompts/get` to whatever answers calls (today the
 //! live base server), results and JSON-RPC errors unchanged.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -38,39 +39,51 @@ impl Calls {
         params: CallToolRequestParams,
     ) -> Result<CallToolResponse, ErrorData> {
         let peer = self.connection().peer();
-        passed(peer.call_tool_once(params).await)
+        self.passed(peer.call_tool_once(params).await)
     }
 
     async fn read_resource(
         &self,
         params: ReadResourceRequestParams,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        passed(self.connection().peer().read_resource_once(params).await)
+        self.passed(self.connection().peer().read_resource_once(params).await)
     }
 
     async fn get_prompt(
         &self,
         params: GetPromptRequestParams,
     ) -> Result<GetPromptResponse, ErrorData> {
-        passed(self.connection().peer().get_prompt_once(params).await)
+        self.passed(self.connection().peer().get_prompt_once(params).await)
+    }
+
+    /// The base's answer as the proxy's: a JSON-RPC error passes unchanged; a broken connection
+    /// is an internal error that says so, or, for a proxy served over stdio, the end of the
+    /// proxy (exit 1, the base's last stderr lines on its own), so its client sees the server
+    /// die as it would without the proxy.
+    fn passed<T>(&self, answer: Result<T, ServiceError>) -> Result<T, ErrorData> {
+        let other = match answer {
+            Ok(result) => return Ok(result),
+            Err(ServiceError::McpError(error)) => return Err(error),
+            Err(other) => other,
+        };
+        let why = format!(
+            "the base server did not answer: {}",
+            crate::error::chain(&other)
+        );
+        if EXIT_ON_BASE_LOSS.load(Ordering::Relaxed) {
+            eprintln!("mcpeval serve: {why}");
+            let tail = self.connection().stderr_tail();
+            if !tail.trim().is_empty() {
+                eprintln!("{tail}");
+            }
+            std::process::exit(1);
+        }
+        Err(ErrorData::internal_error(why, None))
     }
 }
 
-/// The base's answer as the proxy's: a JSON-RPC error passes unchanged, a broken connection is
-/// an internal error that says so.
-fn passed<T>(answer: Result<T, ServiceError>) -> Result<T, ErrorData> {
-    match answer {
-        Ok(result) => Ok(result),
-        Err(ServiceError::McpError(error)) => Err(error),
-        Err(other) => Err(ErrorData::internal_error(
-            format!(
-                "the base server did not answer: {}",
-                crate::error::chain(&other)
-            ),
-            None,
-        )),
-    }
-}
+/// Set by `serve_stdio`: the process serves one client, which must see the base's death.
+pub(super) static EXIT_ON_BASE_LOSS: AtomicBool = AtomicBool::new(false);
 
 /// What every session of one proxy shares.
 struct Shared {

@@ -56,8 +56,9 @@ pub async fn start(base: ServerSpec, overlay: Overlay) -> Result<ProxyServer, Pr
     Ok(ProxyServer::new(base, overlay, connection))
 }
 
-/// Serves `proxy` over stdio until stdin closes.
+/// Serves `proxy` over stdio until stdin closes; the process ends (exit 1) if the base dies.
 pub async fn serve_stdio(proxy: ProxyServer) -> Result<(), ProxyError> {
+    super::handler::EXIT_ON_BASE_LOSS.store(true, std::sync::atomic::Ordering::Relaxed);
     let running = proxy
         .serve(rmcp::transport::stdio_pipes())
         .await
