@@ -1097,7 +1097,10 @@ mod tests {
              [servers.bad]\noverlay = \"w.yaml\"\n",
         )
         .unwrap();
-        let dir = Path::new("/cfg");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::write(dir.join("w.yaml"), "overlay: 1\n").unwrap();
+        let file_arg = dir.join("w.yaml").display().to_string();
         let resolve =
             |name: &str| server_from_file(name, &file.servers[name], &file.servers, Some(dir));
         let worded = resolve("worded").unwrap();
@@ -1108,7 +1111,7 @@ mod tests {
             args[1..],
             [
                 "--overlay",
-                "/cfg/w.yaml",
+                file_arg.as_str(),
                 "--base",
                 "http://127.0.0.1:9/mcp",
                 "--protocol-era",

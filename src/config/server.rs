@@ -184,6 +184,12 @@ impl ServerSpec {
                 "an overlay spec is `overlay:FILE+SPEC`: both FILE and SPEC are needed".to_owned(),
             ));
         }
+        if !file.is_file() {
+            return Err(InvalidSetting(format!(
+                "overlay file `{}` not found",
+                file.display()
+            )));
+        }
         let file = std::path::absolute(file)
             .map_err(|e| InvalidSetting(format!("overlay file `{}`: {e}", file.display())))?;
         Ok(Transport::Stdio {
@@ -355,7 +361,11 @@ mod tests {
 
     #[test]
     fn an_overlay_spec_serves_its_base_through_mcpeval_serve() {
-        let spec = ServerSpec::parse("c", "overlay:w.yaml+node 'my dir/x.js' a+b").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("w.yaml");
+        std::fs::write(&file, "overlay: 1\n").unwrap();
+        let text = format!("overlay:{}+node 'my dir/x.js' a+b", file.display());
+        let spec = ServerSpec::parse("c", &text).unwrap();
         let Transport::Stdio { args, .. } = spec.transport else {
             panic!("expected stdio")
         };
@@ -363,6 +373,11 @@ mod tests {
         assert!(Path::new(&args[2]).is_absolute() && args[2].ends_with("w.yaml"));
         assert_eq!(args[3..], ["--base", "node 'my dir/x.js' a+b"]);
         assert!(ServerSpec::parse("c", "overlay:w.yaml").is_err());
+        let missing = ServerSpec::parse("c", "overlay:/nonexistent/w.yaml+demo:1.4.0");
+        assert!(missing
+            .unwrap_err()
+            .0
+            .contains("overlay file `/nonexistent/w.yaml` not found"));
         assert!(ServerSpec::parse("c", "overlay:+demo:1.4.0").is_err());
         assert_eq!(lone_word("overlay:w.yaml+demo:1.4.0"), None);
     }

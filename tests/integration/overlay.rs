@@ -172,6 +172,12 @@ fn a_bad_overlay_is_refused_with_its_file_and_line() {
         assert_ne!(run.status.code(), Some(0));
         assert!(String::from_utf8_lossy(&run.stderr).contains(&format!("{file}:{line}: ")));
     }
+    // A file that is not there is a usage error before any server starts.
+    let missing = dir.path().join("missing.yaml");
+    let spec = format!("overlay:{}+demo:1.4.0", missing.display());
+    let out = mcpeval(&["snapshot", "--server", &spec, "--out", "/nonexistent/never"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not found"));
 }
 
 #[test]
