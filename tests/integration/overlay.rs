@@ -218,7 +218,7 @@ fn a_base_that_dies_is_the_sides_server_failure_and_its_env_reaches_it() {
     assert!(!failed.is_empty(), "{}", text(&output));
     let said = failed[0].server_error.as_deref().unwrap();
     assert!(
-        said.contains("crashing on purpose") && said.contains("mcpeval serve: the base server"),
+        said.contains("crashing on purpose") && said.contains("the base server did not answer"),
         "{said}"
     );
     assert!(eps

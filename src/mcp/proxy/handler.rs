@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceError};
-use tokio::sync::OnceCell;
+use tokio::sync::{watch, OnceCell};
 
 use super::overlay::Overlay;
 use crate::config::{ProtocolEra, ServerSpec};
@@ -37,30 +37,39 @@ impl Calls {
     async fn call_tool(
         &self,
         params: CallToolRequestParams,
+        loss: &BaseLoss,
     ) -> Result<CallToolResponse, ErrorData> {
-        let peer = self.connection().peer();
-        self.passed(peer.call_tool_once(params).await)
+        let answer = self.connection().peer().call_tool_once(params).await;
+        self.passed(answer, loss).await
     }
 
     async fn read_resource(
         &self,
         params: ReadResourceRequestParams,
+        loss: &BaseLoss,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.passed(self.connection().peer().read_resource_once(params).await)
+        let answer = self.connection().peer().read_resource_once(params).await;
+        self.passed(answer, loss).await
     }
 
     async fn get_prompt(
         &self,
         params: GetPromptRequestParams,
+        loss: &BaseLoss,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.passed(self.connection().peer().get_prompt_once(params).await)
+        let answer = self.connection().peer().get_prompt_once(params).await;
+        self.passed(answer, loss).await
     }
 
     /// The base's answer as the proxy's: a JSON-RPC error passes unchanged; a broken connection
     /// is an internal error that says so, or, for a proxy served over stdio, the end of the
-    /// proxy (exit 1, the base's last stderr lines on its own), so its client sees the server
-    /// die as it would without the proxy.
-    fn passed<T>(&self, answer: Result<T, ServiceError>) -> Result<T, ErrorData> {
+    /// proxy (the request is never answered: `serve_stdio` returns the base's failure), so its
+    /// client sees the server die as it would without the proxy.
+    async fn passed<T>(
+        &self,
+        answer: Result<T, ServiceError>,
+        loss: &BaseLoss,
+    ) -> Result<T, ErrorData> {
         let other = match answer {
             Ok(result) => return Ok(result),
             Err(ServiceError::McpError(error)) => return Err(error),
@@ -70,20 +79,29 @@ impl Calls {
             "the base server did not answer: {}",
             crate::error::chain(&other)
         );
-        if EXIT_ON_BASE_LOSS.load(Ordering::Relaxed) {
-            eprintln!("mcpeval serve: {why}");
+        if loss.ends_serving.load(Ordering::Relaxed) {
             let tail = self.connection().stderr_tail();
-            if !tail.trim().is_empty() {
-                eprintln!("{tail}");
-            }
-            std::process::exit(1);
+            let text = match tail.trim().is_empty() {
+                true => why.clone(),
+                false => format!(
+                    "{why}\n--- last lines of its stderr ---\n{}",
+                    tail.trim_end()
+                ),
+            };
+            loss.said.send_replace(Some(text));
+            std::future::pending::<()>().await;
         }
         Err(ErrorData::internal_error(why, None))
     }
 }
 
-/// Set by `serve_stdio`: the process serves one client, which must see the base's death.
-pub(super) static EXIT_ON_BASE_LOSS: AtomicBool = AtomicBool::new(false);
+/// How a proxy learns that its base is gone: over stdio that ends the proxy.
+pub(super) struct BaseLoss {
+    /// Set by `serve_stdio`: the process serves one client, which must see the base's death.
+    pub ends_serving: AtomicBool,
+    /// What failed, once something did.
+    pub said: watch::Sender<Option<String>>,
+}
 
 /// What every session of one proxy shares.
 struct Shared {
@@ -94,6 +112,7 @@ struct Shared {
     /// The connection made at start: it answers stateless (2026-07-28) requests, which belong to
     /// no session, and every request over stdio.
     first: Calls,
+    loss: BaseLoss,
 }
 
 /// One proxy session. Clones made by [`ProxyServer::session`] (an HTTP session each) get their
@@ -121,8 +140,18 @@ impl ProxyServer {
                 overlay,
                 info,
                 first,
+                loss: BaseLoss {
+                    ends_serving: AtomicBool::new(false),
+                    said: watch::channel(None).0,
+                },
             }),
         }
+    }
+
+    /// Makes a lost base end the serving (stdio) and returns where its failure is said.
+    pub(super) fn end_on_base_loss(&self) -> watch::Receiver<Option<String>> {
+        self.shared.loss.ends_serving.store(true, Ordering::Relaxed);
+        self.shared.loss.said.subscribe()
     }
 
     /// A handler for a new HTTP session: its own base connection, made on first use.
@@ -279,7 +308,7 @@ impl ServerHandler for ProxyServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let calls = self.calls(&context).await?;
         tokio::select! {
-            answer = calls.read_resource(request) => answer,
+            answer = calls.read_resource(request, &self.shared.loss) => answer,
             () = context.ct.cancelled() => Err(cancelled()),
         }
     }
@@ -291,7 +320,7 @@ impl ServerHandler for ProxyServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let calls = self.calls(&context).await?;
         tokio::select! {
-            answer = calls.get_prompt(request) => answer,
+            answer = calls.get_prompt(request, &self.shared.loss) => answer,
             () = context.ct.cancelled() => Err(cancelled()),
         }
     }
@@ -313,7 +342,7 @@ impl ServerHandler for ProxyServer {
         }
         let calls = self.calls(&context).await?;
         tokio::select! {
-            answer = calls.call_tool(request) => answer,
+            answer = calls.call_tool(request, &self.shared.loss) => answer,
             () = context.ct.cancelled() => Err(cancelled()),
         }
     }

@@ -31,13 +31,15 @@ pub enum ProxyError {
     },
     #[error("serving failed: {0}")]
     Serve(String),
+    #[error("{0}")]
+    BaseLost(String),
 }
 
 impl Coded for ProxyError {
     fn exit(&self) -> Exit {
         match self {
             Self::Overlay(_) => Exit::Usage,
-            Self::Base(_) | Self::Listen { .. } | Self::Serve(_) => Exit::Infra,
+            Self::Base(_) | Self::Listen { .. } | Self::Serve(_) | Self::BaseLost(_) => Exit::Infra,
         }
     }
 }
@@ -56,9 +58,9 @@ pub async fn start(base: ServerSpec, overlay: Overlay) -> Result<ProxyServer, Pr
     Ok(ProxyServer::new(base, overlay, connection))
 }
 
-/// Serves `proxy` over stdio until stdin closes; the process ends (exit 1) if the base dies.
+/// Serves `proxy` over stdio until stdin closes; a base that dies ends it with that error.
 pub async fn serve_stdio(proxy: ProxyServer) -> Result<(), ProxyError> {
-    super::handler::EXIT_ON_BASE_LOSS.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut lost = proxy.end_on_base_loss();
     let running = proxy
         .serve(rmcp::transport::stdio_pipes())
         .await
@@ -68,11 +70,16 @@ pub async fn serve_stdio(proxy: ProxyServer) -> Result<(), ProxyError> {
                 crate::error::chain(&e)
             ))
         })?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| ProxyError::Serve(crate::error::chain(&e)))?;
-    Ok(())
+    tokio::select! {
+        stopped = running.waiting() => {
+            stopped.map_err(|e| ProxyError::Serve(crate::error::chain(&e)))?;
+            Ok(())
+        }
+        said = lost.wait_for(Option::is_some) => {
+            let why = said.map(|s| s.clone().unwrap_or_default()).unwrap_or_default();
+            Err(ProxyError::BaseLost(why))
+        }
+    }
 }
 
 /// Serves `proxy` over Streamable HTTP at `addr` until Ctrl-C, saying `listening on URL` on
