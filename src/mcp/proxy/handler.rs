@@ -176,12 +176,18 @@ impl ProxyServer {
         }
         self.session
             .get_or_try_init(|| async {
-                let mut base = self.shared.base.clone();
-                if base.protocol_era == ProtocolEra::Auto {
-                    base.protocol_era = ProtocolEra::Legacy;
-                }
-                McpConnection::connect(&base)
-                    .await
+                let given = &self.shared.base;
+                let mut legacy = given.clone();
+                legacy.protocol_era = ProtocolEra::Legacy;
+                let connected = match given.protocol_era {
+                    // A base with no `initialize` any more is reached as it was given.
+                    ProtocolEra::Auto => match McpConnection::connect(&legacy).await {
+                        Ok(connection) => Ok(connection),
+                        Err(_) => McpConnection::connect(given).await,
+                    },
+                    _ => McpConnection::connect(given).await,
+                };
+                connected
                     .map(|c| Calls::Upstream(Arc::new(c)))
                     .map_err(|e| unreachable_base(&e))
             })
