@@ -126,6 +126,9 @@ pub enum Command {
     ///
     /// More: docs/hosts.md.
     DemoServer(DemoServerArgs),
+    /// Serve any server (--base) with an overlay file over its lists, over stdio or Streamable
+    /// HTTP; calls pass through. With no overlay, a bridge: any stdio server over HTTP.
+    Serve(ServeArgs),
     /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint,
     /// Anthropic's /v1/messages (streaming or not; count_tokens), OpenAI's /v1/responses
     /// (streaming or not) and Gemini's /v1beta/models/M:generateContent (also
@@ -140,8 +143,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Baseline server: a command line (split like a shell would, never run by one), an
-    /// http(s):// Streamable HTTP URL, `demo:1.4.0`, or a [servers.NAME] from the config. One
-    /// word that is neither a [servers.NAME] nor a program on PATH is a usage error (exit 2).
+    /// http(s):// Streamable HTTP URL, `demo:1.4.0`, `overlay:FILE+SPEC` (an overlay file over
+    /// any spec: see `mcpeval serve --help`), or a [servers.NAME] from the config. One word that
+    /// is neither a [servers.NAME] nor a program on PATH is a usage error (exit 2).
     #[arg(long, value_name = "SPEC")]
     pub baseline: Option<String>,
     /// Candidate server, in the same forms as --baseline.
@@ -294,7 +298,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// The conformance suite's expected-failures YAML [default: the config's [check]
-    /// expected_failures].
+    /// expected_failures, else expected-failures.yml in the --baseline-snapshot directory when
+    /// it exists or --write-baseline writes it].
     #[arg(long, value_name = "FILE")]
     pub expected_failures: Option<PathBuf>,
     /// Evaluate the whole suite, not only the tasks the contract's changes mark.
@@ -304,7 +309,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub stop_on_breaking: bool,
     /// Refresh the stored baseline snapshot and the expected-failures file from the baseline
-    /// server, then check the candidate against them.
+    /// server (a stdio baseline bridged to HTTP for the conformance suite), then check the
+    /// candidate against them.
     #[arg(long)]
     pub write_baseline: bool,
     /// Client profiles to snapshot the contract with (repeatable: bare, roots, full)
@@ -361,8 +367,9 @@ skipped with its reason when it cannot apply):
                 HTTP, once per requirement set the candidate supports (2025-11-25, 2026-07-28),
                 judged against --expected-failures: a failure not listed fails, a WARNING counts
                 as a failure, a listed entry that now passes fails (stale), an entry naming no
-                scenario is an error before the run. Skipped for a stdio server without [check]
-                http_command/http_url, and without Node >= 22
+                scenario is an error before the run. A stdio server is bridged to HTTP by
+                mcpeval (or served by [check] http_command at http_url, checked to be the
+                candidate: same serverInfo and tools). Skipped without Node >= 22
   deprecations  deprecated features the candidate uses (the logging capability, the HTTP+SSE
                 transport, dynamic client registration), with their removal dates, and the
                 deprecation warnings on its stderr; new ones fail only with
@@ -480,7 +487,7 @@ More: docs/init.md.";
 #[command(after_help = SNAPSHOT_HELP)]
 pub struct SnapshotArgs {
     /// The server: a command line (split like a shell would, never run by one), an http(s)://
-    /// Streamable HTTP URL, `demo:1.4.0`, or a [servers.NAME] of --config.
+    /// Streamable HTTP URL, `demo:1.4.0`, `overlay:FILE+SPEC`, or a [servers.NAME] of --config.
     #[arg(long, value_name = "SPEC")]
     pub server: String,
     /// The snapshot directory (created; its files are replaced).
@@ -1019,6 +1026,53 @@ pub enum ImportFrom {
     Mcpchecker,
     Promptfoo,
 }
+
+#[derive(Debug, Args)]
+#[command(after_help = SERVE_HELP)]
+pub struct ServeArgs {
+    /// The server underneath: a command line (split like a shell would, never run by one), an
+    /// http(s):// URL, `demo:1.4.0`, `overlay:FILE+SPEC`, or a [servers.NAME] of --config.
+    #[arg(long, value_name = "SPEC")]
+    pub base: String,
+    /// An overlay file (YAML, `overlay: 1`): tool descriptions, titles, parameter descriptions,
+    /// annotations, instructions, tools renamed or hidden, prompt descriptions [default: none:
+    /// the base is served as it is].
+    #[arg(long, value_name = "FILE")]
+    pub overlay: Option<PathBuf>,
+    /// Serve Streamable HTTP at this address (path /mcp) instead of stdio, e.g. 127.0.0.1:3001;
+    /// port 0 picks a free one, and the bound address is printed on stderr [default: none:
+    /// stdio].
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// MCP lifecycle towards the base: legacy, modern or auto [default: auto, or the server's in
+    /// --config]. Clients of `serve` may use either era.
+    #[arg(long, value_name = "ERA")]
+    pub protocol_era: Option<ProtocolEra>,
+    /// Config file holding [servers.NAME] tables [default: none].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+const SERVE_HELP: &str = "\
+Overlay file (every key optional but the version):
+  overlay: 1
+  instructions: New server instructions.
+  tools:
+    search_issues:
+      description: Looks up issues.
+      title: Search
+      params: {query: Words to look for.}
+      annotations: {readOnlyHint: true}
+    get_issue: {rename: fetch_issue}     # calls to fetch_issue reach get_issue
+    add_comment: {hide: true}
+  prompts:
+    triage: {description: New prompt description.}
+An unknown key, a bad version, or a tool, parameter or prompt the base does not list is an error
+naming the file and line (exit 2), found before anything is served.
+As a server spec elsewhere: overlay:FILE+SPEC, or [servers.NAME] overlay = \"FILE\", base = \"SPEC\".
+Exit codes: 0 stopped (stdin closed, Ctrl-C), 2 bad flags, config or overlay, 3 the base could
+not be reached or the address not bound.
+More: docs/replay-overlay.md.";
 
 #[derive(Debug, Args)]
 pub struct DemoServerArgs {

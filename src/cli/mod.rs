@@ -14,6 +14,7 @@ pub mod out;
 mod plan_cmd;
 mod progress;
 mod run_cmd;
+mod serve_cmd;
 mod snapshot_cmd;
 mod tasks_cmd;
 
@@ -106,6 +107,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             }
             Ok(Exit::Ok)
         }
+        Some(Command::Serve(args)) => serve_cmd::serve(&args).await,
         Some(Command::SimServer(args)) => {
             let mut config = crate::sim::SimConfig::default();
             if let Some(t) = args.temperature {

@@ -32,8 +32,9 @@ pub struct CheckFile {
     /// one) [default: env MCPEVAL_CONFORMANCE, else `npx --yes
     /// @modelcontextprotocol/conformance@0.2.0-alpha.12`].
     pub conformance: Option<String>,
-    /// For a stdio candidate: a command that serves it over Streamable HTTP at `http_url`, for
-    /// the conformance suite (which speaks HTTP only).
+    /// For a stdio candidate with an HTTP entry point of its own: a command that serves it over
+    /// Streamable HTTP at `http_url`, for the conformance suite (which speaks HTTP only), checked
+    /// to be the candidate [default: none: mcpeval bridges the stdio candidate to HTTP].
     pub http_command: Option<String>,
     pub http_url: Option<String>,
     /// The client profiles to snapshot the contract with [default: ["bare"]].

@@ -121,6 +121,12 @@ pub struct ServerFile {
     pub protocol_era: Option<crate::config::ProtocolEra>,
     pub startup_timeout_ms: Option<u64>,
     pub call_timeout_ms: Option<u64>,
+    /// An overlay file put over `base`'s lists (relative to the config file's folder); this
+    /// server is then `overlay:FILE+BASE`, and `command`/`url` are not set.
+    pub overlay: Option<PathBuf>,
+    /// The server under an overlay: a spec, or the name of another `[servers.NAME]` (whose env,
+    /// headers, cwd and era reach it).
+    pub base: Option<String>,
 }
 
 /// `[host.NAME]`: a named host.

@@ -29,6 +29,6 @@ pub use resolve::{
     RunConfig, UnsetVar, UnsetVariable, DEFAULT_CONFIG, DEMO_CONFIG,
 };
 pub use resolve::{resolve_extra_host, NO_HOST};
-pub use server::{ClientProfile, ProtocolEra, ServerSpec, Transport};
+pub use server::{ClientProfile, ProtocolEra, ServerSpec, Transport, BASE_HEADERS_ENV};
 pub use sim::SimConfig;
 pub use stats::{Metric, StatsConfig, StatsFile};

@@ -387,7 +387,7 @@ pub fn resolve_server(
         base_dir = path.parent().map(Path::to_path_buf);
     }
     let mut spec = match file.servers.get(given) {
-        Some(entry) => server_from_file(given, entry, base_dir.as_deref())?,
+        Some(entry) => server_from_file(given, entry, &file.servers, base_dir.as_deref())?,
         None => ServerSpec::parse_given("server", given, &server_names(&file))
             .map_err(|e| ConfigError::Invalid(format!("--server: {e}")))?,
     };
@@ -500,7 +500,7 @@ fn build(
             ))
         })?;
         let mut spec = match file.servers.get(given) {
-            Some(entry) => server_from_file(given, entry, base_dir)?,
+            Some(entry) => server_from_file(given, entry, &file.servers, base_dir)?,
             None => ServerSpec::parse_given(side, given, &server_names(&file))
                 .map_err(|e| invalid(format!("{side}: {e}")))?,
         };
@@ -671,9 +671,13 @@ fn server_names(file: &ConfigFile) -> Vec<&str> {
 fn server_from_file(
     name: &str,
     entry: &ServerFile,
+    servers: &BTreeMap<String, ServerFile>,
     base_dir: Option<&Path>,
 ) -> Result<ServerSpec, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(format!("[servers.{name}]: {m}"));
+    if entry.overlay.is_some() || entry.base.is_some() {
+        return overlay_from_file(name, entry, servers, base_dir);
+    }
     let text = match (&entry.command, &entry.url) {
         (Some(c), None) => c,
         (None, Some(u)) => u,
@@ -707,6 +711,65 @@ fn server_from_file(
         if !entry.headers.is_empty() {
             return Err(invalid("`headers` only apply to an HTTP server".into()));
         }
+    }
+    Ok(spec)
+}
+
+/// `[servers.NAME] overlay = "FILE"`, `base = "SPEC or NAME"`: the base resolved (another
+/// `[servers.NAME]` with its env, headers, cwd and era), served under the overlay by
+/// `mcpeval serve`, which gets the base's env and cwd, and its headers in
+/// [`BASE_HEADERS_ENV`](super::server::BASE_HEADERS_ENV), never on its command line.
+fn overlay_from_file(
+    name: &str,
+    entry: &ServerFile,
+    servers: &BTreeMap<String, ServerFile>,
+    base_dir: Option<&Path>,
+) -> Result<ServerSpec, ConfigError> {
+    let invalid = |m: String| ConfigError::Invalid(format!("[servers.{name}]: {m}"));
+    let (Some(overlay), Some(given)) = (&entry.overlay, &entry.base) else {
+        return Err(invalid("`overlay` and `base` go together".into()));
+    };
+    if entry.command.is_some() || entry.url.is_some() {
+        return Err(invalid(
+            "a server with an `overlay` has a `base`, not `command` or `url`".into(),
+        ));
+    }
+    let base = match servers.get(given.as_str()) {
+        Some(_) if given == name => return Err(invalid("`base` names this server itself".into())),
+        Some(other) if other.overlay.is_some() => {
+            return Err(invalid(format!(
+                "`base` names [servers.{given}], itself an overlay: put both files' changes in one"
+            )))
+        }
+        Some(other) => server_from_file(given, other, servers, base_dir)?,
+        None => ServerSpec::parse(name, given).map_err(|e| invalid(format!("`base`: {e}")))?,
+    };
+    let file = match base_dir {
+        Some(dir) if overlay.is_relative() => dir.join(overlay),
+        _ => overlay.clone(),
+    };
+    let mut transport =
+        ServerSpec::overlay_transport(&file, &base.display()).map_err(|e| invalid(e.0))?;
+    if base.protocol_era != crate::config::ProtocolEra::Auto {
+        if let Transport::Stdio { args, .. } = &mut transport {
+            let era = serde_json::to_value(base.protocol_era).unwrap_or_default();
+            args.extend([
+                "--protocol-era".into(),
+                era.as_str().unwrap_or("auto").to_owned(),
+            ]);
+        }
+    }
+    let mut spec = base.clone();
+    spec.name = name.to_owned();
+    spec.transport = transport;
+    spec.headers = BTreeMap::new();
+    if !base.headers.is_empty() {
+        let json = serde_json::to_string(&base.headers).unwrap_or_default();
+        spec.env
+            .insert(super::server::BASE_HEADERS_ENV.to_owned(), json);
+        // The values are secrets wherever they show (the JSON holds them inside a longer text).
+        spec.referenced_values
+            .extend(base.headers.values().cloned());
     }
     Ok(spec)
 }
@@ -1040,6 +1103,54 @@ fn parse_provider(p: &str) -> Result<Provider, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_overlay_server_hands_its_bases_env_headers_and_era_to_mcpeval_serve() {
+        let file = parse_toml(
+            "t.toml",
+            "[servers.api]\nurl = \"http://127.0.0.1:9/mcp\"\nheaders = { X-Key = \"k-123\" }\n\
+             protocol_era = \"legacy\"\n\
+             [servers.tool]\ncommand = \"node x.js\"\nenv = { A = \"1\" }\n\
+             [servers.worded]\noverlay = \"w.yaml\"\nbase = \"api\"\n\
+             [servers.local]\noverlay = \"w.yaml\"\nbase = \"tool\"\n\
+             [servers.bad]\noverlay = \"w.yaml\"\n",
+        )
+        .unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::write(dir.join("w.yaml"), "overlay: 1\n").unwrap();
+        let file_arg = dir.join("w.yaml").display().to_string();
+        let resolve =
+            |name: &str| server_from_file(name, &file.servers[name], &file.servers, Some(dir));
+        let worded = resolve("worded").unwrap();
+        let Transport::Stdio { args, .. } = &worded.transport else {
+            panic!("an overlay is served over stdio")
+        };
+        assert_eq!(
+            args[1..],
+            [
+                "--overlay",
+                file_arg.as_str(),
+                "--base",
+                "http://127.0.0.1:9/mcp",
+                "--protocol-era",
+                "legacy"
+            ]
+        );
+        assert!(worded.headers.is_empty());
+        assert_eq!(
+            worded.env[super::super::BASE_HEADERS_ENV],
+            r#"{"X-Key":"k-123"}"#
+        );
+        assert!(worded.referenced_values.contains(&"k-123".to_owned()));
+        // The key is on no command line.
+        assert!(!worded.display().contains("k-123"));
+        let local = resolve("local").unwrap();
+        assert_eq!(local.env.get("A").map(String::as_str), Some("1"));
+        assert!(!local.env.contains_key(super::super::BASE_HEADERS_ENV));
+        let err = resolve("bad").unwrap_err().to_string();
+        assert!(err.contains("`overlay` and `base` go together"), "{err}");
+    }
 
     #[test]
     fn references_expand_whole_or_inside_a_text() {

@@ -1,11 +1,15 @@
 //! Server specs: how to reach one version of an MCP server (stdio command or Streamable HTTP URL).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::InvalidSetting;
 use serde::{Deserialize, Serialize};
+
+/// The environment variable in which an `overlay` server of a config hands its base's HTTP
+/// headers to `mcpeval serve` (as JSON), so they never show on a command line.
+pub const BASE_HEADERS_ENV: &str = "MCPEVAL_SERVE_BASE_HEADERS";
 
 /// Which MCP lifecycle to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -124,7 +128,8 @@ pub struct ServerSpec {
 
 impl ServerSpec {
     /// Parses a spec as given on the command line: an `http(s)://` URL, `demo:<release>` for the
-    /// embedded demo server, or a command line split with shell quoting rules (no shell runs it).
+    /// embedded demo server, `overlay:FILE+SPEC` (an overlay file over any spec, split at the
+    /// first `+`), or a command line split with shell quoting rules (no shell runs it).
     pub fn parse(name: &str, text: &str) -> Result<Self, InvalidSetting> {
         let text = text.trim();
         let transport = if text.starts_with("http://") || text.starts_with("https://") {
@@ -132,14 +137,17 @@ impl ServerSpec {
                 url: text.to_owned(),
             }
         } else if let Some(release) = text.strip_prefix("demo:") {
-            let program = std::env::current_exe()
-                .map_err(|e| InvalidSetting(format!("cannot find the mcpeval executable: {e}")))?
-                .to_string_lossy()
-                .into_owned();
             Transport::Stdio {
-                program,
+                program: mcpeval_exe()?,
                 args: vec!["demo-server".into(), "--release".into(), release.to_owned()],
             }
+        } else if let Some(rest) = text.strip_prefix("overlay:") {
+            let (file, base) = rest.split_once('+').ok_or_else(|| {
+                InvalidSetting(format!(
+                    "`{text}`: an overlay spec is `overlay:FILE+SPEC` (SPEC: the server under it)"
+                ))
+            })?;
+            Self::overlay_transport(Path::new(file.trim()), base.trim())?
         } else {
             let words = shlex::split(text).ok_or_else(|| {
                 InvalidSetting(format!(
@@ -165,6 +173,34 @@ impl ServerSpec {
             client: ClientProfile::Bare,
             startup_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(60),
+        })
+    }
+
+    /// `mcpeval serve --overlay FILE --base BASE` as a stdio server (FILE made absolute, so the
+    /// spec works from any working directory).
+    pub fn overlay_transport(file: &Path, base: &str) -> Result<Transport, InvalidSetting> {
+        if file.as_os_str().is_empty() || base.is_empty() {
+            return Err(InvalidSetting(
+                "an overlay spec is `overlay:FILE+SPEC`: both FILE and SPEC are needed".to_owned(),
+            ));
+        }
+        if !file.is_file() {
+            return Err(InvalidSetting(format!(
+                "overlay file `{}` not found",
+                file.display()
+            )));
+        }
+        let file = std::path::absolute(file)
+            .map_err(|e| InvalidSetting(format!("overlay file `{}`: {e}", file.display())))?;
+        Ok(Transport::Stdio {
+            program: mcpeval_exe()?,
+            args: vec![
+                "serve".into(),
+                "--overlay".into(),
+                file.to_string_lossy().into_owned(),
+                "--base".into(),
+                base.to_owned(),
+            ],
         })
     }
 
@@ -200,11 +236,18 @@ impl ServerSpec {
     }
 }
 
+/// The path of the running mcpeval, which `demo:` and `overlay:` specs run.
+fn mcpeval_exe() -> Result<String, InvalidSetting> {
+    std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .map_err(|e| InvalidSetting(format!("cannot find the mcpeval executable: {e}")))
+}
+
 /// The spec's one word when it is a single word without a path separator (and no URL or
 /// `demo:` spec): what a program on PATH or a `[servers.NAME]` is written as.
 fn lone_word(text: &str) -> Option<String> {
     let text = text.trim();
-    if text.contains("://") || text.starts_with("demo:") {
+    if text.contains("://") || text.starts_with("demo:") || text.starts_with("overlay:") {
         return None;
     }
     match shlex::split(text)?.as_slice() {
@@ -314,6 +357,29 @@ mod tests {
         assert!(ServerSpec::parse_given("b", sh, &["new"]).is_ok());
         assert_eq!(lone_word(" 'a b' "), None);
         assert_eq!(lone_word("newx"), Some("newx".to_owned()));
+    }
+
+    #[test]
+    fn an_overlay_spec_serves_its_base_through_mcpeval_serve() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("w.yaml");
+        std::fs::write(&file, "overlay: 1\n").unwrap();
+        let text = format!("overlay:{}+node 'my dir/x.js' a+b", file.display());
+        let spec = ServerSpec::parse("c", &text).unwrap();
+        let Transport::Stdio { args, .. } = spec.transport else {
+            panic!("expected stdio")
+        };
+        assert_eq!(args[0], "serve");
+        assert!(Path::new(&args[2]).is_absolute() && args[2].ends_with("w.yaml"));
+        assert_eq!(args[3..], ["--base", "node 'my dir/x.js' a+b"]);
+        assert!(ServerSpec::parse("c", "overlay:w.yaml").is_err());
+        let missing = ServerSpec::parse("c", "overlay:/nonexistent/w.yaml+demo:1.4.0");
+        assert!(missing
+            .unwrap_err()
+            .0
+            .contains("overlay file `/nonexistent/w.yaml` not found"));
+        assert!(ServerSpec::parse("c", "overlay:+demo:1.4.0").is_err());
+        assert_eq!(lone_word("overlay:w.yaml+demo:1.4.0"), None);
     }
 
     #[test]

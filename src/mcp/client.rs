@@ -310,6 +310,11 @@ impl McpConnection {
         &self.info
     }
 
+    /// The rmcp peer, for a proxy that passes whole results through (`mcpeval serve`).
+    pub fn peer(&self) -> &rmcp::Peer<RoleClient> {
+        self.service.peer()
+    }
+
     /// All tools, following every page of `tools/list`, never from a cache.
     pub async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
         match self.service.list_all_tools().await {

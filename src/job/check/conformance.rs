@@ -1,15 +1,17 @@
 //! The conformance stage: the MCP conformance suite (npm `@modelcontextprotocol/conformance`,
 //! pinned) run against the candidate over HTTP once per requirement set it claims, its
 //! `checks.json` judged by mcpeval against the expected-failures file kept in the repository.
-//! Skipped, with the reason, for a stdio-only server or without Node ≥ 22.
+//! A stdio server is bridged to HTTP in-process (served.rs). Skipped, with the reason, without
+//! Node ≥ 22.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use super::served::{self, Served};
 use super::{skipped, step, Ctx, Outcome, Stage, StepError};
-use crate::config::{Transport, CONFORMANCE_PACKAGE};
+use crate::config::CONFORMANCE_PACKAGE;
 use crate::contract::conformance::{judge, read_results, write_expected, Check, Expected};
 use crate::rundir::{Case, StageRecord, StageStatus};
 
@@ -20,49 +22,31 @@ pub const CONFORMANCE_ENV: &str = "MCPEVAL_CONFORMANCE";
 /// How long one run of a requirement set may take.
 const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long a server started by `http_command` may take to listen.
-const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
     let stage = Stage::Conformance;
     let out = Outcome::new(stage);
-    // The server over HTTP: its URL, or a command that serves it there.
-    let mut served = None;
-    let url = match (
-        &ctx.candidate.transport,
-        &ctx.settings.http_command,
-        &ctx.settings.http_url,
-    ) {
-        (Transport::Http { url }, _, _) => url.clone(),
-        (_, Some(command), Some(url)) => match serve(command, url).await {
-            Ok(child) => {
-                served = Some(child);
-                url.clone()
-            }
-            Err(why) => return out.end(StageStatus::Error, why),
-        },
-        _ => {
-            return skipped(
-                stage,
-                "the candidate is a stdio server and the conformance suite speaks HTTP only; \
-                 set [check] http_command and http_url to serve it over HTTP",
-            )
-        }
-    };
-    let record = run_at(ctx, &url, out).await;
-    // The server it started is gone (its port closed) before the next stage.
-    if let Some(mut child) = served {
-        let _ = child.kill().await;
-    }
-    record
-}
-
-/// The suite's runs against the candidate at `url`, judged.
-async fn run_at(ctx: &mut Ctx, url: &str, mut out: Outcome) -> StageRecord {
-    let stage = Stage::Conformance;
     let tool = match Tool::find(ctx).await {
         Ok(tool) => tool,
         Err(Unavailable(why)) => return skipped(stage, why),
     };
+    // The candidate over HTTP: its URL, `[check] http_command` once it is seen to serve the
+    // candidate, or the stdio candidate bridged in-process.
+    let served = match served::candidate(ctx).await {
+        Ok(served) => served,
+        Err(why) => return out.end(StageStatus::Error, why),
+    };
+    let record = run_at(ctx, &tool, &served, out).await;
+    // What the check started is gone (its port closed) before the next stage.
+    served.stop().await;
+    record
+}
+
+/// The suite's runs against the candidate at `url`, judged.
+async fn run_at(ctx: &mut Ctx, tool: &Tool, served: &Served, mut out: Outcome) -> StageRecord {
+    let stage = Stage::Conformance;
+    let url = &served.url();
     let known = match tool.scenarios().await {
         Ok(known) => known,
         Err(why) => return out.end(StageStatus::Error, why),
@@ -85,6 +69,10 @@ async fn run_at(ctx: &mut Ctx, url: &str, mut out: Outcome) -> StageRecord {
         tool.display(),
         tool.version
     ));
+    out.line(format!(
+        "- the candidate over HTTP at {url} ({})",
+        served.how()
+    ));
     // The scenarios each set scores, asked once for the baseline's run and the candidate's.
     let mut scored = BTreeMap::new();
     for set in &sets {
@@ -95,7 +83,7 @@ async fn run_at(ctx: &mut Ctx, url: &str, mut out: Outcome) -> StageRecord {
     }
     let path = ctx.settings.expected_failures.clone();
     if ctx.settings.write_baseline {
-        match write_baseline(ctx, &tool, &known, &scored, path.as_deref(), &dir).await {
+        match write_baseline(ctx, tool, &known, &scored, path.as_deref(), &dir).await {
             Ok(line) => out.line(line),
             Err(why) => return out.end(StageStatus::Error, why),
         }
@@ -240,12 +228,35 @@ async fn write_baseline(
                 .into(),
         );
     };
-    let Some(Transport::Http { url }) = ctx.baseline.as_ref().map(|b| &b.transport) else {
+    let Some(baseline) = &ctx.baseline else {
         return Ok(format!(
-            "- `{}` not refreshed: --write-baseline needs the baseline server over HTTP",
+            "- `{}` not refreshed: --write-baseline needs a baseline server (--baseline)",
             path.display()
         ));
     };
+    let served = served::bridge(baseline, "the baseline").await?;
+    let written = write_from(tool, known, scored, path, dir, &served.url()).await;
+    let how = served.how();
+    served.stop().await;
+    let count = written?;
+    Ok(format!(
+        "- `{}` written from the baseline's {count} failing check(s) (--write-baseline; the \
+         baseline: {})",
+        path.display(),
+        how
+    ))
+}
+
+/// Runs the scored sets against the baseline at `url` and writes its failing checks to `path`;
+/// how many there were.
+async fn write_from(
+    tool: &Tool,
+    known: &BTreeSet<String>,
+    scored: &BTreeMap<String, BTreeSet<String>>,
+    path: &Path,
+    dir: &Path,
+    url: &str,
+) -> Result<usize, StepError> {
     reachable(url, LISTEN_TIMEOUT)
         .await
         .map_err(|why| format!("the baseline at {url}: {why}"))?;
@@ -261,13 +272,9 @@ async fn write_baseline(
     }
     let text = write_expected(&per_set);
     std::fs::write(path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
-    let count: usize = (per_set.values())
+    Ok((per_set.values())
         .map(|c| c.iter().filter(|c| c.status.fails()).count())
-        .sum();
-    Ok(format!(
-        "- `{}` written from the baseline's {count} failing check(s) (--write-baseline)",
-        path.display()
-    ))
+        .sum())
 }
 
 /// Why the suite cannot run here: the stage is skipped, never failed.
@@ -503,7 +510,7 @@ async fn node_at_least_22() -> Result<(), StepError> {
 }
 
 /// Waits until something accepts connections at the URL's host and port.
-async fn reachable(url: &str, within: Duration) -> Result<(), StepError> {
+pub(super) async fn reachable(url: &str, within: Duration) -> Result<(), StepError> {
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
     let host = parsed.host_str().ok_or("the URL has no host")?.to_owned();
     let port = parsed
@@ -519,26 +526,6 @@ async fn reachable(url: &str, within: Duration) -> Result<(), StepError> {
             Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
         }
     }
-}
-
-/// Starts `command` (never through a shell) and waits until `url` accepts connections; the
-/// child is killed when dropped.
-async fn serve(command: &str, url: &str) -> Result<tokio::process::Child, StepError> {
-    let words = shlex::split(command)
-        .filter(|w| !w.is_empty())
-        .ok_or_else(|| format!("[check] http_command `{command}` cannot be split into words"))?;
-    let child = tokio::process::Command::new(&words[0])
-        .args(&words[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start [check] http_command `{command}`: {e}"))?;
-    reachable(url, LISTEN_TIMEOUT)
-        .await
-        .map_err(|why| format!("[check] http_command `{command}` started, but {why}"))?;
-    Ok(child)
 }
 
 #[cfg(test)]

@@ -9,7 +9,12 @@ mod deprecations;
 mod evaluation;
 mod nested;
 mod resume;
+mod served;
 mod smoke;
+
+/// The expected-failures file `--write-baseline` writes into the stored snapshot's directory
+/// when no path is given.
+pub const EXPECTED_FAILURES_FILE: &str = "expected-failures.yml";
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -427,15 +432,17 @@ fn write_record(record: &CheckRecord, dir: &Path, last: bool) -> Result<(), JobE
 }
 
 fn settings(request: &CheckRequest, table: CheckFile) -> Settings {
+    let stored = (request.baseline_snapshot.clone()).or(table.baseline_snapshot);
+    // Without a path, the file in the stored snapshot's directory: written there by
+    // --write-baseline, read from there when it exists.
+    let beside = (stored.as_ref())
+        .map(|dir| dir.join(EXPECTED_FAILURES_FILE))
+        .filter(|path| request.write_baseline || path.exists());
     Settings {
-        stored: request
-            .baseline_snapshot
-            .clone()
-            .or(table.baseline_snapshot),
-        expected_failures: request
-            .expected_failures
-            .clone()
-            .or(table.expected_failures),
+        expected_failures: (request.expected_failures.clone())
+            .or(table.expected_failures)
+            .or(beside),
+        stored,
         requirements: table.requirements,
         protocol_versions: request
             .protocol_versions

@@ -1,0 +1,11 @@
+//! The servers mcpeval serves itself in front of another: a proxy that puts an overlay file over
+//! a base server's lists and passes its calls through, over stdio or Streamable HTTP (with no
+//! overlay, a bridge: any stdio server over HTTP).
+
+mod handler;
+pub mod overlay;
+mod serve;
+
+pub use handler::{Calls, ProxyServer};
+pub use overlay::{Overlay, OverlayError};
+pub use serve::{serve_http, serve_stdio, spawn_http, start, ProxyError, ProxyHttpServer};
