@@ -285,23 +285,39 @@ impl Cassette {
         }
     }
 
-    /// Puts the lists and requests in their canonical order: list items sorted by name, uri or
-    /// uri template, requests by canonical key; requests that became the same (after
-    /// redaction, say) are merged, their distinct answers kept in order.
+    /// Puts the cassette in its canonical form: every JSON value with sorted keys, list items
+    /// sorted by name, uri or uri template, requests by method, name or uri, then canonical
+    /// key; requests that became the same (after redaction, say) are merged, their distinct
+    /// answers kept in order.
     pub fn normalize(&mut self) {
+        self.handshake.capabilities = canonical(&self.handshake.capabilities);
         for (kind, items) in &mut self.lists {
             let field = kind.sort_field();
             let sort_key = |v: &Value| v.get(field).and_then(Value::as_str).map(str::to_owned);
             items.sort_by_key(sort_key);
+            items.iter_mut().for_each(|item| *item = canonical(item));
         }
-        let mut merged: BTreeMap<String, Entry> = BTreeMap::new();
+        let mut merged: BTreeMap<(Method, String, String), Entry> = BTreeMap::new();
         for entry in std::mem::take(&mut self.entries) {
             let request = entry.request.normalized();
-            let slot = merged.entry(request.key()).or_insert_with(|| Entry {
-                request,
-                answers: Vec::new(),
-            });
+            let target = request
+                .name
+                .clone()
+                .or(request.uri.clone())
+                .unwrap_or_default();
+            let slot =
+                (merged.entry((request.method, target, request.key()))).or_insert_with(|| Entry {
+                    request,
+                    answers: Vec::new(),
+                });
             for answer in entry.answers {
+                let answer = match answer {
+                    Answer::Result(value) => Answer::Result(canonical(&value)),
+                    Answer::Error(mut error) => {
+                        error.data = error.data.as_ref().map(canonical);
+                        Answer::Error(error)
+                    }
+                };
                 if !slot.answers.contains(&answer) {
                     slot.answers.push(answer);
                 }
@@ -318,22 +334,24 @@ impl Cassette {
     /// The cassette as JSON Lines, in canonical order (call [`normalize`](Self::normalize)
     /// first for a cassette built by hand).
     pub fn to_jsonl(&self) -> String {
-        let mut out = String::new();
-        let mut line = |value: Value| {
-            out.push_str(&serde_json::to_string(&canonical(&value)).unwrap_or_default());
+        // Structs keep their fields' order (`list` before `items`, `request` before
+        // `answers`); the JSON values inside are canonical already.
+        fn line<T: Serialize>(out: &mut String, value: &T) {
+            out.push_str(&serde_json::to_string(value).unwrap_or_default());
             out.push('\n');
-        };
-        line(serde_json::to_value(&self.header).unwrap_or_default());
+        }
+        let mut out = String::new();
+        line(&mut out, &self.header);
         let handshake = HandshakeLine {
             handshake: self.handshake.clone(),
         };
-        line(serde_json::to_value(&handshake).unwrap_or_default());
+        line(&mut out, &handshake);
         for kind in ListKind::ALL {
             let items = self.lists.get(&kind).cloned().unwrap_or_default();
-            line(serde_json::to_value(ListLine { list: kind, items }).unwrap_or_default());
+            line(&mut out, &ListLine { list: kind, items });
         }
         for entry in &self.entries {
-            line(serde_json::to_value(entry).unwrap_or_default());
+            line(&mut out, entry);
         }
         out
     }
@@ -469,19 +487,21 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2 + 4 + 2);
         assert!(
-            lines[0].starts_with(r#"{"cassette":1,"recorded_at":"t""#),
+            lines[0].starts_with(r#"{"cassette":1,"server":{"#),
             "{}",
             lines[0]
         );
         assert_eq!(
             lines[1],
-            r#"{"handshake":{"capabilities":null,"instructions":null}}"#
+            r#"{"handshake":{"instructions":null,"capabilities":null}}"#
         );
         assert_eq!(
             lines[2],
-            r#"{"items":[{"name":"a"},{"name":"b"}],"list":"tools"}"#
+            r#"{"list":"tools","items":[{"name":"a"},{"name":"b"}]}"#
         );
-        assert!(lines[6].contains(r#""name":"a""#) && lines[7].contains(r#""name":"z""#));
+        let call_a = r#"{"request":{"method":"tools/call","name":"a","arguments":{}},"answers":["#;
+        assert!(lines[6].starts_with(call_a), "{}", lines[6]);
+        assert!(lines[7].contains(r#""name":"z""#));
     }
 
     #[test]

@@ -241,6 +241,7 @@ mod tests {
     #[test]
     fn bad_versions_and_lines_are_named_by_file_and_line() {
         let good = sample();
+        assert!(good.starts_with(r#"{"cassette":1,"#));
         let v2 = good.replacen(r#"{"cassette":1"#, r#"{"cassette":2"#, 1);
         assert_eq!(
             error(&v2),

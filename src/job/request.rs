@@ -54,6 +54,8 @@ pub struct RunRequest {
     /// Write the call tasks' `result_snapshot` files from the baseline's answers, comparing
     /// none (`--update-snapshots`); without it a missing snapshot stops the run (exit 2).
     pub update_snapshots: bool,
+    /// Record each side's server traffic into a cassette in this directory (`--record DIR`).
+    pub record: Option<PathBuf>,
 }
 
 /// Which kinds of task a run takes from its suite.
@@ -437,7 +439,18 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))
         .collect();
     let (judges, judge_secrets) = build_judges(&config, &suite, &mut notes)?;
-    let preflight = preflight(&config).await?;
+    let recording = request.record.as_deref().map(super::Recording::new);
+    if recording.is_some() {
+        let apps = hosts.iter().filter(|h| h.driver.app().is_some());
+        for app in apps {
+            notes.push(Note::warn(format!(
+                "--record: host `{}` is an app that talks to the server itself: its trials' \
+                 traffic is not recorded in the cassettes",
+                app.config.name
+            )));
+        }
+    }
+    let preflight = preflight(&config, recording.as_ref()).await?;
     let (baseline_tools, candidate_tools) = preflight.tools();
     let found =
         super::expectations::check(&suite, baseline_tools, candidate_tools, &config.renames)
@@ -515,6 +528,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         previous,
         trigger: trigger.map(|t| (t.summary, t.changes)),
         shard,
+        recording,
     };
     Ok(Prepared {
         notes,

@@ -23,6 +23,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 use tokio_util::task::AbortOnDropHandle;
 
+use crate::cassette::{Answer, ErrorAnswer, ListKind, Recorder, Request, SessionRecorder};
 use crate::config::{ClientProfile, ProtocolEra, ServerSpec, Transport};
 use crate::error::chain;
 
@@ -203,6 +204,8 @@ pub struct McpConnection {
     stderr: Option<StderrTail>,
     pid: Option<u32>,
     client: ClientProfile,
+    /// Where this connection's answers are recorded (`run --record`), as one session.
+    recorder: Option<SessionRecorder>,
 }
 
 impl McpConnection {
@@ -303,6 +306,60 @@ impl McpConnection {
             stderr,
             pid,
             client: spec.client,
+            recorder: None,
+        }
+    }
+
+    /// Records this connection's answers into `recorder` from now on, as a session of its own
+    /// (`run --record`). The first connection to record gives the recorder the server's
+    /// handshake and its four lists.
+    pub async fn record_into(&mut self, recorder: &Arc<Recorder>) -> Result<(), McpError> {
+        if recorder.needs_lists() {
+            let lists = [
+                (ListKind::Tools, values(self.list_tools().await?)),
+                (ListKind::Resources, values(self.list_resources().await?)),
+                (
+                    ListKind::ResourceTemplates,
+                    values(self.list_resource_templates().await?),
+                ),
+                (ListKind::Prompts, values(self.list_prompts().await?)),
+            ];
+            let server = crate::cassette::ServerFacts {
+                name: self.info.name.clone(),
+                version: self.info.version.clone(),
+                protocol: self.info.protocol_version.clone(),
+            };
+            let handshake = crate::cassette::Handshake {
+                instructions: self.info.instructions.clone(),
+                capabilities: self.handshake_facts().capabilities,
+            };
+            recorder.set_lists(server, handshake, lists.into_iter().collect());
+        }
+        self.recorder = Some(recorder.session());
+        Ok(())
+    }
+
+    /// Records a request's answer when this connection records: a result or a JSON-RPC error
+    /// (no answer in time, or a dead connection, is no answer to record).
+    fn record<T: Serialize>(
+        &self,
+        request: impl FnOnce() -> Option<Request>,
+        answer: &Result<Result<T, ServiceError>, tokio::time::error::Elapsed>,
+    ) {
+        let Some(session) = &self.recorder else {
+            return;
+        };
+        let answer = match answer {
+            Ok(Ok(result)) => Answer::Result(serde_json::to_value(result).unwrap_or_default()),
+            Ok(Err(ServiceError::McpError(error))) => Answer::Error(ErrorAnswer {
+                code: i64::from(error.code.0),
+                message: error.message.to_string(),
+                data: error.data.clone(),
+            }),
+            _ => return,
+        };
+        if let Some(request) = request() {
+            session.record(request, answer);
         }
     }
 
@@ -418,6 +475,7 @@ impl McpConnection {
     pub async fn read_resource(&self, uri: &str) -> Result<CallOutcome, McpError> {
         let params = rmcp::model::ReadResourceRequestParams::new(uri.to_owned());
         let answer = tokio::time::timeout(READ_TIMEOUT, self.service.read_resource(params)).await;
+        self.record(|| Some(Request::resource(uri)), &answer);
         self.whole_result(answer, || format!("resources/read `{uri}`"))
             .await
     }
@@ -438,6 +496,7 @@ impl McpConnection {
             params = params.with_arguments(args);
         }
         let answer = tokio::time::timeout(timeout, self.service.get_prompt(params)).await;
+        self.record(|| Some(Request::prompt(name, arguments)), &answer);
         self.whole_result(answer, || format!("prompts/get `{name}`"))
             .await
     }
@@ -474,12 +533,14 @@ impl McpConnection {
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
         timeout: Duration,
     ) -> Result<CallOutcome, McpError> {
+        let request = (self.recorder.as_ref()).map(|_| Request::tool(name, arguments.clone()));
         let mut params = CallToolRequestParams::new(name.to_owned());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
         // On timeout the request future is dropped, and rmcp sends `notifications/cancelled`.
         let answer = tokio::time::timeout(timeout, self.service.call_tool(params)).await;
+        self.record(|| request, &answer);
         match answer {
             Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Ok(CallOutcome::Timeout),
             Ok(Ok(result)) => Ok(CallOutcome::Result {
@@ -534,6 +595,13 @@ impl McpConnection {
     pub async fn close(mut self) {
         let _ = self.service.close_with_timeout(CLOSE_TIMEOUT).await;
     }
+}
+
+/// A list's items as JSON, for a cassette.
+fn values<T: Serialize>(items: Vec<T>) -> Vec<serde_json::Value> {
+    (items.iter())
+        .filter_map(|item| serde_json::to_value(item).ok())
+        .collect()
 }
 
 /// A JSON-RPC error answer as an outcome.
