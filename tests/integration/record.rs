@@ -271,3 +271,53 @@ fn a_bad_version_or_a_corrupted_line_is_refused_with_file_and_line() {
     let out = mcpeval(&["cassette", "check", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+#[test]
+fn a_run_cut_short_by_ctrl_c_still_writes_its_cassettes() {
+    let server = spawn_listening(
+        &["sim-server", "--addr", "127.0.0.1:0", "--latency-ms", "300"],
+        false,
+    );
+    let dir = temp_dir();
+    let (run, record) = (dir.path().join("run"), dir.path().join("cassettes"));
+    let mut child = pair_command("demo:1.4.0", "demo:1.5.0", &run)
+        .args([
+            "--host",
+            "openai:sim",
+            "--trials",
+            "6",
+            "--concurrency",
+            "2",
+        ])
+        .args(["--record", record.to_str().unwrap()])
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let episodes_file = run.join("episodes.jsonl");
+    let started = wait_for(
+        || lines(&episodes_file) >= 4,
+        std::time::Duration::from_secs(60),
+    );
+    assert!(started, "no episode within a minute");
+    // Sent by this test to the child it started, by its process id.
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    // Every call of the episodes that finished is in the cassettes.
+    for side in ["baseline", "candidate"] {
+        let cassette = Cassette::read(&record.join(format!("{side}.cassette.jsonl"))).unwrap();
+        let recorded = recorded_calls(&cassette);
+        let made = episode_calls(&run, side);
+        assert!(!made.is_empty() || side == "candidate");
+        assert!(
+            made.is_subset(&recorded),
+            "{side}: {made:?} not all in {recorded:?}"
+        );
+        assert!(!cassette.lists[&ListKind::Tools].is_empty());
+    }
+}
