@@ -440,6 +440,10 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         .collect();
     let (judges, judge_secrets) = build_judges(&config, &suite, &mut notes)?;
     let recording = request.record.as_deref().map(super::Recording::new);
+    if let Some(dir) = &request.record {
+        // Found out now, not after the trials: the cassettes are written there at the end.
+        std::fs::create_dir_all(dir).map_err(|e| JobError::write(dir, e))?;
+    }
     if recording.is_some() {
         let apps = hosts.iter().filter(|h| h.driver.app().is_some());
         for app in apps {
