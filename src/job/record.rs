@@ -4,8 +4,32 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::request::Note;
+use super::JobError;
 use crate::cassette::{CassetteError, Recorder};
 use crate::episode::{Redactor, Side};
+use crate::runner::HostRuntime;
+
+/// The recording `--record DIR` asks for, its directory made now (not found unwritable after
+/// the trials), with a note for each app host, whose own MCP client mcpeval does not see.
+pub fn start(
+    dir: Option<&Path>,
+    hosts: &[HostRuntime],
+    notes: &mut Vec<Note>,
+) -> Result<Option<Recording>, JobError> {
+    let Some(dir) = dir else {
+        return Ok(None);
+    };
+    std::fs::create_dir_all(dir).map_err(|e| JobError::write(dir, e))?;
+    for app in hosts.iter().filter(|h| h.driver.app().is_some()) {
+        notes.push(Note::warn(format!(
+            "--record: host `{}` is an app that talks to the server itself: its trials' traffic \
+             is not recorded in the cassettes",
+            app.config.name
+        )));
+    }
+    Ok(Some(Recording::new(dir)))
+}
 
 /// The recorders of a run that records its servers' traffic.
 #[derive(Debug, Clone)]

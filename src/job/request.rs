@@ -439,21 +439,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))
         .collect();
     let (judges, judge_secrets) = build_judges(&config, &suite, &mut notes)?;
-    let recording = request.record.as_deref().map(super::Recording::new);
-    if let Some(dir) = &request.record {
-        // Found out now, not after the trials: the cassettes are written there at the end.
-        std::fs::create_dir_all(dir).map_err(|e| JobError::write(dir, e))?;
-    }
-    if recording.is_some() {
-        let apps = hosts.iter().filter(|h| h.driver.app().is_some());
-        for app in apps {
-            notes.push(Note::warn(format!(
-                "--record: host `{}` is an app that talks to the server itself: its trials' \
-                 traffic is not recorded in the cassettes",
-                app.config.name
-            )));
-        }
-    }
+    let recording = super::record::start(request.record.as_deref(), &hosts, &mut notes)?;
     let preflight = preflight(&config, recording.as_ref()).await?;
     let (baseline_tools, candidate_tools) = preflight.tools();
     let found =

@@ -23,7 +23,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::cassette::{Answer, ErrorAnswer, ListKind, Recorder, Request, SessionRecorder};
+use crate::cassette::{Request, SessionRecorder};
 use crate::config::{ClientProfile, ProtocolEra, ServerSpec, Transport};
 use crate::error::chain;
 
@@ -204,8 +204,9 @@ pub struct McpConnection {
     stderr: Option<StderrTail>,
     pid: Option<u32>,
     client: ClientProfile,
-    /// Where this connection's answers are recorded (`run --record`), as one session.
-    recorder: Option<SessionRecorder>,
+    /// Where this connection's answers are recorded (`run --record`), as one session: set by
+    /// `record_into` (src/mcp/recording.rs), used by `record` at each call, read and get.
+    pub(super) recorder: Option<SessionRecorder>,
 }
 
 impl McpConnection {
@@ -307,59 +308,6 @@ impl McpConnection {
             pid,
             client: spec.client,
             recorder: None,
-        }
-    }
-
-    /// Records this connection's answers into `recorder` from now on, as a session of its own
-    /// (`run --record`). The first connection to record gives the recorder the server's
-    /// handshake and its four lists.
-    pub async fn record_into(&mut self, recorder: &Arc<Recorder>) -> Result<(), McpError> {
-        if recorder.needs_lists() {
-            let lists = [
-                (ListKind::Tools, values(self.list_tools().await?)),
-                (ListKind::Resources, values(self.list_resources().await?)),
-                (
-                    ListKind::ResourceTemplates,
-                    values(self.list_resource_templates().await?),
-                ),
-                (ListKind::Prompts, values(self.list_prompts().await?)),
-            ];
-            let server = crate::cassette::ServerFacts {
-                name: self.info.name.clone(),
-                version: self.info.version.clone(),
-                protocol: self.info.protocol_version.clone(),
-            };
-            let handshake = crate::cassette::Handshake {
-                instructions: self.info.instructions.clone(),
-                capabilities: self.handshake_facts().capabilities,
-            };
-            recorder.set_lists(server, handshake, lists.into_iter().collect());
-        }
-        self.recorder = Some(recorder.session());
-        Ok(())
-    }
-
-    /// Records a request's answer when this connection records: a result or a JSON-RPC error
-    /// (no answer in time, or a dead connection, is no answer to record).
-    fn record<T: Serialize>(
-        &self,
-        request: impl FnOnce() -> Option<Request>,
-        answer: &Result<Result<T, ServiceError>, tokio::time::error::Elapsed>,
-    ) {
-        let Some(session) = &self.recorder else {
-            return;
-        };
-        let answer = match answer {
-            Ok(Ok(result)) => Answer::Result(serde_json::to_value(result).unwrap_or_default()),
-            Ok(Err(ServiceError::McpError(error))) => Answer::Error(ErrorAnswer {
-                code: i64::from(error.code.0),
-                message: error.message.to_string(),
-                data: error.data.clone(),
-            }),
-            _ => return,
-        };
-        if let Some(request) = request() {
-            session.record(request, answer);
         }
     }
 
@@ -595,13 +543,6 @@ impl McpConnection {
     pub async fn close(mut self) {
         let _ = self.service.close_with_timeout(CLOSE_TIMEOUT).await;
     }
-}
-
-/// A list's items as JSON, for a cassette.
-fn values<T: Serialize>(items: Vec<T>) -> Vec<serde_json::Value> {
-    (items.iter())
-        .filter_map(|item| serde_json::to_value(item).ok())
-        .collect()
 }
 
 /// A JSON-RPC error answer as an outcome.

@@ -2,5 +2,6 @@
 
 pub mod client;
 pub mod demo;
+mod recording;
 
 pub use client::{CallOutcome, HandshakeFacts, McpConnection, McpError, ServerInfo};
