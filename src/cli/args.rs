@@ -345,6 +345,11 @@ pub struct CheckArgs {
     /// server…) passes instead of making the check exit 3.
     #[arg(long)]
     pub allow_skipped: bool,
+    /// Record the evaluation's server traffic, as `run --record DIR` does: one cassette per
+    /// side, DIR/baseline.cassette.jsonl and DIR/candidate.cassette.jsonl (a resumed check's
+    /// evaluation records nothing).
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
     /// Finish the interrupted check in DIR with the flags it was started with (read from its
     /// check.json): the stages it ended are kept, the one cut short and those after it run (an
     /// evaluation through `run --resume`).
@@ -352,7 +357,7 @@ pub struct CheckArgs {
         "config", "baseline", "baseline_snapshot", "candidate", "suite", "host", "stages", "out",
         "expected_failures", "all", "stop_on_breaking", "write_baseline", "client_profile",
         "conformance", "fail_on_new_deprecations", "protocol_versions", "trials", "protocol_era",
-        "allow_skipped",
+        "allow_skipped", "record",
     ])]
     pub resume: Option<PathBuf>,
 }
@@ -796,6 +801,7 @@ impl CheckArgs {
             protocol_versions: (!self.protocol_versions.is_empty())
                 .then(|| self.protocol_versions.clone()),
             allow_skipped: self.allow_skipped,
+            record: self.record.clone(),
             resume: false,
             args: self.to_args(),
         }

@@ -321,3 +321,33 @@ fn a_run_cut_short_by_ctrl_c_still_writes_its_cassettes() {
         assert!(!cassette.lists[&ListKind::Tools].is_empty());
     }
 }
+
+#[test]
+fn check_records_its_evaluation_too() {
+    let dir = temp_dir();
+    let (out_dir, record) = (dir.path().join("check"), dir.path().join("cassettes"));
+    let out = mcpeval(&[
+        "check",
+        "--stages",
+        "evaluation",
+        "--trials",
+        "1",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--record",
+        record.to_str().unwrap(),
+    ]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    let run = out_dir.join("evaluation");
+    for side in ["baseline", "candidate"] {
+        let path = record.join(format!("{side}.cassette.jsonl"));
+        let cassette = Cassette::read(&path).unwrap();
+        assert_eq!(
+            recorded_calls(&cassette),
+            episode_calls(&run, side),
+            "{side}"
+        );
+    }
+    let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
+    assert!(summary.contains("- recorded: `"), "{summary}");
+}
