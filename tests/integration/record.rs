@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use mcpeval::cassette::{Answer, Cassette, ListKind, Method};
+use mcpeval::cassette::{Answer, Cassette, ListKind, Matcher, Method, Request, Unmatched};
 
 use crate::common;
 
@@ -99,6 +99,35 @@ fn a_recorded_demo_run_holds_the_lists_and_every_call_the_episodes_made() {
     );
     assert!(!baseline.lists[&ListKind::Resources].is_empty());
     assert!(baseline.handshake.instructions.is_some());
+    // The candidate's calls answered from the baseline's cassette, a session per episode (what
+    // `replay:baseline.cassette.jsonl+demo:1.5.0` will do): `find_issues`, which 1.4.0 never
+    // had, is never matched; the calls 1.4.0 was asked too are.
+    let matcher = Matcher::new(baseline.clone(), Unmatched::Error);
+    let (mut find_issues, mut unmatched) = (0, 0);
+    for e in episodes(&run)
+        .iter()
+        .filter(|e| e.side.as_str() == "candidate")
+    {
+        let mut session = matcher.session();
+        for call in e
+            .calls
+            .iter()
+            .filter(|c| c.error_kind.as_deref() != Some("model"))
+        {
+            let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+            let reply = session.answer(&Request::tool(&call.tool, args.as_object().cloned()));
+            if call.tool == "find_issues" {
+                find_issues += 1;
+                assert!(!reply.matched(), "{call:?}");
+            }
+        }
+        unmatched += session.unmatched();
+    }
+    assert!(
+        find_issues > 0 && unmatched >= find_issues,
+        "{find_issues} {unmatched}"
+    );
+    eprintln!("candidate calls unmatched in the baseline's cassette: {unmatched} ({find_issues} find_issues)");
     // `cassette check` reads both and says what they hold.
     let check = mcpeval(&[
         "cassette",
