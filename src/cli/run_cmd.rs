@@ -141,6 +141,9 @@ impl Face for Console {
                 r.answers
             );
         }
+        if let Some(error) = &end.record_error {
+            errln!("cannot write the cassettes (exit 3): {error}");
+        }
         print_congestion(congestion);
         print_cache_note(cache.as_deref());
         if let Some(note) = &end.budget_note {

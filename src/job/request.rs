@@ -159,9 +159,9 @@ pub struct Finished {
 
 impl Finished {
     /// The comparison's verdict as an exit code: a gated regression 1, too many infrastructure
-    /// errors or a host stopped by its breaker 3, else 0.
+    /// errors, a host stopped by its breaker or cassettes that could not be written 3, else 0.
     pub fn verdict(&self) -> Exit {
-        match self.end.stopped.is_empty() {
+        match self.end.stopped.is_empty() && self.end.record_error.is_none() {
             true => self.end.comparison.outcome().exit(),
             false => Exit::Infra,
         }

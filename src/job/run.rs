@@ -142,6 +142,8 @@ pub struct RunEnd {
     pub stopped: Vec<StoppedHost>,
     /// The cassettes written (`--record`).
     pub recorded: Vec<Recorded>,
+    /// Why the cassettes could not be written, when they could not.
+    pub record_error: Option<String>,
 }
 
 impl RunJob {
@@ -309,12 +311,7 @@ impl RunJob {
         let ran = runner::run(runner, tx).await;
         // Written once the trials are over, however they ended: a run cut short keeps what its
         // servers answered.
-        let recorded = match &recording {
-            Some(recording) => recording
-                .write(&cassette_redactor)
-                .context("cannot write the cassettes")?,
-            None => Vec::new(),
-        };
+        let recorded = recording.map(|r| r.write(&cassette_redactor));
         let notes: Vec<Vec<String>> = models
             .iter()
             .map(|m| m.as_ref().map_or_else(Vec::new, |m| m.notes()))
@@ -331,7 +328,13 @@ impl RunJob {
             host.notes = notes;
         }
         let mut end = finish(&dir, info, collector, ran, budget_note).await?;
-        end.recorded = recorded;
+        // A cassette that cannot be written is an infrastructure failure of the run (exit 3),
+        // which keeps its verdict and reports.
+        match recorded {
+            Some(Ok(recorded)) => end.recorded = recorded,
+            Some(Err(e)) => end.record_error = Some(chain(&e)),
+            None => {}
+        }
         Ok(end)
     }
 }
@@ -409,6 +412,7 @@ async fn finish(
         budget_note,
         stopped,
         recorded: Vec::new(),
+        record_error: None,
     })
 }
 

@@ -380,3 +380,24 @@ fn check_records_its_evaluation_too() {
     let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
     assert!(summary.contains("- recorded: `"), "{summary}");
 }
+
+#[test]
+fn cassettes_that_cannot_be_written_are_exit_3_and_the_reports_stay() {
+    let dir = temp_dir();
+    let (run, record) = (dir.path().join("run"), dir.path().join("cassettes"));
+    // A directory where the baseline's cassette goes: the rename onto it fails at the end.
+    std::fs::create_dir_all(record.join("baseline.cassette.jsonl").join("x")).unwrap();
+    let out = run_pair(
+        "demo:1.4.0",
+        "demo:1.5.0",
+        &run,
+        &["--trials", "1", "--record", record.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot write the cassettes (exit 3): cannot write cassette "),
+        "{stderr}"
+    );
+    assert!(run.join("summary.md").is_file() && run.join("comparison.csv").is_file());
+}

@@ -110,6 +110,9 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
                     r.answers
                 ));
             }
+            if let Some(error) = &finished.end.record_error {
+                out.line(format!("- cannot write the cassettes: {error}"));
+            }
             for task in &info.tasks {
                 let regressed = regressions.contains(task);
                 out.line(format!(
