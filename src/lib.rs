@@ -4,6 +4,7 @@
 //! (docs/architecture.md; `tests/integration/layering.rs` keeps it so).
 
 pub mod analysis;
+pub mod cassette;
 pub mod cli;
 pub mod config;
 pub mod contract;

@@ -122,6 +122,11 @@ pub enum Command {
     /// Draft a starter suite from a live server: call tasks (no model) that pin what it answers
     /// today, verified against it; the tools that write are left out unless asked for.
     Init(InitArgs),
+    /// Read cassettes (`run --record` writes them): check and summarize.
+    Cassette {
+        #[command(subcommand)]
+        action: CassetteAction,
+    },
     /// Serve the embedded demo MCP server (an issue tracker) over stdio or Streamable HTTP.
     ///
     /// More: docs/hosts.md.
@@ -262,6 +267,13 @@ pub struct RunArgs {
     /// on both sides, and a missing one stops the run before its first trial (exit 2).
     #[arg(long, conflicts_with = "resume")]
     pub update_snapshots: bool,
+    /// Record each side's server traffic into DIR/baseline.cassette.jsonl and
+    /// DIR/candidate.cassette.jsonl (written when the trials end, also when cut short): the
+    /// handshake and lists, and every tools/call, resources/read and prompts/get with its
+    /// answers in order, secrets redacted as in transcripts. App hosts (claude-code, codex,
+    /// gemini-cli) talk to the server themselves: their traffic is not recorded.
+    #[arg(long, value_name = "DIR", conflicts_with = "resume")]
+    pub record: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Default)]
@@ -339,6 +351,11 @@ pub struct CheckArgs {
     /// server…) passes instead of making the check exit 3.
     #[arg(long)]
     pub allow_skipped: bool,
+    /// Record the evaluation's server traffic, as `run --record DIR` does: one cassette per
+    /// side, DIR/baseline.cassette.jsonl and DIR/candidate.cassette.jsonl (a resumed check's
+    /// evaluation records nothing).
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
     /// Finish the interrupted check in DIR with the flags it was started with (read from its
     /// check.json): the stages it ended are kept, the one cut short and those after it run (an
     /// evaluation through `run --resume`).
@@ -346,7 +363,7 @@ pub struct CheckArgs {
         "config", "baseline", "baseline_snapshot", "candidate", "suite", "host", "stages", "out",
         "expected_failures", "all", "stop_on_breaking", "write_baseline", "client_profile",
         "conformance", "fail_on_new_deprecations", "protocol_versions", "trials", "protocol_era",
-        "allow_skipped",
+        "allow_skipped", "record",
     ])]
     pub resume: Option<PathBuf>,
 }
@@ -808,6 +825,7 @@ impl CheckArgs {
             protocol_versions: (!self.protocol_versions.is_empty())
                 .then(|| self.protocol_versions.clone()),
             allow_skipped: self.allow_skipped,
+            record: self.record.clone(),
             resume: false,
             args: self.to_args(),
             quiet: false,
@@ -900,6 +918,7 @@ impl RunArgs {
             kinds: crate::job::TaskKinds::All,
             no_step_summary: false,
             update_snapshots: self.update_snapshots,
+            record: self.record.clone(),
         }
     }
 
@@ -924,6 +943,20 @@ impl RunArgs {
             suite_optional: false,
         }
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CassetteAction {
+    /// Check cassette files and summarize each: the server, its lists, the requests and
+    /// answers. A bad version, a line that is not JSON or not of a known shape is an error
+    /// naming file:line (exit 2). Reading a cassette runs nothing it holds.
+    ///
+    /// More: docs/replay-overlay.md (Cassette format).
+    Check {
+        /// Cassette files (`DIR/baseline.cassette.jsonl` from `run --record DIR`).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

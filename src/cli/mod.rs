@@ -2,6 +2,7 @@
 
 mod args;
 mod boundary_cmd;
+mod cassette_cmd;
 mod check_cmd;
 mod compare_cmd;
 mod diff_cmd;
@@ -21,11 +22,11 @@ mod tasks_cmd;
 pub use crate::error::{Exit, Failure};
 pub use crate::suite::DEMO_SUITE;
 pub use args::MergeArgs;
-pub use args::{CheckArgs, HistoryArgs, InitArgs, NightlyArgs};
 pub use args::{
-    Cli, Command, CompareArgs, DemoServerArgs, DiffArgs, PlanArgs, RunArgs, SimServerArgs,
-    SnapshotArgs, TasksAction,
+    CassetteAction, Cli, Command, CompareArgs, DemoServerArgs, DiffArgs, PlanArgs, RunArgs,
+    SimServerArgs, SnapshotArgs, TasksAction,
 };
+pub use args::{CheckArgs, HistoryArgs, InitArgs, NightlyArgs};
 
 /// Runs a parsed command line. Without a subcommand it prints the usage (exit 2) rather than
 /// start a run nobody asked for: the demo is `mcpeval run` with no arguments.
@@ -46,6 +47,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         Some(Command::History(args)) => history_cmd::history(&args),
         Some(Command::Check(args)) => check_cmd::check(&args).await,
         Some(Command::Init(args)) => init_cmd::init(&args).await,
+        Some(Command::Cassette { action }) => cassette_cmd::cassette(action),
         Some(Command::Tasks { action }) => match action {
             TasksAction::Check {
                 suite,

@@ -133,6 +133,17 @@ impl Face for Console {
                 simulated.join(", ")
             );
         }
+        for r in &end.recorded {
+            outln!(
+                "recorded: {} ({} requests, {} answers)",
+                r.path.display(),
+                r.requests,
+                r.answers
+            );
+        }
+        if let Some(error) = &end.record_error {
+            errln!("cannot write the cassettes (exit 3): {error}");
+        }
         print_congestion(congestion);
         print_cache_note(cache.as_deref());
         if let Some(note) = &end.budget_note {

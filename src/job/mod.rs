@@ -12,6 +12,7 @@ pub mod init;
 mod models;
 pub mod nightly;
 mod plan;
+mod record;
 mod request;
 mod run;
 mod snapshots;
@@ -23,6 +24,7 @@ pub use expectations::{check as check_expectations, Found};
 pub use hosts::{build_hosts, build_judges, cached, rate_limited, Judges};
 pub use models::{build as build_model, Built};
 pub use plan::{plan, PlanRequest};
+pub use record::{Recorded, Recording};
 pub use request::{
     prepare, run, BudgetNeeds, Face, Finished, Note, Prepared, ReadyRun, RunOutcome, RunRequest,
     Skipped, Start, TaskKinds,

@@ -54,6 +54,8 @@ pub struct RunRequest {
     /// Write the call tasks' `result_snapshot` files from the baseline's answers, comparing
     /// none (`--update-snapshots`); without it a missing snapshot stops the run (exit 2).
     pub update_snapshots: bool,
+    /// Record each side's server traffic into a cassette in this directory (`--record DIR`).
+    pub record: Option<PathBuf>,
 }
 
 /// Which kinds of task a run takes from its suite.
@@ -157,9 +159,9 @@ pub struct Finished {
 
 impl Finished {
     /// The comparison's verdict as an exit code: a gated regression 1, too many infrastructure
-    /// errors or a host stopped by its breaker 3, else 0.
+    /// errors, a host stopped by its breaker or cassettes that could not be written 3, else 0.
     pub fn verdict(&self) -> Exit {
-        match self.end.stopped.is_empty() {
+        match self.end.stopped.is_empty() && self.end.record_error.is_none() {
             true => self.end.comparison.outcome().exit(),
             false => Exit::Infra,
         }
@@ -437,7 +439,8 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))
         .collect();
     let (judges, judge_secrets) = build_judges(&config, &suite, &mut notes)?;
-    let preflight = preflight(&config).await?;
+    let recording = super::record::start(request.record.as_deref(), &hosts, &mut notes)?;
+    let preflight = preflight(&config, recording.as_ref()).await?;
     let (baseline_tools, candidate_tools) = preflight.tools();
     let found =
         super::expectations::check(&suite, baseline_tools, candidate_tools, &config.renames)
@@ -515,6 +518,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         previous,
         trigger: trigger.map(|t| (t.summary, t.changes)),
         shard,
+        recording,
     };
     Ok(Prepared {
         notes,

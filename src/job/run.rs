@@ -11,6 +11,7 @@ use anyhow::Context;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::record::{Recorded, Recording};
 use crate::analysis::adaptive::Design;
 use crate::analysis::AdaptivePolicy;
 use crate::analysis::{Collector, Comparison, Outcome};
@@ -68,10 +69,15 @@ impl Preflight {
 }
 
 /// Starts both servers and lists their tools; the error names the side that will not start.
-pub async fn preflight(config: &RunConfig) -> Result<Preflight, PreflightError> {
+/// With a `recording` (`run --record`), they record into its recorders from the start.
+pub async fn preflight(
+    config: &RunConfig,
+    recording: Option<&Recording>,
+) -> Result<Preflight, PreflightError> {
+    let [b, c] = recording.map_or([None, None], Recording::sides);
     let (b, c) = tokio::join!(
-        Server::connect(&config.baseline),
-        Server::connect(&config.candidate)
+        Server::connect(&config.baseline, b.as_ref()),
+        Server::connect(&config.candidate, c.as_ref())
     );
     let mut records = Vec::new();
     let mut servers = [None, None];
@@ -120,6 +126,8 @@ pub struct RunJob {
     /// The trigger's one-line summary and its changes, when a contract diff picked the tasks.
     pub trigger: Option<(String, Vec<String>)>,
     pub shard: Option<Shard>,
+    /// `--record DIR`: each side's server traffic, written into cassettes when the trials end.
+    pub recording: Option<Recording>,
 }
 
 /// How a run ended: its final `run.json` and the comparison of its sides.
@@ -132,6 +140,10 @@ pub struct RunEnd {
     pub budget_note: Option<String>,
     /// The hosts the run stopped sending trials to (their breakers opened).
     pub stopped: Vec<StoppedHost>,
+    /// The cassettes written (`--record`).
+    pub recorded: Vec<Recorded>,
+    /// Why the cassettes could not be written, when they could not.
+    pub record_error: Option<String>,
 }
 
 impl RunJob {
@@ -277,6 +289,8 @@ impl RunJob {
                 .map(|t| t.renamed(renames))
                 .collect()
         });
+        let recording = self.recording;
+        let cassette_redactor = redactor.clone();
         let runner = Runner {
             candidate_tasks,
             run_id: self.run_id,
@@ -291,9 +305,13 @@ impl RunJob {
             abort: now,
             shard: self.shard,
             servers: self.preflight.servers,
+            recorders: recording.as_ref().map_or([None, None], Recording::sides),
             policy,
         };
         let ran = runner::run(runner, tx).await;
+        // Written once the trials are over, however they ended: a run cut short keeps what its
+        // servers answered.
+        let recorded = recording.map(|r| r.write(&cassette_redactor));
         let notes: Vec<Vec<String>> = models
             .iter()
             .map(|m| m.as_ref().map_or_else(Vec::new, |m| m.notes()))
@@ -309,7 +327,15 @@ impl RunJob {
         for (host, notes) in info.hosts.iter_mut().zip(notes) {
             host.notes = notes;
         }
-        finish(&dir, info, collector, ran, budget_note).await
+        let mut end = finish(&dir, info, collector, ran, budget_note).await?;
+        // A cassette that cannot be written is an infrastructure failure of the run (exit 3),
+        // which keeps its verdict and reports.
+        match recorded {
+            Some(Ok(recorded)) => end.recorded = recorded,
+            Some(Err(e)) => end.record_error = Some(chain(&e)),
+            None => {}
+        }
+        Ok(end)
     }
 }
 
@@ -385,6 +411,8 @@ async fn finish(
         cancelled,
         budget_note,
         stopped,
+        recorded: Vec::new(),
+        record_error: None,
     })
 }
 

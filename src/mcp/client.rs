@@ -23,6 +23,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 use tokio_util::task::AbortOnDropHandle;
 
+use crate::cassette::{Request, SessionRecorder};
 use crate::config::{ClientProfile, ProtocolEra, ServerSpec, Transport};
 use crate::error::chain;
 
@@ -203,6 +204,9 @@ pub struct McpConnection {
     stderr: Option<StderrTail>,
     pid: Option<u32>,
     client: ClientProfile,
+    /// Where this connection's answers are recorded (`run --record`), as one session: set by
+    /// `record_into` (src/mcp/recording.rs), used by `record` at each call, read and get.
+    pub(super) recorder: Option<SessionRecorder>,
 }
 
 impl McpConnection {
@@ -303,6 +307,7 @@ impl McpConnection {
             stderr,
             pid,
             client: spec.client,
+            recorder: None,
         }
     }
 
@@ -423,6 +428,7 @@ impl McpConnection {
     pub async fn read_resource(&self, uri: &str) -> Result<CallOutcome, McpError> {
         let params = rmcp::model::ReadResourceRequestParams::new(uri.to_owned());
         let answer = tokio::time::timeout(READ_TIMEOUT, self.service.read_resource(params)).await;
+        self.record(|| Some(Request::resource(uri)), &answer);
         self.whole_result(answer, || format!("resources/read `{uri}`"))
             .await
     }
@@ -443,6 +449,7 @@ impl McpConnection {
             params = params.with_arguments(args);
         }
         let answer = tokio::time::timeout(timeout, self.service.get_prompt(params)).await;
+        self.record(|| Some(Request::prompt(name, arguments)), &answer);
         self.whole_result(answer, || format!("prompts/get `{name}`"))
             .await
     }
@@ -479,12 +486,14 @@ impl McpConnection {
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
         timeout: Duration,
     ) -> Result<CallOutcome, McpError> {
+        let request = (self.recorder.as_ref()).map(|_| Request::tool(name, arguments.clone()));
         let mut params = CallToolRequestParams::new(name.to_owned());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
         // On timeout the request future is dropped, and rmcp sends `notifications/cancelled`.
         let answer = tokio::time::timeout(timeout, self.service.call_tool(params)).await;
+        self.record(|| request, &answer);
         match answer {
             Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Ok(CallOutcome::Timeout),
             Ok(Ok(result)) => Ok(CallOutcome::Result {

@@ -3,5 +3,6 @@
 pub mod client;
 pub mod demo;
 pub mod proxy;
+mod recording;
 
 pub use client::{CallOutcome, HandshakeFacts, McpConnection, McpError, ServerInfo};

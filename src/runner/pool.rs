@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tokio::sync::{Mutex, OnceCell};
 
+use crate::cassette::Recorder;
 use crate::config::{Isolation, ServerSpec};
 use crate::episode::{Side, ToolView};
 use crate::host::HostProfile;
@@ -22,8 +23,15 @@ pub struct Server {
 
 impl Server {
     /// Connects and lists the tools: one process start, one listing, for all the trial's calls.
-    pub async fn connect(spec: &ServerSpec) -> Result<Self, McpError> {
-        let connection = McpConnection::connect(spec).await?;
+    /// With a `recorder` (`run --record`), the connection's answers are recorded into it.
+    pub async fn connect(
+        spec: &ServerSpec,
+        recorder: Option<&Arc<Recorder>>,
+    ) -> Result<Self, McpError> {
+        let mut connection = McpConnection::connect(spec).await?;
+        if let Some(recorder) = recorder {
+            connection.record_into(recorder).await?;
+        }
         let tools = connection.list_tools().await?;
         let info = connection.server_info().clone();
         Ok(Self {
@@ -81,6 +89,8 @@ pub struct ServerPool {
     /// Servers started before the run (the preflight's), used before any new one is started:
     /// none of their tools has been called, so they are as fresh as a new process.
     ready: Mutex<[Option<Server>; 2]>,
+    /// Per side, where its servers' answers are recorded (`run --record`).
+    recorders: [Option<Arc<Recorder>>; 2],
 }
 
 type Starting = tokio::task::JoinHandle<Result<Server, McpError>>;
@@ -128,7 +138,18 @@ impl ServerPool {
                 remaining,
             }),
             ready: Mutex::new(ready),
+            recorders: [None, None],
         }
+    }
+
+    /// Records each side's new servers into its recorder (baseline, candidate).
+    pub fn recording(mut self, recorders: [Option<Arc<Recorder>>; 2]) -> Self {
+        self.recorders = recorders;
+        self
+    }
+
+    fn recorder(&self, side: Side) -> Option<&Arc<Recorder>> {
+        self.recorders[side as usize].as_ref()
     }
 
     /// A server no trial has used: the one started before the run, else a new one.
@@ -136,7 +157,7 @@ impl ServerPool {
         let ready = self.ready.lock().await[side as usize].take();
         match ready {
             Some(server) => Ok(server),
-            None => Server::connect(self.spec(side)).await,
+            None => Server::connect(self.spec(side), self.recorder(side)).await,
         }
     }
 
@@ -209,14 +230,17 @@ impl ServerPool {
             let ready = warm.starting[i].take();
             if warm.remaining[i] > 0 {
                 let spec = self.spec(side).clone();
-                warm.starting[i] = Some(tokio::spawn(async move { Server::connect(&spec).await }));
+                let recorder = self.recorder(side).cloned();
+                warm.starting[i] = Some(tokio::spawn(async move {
+                    Server::connect(&spec, recorder.as_ref()).await
+                }));
             }
             ready
         };
         match ready {
             Some(handle) => match handle.await {
                 Ok(result) => result,
-                Err(_) => Server::connect(self.spec(side)).await,
+                Err(_) => Server::connect(self.spec(side), self.recorder(side)).await,
             },
             None => self.fresh(side).await,
         }

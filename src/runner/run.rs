@@ -80,6 +80,9 @@ pub struct Runner {
     /// A baseline and a candidate server already started and listed (the preflight's), for the
     /// first trials that need one: the run does not start each twice.
     pub servers: [Option<super::Server>; 2],
+    /// Per side (baseline, candidate), where its servers' answers are recorded
+    /// (`run --record`); the preflight's servers record already.
+    pub recorders: [Option<Arc<crate::cassette::Recorder>>; 2],
     /// An adaptive run's stopping policy: trials run in looks, and a task settled after a look
     /// runs no more.
     pub policy: Option<Arc<dyn super::StoppingRule>>,
@@ -206,7 +209,8 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
         runner.config.isolation,
         pooled,
         ready,
-    );
+    )
+    .recording(runner.recorders.clone());
     if none_pooled {
         // Only app hosts: the preflight's servers would sit idle through the run.
         pool.shutdown().await;

@@ -29,6 +29,7 @@ const LAYERS: &[&str] = &[
     "host",     // the Model trait, providers, app host settings
     "contract", // snapshot, diff, trigger
     "mcp",      // the MCP client and the demo server
+    "cassette", // recorded server traffic: format, reading, matcher, recorder
     "config",   // owns the settings types it parses
     "suite",    // tasks
     "stats",    // pure statistics

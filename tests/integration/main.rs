@@ -42,6 +42,7 @@ mod packaging;
 mod power;
 mod readme;
 mod real_llm;
+mod record;
 mod renames;
 mod report_snapshots;
 mod result_keys;

@@ -79,6 +79,7 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
             allow_breaking: true,
             no_step_summary: true,
             kinds: TaskKinds::Models,
+            record: ctx.settings.record.clone(),
             ..RunRequest::default()
         },
     };
@@ -101,6 +102,17 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
                 info.episodes,
                 info.infra_errors
             ));
+            for r in &finished.end.recorded {
+                out.line(format!(
+                    "- recorded: `{}` ({} requests, {} answers)",
+                    r.path.display(),
+                    r.requests,
+                    r.answers
+                ));
+            }
+            if let Some(error) = &finished.end.record_error {
+                out.line(format!("- cannot write the cassettes: {error}"));
+            }
             for task in &info.tasks {
                 let regressed = regressions.contains(task);
                 out.line(format!(

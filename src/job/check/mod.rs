@@ -123,6 +123,8 @@ pub struct CheckRequest {
     pub protocol_versions: Option<Vec<String>>,
     /// A stage named in `stages` that is skipped passes instead of making the check exit 3.
     pub allow_skipped: bool,
+    /// Record the evaluation's server traffic into cassettes in this directory.
+    pub record: Option<PathBuf>,
     /// Finish the check in `out` (`--resume DIR`): the stages its `check.json` ended are kept.
     pub resume: bool,
     /// The flags as given, recorded in `check.json` for `--resume`.
@@ -243,6 +245,7 @@ pub(super) struct Settings {
     pub write_baseline: bool,
     pub all: bool,
     pub config_path: Option<PathBuf>,
+    pub record: Option<PathBuf>,
 }
 
 /// How a check ended: its record (and reports written) and its directory.
@@ -463,6 +466,7 @@ fn settings(request: &CheckRequest, table: CheckFile) -> Settings {
         write_baseline: request.write_baseline,
         all: request.all,
         config_path: request.overrides.config.clone(),
+        record: request.record.clone(),
     }
 }
 

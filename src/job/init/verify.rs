@@ -171,7 +171,7 @@ async fn one_trial(
     task: &Task,
     trial: u32,
 ) -> TrialOutput {
-    let server = match Server::connect(&request.server).await {
+    let server = match Server::connect(&request.server, None).await {
         Ok(server) => server,
         Err(e) => {
             return TrialOutput {
