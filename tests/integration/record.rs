@@ -173,6 +173,10 @@ fn a_stateful_server_s_answers_are_kept_in_order() {
         suite.to_str().unwrap(),
         "--isolation",
         "run",
+        // One trial at a time: concurrent creates on the shared server could answer in an
+        // order other than the one they were recorded in.
+        "--concurrency",
+        "1",
         "--out",
         run.to_str().unwrap(),
         "--record",
