@@ -16,10 +16,6 @@ use crate::error::{Coded, Exit};
 use crate::job::check::{CheckRequest, Stage};
 use crate::rundir::StageStatus;
 
-/// Why the expected failures of a stdio server are not written.
-pub const STDIO_WHY: &str = "not written: the conformance suite needs the server over HTTP (a \
-                             later release serves stdio servers over HTTP)";
-
 /// The CI files of an `init` into `DIR`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CiFiles {
@@ -221,11 +217,9 @@ fn write_text(path: &Path, text: &str) -> Result<(), CiError> {
 
 /// The conformance suite's expected failures, as `check --write-baseline` writes them (the
 /// same code: a check of the conformance stage alone, the server on both sides): what was
-/// written, or why not (a stdio server, no Node ≥ 22, the suite failing).
+/// written, or why not (no Node ≥ 22, the suite failing). A stdio server is served over HTTP by
+/// the conformance stage itself.
 async fn expected_failures(request: &InitRequest, path: &Path) -> Result<String, NotWritten> {
-    let Transport::Http { .. } = request.server.transport else {
-        return Err(NotWritten(STDIO_WHY.to_owned()));
-    };
     let scratch = std::env::temp_dir().join(format!(
         "mcpeval-init-{}-{}",
         std::process::id(),
