@@ -149,7 +149,8 @@ pub struct RunArgs {
     pub config: Option<PathBuf>,
     /// Baseline server: a command line (split like a shell would, never run by one), an
     /// http(s):// Streamable HTTP URL, `demo:1.4.0`, `overlay:FILE+SPEC` (an overlay file over
-    /// any spec: see `mcpeval serve --help`), or a [servers.NAME] from the config. One word that
+    /// any spec: see `mcpeval serve --help`), `replay:CASSETTE+SPEC` (SPEC's lists, its calls
+    /// answered from a cassette of --record), or a [servers.NAME] from the config. One word that
     /// is neither a [servers.NAME] nor a program on PATH is a usage error (exit 2).
     #[arg(long, value_name = "SPEC")]
     pub baseline: Option<String>,
@@ -785,6 +786,21 @@ pub struct HistoryArgs {
     pub host: Option<String>,
 }
 
+/// An `--unmatched` policy that is none of error, nearest, live.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is no unmatched policy: error, nearest or live")]
+pub struct BadPolicy(String);
+
+fn parse_unmatched(s: &str) -> Result<crate::cassette::Unmatched, BadPolicy> {
+    use crate::cassette::Unmatched;
+    match s.trim() {
+        "error" => Ok(Unmatched::Error),
+        "nearest" => Ok(Unmatched::Nearest),
+        "live" => Ok(Unmatched::Live),
+        _ => Err(BadPolicy(s.to_owned())),
+    }
+}
+
 /// A `--tag` that is not `KEY=VALUE`.
 #[derive(Debug, thiserror::Error)]
 #[error("expected KEY=VALUE, got `{0}`")]
@@ -1072,6 +1088,17 @@ pub struct ServeArgs {
     /// the base is served as it is].
     #[arg(long, value_name = "FILE")]
     pub overlay: Option<PathBuf>,
+    /// A cassette (`run --record DIR` writes them) that answers every tools/call,
+    /// resources/read and prompts/get: the n-th identical request of a session gets its n-th
+    /// recorded answer, the last repeating; the base still gives the lists [default: none:
+    /// the base answers].
+    #[arg(long, value_name = "CASSETTE")]
+    pub replay: Option<PathBuf>,
+    /// With --replay, a request the cassette does not hold: `error` (a tool error result, a
+    /// JSON-RPC error for a resource or prompt, saying so), `nearest` (the recorded request of
+    /// the same tool sharing the most arguments), `live` (the base answers it).
+    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_unmatched)]
+    pub unmatched: crate::cassette::Unmatched,
     /// Serve Streamable HTTP at this address (path /mcp) instead of stdio, e.g. 127.0.0.1:3001;
     /// port 0 picks a free one, and the bound address is printed on stderr [default: none:
     /// stdio].
@@ -1102,7 +1129,8 @@ Overlay file (every key optional but the version):
     triage: {description: New prompt description.}
 An unknown key, a bad version, or a tool, parameter or prompt the base does not list is an error
 naming the file and line (exit 2), found before anything is served.
-As a server spec elsewhere: overlay:FILE+SPEC, or [servers.NAME] overlay = \"FILE\", base = \"SPEC\".
+As a server spec elsewhere: overlay:FILE+SPEC, or [servers.NAME] overlay = \"FILE\", base = \"SPEC\";
+with --replay: replay:CASSETTE+SPEC.
 Exit codes: 0 stopped (stdin closed, Ctrl-C), 2 bad flags, config or overlay, 3 the base could
 not be reached or the address not bound.
 More: docs/replay-overlay.md.";

@@ -29,7 +29,11 @@ pub async fn serve(args: &ServeArgs) -> Result<Exit, Failure> {
             })?;
         base.headers.extend(headers);
     }
-    let proxy = proxy::start(base, overlay).await?;
+    let replay = match &args.replay {
+        Some(path) => Some(proxy::Replay::read(path, args.unmatched).map_err(Failure::usage)?),
+        None => None,
+    };
+    let proxy = proxy::start(base, overlay, replay).await?;
     match args.http {
         Some(addr) => proxy::serve_http(proxy, addr).await?,
         None => proxy::serve_stdio(proxy).await?,

@@ -148,6 +148,14 @@ impl ServerSpec {
                 ))
             })?;
             Self::overlay_transport(Path::new(file.trim()), base.trim())?
+        } else if let Some(rest) = text.strip_prefix("replay:") {
+            let (file, base) = rest.split_once('+').ok_or_else(|| {
+                InvalidSetting(format!(
+                    "`{text}`: a replay spec is `replay:CASSETTE+SPEC` (SPEC: the server whose \
+                     lists are served; the cassette answers its calls)"
+                ))
+            })?;
+            Self::replay_transport(Path::new(file.trim()), base.trim())?
         } else {
             let words = shlex::split(text).ok_or_else(|| {
                 InvalidSetting(format!(
@@ -204,6 +212,34 @@ impl ServerSpec {
         })
     }
 
+    /// `mcpeval serve --replay CASSETTE --base BASE` as a stdio server (CASSETTE made absolute).
+    pub fn replay_transport(file: &Path, base: &str) -> Result<Transport, InvalidSetting> {
+        if file.as_os_str().is_empty() || base.is_empty() {
+            return Err(InvalidSetting(
+                "a replay spec is `replay:CASSETTE+SPEC`: both CASSETTE and SPEC are needed"
+                    .to_owned(),
+            ));
+        }
+        if !file.is_file() {
+            return Err(InvalidSetting(format!(
+                "cassette `{}` not found",
+                file.display()
+            )));
+        }
+        let file = std::path::absolute(file)
+            .map_err(|e| InvalidSetting(format!("cassette `{}`: {e}", file.display())))?;
+        Ok(Transport::Stdio {
+            program: mcpeval_exe()?,
+            args: vec![
+                "serve".into(),
+                "--replay".into(),
+                file.to_string_lossy().into_owned(),
+                "--base".into(),
+                base.to_owned(),
+            ],
+        })
+    }
+
     /// Parses a spec given on the command line or as a config's `baseline`/`candidate` that
     /// names no `[servers.NAME]` of `known`. One word without a path separator that is no
     /// program on PATH either can only be a mistyped name: a usage error with "did you mean"
@@ -247,7 +283,11 @@ fn mcpeval_exe() -> Result<String, InvalidSetting> {
 /// `demo:` spec): what a program on PATH or a `[servers.NAME]` is written as.
 fn lone_word(text: &str) -> Option<String> {
     let text = text.trim();
-    if text.contains("://") || text.starts_with("demo:") || text.starts_with("overlay:") {
+    if text.contains("://")
+        || text.starts_with("demo:")
+        || text.starts_with("overlay:")
+        || text.starts_with("replay:")
+    {
         return None;
     }
     match shlex::split(text)?.as_slice() {

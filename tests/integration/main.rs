@@ -44,6 +44,7 @@ mod readme;
 mod real_llm;
 mod record;
 mod renames;
+mod replay;
 mod report_snapshots;
 mod result_keys;
 mod resume;

@@ -83,7 +83,7 @@ pub(super) async fn bridge(spec: &ServerSpec, side: &str) -> Result<Served, Step
     if let Transport::Http { url } = &spec.transport {
         return Ok(Served::Url(url.clone()));
     }
-    let proxy = proxy::start(spec.clone(), Overlay::default())
+    let proxy = proxy::start(spec.clone(), Overlay::default(), None)
         .await
         .map_err(|e| {
             format!(

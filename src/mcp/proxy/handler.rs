@@ -16,21 +16,48 @@ use rmcp::{ErrorData, ServerHandler, ServiceError};
 use tokio::sync::{watch, OnceCell};
 
 use super::overlay::Overlay;
+use super::replay::{Replay, ReplaySession, Replayed};
 use crate::config::{ProtocolEra, ServerSpec};
 use crate::mcp::{McpConnection, McpError};
 
-/// What answers the calls a proxy passes on. Only the live base server today; a recorded
-/// cassette can become another variant without touching the handler.
+/// What answers the calls a proxy passes on: the live base server, or a recorded cassette (the
+/// base still gives the lists, and answers what the cassette leaves to it).
 #[derive(Clone)]
 pub enum Calls {
     /// The base server, one connection.
     Upstream(Arc<McpConnection>),
+    /// A cassette, with this session's counts; the base behind it.
+    Replay {
+        live: Arc<McpConnection>,
+        session: Arc<ReplaySession>,
+    },
 }
 
 impl Calls {
+    /// What answers a session's calls over `connection`: the base, or the cassette.
+    fn over(connection: Arc<McpConnection>, replay: Option<Replay>) -> Self {
+        match replay {
+            None => Self::Upstream(connection),
+            Some(replay) => Self::Replay {
+                live: connection,
+                session: Arc::new(replay.session()),
+            },
+        }
+    }
+
     fn connection(&self) -> &McpConnection {
         match self {
-            Self::Upstream(connection) => connection,
+            Self::Upstream(connection)
+            | Self::Replay {
+                live: connection, ..
+            } => connection,
+        }
+    }
+
+    fn replay(&self) -> Option<&ReplaySession> {
+        match self {
+            Self::Upstream(_) => None,
+            Self::Replay { session, .. } => Some(session),
         }
     }
 
@@ -39,6 +66,9 @@ impl Calls {
         params: CallToolRequestParams,
         loss: &BaseLoss,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(Replayed::Answer(answer)) = self.replay().map(|r| r.call_tool(&params)) {
+            return answer;
+        }
         let answer = self.connection().peer().call_tool_once(params).await;
         self.passed(answer, loss).await
     }
@@ -48,6 +78,9 @@ impl Calls {
         params: ReadResourceRequestParams,
         loss: &BaseLoss,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if let Some(Replayed::Answer(answer)) = self.replay().map(|r| r.read_resource(&params)) {
+            return answer;
+        }
         let answer = self.connection().peer().read_resource_once(params).await;
         self.passed(answer, loss).await
     }
@@ -57,6 +90,9 @@ impl Calls {
         params: GetPromptRequestParams,
         loss: &BaseLoss,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if let Some(Replayed::Answer(answer)) = self.replay().map(|r| r.get_prompt(&params)) {
+            return answer;
+        }
         let answer = self.connection().peer().get_prompt_once(params).await;
         self.passed(answer, loss).await
     }
@@ -112,6 +148,8 @@ struct Shared {
     /// The connection made at start: it answers stateless (2026-07-28) requests, which belong to
     /// no session, and every request over stdio.
     first: Calls,
+    /// The cassette that answers the calls, if replaying.
+    replay: Option<Replay>,
     loss: BaseLoss,
 }
 
@@ -128,10 +166,15 @@ pub struct ProxyServer {
 
 impl ProxyServer {
     /// A proxy over the base reached by `connection` (already checked against `overlay`).
-    pub fn new(base: ServerSpec, overlay: Overlay, connection: McpConnection) -> Self {
+    pub fn new(
+        base: ServerSpec,
+        overlay: Overlay,
+        connection: McpConnection,
+        replay: Option<Replay>,
+    ) -> Self {
         let connection = Arc::new(connection);
         let info = server_config(&connection, &overlay);
-        let first = Calls::Upstream(connection);
+        let first = Calls::over(connection, replay);
         Self {
             session: Arc::new(OnceCell::new()),
             reuse_first: true,
@@ -140,6 +183,7 @@ impl ProxyServer {
                 overlay,
                 info,
                 first,
+                replay,
                 loss: BaseLoss {
                     ends_serving: AtomicBool::new(false),
                     said: watch::channel(None).0,
@@ -188,7 +232,7 @@ impl ProxyServer {
                     _ => McpConnection::connect(given).await,
                 };
                 connected
-                    .map(|c| Calls::Upstream(Arc::new(c)))
+                    .map(|c| Calls::over(Arc::new(c), self.shared.replay))
                     .map_err(|e| unreachable_base(&e))
             })
             .await

@@ -4,8 +4,10 @@
 
 mod handler;
 pub mod overlay;
+mod replay;
 mod serve;
 
 pub use handler::{Calls, ProxyServer};
 pub use overlay::{Overlay, OverlayError};
+pub use replay::{Replay, ReplaySession};
 pub use serve::{serve_http, serve_stdio, spawn_http, start, ProxyError, ProxyHttpServer};

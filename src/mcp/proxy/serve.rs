@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::ProxyServer;
 use super::overlay::{Overlay, OverlayError};
+use super::replay::Replay;
 use crate::config::ServerSpec;
 use crate::error::{Coded, Exit};
 use crate::mcp::{McpConnection, McpError};
@@ -46,7 +47,11 @@ impl Coded for ProxyError {
 
 /// Connects to `base`, checks `overlay` against its lists, and returns the proxy, ready to be
 /// served. Nothing is served when the overlay names what the base does not list.
-pub async fn start(base: ServerSpec, overlay: Overlay) -> Result<ProxyServer, ProxyError> {
+pub async fn start(
+    base: ServerSpec,
+    overlay: Overlay,
+    replay: Option<Replay>,
+) -> Result<ProxyServer, ProxyError> {
     let connection = McpConnection::connect(&base)
         .await
         .map_err(ProxyError::Base)?;
@@ -55,7 +60,7 @@ pub async fn start(base: ServerSpec, overlay: Overlay) -> Result<ProxyServer, Pr
         let prompts = connection.list_prompts().await.map_err(ProxyError::Base)?;
         overlay.check(&tools, &prompts)?;
     }
-    Ok(ProxyServer::new(base, overlay, connection))
+    Ok(ProxyServer::new(base, overlay, connection, replay))
 }
 
 /// Serves `proxy` over stdio until stdin closes; a base that dies ends it with that error.

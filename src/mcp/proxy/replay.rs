@@ -1,0 +1,120 @@
+//! Replay: a proxy's calls answered from a recorded cassette (`replay:CASSETTE+SPEC`): the
+//! lists come from the live base, each `tools/call`, `resources/read` and `prompts/get` from the
+//! cassette by the matcher's order rule; an unmatched request is answered as the policy says
+//! (an error that says so, the nearest recorded one, or the live base).
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult,
+};
+use rmcp::ErrorData;
+use serde::de::DeserializeOwned;
+
+use crate::cassette::{
+    Answer, Cassette, CassetteError, Matcher, Reply, Request, Session, Unmatched,
+};
+
+/// The cassette a proxy replays, indexed once and kept for the process's life (a `serve`
+/// process replays one cassette), so each session's counts can borrow it.
+#[derive(Clone, Copy)]
+pub struct Replay {
+    matcher: &'static Matcher,
+}
+
+impl Replay {
+    /// Reads `path` (refused with `file:line` when it is no cassette of a known version).
+    pub fn read(path: &Path, policy: Unmatched) -> Result<Self, CassetteError> {
+        let cassette = Cassette::read(path)?;
+        Ok(Self {
+            matcher: Box::leak(Box::new(Matcher::new(cassette, policy))),
+        })
+    }
+
+    /// A new session's view: its own count of each request.
+    pub fn session(self) -> ReplaySession {
+        ReplaySession(Mutex::new(self.matcher.session()))
+    }
+}
+
+/// One client session's counts of the requests it made.
+pub struct ReplaySession(Mutex<Session<'static>>);
+
+/// What the cassette says to a request: an answer, or "ask the live base".
+pub enum Replayed<T> {
+    Answer(Result<T, ErrorData>),
+    Live,
+}
+
+impl ReplaySession {
+    fn answer(&self, request: &Request) -> Option<Answer> {
+        let mut session = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match session.answer(request) {
+            Reply::Recorded(answer) | Reply::Nearest(answer) => Some(answer.clone()),
+            Reply::NoRecord(answer) => Some(answer),
+            Reply::Live => None,
+        }
+    }
+
+    /// How many of this session's requests the cassette did not hold.
+    pub fn unmatched(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).unmatched()
+    }
+
+    pub fn call_tool(&self, params: &CallToolRequestParams) -> Replayed<CallToolResponse> {
+        let request = Request::tool(&params.name, params.arguments.clone());
+        self.replayed::<CallToolResult, _>(&request, CallToolResponse::Complete)
+    }
+
+    pub fn read_resource(
+        &self,
+        params: &ReadResourceRequestParams,
+    ) -> Replayed<ReadResourceResponse> {
+        let request = Request::resource(&params.uri);
+        self.replayed::<ReadResourceResult, _>(&request, ReadResourceResponse::Complete)
+    }
+
+    pub fn get_prompt(&self, params: &GetPromptRequestParams) -> Replayed<GetPromptResponse> {
+        let args: std::collections::BTreeMap<String, String> = (params.arguments.iter())
+            .flatten()
+            .map(|(k, v)| {
+                let text = v
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v.to_string());
+                (k.clone(), text)
+            })
+            .collect();
+        let request = Request::prompt(&params.name, &args);
+        self.replayed::<GetPromptResult, _>(&request, GetPromptResponse::Complete)
+    }
+
+    fn replayed<R: DeserializeOwned, T>(
+        &self,
+        request: &Request,
+        wrap: impl FnOnce(R) -> T,
+    ) -> Replayed<T> {
+        let Some(answer) = self.answer(request) else {
+            return Replayed::Live;
+        };
+        Replayed::Answer(match answer {
+            Answer::Result(value) => serde_json::from_value::<R>(value).map(wrap).map_err(|e| {
+                ErrorData::internal_error(
+                    format!(
+                        "mcpeval replay: the cassette's answer to {} is not such a result: {e}",
+                        request.describe()
+                    ),
+                    None,
+                )
+            }),
+            Answer::Error(error) => Err(ErrorData::new(
+                ErrorCode(error.code as i32),
+                error.message,
+                error.data,
+            )),
+        })
+    }
+}

@@ -1,0 +1,146 @@
+//! Replay through the binary: a demo run recorded with `--record` and replayed with
+//! `replay:CASSETTE+SPEC` gives the same per-trial grades; 1.5.0's tool list over 1.4.0's
+//! cassette reproduces the demo's four regressed tasks (its `find_issues` calls unmatched); a
+//! server that refuses every call is evaluated through the cassette; a corrupted cassette is
+//! refused with file:line.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::common::*;
+
+/// Each (task, side, trial)'s grade and tools called.
+fn grades(run: &Path) -> BTreeMap<(String, String, u32), (bool, String)> {
+    (episodes(run).into_iter())
+        .map(|e| {
+            let key = (e.task_id, e.side.as_str().to_owned(), e.trial);
+            (key, (e.success, e.tools_called))
+        })
+        .collect()
+}
+
+/// A demo run of 1.4.0 → 1.5.0 recorded into `dir/cassettes`; the baseline's cassette.
+fn record(dir: &Path) -> String {
+    let out = run_pair(
+        "demo:1.4.0",
+        "demo:1.5.0",
+        &dir.join("recorded"),
+        &[
+            "--trials",
+            "2",
+            "--record",
+            dir.join("cassettes").to_str().unwrap(),
+        ],
+    );
+    assert_verdict(&out);
+    let cassette = dir.join("cassettes/baseline.cassette.jsonl");
+    assert!(cassette.is_file(), "{}", text(&out));
+    cassette.display().to_string()
+}
+
+#[test]
+fn a_replayed_run_grades_as_recorded_and_1_5_0_over_1_4_0_s_answers_regresses_the_same() {
+    let dir = temp_dir();
+    let cassette = record(dir.path());
+    let replayed = dir.path().join("replayed");
+    let out = run_pair(
+        &format!("replay:{cassette}+demo:1.4.0"),
+        &format!("replay:{cassette}+demo:1.5.0"),
+        &replayed,
+        &["--trials", "2"],
+    );
+    assert_verdict(&out);
+    let said = text(&out);
+    let (recorded, again) = (grades(&dir.path().join("recorded")), grades(&replayed));
+    // The baseline side: the same list, every call answered from the cassette, the same seeds.
+    let baseline: Vec<_> = (recorded.iter())
+        .filter(|(k, _)| k.1 == "baseline")
+        .collect();
+    assert!(!baseline.is_empty());
+    for (key, grade) in baseline {
+        assert_eq!(again.get(key), Some(grade), "{key:?}");
+    }
+    // The candidate: 1.5.0's list over 1.4.0's answers. The demo's four regressed tasks fail
+    // again; `find_issues`, which 1.4.0 never had, is unmatched: a tool error saying so.
+    for task in [
+        "delete-issue-4",
+        "find-open-login-apollo",
+        "search-crash-zephyr",
+        "search-then-open-invoice",
+    ] {
+        let line = (said.lines())
+            .find(|l| l.starts_with(&format!("{task} ")))
+            .unwrap_or_else(|| panic!("{task}: {said}"));
+        assert!(line.contains("2/2 → 0/2"), "{line}");
+    }
+    let transcripts = std::fs::read_to_string(replayed.join("transcripts.jsonl")).unwrap();
+    assert!(
+        transcripts.contains("mcpeval replay: no recorded answer for tools/call `find_issues`"),
+        "an unmatched call says so"
+    );
+}
+
+#[test]
+fn a_server_that_refuses_every_call_is_evaluated_through_its_cassette() {
+    let dir = temp_dir();
+    let cassette = record(dir.path());
+    // Without its backend the server lists its tools and refuses every call; the cassette
+    // answers for it.
+    let refusing = format!("{} demo-server --release 1.4.0 --deny-all", bin());
+    let direct = dir.path().join("direct");
+    let out = run_pair(&refusing, &refusing, &direct, &["--trials", "2"]);
+    assert_verdict(&out);
+    let replayed = dir.path().join("replayed");
+    let spec = format!("replay:{cassette}+{refusing}");
+    let out = run_pair(&spec, &spec, &replayed, &["--trials", "2"]);
+    assert_verdict(&out);
+    let (recorded, direct, again) = (
+        grades(&dir.path().join("recorded")),
+        grades(&direct),
+        grades(&replayed),
+    );
+    let successes = |g: &BTreeMap<_, (bool, String)>| g.values().filter(|v| v.0).count();
+    assert!(
+        successes(&direct) < successes(&again),
+        "refused: {} of {}, replayed: {}",
+        successes(&direct),
+        direct.len(),
+        successes(&again)
+    );
+    for (key, grade) in recorded.iter().filter(|(k, _)| k.1 == "baseline") {
+        assert_eq!(again.get(key), Some(grade), "{key:?}");
+    }
+}
+
+#[test]
+fn a_corrupted_cassette_is_refused_with_its_line() {
+    let dir = temp_dir();
+    let cassette = record(dir.path());
+    let text_of = std::fs::read_to_string(&cassette).unwrap();
+    let mut lines: Vec<&str> = text_of.lines().collect();
+    lines.insert(3, "{not json");
+    let bad = dir.path().join("bad.cassette.jsonl");
+    std::fs::write(&bad, lines.join("\n")).unwrap();
+    let out = mcpeval(&[
+        "serve",
+        "--replay",
+        bad.to_str().unwrap(),
+        "--base",
+        "demo:1.4.0",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("{}:4", bad.display())),
+        "{}",
+        text(&out)
+    );
+    let missing = mcpeval(&[
+        "snapshot",
+        "--server",
+        "replay:/nonexistent.jsonl+demo:1.4.0",
+        "--out",
+        dir.path().join("s").to_str().unwrap(),
+    ]);
+    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));
+    assert!(text(&missing).contains("cassette `/nonexistent.jsonl` not found"));
+}
