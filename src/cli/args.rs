@@ -1082,7 +1082,7 @@ pub struct ServeArgs {
     /// The server underneath: a command line (split like a shell would, never run by one), an
     /// http(s):// URL, `demo:1.4.0`, `overlay:FILE+SPEC`, or a [servers.NAME] of --config.
     #[arg(long, value_name = "SPEC")]
-    pub base: String,
+    pub base: Option<String>,
     /// An overlay file (YAML, `overlay: 1`): tool descriptions, titles, parameter descriptions,
     /// annotations, instructions, tools renamed or hidden, prompt descriptions [default: none:
     /// the base is served as it is].
@@ -1090,8 +1090,9 @@ pub struct ServeArgs {
     pub overlay: Option<PathBuf>,
     /// A cassette (`run --record DIR` writes them) that answers every tools/call,
     /// resources/read and prompts/get: the n-th identical request of a session gets its n-th
-    /// recorded answer, the last repeating; the base still gives the lists [default: none:
-    /// the base answers].
+    /// recorded answer, the last repeating; the base still gives the lists. Without --base the
+    /// cassette is served alone, its recorded lists too (stdio only) [default: none: the base
+    /// answers].
     #[arg(long, value_name = "CASSETTE")]
     pub replay: Option<PathBuf>,
     /// With --replay, a request the cassette does not hold: `error` (a tool error result, a

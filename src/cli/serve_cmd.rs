@@ -13,7 +13,24 @@ pub async fn serve(args: &ServeArgs) -> Result<Exit, Failure> {
         Some(path) => Overlay::read(path).map_err(Failure::usage)?,
         None => Overlay::default(),
     };
-    let mut base = resolve_server(args.config.as_deref(), &args.base, &[])?;
+    let replay = match &args.replay {
+        Some(path) => Some(proxy::Replay::read(path, args.unmatched).map_err(Failure::usage)?),
+        None => None,
+    };
+    let Some(given) = &args.base else {
+        let alone = match (replay, &args.overlay, args.http) {
+            (Some(replay), None, None) => replay,
+            _ => {
+                return Err(Failure::usage(anyhow::anyhow!(
+                    "--base SPEC is needed (only a cassette, over stdio, is served alone: \
+                     --replay CASSETTE)"
+                )))
+            }
+        };
+        proxy::serve_recorded_stdio(alone).await?;
+        return Ok(Exit::Ok);
+    };
+    let mut base = resolve_server(args.config.as_deref(), given, &[])?;
     base.name = "base".to_owned();
     if let Some(era) = args.protocol_era {
         base.protocol_era = era;
@@ -29,10 +46,6 @@ pub async fn serve(args: &ServeArgs) -> Result<Exit, Failure> {
             })?;
         base.headers.extend(headers);
     }
-    let replay = match &args.replay {
-        Some(path) => Some(proxy::Replay::read(path, args.unmatched).map_err(Failure::usage)?),
-        None => None,
-    };
     let proxy = proxy::start(base, overlay, replay).await?;
     match args.http {
         Some(addr) => proxy::serve_http(proxy, addr).await?,

@@ -124,8 +124,14 @@ pub struct ServerFile {
     /// An overlay file put over `base`'s lists (relative to the config file's folder); this
     /// server is then `overlay:FILE+BASE`, and `command`/`url` are not set.
     pub overlay: Option<PathBuf>,
-    /// The server under an overlay: a spec, or the name of another `[servers.NAME]` (whose env,
-    /// headers, cwd and era reach it).
+    /// A cassette (`run --record DIR` writes them; relative to the config file's folder) that
+    /// answers `base`'s calls; this server is then `replay:CASSETTE+BASE`.
+    pub replay: Option<PathBuf>,
+    /// With `replay`: a request the cassette does not hold is answered with an `error` (the
+    /// default), from the `nearest` recorded call of the same tool, or by the `live` base.
+    pub unmatched: Option<String>,
+    /// The server under an overlay or a replay: a spec, or the name of another
+    /// `[servers.NAME]` (whose env, headers, cwd and era reach it).
     pub base: Option<String>,
 }
 

@@ -675,7 +675,7 @@ fn server_from_file(
     base_dir: Option<&Path>,
 ) -> Result<ServerSpec, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(format!("[servers.{name}]: {m}"));
-    if entry.overlay.is_some() || entry.base.is_some() {
+    if entry.overlay.is_some() || entry.replay.is_some() || entry.base.is_some() {
         return overlay_from_file(name, entry, servers, base_dir);
     }
     let text = match (&entry.command, &entry.url) {
@@ -726,12 +726,48 @@ fn overlay_from_file(
     base_dir: Option<&Path>,
 ) -> Result<ServerSpec, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(format!("[servers.{name}]: {m}"));
-    let (Some(overlay), Some(given)) = (&entry.overlay, &entry.base) else {
-        return Err(invalid("`overlay` and `base` go together".into()));
+    let (overlay, replay) =
+        match (&entry.overlay, &entry.replay) {
+            (Some(_), Some(_)) => return Err(invalid(
+                "an `overlay` or a `replay`, not both: give the overlay a [servers.NAME] of its \
+                 own with this one as its `base`"
+                    .into(),
+            )),
+            (None, None) => return Err(invalid("`base` goes with `overlay` or `replay`".into())),
+            (overlay, replay) => (overlay, replay),
+        };
+    let unmatched = match (entry.unmatched.as_deref(), replay) {
+        (None, _) => None,
+        (Some(_), None) => return Err(invalid("`unmatched` goes with `replay`".into())),
+        (Some(p @ ("error" | "nearest" | "live")), Some(_)) => Some(p.to_owned()),
+        (Some(other), Some(_)) => {
+            return Err(invalid(format!(
+                "`unmatched = \"{other}\"`: one of \"error\", \"nearest\", \"live\""
+            )))
+        }
+    };
+    let Some(given) = &entry.base else {
+        let Some(cassette) = replay else {
+            return Err(invalid(
+                "`overlay` and `base` go together: `base` is the server underneath".into(),
+            ));
+        };
+        // A cassette alone: its recorded lists and answers, no live server.
+        let file = match base_dir {
+            Some(dir) if cassette.is_relative() => dir.join(cassette),
+            _ => cassette.clone(),
+        };
+        // Any spec's defaults (timeouts, era), then the cassette's transport.
+        let mut spec = ServerSpec::parse(name, "mcpeval").map_err(|e| invalid(e.0))?;
+        spec.transport = ServerSpec::replay_transport(&file, "").map_err(|e| invalid(e.0))?;
+        if let (Some(policy), Transport::Stdio { args, .. }) = (unmatched, &mut spec.transport) {
+            args.extend(["--unmatched".into(), policy]);
+        }
+        return Ok(spec);
     };
     if entry.command.is_some() || entry.url.is_some() {
         return Err(invalid(
-            "a server with an `overlay` has a `base`, not `command` or `url`".into(),
+            "a server with an `overlay` or a `replay` has a `base`, not `command` or `url`".into(),
         ));
     }
     let base = match servers.get(given.as_str()) {
@@ -744,12 +780,23 @@ fn overlay_from_file(
         Some(other) => server_from_file(given, other, servers, base_dir)?,
         None => ServerSpec::parse(name, given).map_err(|e| invalid(format!("`base`: {e}")))?,
     };
+    let given_file = overlay
+        .as_ref()
+        .or(replay.as_ref())
+        .cloned()
+        .unwrap_or_default();
     let file = match base_dir {
-        Some(dir) if overlay.is_relative() => dir.join(overlay),
-        _ => overlay.clone(),
+        Some(dir) if given_file.is_relative() => dir.join(&given_file),
+        _ => given_file,
     };
-    let mut transport =
-        ServerSpec::overlay_transport(&file, &base.display()).map_err(|e| invalid(e.0))?;
+    let mut transport = match overlay {
+        Some(_) => ServerSpec::overlay_transport(&file, &base.display()),
+        None => ServerSpec::replay_transport(&file, &base.display()),
+    }
+    .map_err(|e| invalid(e.0))?;
+    if let (Some(policy), Transport::Stdio { args, .. }) = (unmatched, &mut transport) {
+        args.extend(["--unmatched".into(), policy]);
+    }
     if base.protocol_era != crate::config::ProtocolEra::Auto {
         if let Transport::Stdio { args, .. } = &mut transport {
             let era = serde_json::to_value(base.protocol_era).unwrap_or_default();

@@ -149,12 +149,14 @@ impl ServerSpec {
             })?;
             Self::overlay_transport(Path::new(file.trim()), base.trim())?
         } else if let Some(rest) = text.strip_prefix("replay:") {
-            let (file, base) = rest.split_once('+').ok_or_else(|| {
-                InvalidSetting(format!(
-                    "`{text}`: a replay spec is `replay:CASSETTE+SPEC` (SPEC: the server whose \
-                     lists are served; the cassette answers its calls)"
-                ))
-            })?;
+            // `replay:CASSETTE` alone serves the recorded lists too.
+            let (file, base) = rest.split_once('+').unwrap_or((rest, ""));
+            if rest.ends_with('+') {
+                return Err(InvalidSetting(format!(
+                    "`{text}`: a replay spec is `replay:CASSETTE` or `replay:CASSETTE+SPEC` \
+                     (SPEC: the server whose lists are served; the cassette answers its calls)"
+                )));
+            }
             Self::replay_transport(Path::new(file.trim()), base.trim())?
         } else {
             let words = shlex::split(text).ok_or_else(|| {
@@ -212,12 +214,12 @@ impl ServerSpec {
         })
     }
 
-    /// `mcpeval serve --replay CASSETTE --base BASE` as a stdio server (CASSETTE made absolute).
+    /// `mcpeval serve --replay CASSETTE [--base BASE]` as a stdio server (CASSETTE made
+    /// absolute); an empty `base` serves the cassette alone.
     pub fn replay_transport(file: &Path, base: &str) -> Result<Transport, InvalidSetting> {
-        if file.as_os_str().is_empty() || base.is_empty() {
+        if file.as_os_str().is_empty() {
             return Err(InvalidSetting(
-                "a replay spec is `replay:CASSETTE+SPEC`: both CASSETTE and SPEC are needed"
-                    .to_owned(),
+                "a replay spec is `replay:CASSETTE[+SPEC]`: the CASSETTE is needed".to_owned(),
             ));
         }
         if !file.is_file() {
@@ -228,15 +230,17 @@ impl ServerSpec {
         }
         let file = std::path::absolute(file)
             .map_err(|e| InvalidSetting(format!("cassette `{}`: {e}", file.display())))?;
+        let mut args = vec![
+            "serve".into(),
+            "--replay".into(),
+            file.to_string_lossy().into_owned(),
+        ];
+        if !base.is_empty() {
+            args.extend(["--base".into(), base.to_owned()]);
+        }
         Ok(Transport::Stdio {
             program: mcpeval_exe()?,
-            args: vec![
-                "serve".into(),
-                "--replay".into(),
-                file.to_string_lossy().into_owned(),
-                "--base".into(),
-                base.to_owned(),
-            ],
+            args,
         })
     }
 

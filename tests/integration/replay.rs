@@ -144,3 +144,96 @@ fn a_corrupted_cassette_is_refused_with_its_line() {
     assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));
     assert!(text(&missing).contains("cassette `/nonexistent.jsonl` not found"));
 }
+
+#[test]
+fn a_config_s_replay_servers_answer_from_their_cassette_and_bad_keys_are_refused() {
+    let dir = temp_dir();
+    record(dir.path());
+    let suite = repo_path("tasks/demo");
+    // The cassette's path is the config's folder's; `unmatched` goes with `replay`.
+    let config = format!(
+        r#"baseline = "old"
+candidate = "new"
+suites = ["{}"]
+hosts = ["sim"]
+
+[servers.old]
+replay = "cassettes/baseline.cassette.jsonl"
+base = "demo:1.4.0"
+
+[servers.new]
+replay = "cassettes/baseline.cassette.jsonl"
+base = "demo:1.5.0"
+unmatched = "error"
+"#,
+        suite.display()
+    );
+    let run = run_config(dir.path(), &config, "2");
+    let table = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    assert!(table.contains("find-open-login-apollo"), "{table}");
+    let again = grades(&run);
+    for (key, grade) in grades(&dir.path().join("recorded")) {
+        if key.1 == "baseline" {
+            assert_eq!(again.get(&key), Some(&grade), "{key:?}");
+        }
+    }
+    let bad = config.replace("unmatched = \"error\"", "unmatched = \"guess\"");
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, bad).unwrap();
+    let out = mcpeval(&["run", "--config", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("[servers.new]: `unmatched = \"guess\"`: one of"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_cassette_alone_serves_its_recorded_lists_and_answers() {
+    let dir = temp_dir();
+    let cassette = record(dir.path());
+    // No live server at all: the handshake, the lists and the answers are the cassette's.
+    let alone = format!("replay:{cassette}");
+    let snapshot = dir.path().join("snap");
+    let out = mcpeval(&[
+        "snapshot",
+        "--server",
+        &alone,
+        "--out",
+        snapshot.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let direct = dir.path().join("direct");
+    let out = mcpeval(&[
+        "snapshot",
+        "--server",
+        "demo:1.4.0",
+        "--out",
+        direct.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let tools = |d: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("tools.json")).unwrap()).unwrap()
+    };
+    assert_eq!(
+        tools(&snapshot),
+        tools(&direct),
+        "the recorded tool list, as listed"
+    );
+    let replayed = dir.path().join("replayed");
+    let out = run_pair(&alone, &alone, &replayed, &["--trials", "2"]);
+    assert_verdict(&out);
+    for (key, grade) in grades(&dir.path().join("recorded")) {
+        if key.1 == "baseline" {
+            assert_eq!(grades(&replayed).get(&key), Some(&grade), "{key:?}");
+        }
+    }
+    let no_base = mcpeval(&["serve"]);
+    assert_eq!(no_base.status.code(), Some(2), "{}", text(&no_base));
+    assert!(
+        text(&no_base).contains("--base SPEC is needed"),
+        "{}",
+        text(&no_base)
+    );
+}

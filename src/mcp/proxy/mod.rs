@@ -4,10 +4,12 @@
 
 mod handler;
 pub mod overlay;
+mod recorded;
 mod replay;
 mod serve;
 
 pub use handler::{Calls, ProxyServer};
 pub use overlay::{Overlay, OverlayError};
+pub use recorded::{serve_recorded_stdio, RecordedServer};
 pub use replay::{Replay, ReplaySession};
 pub use serve::{serve_http, serve_stdio, spawn_http, start, ProxyError, ProxyHttpServer};

@@ -34,6 +34,11 @@ impl Replay {
         })
     }
 
+    /// The cassette itself (its handshake and lists, for a cassette served alone).
+    pub fn cassette(self) -> &'static Cassette {
+        self.matcher.cassette()
+    }
+
     /// A new session's view: its own count of each request.
     pub fn session(self) -> ReplaySession {
         ReplaySession(Mutex::new(self.matcher.session()))
