@@ -124,7 +124,8 @@ fn kind_name(kind: ChangeKind) -> String {
     }
 }
 
-fn slug(text: &str) -> String {
+/// A task id's part made from a name or URI: lower case, `-` between words.
+pub fn slug(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars() {
         match c {

@@ -27,7 +27,7 @@ pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use position::position_words;
 pub use snapshot::{snapshot_file, SnapshotRef, Stored, SNAPSHOTS_DIR};
 /// " (did you mean `x`?)": shared with the config's checks of its keys.
-pub(crate) use suggest::suggestion;
+pub(crate) use suggest::{suggestion, words as name_words};
 pub use task::{
     AfterCheck, ArgMatcher, CallAt, CallExpectations, CallSpec, Expectations, ExpectedCall,
     FixtureCall, JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,

@@ -56,7 +56,7 @@ pub(crate) fn nearest<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
 
 /// The words of a name, lower-cased: split at `_`, `-`, `.`, spaces and before an upper-case
 /// letter that follows a lower-case one or a digit (`labelSelector` → `label`, `selector`).
-fn words(name: &str) -> Vec<String> {
+pub fn words(name: &str) -> Vec<String> {
     let mut out = vec![String::new()];
     let mut previous: Option<char> = None;
     for c in name.chars() {

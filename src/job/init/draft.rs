@@ -153,7 +153,7 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
             Ok(expect) => drafted.push(Drafted {
                 probe: probe.clone(),
                 expect,
-                answer: short(&a.text),
+                answer: short(&a.text, 100),
             }),
             Err(why) => report
                 .left_out
@@ -522,28 +522,21 @@ fn refused(expect: &Expect) -> bool {
     expect.is_error == Some(true) || expect.error_code.is_some()
 }
 
-/// The first line of an answer, cut to 100 characters, for the task's comment.
-fn short(text: &str) -> String {
+/// The first line of an answer, cut to `max` characters (`…` when something was left out),
+/// for a task's comment.
+pub fn short(text: &str, max: usize) -> String {
     let line = text.lines().next().unwrap_or_default();
-    let mut cut: String = line.chars().take(100).collect();
+    let mut cut: String = line.chars().take(max).collect();
     if cut.len() < line.len() || text.lines().nth(1).is_some() {
         cut.push('…');
     }
     cut
 }
 
-/// A task id's part made from a name or URI: lower case, `-` between words.
+/// A task id's part made from a name or URI ([`crate::contract::boundary::slug`]), `x` for a
+/// name with no letter or digit.
 pub fn slug(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars() {
-        match c {
-            'a'..='z' | '0'..='9' => out.push(c),
-            'A'..='Z' => out.push(c.to_ascii_lowercase()),
-            _ if !out.ends_with('-') => out.push('-'),
-            _ => {}
-        }
-    }
-    let out = out.trim_matches('-').to_owned();
+    let out = crate::contract::boundary::slug(text);
     if out.is_empty() {
         "x".to_owned()
     } else {

@@ -404,26 +404,10 @@ fn capital(s: &str) -> String {
     }
 }
 
-/// A name's words, lower case: `search_issues` and `searchIssues` → `search`, `issues`.
+/// A name's words, lower case: `search_issues` and `searchIssues` → `search`, `issues` (the
+/// suggestion rule's splitting, so `getURL` is `get`, `url`).
 fn name_words(name: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    for c in name.chars() {
-        if c == '_' || c == '-' || c == '.' || c == ' ' {
-            if !word.is_empty() {
-                words.push(std::mem::take(&mut word));
-            }
-        } else if c.is_uppercase() && !word.is_empty() {
-            words.push(std::mem::take(&mut word));
-            word.extend(c.to_lowercase());
-        } else {
-            word.extend(c.to_lowercase());
-        }
-    }
-    if !word.is_empty() {
-        words.push(word);
-    }
-    words
+    crate::suite::name_words(name)
 }
 
 /// The pairs of tools whose purposes overlap: their names share a thing and their verbs mean

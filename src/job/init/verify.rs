@@ -153,7 +153,7 @@ async fn try_task(
         }
         if output.calls.is_empty() {
             let answer = (output.final_answer.as_deref())
-                .map(|a| cut(a, 120))
+                .map(|a| super::draft::short(a, 120))
                 .unwrap_or_default();
             let shown = format!("no tool; answered: {answer}");
             if !tried.calls.contains(&shown) {
@@ -231,13 +231,4 @@ fn reason(draft: &ModelDraft, output: &TrialOutput, summary: &str) -> String {
         return format!("wrong arguments: {summary}");
     }
     format!("a failed check: {summary}")
-}
-
-fn cut(text: &str, n: usize) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(n).collect();
-    if out.len() < text.len() {
-        out.push('…');
-    }
-    out
 }

@@ -243,8 +243,13 @@ fn looks_like_id(value: &str) -> bool {
 
 /// `text` on one line, cut to [`EXCERPT_CHARS`] characters.
 pub fn cut(text: &str) -> String {
+    cut_to(text, EXCERPT_CHARS)
+}
+
+/// `text` on one line, cut to `max` characters.
+pub fn cut_to(text: &str, max: usize) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(EXCERPT_CHARS) {
+    match line.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line,
     }

@@ -4,6 +4,7 @@
 
 use rmcp::model::Tool;
 
+use super::writer_parse::cut_to;
 use crate::host::Message;
 
 /// A tool's description is cut at this length in the prompt, another tool's at the second.
@@ -30,7 +31,7 @@ pub fn tool_messages(
     let mut text = server_section(instructions);
     text.push_str(&format!(
         "<tool>\nname: {name}\ndescription: {}\ninput_schema: {schema}\n</tool>\n\n",
-        cut(
+        cut_to(
             tool.description.as_deref().unwrap_or(""),
             MAX_DESCRIPTION_CHARS
         )
@@ -94,7 +95,7 @@ fn server_section(instructions: Option<&str>) -> String {
     match instructions.map(str::trim).filter(|i| !i.is_empty()) {
         Some(i) => format!(
             "<server_instructions>\n{}\n</server_instructions>\n\n",
-            cut(i, MAX_INSTRUCTIONS_CHARS)
+            cut_to(i, MAX_INSTRUCTIONS_CHARS)
         ),
         None => String::new(),
     }
@@ -118,20 +119,11 @@ fn others_section(tools: &[Tool], except: Option<&str>) -> String {
         text.push_str(&format!(
             "- {}: {}\n",
             t.name,
-            cut(description, MAX_OTHER_CHARS)
+            cut_to(description, MAX_OTHER_CHARS)
         ));
     }
     text.push_str(&format!("</{tag}>\n\n"));
     text
-}
-
-/// `text` on one line, cut to `max` characters.
-fn cut(text: &str, max: usize) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line,
-    }
 }
 
 #[cfg(test)]
