@@ -1,8 +1,11 @@
-//! The replay matcher's time per call (`scripts/bench` section 10): a cassette of realistic
-//! size (40 tools, 2,000 recorded calls with answers of about 1.5 KB, one in ten with three
-//! answers) answers 10,000 calls in sessions of 20, nine in ten recorded and one in ten not
-//! (policy `nearest`, the slowest: it scores every recorded call of the tool). Each call's time
-//! includes building its request from the arguments as a server receives them.
+//! A replayed call's time (`scripts/bench` section 12): a cassette of realistic size (40 tools,
+//! 2,000 recorded calls with answers of about 1.5 KB, one in ten with three answers) answers
+//! 10,000 calls, nine in ten recorded and one in ten not (policy `nearest`, the slowest: it
+//! scores every recorded call of the tool). Three ways: the matcher alone (sessions of 20; each
+//! call's time includes building its request from the arguments as a server receives them);
+//! the whole round trip of an rmcp client's `tools/call` through the replay server (the cassette
+//! served alone, as `replay:CASSETTE` is) in-process; and the same over Streamable HTTP on
+//! 127.0.0.1.
 
 use std::time::{Duration, Instant};
 
@@ -97,8 +100,85 @@ fn main() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let (cassette, calls) = cassette(&mut rng);
     let text = cassette.to_jsonl();
+    matcher_alone(&text, &calls, &mut rng);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(through_the_server(&text, &calls, &mut rng));
+}
+
+/// The calls to make: recorded ones with their keys in another order, one in ten with an `id`
+/// never recorded (unmatched).
+fn requests(calls: &[Call], rng: &mut ChaCha8Rng) -> Vec<Call> {
+    (0..CALLS)
+        .map(|n| {
+            let (name, args) = &calls[rng.random_range(0..calls.len())];
+            let mut args = shuffled(rng, args);
+            if rng.random_bool(0.1) {
+                args.insert("id".into(), json!(RECORDED + n));
+            }
+            (name.clone(), args)
+        })
+        .collect()
+}
+
+/// `tools/call` round trips of an rmcp client through the replay server: in-process (a duplex
+/// pipe, as stdio without the process) and over Streamable HTTP.
+async fn through_the_server(text: &str, calls: &[Call], rng: &mut ChaCha8Rng) {
+    use mcpeval::mcp::http::HttpServer;
+    use mcpeval::mcp::proxy::{RecordedServer, Replay};
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::ServiceExt as _;
+
+    let dir = std::env::temp_dir().join(format!("cassette-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let path = dir.join("bench.cassette.jsonl");
+    std::fs::write(&path, text).expect("the cassette is written");
+    let replay = Replay::read(&path, Unmatched::Nearest).expect("the cassette reads");
+    let requests = requests(calls, rng);
+    let (server_end, client_end) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = RecordedServer::new(replay).serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_end).await.expect("the handshake");
+    let http = HttpServer::spawn(
+        move || RecordedServer::new(replay),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .expect("the http server");
+    mcpeval::net::install_crypto_provider();
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(http.url());
+    let http_client = ().serve(transport).await.expect("the http handshake");
+    for (label, peer) in [("in-process", client.peer()), ("http", http_client.peer())] {
+        let mut times = Vec::with_capacity(CALLS);
+        let mut unmatched = 0;
+        for (name, args) in &requests {
+            let params = CallToolRequestParams::new(name.clone()).with_arguments(args.clone());
+            let started = Instant::now();
+            let result = peer.call_tool(params).await.expect("an answer");
+            times.push(started.elapsed());
+            unmatched += usize::from(result.meta.is_some());
+        }
+        times.sort();
+        println!(
+            "{CALLS} tools/call round trips through the replay server ({label}; {unmatched} \
+             unmatched, marked), per call: median {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+            percentile(&times, 0.5).as_secs_f64() * 1e6,
+            percentile(&times, 0.99).as_secs_f64() * 1e6,
+            times.last().copied().unwrap_or_default().as_secs_f64() * 1e6
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The matcher alone, in sessions of 20.
+fn matcher_alone(text: &str, calls: &[Call], rng: &mut ChaCha8Rng) {
     let started = Instant::now();
-    let read = Cassette::parse(&text, "bench.cassette.jsonl").expect("the cassette reads back");
+    let read = Cassette::parse(text, "bench.cassette.jsonl").expect("the cassette reads back");
     let parse = started.elapsed();
     let started = Instant::now();
     let matcher = Matcher::new(read, Unmatched::Nearest);
@@ -112,7 +192,7 @@ fn main() {
             session = matcher.session();
         }
         let (name, args) = &calls[rng.random_range(0..calls.len())];
-        let mut args = shuffled(&mut rng, args);
+        let mut args = shuffled(rng, args);
         if rng.random_bool(0.1) {
             args.insert("id".into(), json!(RECORDED + n));
         } else {

@@ -503,6 +503,7 @@ mod tests {
             error_text: None,
             server_error: false,
             text_tool_calls: 0,
+            replay_unmatched: 0,
             text_tool_call: None,
             success,
             tool_calls: calls,

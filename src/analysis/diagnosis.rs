@@ -54,6 +54,17 @@ pub struct InfraErrors {
     pub first: String,
 }
 
+/// Tool calls of one host and side that a replay server answered without a recording of them
+/// (by its `unmatched` policy): how much of the run was not replayed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayGaps {
+    pub host: String,
+    pub side: crate::episode::Side,
+    pub unmatched: u64,
+    /// Of the side's tool calls.
+    pub calls: u64,
+}
+
 /// What a run's comparison says about whether it measured anything.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Diagnosis {
@@ -66,6 +77,7 @@ pub struct Diagnosis {
     pub silent_hosts: Vec<SilentHost>,
     pub server_failures: Vec<ServerFailures>,
     pub infra: Vec<InfraErrors>,
+    pub replay_gaps: Vec<ReplayGaps>,
 }
 
 impl Diagnosis {
@@ -113,6 +125,15 @@ impl Diagnosis {
                 first: u.infra_error.clone().unwrap_or_default(),
             })
             .collect();
+        d.replay_gaps = (c.usage.iter())
+            .filter(|u| u.replay_unmatched > 0)
+            .map(|u| ReplayGaps {
+                host: u.host.clone(),
+                side: u.side,
+                unmatched: u.replay_unmatched,
+                calls: u.tool_calls,
+            })
+            .collect();
         d
     }
 
@@ -123,6 +144,7 @@ impl Diagnosis {
             && self.silent_hosts.is_empty()
             && self.server_failures.is_empty()
             && self.infra.is_empty()
+            && self.replay_gaps.is_empty()
     }
 
     /// Whether the baseline failed every trial of this task × host (an "improvement" there says

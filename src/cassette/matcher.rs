@@ -160,13 +160,13 @@ fn nth(answers: &[Answer], n: usize) -> &Answer {
     &answers[n.min(answers.len() - 1)]
 }
 
+/// How the answer to a request the cassette does not hold begins: a run counts its calls by it.
+pub const NO_RECORD: &str = "mcpeval replay: no recorded answer for ";
+
 /// The answer to a request the cassette does not hold: a tool error result for a call, a
 /// JSON-RPC error for a resource (-32002, resource not found) or a prompt (-32602).
 fn no_record(request: &Request) -> Answer {
-    let text = format!(
-        "mcpeval replay: no recorded answer for {}",
-        request.describe()
-    );
+    let text = format!("{NO_RECORD}{}", request.describe());
     match request.method {
         Method::ToolsCall => Answer::tool_error(&text),
         Method::ResourcesRead => Answer::Error(ErrorAnswer {

@@ -11,6 +11,6 @@ pub use format::{
     canonical, Answer, Cassette, Entry, ErrorAnswer, Handshake, Header, ListKind, Method, Request,
     ServerFacts, VERSION,
 };
-pub use matcher::{Matcher, Reply, Session, Unmatched};
+pub use matcher::{Matcher, Reply, Session, Unmatched, NO_RECORD};
 pub use read::CassetteError;
 pub use recorder::{Recorder, SessionRecorder};

@@ -131,8 +131,9 @@ pub enum Command {
     ///
     /// More: docs/hosts.md.
     DemoServer(DemoServerArgs),
-    /// Serve any server (--base) with an overlay file over its lists, over stdio or Streamable
-    /// HTTP; calls pass through. With no overlay, a bridge: any stdio server over HTTP.
+    /// Serve any server (--base) with an overlay file over its lists or a cassette's answers to
+    /// its calls, or a cassette alone, over stdio or Streamable HTTP. With neither, a bridge:
+    /// any stdio server over HTTP.
     Serve(ServeArgs),
     /// Serve the simulated model behind an OpenAI-compatible /v1/chat/completions endpoint,
     /// Anthropic's /v1/messages (streaming or not; count_tokens), OpenAI's /v1/responses
@@ -1091,8 +1092,9 @@ pub struct ServeArgs {
     /// A cassette (`run --record DIR` writes them) that answers every tools/call,
     /// resources/read and prompts/get: the n-th identical request of a session gets its n-th
     /// recorded answer, the last repeating; the base still gives the lists. Without --base the
-    /// cassette is served alone, its recorded lists too (stdio only) [default: none: the base
-    /// answers].
+    /// cassette is served alone, its recorded handshake and lists too, over stdio or --http
+    /// [default: none: the base answers]. A call the cassette does not hold is marked
+    /// `"_meta": {"mcpeval/replay": "unmatched"}` in its result, and a run counts it.
     #[arg(long, value_name = "CASSETTE")]
     pub replay: Option<PathBuf>,
     /// With --replay, a request the cassette does not hold: `error` (a tool error result, a

@@ -1,10 +1,11 @@
-//! `mcpeval serve`: any server (--base) served with an overlay file over its lists, over stdio
-//! or Streamable HTTP.
+//! `mcpeval serve`: any server (--base) served with an overlay file over its lists or a
+//! cassette's answers to its calls, or a cassette alone, over stdio or Streamable HTTP.
 
 use super::args::ServeArgs;
 use crate::config::{resolve_server, BASE_HEADERS_ENV};
 use crate::error::{Exit, Failure};
-use crate::mcp::proxy::{self, Overlay};
+use crate::mcp::http::HttpServer;
+use crate::mcp::proxy::{self, Overlay, ProxyError, RecordedServer};
 
 /// Reaches the base, checks the overlay against it, then serves until stdin closes (stdio) or
 /// Ctrl-C (HTTP).
@@ -18,16 +19,20 @@ pub async fn serve(args: &ServeArgs) -> Result<Exit, Failure> {
         None => None,
     };
     let Some(given) = &args.base else {
-        let alone = match (replay, &args.overlay, args.http) {
-            (Some(replay), None, None) => replay,
-            _ => {
-                return Err(Failure::usage(anyhow::anyhow!(
-                    "--base SPEC is needed (only a cassette, over stdio, is served alone: \
-                     --replay CASSETTE)"
-                )))
-            }
+        let Some(alone) = replay.filter(|_| args.overlay.is_none()) else {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "--base SPEC is needed (only a cassette is served alone: --replay CASSETTE)"
+            )));
         };
-        proxy::serve_recorded_stdio(alone).await?;
+        match args.http {
+            Some(addr) => {
+                let server = HttpServer::spawn(move || RecordedServer::new(alone), addr)
+                    .await
+                    .map_err(ProxyError::from)?;
+                server.until_ctrl_c().await.map_err(ProxyError::from)?;
+            }
+            None => proxy::serve_recorded_stdio(alone).await?,
+        }
         return Ok(Exit::Ok);
     };
     let mut base = resolve_server(args.config.as_deref(), given, &[])?;

@@ -183,6 +183,7 @@ async fn take_turns(
                         error_kind: Some("server".into()),
                         latency_ms: 0.0,
                         result: chain(&e),
+                        replay_unmatched: false,
                     });
                     out.server_failed = Some(format!("tools/call `{tool}`"));
                     out.infra_error = Some(chain(&e));
@@ -270,6 +271,7 @@ async fn execute_call(
         error_kind: Some("model".into()),
         latency_ms: 0.0,
         result: String::new(),
+        replay_unmatched: false,
     };
     let Some(tool) = input.tools.server_name(&call.name) else {
         let known: Vec<&str> = input.tools.specs.iter().map(|s| s.name.as_str()).collect();
@@ -299,8 +301,14 @@ async fn execute_call(
         .await?;
     record.latency_ms = ms(started.elapsed());
     let reply = match outcome {
-        CallOutcome::Result { is_error, text, .. } => {
+        CallOutcome::Result {
+            is_error,
+            text,
+            replay_unmatched,
+            ..
+        } => {
             record.is_error = is_error;
+            record.replay_unmatched = replay_unmatched;
             record.error_kind = is_error.then(|| "tool".to_owned());
             text
         }

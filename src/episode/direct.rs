@@ -96,6 +96,13 @@ pub async fn run_call(
         error_kind: error_kind.map(str::to_owned),
         latency_ms,
         result: recorded_result(&text),
+        replay_unmatched: matches!(
+            outcome,
+            CallOutcome::Result {
+                replay_unmatched: true,
+                ..
+            }
+        ),
     });
     out
 }

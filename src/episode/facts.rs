@@ -25,6 +25,8 @@ pub struct EpisodeFacts<'a> {
     pub server_error: bool,
     /// Answers that wrote a tool call as text, and the first one's excerpt (`None` from tables).
     pub text_tool_calls: u32,
+    /// Tool calls a replay server answered "no recorded answer" (its cassette lacked them).
+    pub replay_unmatched: u32,
     pub text_tool_call: Option<&'a str>,
     pub success: bool,
     pub tool_calls: u32,
@@ -66,6 +68,7 @@ impl<'a> EpisodeFacts<'a> {
             error_text: e.infra_error.as_deref().or(e.server_error.as_deref()),
             server_error: e.server_error.is_some(),
             text_tool_calls: e.text_calls.count,
+            replay_unmatched: e.replay_unmatched(),
             text_tool_call: e.text_calls.first.as_deref(),
             success: e.success,
             tool_calls: e.tool_calls,

@@ -49,6 +49,18 @@ pub struct ToolCallRecord {
     pub latency_ms: f64,
     /// The result text sent back to the model (truncated in this record when very long).
     pub result: String,
+    /// A replay server answered it though its cassette did not hold the call (by its
+    /// `unmatched` policy: an error, the nearest recorded call, or the live base).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replay_unmatched: bool,
+}
+
+impl ToolCallRecord {
+    /// Whether a result's text carries a replay server's "no recorded answer" (how a call through an
+    /// app host, whose results mcpeval reads as text, is known to be unmatched).
+    pub fn says_no_record(is_error: bool, result: &str) -> bool {
+        is_error && result.contains(crate::cassette::NO_RECORD)
+    }
 }
 
 /// The record of one trial.
@@ -166,6 +178,13 @@ pub struct ModelTurn {
     pub truncated: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timed_out: bool,
+}
+
+impl Episode {
+    /// Calls a replay server answered without a recording of them.
+    pub fn replay_unmatched(&self) -> u32 {
+        self.calls.iter().filter(|c| c.replay_unmatched).count() as u32
+    }
 }
 
 impl ModelTurn {

@@ -307,6 +307,7 @@ mod tests {
             is_error,
             text: text.to_owned(),
             structured,
+            replay_unmatched: false,
         }
     }
 

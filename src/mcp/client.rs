@@ -58,6 +58,9 @@ pub enum CallOutcome {
         text: String,
         /// A tool's `structuredContent`; a resource's or a prompt's whole result.
         structured: Option<serde_json::Value>,
+        /// A replay server's answer to a call its cassette did not hold
+        /// ([`super::proxy::UNMATCHED_META`] in the result's `_meta`).
+        replay_unmatched: bool,
     },
     /// The server answered with a JSON-RPC error.
     ProtocolError {
@@ -470,6 +473,7 @@ impl McpConnection {
                     is_error: false,
                     text: value.to_string(),
                     structured: Some(value),
+                    replay_unmatched: false,
                 })
             }
             Ok(Err(ServiceError::McpError(error))) => Ok(protocol_error(error)),
@@ -499,6 +503,8 @@ impl McpConnection {
             Ok(Ok(result)) => Ok(CallOutcome::Result {
                 is_error: result.is_error.unwrap_or(false),
                 text: result_text(&result),
+                replay_unmatched: (result.meta.as_ref())
+                    .is_some_and(|m| m.contains_key(super::proxy::UNMATCHED_META)),
                 structured: result.structured_content,
             }),
             Ok(Err(ServiceError::McpError(error))) => Ok(protocol_error(error)),

@@ -2,6 +2,7 @@
 
 pub mod client;
 pub mod demo;
+pub mod http;
 pub mod proxy;
 mod recording;
 

@@ -1,7 +1,7 @@
 //! The words for why a run may have measured nothing ([`Diagnosis`]), shown before its verdict:
 //! on the console, in summary.md's first block, in junit.xml and in report.html.
 
-use crate::analysis::diagnosis::{NeverPassed, SilentHost};
+use crate::analysis::diagnosis::{NeverPassed, ReplayGaps, SilentHost};
 use crate::analysis::Diagnosis;
 
 /// Tasks named per finding on the console (summary.md names them all).
@@ -98,6 +98,9 @@ pub fn findings(d: &Diagnosis) -> Vec<Finding> {
                 .collect(),
         });
     }
+    if !d.replay_gaps.is_empty() {
+        out.push(replay_finding(&d.replay_gaps));
+    }
     if !d.both_failed.is_empty() {
         out.push(Finding {
             headline: format!(
@@ -108,6 +111,30 @@ pub fn findings(d: &Diagnosis) -> Vec<Finding> {
         });
     }
     out
+}
+
+/// How much of a replayed run was not replayed: the calls its cassettes did not hold.
+fn replay_finding(gaps: &[ReplayGaps]) -> Finding {
+    let unmatched: u64 = gaps.iter().map(|g| g.unmatched).sum();
+    let calls: u64 = gaps.iter().map(|g| g.calls).sum();
+    Finding {
+        headline: format!(
+            "{unmatched} of {calls} tool call(s) had no recorded answer in the replayed \
+             cassette: answered by the server's `unmatched` policy (an error that says so by \
+             default), not by the recording"
+        ),
+        details: (gaps.iter())
+            .map(|g| {
+                Detail::new(
+                    format!(
+                        "{} side, host {}: {} of {} call(s)",
+                        g.side, g.host, g.unmatched, g.calls
+                    ),
+                    "",
+                )
+            })
+            .collect(),
+    }
 }
 
 fn task_line(t: &NeverPassed) -> Detail {
@@ -276,6 +303,12 @@ mod tests {
                 count: 2,
                 first: "model `m`: HTTP 503\nmore".into(),
             }],
+            replay_gaps: vec![crate::analysis::diagnosis::ReplayGaps {
+                host: "sim".into(),
+                side: Side::Candidate,
+                unmatched: 3,
+                calls: 40,
+            }],
         };
         let lines = console_lines(&d);
         assert!(lines[0].starts_with(
@@ -304,6 +337,13 @@ mod tests {
             .iter()
             .filter(|l| l.starts_with("  "))
             .all(|l| l.chars().count() <= 120));
+        assert!(lines
+            .iter()
+            .any(|l| l
+                .contains("3 of 40 tool call(s) had no recorded answer in the replayed cassette")));
+        assert!(lines
+            .iter()
+            .any(|l| l == "  candidate side, host sim: 3 of 40 call(s)"));
         assert!(lines.iter().any(|l| l == "  e.g."));
         let md = markdown(&d);
         assert!(md.starts_with("**The baseline failed every trial of 8 of 9 tasks"));

@@ -173,6 +173,7 @@ table!(
         timed_out: Bool = e.timed_out,
         tokens_estimated: Bool = e.tokens_estimated,
         text_tool_calls: Num<UInt32Type> = e.text_calls.count,
+        replay_unmatched: Num<UInt32Type> = e.replay_unmatched(),
         attempts: Num<UInt32Type> = e.attempts.len() as u32 + 1,
         request_retries: Num<UInt32Type> = e.request_retries.len() as u32,
         grade_failures: Text = &e.grade.failure_summary(),
@@ -228,6 +229,7 @@ mod tests {
             error_kind: Some("protocol".into()),
             latency_ms: 2.5,
             result: "x".repeat(10_000),
+            replay_unmatched: true,
         }];
         let mut ok = sample_episode("t", Side::Candidate, true);
         ok.ttft_ms = Some(12.5);
@@ -254,10 +256,19 @@ mod tests {
             ("tokens_estimated", DataType::Boolean),
             ("server_error", DataType::String),
             ("text_tool_calls", DataType::UInt32),
+            ("replay_unmatched", DataType::UInt32),
         ] {
             assert_eq!(dtype(&df, name), expected, "{name}");
         }
-        assert_eq!(df.width(), 37);
+        // 38 since `replay_unmatched` (issue 39: a replayed run says how much was not replayed).
+        assert_eq!(df.width(), 38);
+        let unmatched = df
+            .column("replay_unmatched")
+            .unwrap()
+            .u32()
+            .unwrap()
+            .clone();
+        assert_eq!((unmatched.get(0), unmatched.get(1)), (Some(1), Some(0)));
         assert_eq!(dtype(&tc, "error_code"), DataType::Int64);
         assert_eq!(tc.width(), 12);
         let nulls = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();

@@ -241,13 +241,14 @@ const READ_CHUNK: usize = 65_536;
 
 /// Columns a comparison reads that tables written before them lack (read as 0, false or empty
 /// there).
-const NEWER_FACT_COLUMNS: [&str; 6] = [
+const NEWER_FACT_COLUMNS: [&str; 7] = [
     "reasoning_tokens",
     "truncated",
     "timed_out",
     "ttft_ms",
     "server_error",
     "text_tool_calls",
+    "replay_unmatched",
 ];
 
 /// The columns a comparison reads (see [`EpisodeFacts`]), besides [`NEWER_FACT_COLUMNS`].
@@ -386,6 +387,9 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
     let text_calls = optional("text_tool_calls")
         .map(|c| c.u32().cloned())
         .transpose()?;
+    let unmatched = optional("replay_unmatched")
+        .map(|c| c.u32().cloned())
+        .transpose()?;
     let server = optional("server_error")
         .map(|c| c.str().cloned())
         .transpose()?;
@@ -434,6 +438,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
             ttft_ms: ttft.as_ref().and_then(|c| c.get(i)),
             server_error: server_error.is_some(),
             text_tool_calls: text_calls.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
+            replay_unmatched: unmatched.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
             text_tool_call: None,
             failure: std::borrow::Cow::Borrowed(match server_error {
                 _ if success => "",
@@ -473,6 +478,7 @@ mod tests {
                         error_kind: None,
                         latency_ms: 1.5,
                         result: String::new(),
+                        replay_unmatched: false,
                     })
                     .collect();
                 e

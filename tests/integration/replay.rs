@@ -7,6 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use polars_core::prelude::*;
+use polars_io::prelude::*;
+
 use crate::common::*;
 
 /// Each (task, side, trial)'s grade and tools called.
@@ -78,6 +81,99 @@ fn a_replayed_run_grades_as_recorded_and_1_5_0_over_1_4_0_s_answers_regresses_th
         transcripts.contains("mcpeval replay: no recorded answer for tools/call `find_issues`"),
         "an unmatched call says so"
     );
+    assert_unmatched_counted(&replayed, "find_issues");
+}
+
+/// Each episode counts its unmatched calls: every call of `tool` (which the cassette never
+/// held) on the candidate, none on the baseline (whose calls were all recorded), and, under the
+/// `error` policy, exactly the calls answered "no recorded answer". The episodes table carries
+/// the counts, and summary.md says how much of the run was not replayed.
+#[track_caller]
+fn assert_unmatched_counted(run: &Path, tool: &str) {
+    let eps = episodes(run);
+    for e in &eps {
+        let flagged: Vec<_> = e.calls.iter().filter(|c| c.replay_unmatched).collect();
+        assert_eq!(e.replay_unmatched() as usize, flagged.len());
+        if e.side.as_str() == "baseline" {
+            assert_eq!(flagged.len(), 0, "{} {:?}", e.task_id, e.calls);
+        }
+        for c in &e.calls {
+            assert!(c.tool != tool || c.replay_unmatched, "{} {c:?}", e.task_id);
+            if c.result.contains("no recorded answer") {
+                assert!(c.replay_unmatched, "{} {c:?}", e.task_id);
+            }
+        }
+    }
+    let candidate: Vec<_> = eps
+        .iter()
+        .filter(|e| e.side.as_str() == "candidate")
+        .collect();
+    let unmatched: u32 = candidate.iter().map(|e| e.replay_unmatched()).sum();
+    let of_tool = (candidate.iter().flat_map(|e| &e.calls))
+        .filter(|c| c.tool == tool)
+        .count();
+    assert!(of_tool > 0, "the candidate called {tool}");
+    let table = std::fs::File::open(run.join("episodes.parquet")).unwrap();
+    let table = ParquetReader::new(table).finish().unwrap();
+    let column = table.column("replay_unmatched").expect("the column");
+    let in_table = column.u32().unwrap().sum().unwrap_or(0);
+    assert_eq!(in_table, unmatched, "the episodes table's column");
+    let calls: usize = candidate.iter().map(|e| e.calls.len()).sum();
+    let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    let said = format!("{unmatched} of {calls} tool call(s) had no recorded answer");
+    assert!(summary.contains(&said), "{said}: {summary}");
+}
+
+#[test]
+fn over_http_a_cassette_alone_serves_its_lists_and_live_answers_are_counted_as_unmatched() {
+    let dir = temp_dir();
+    let cassette = record(dir.path());
+    // The cassette alone over HTTP: its recorded tool list.
+    let alone = spawn_listening(
+        &["serve", "--replay", &cassette, "--http", "127.0.0.1:0"],
+        true,
+    );
+    let snapshot = dir.path().join("snap");
+    let out = mcpeval(&[
+        "snapshot",
+        "--server",
+        &format!("http://{}/mcp", alone.addr),
+        "--out",
+        snapshot.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let tools = std::fs::read_to_string(snapshot.join("tools.json")).unwrap();
+    assert!(
+        tools.contains("\"search_issues\"") && !tools.contains("\"find_issues\""),
+        "{tools}"
+    );
+    // 1.5.0's list over 1.4.0's answers, what the cassette lacks answered live by 1.5.0: each
+    // live answer is marked unmatched in its result's `_meta` and counted.
+    let live = spawn_listening(
+        &[
+            "serve",
+            "--replay",
+            &cassette,
+            "--base",
+            "demo:1.5.0",
+            "--unmatched",
+            "live",
+            "--http",
+            "127.0.0.1:0",
+        ],
+        true,
+    );
+    let run = dir.path().join("live");
+    let out = run_pair(
+        &format!("replay:{cassette}+demo:1.4.0"),
+        &format!("http://{}/mcp", live.addr),
+        &run,
+        &["--trials", "2"],
+    );
+    assert_verdict(&out);
+    let transcripts = std::fs::read_to_string(run.join("transcripts.jsonl")).unwrap();
+    assert!(!transcripts.contains("no recorded answer"), "answered live");
+    assert_unmatched_counted(&run, "find_issues");
 }
 
 #[test]

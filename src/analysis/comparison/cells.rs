@@ -402,6 +402,7 @@ mod tests {
             error_text: None,
             server_error: false,
             text_tool_calls: 0,
+            replay_unmatched: 0,
             text_tool_call: None,
             success: false,
             tool_calls: 1,

@@ -209,6 +209,10 @@ pub struct UsageTotal {
     /// Trials whose answers wrote a tool call as text, and the first one's excerpt.
     pub text_call_trials: u64,
     pub text_call: Option<String>,
+    /// Tool calls made, and how many of them a
+    /// replay server had no recorded answer for (`replay:` servers).
+    pub tool_calls: u64,
+    pub replay_unmatched: u64,
     /// Infrastructure errors, and the first one's text.
     pub infra_errors: u64,
     pub infra_error: Option<String>,
@@ -236,6 +240,8 @@ impl UsageTotal {
             tool_task_trials_with_calls: 0,
             text_call_trials: 0,
             text_call: None,
+            tool_calls: 0,
+            replay_unmatched: 0,
             infra_errors: 0,
             infra_error: None,
         }
@@ -274,6 +280,8 @@ impl UsageTotal {
             self.tool_task_trials += 1;
             self.tool_task_trials_with_calls += u64::from(e.tool_calls > 0);
         }
+        self.tool_calls += u64::from(e.tool_calls);
+        self.replay_unmatched += u64::from(e.replay_unmatched);
         if e.infra_error {
             self.infra_errors += 1;
             if self.infra_error.is_none() {

@@ -166,6 +166,7 @@ impl<'a> Reader<'a> {
             error_kind: None,
             latency_ms: 0.0,
             result: String::new(),
+            replay_unmatched: false,
         });
         ToolCallRequest {
             id: id.to_owned(),
@@ -195,6 +196,7 @@ impl<'a> Reader<'a> {
                 record.error_kind = is_error.then(|| "tool".to_owned());
                 record.latency_ms = at.saturating_sub(p.at).as_secs_f64() * 1000.0;
                 record.result = recorded_result(&text);
+                record.replay_unmatched = ToolCallRecord::says_no_record(record.is_error, &text);
             }
             self.out.messages.push(Message::Tool {
                 tool_call_id: id.to_owned(),

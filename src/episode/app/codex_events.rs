@@ -141,6 +141,7 @@ impl<'a> Reader<'a> {
             error_kind: None,
             latency_ms: 0.0,
             result: String::new(),
+            replay_unmatched: false,
         });
         let request = ToolCallRequest {
             id: id.to_owned(),
@@ -196,6 +197,7 @@ impl<'a> Reader<'a> {
                 }
                 record.latency_ms = at.saturating_sub(started).as_secs_f64() * 1000.0;
                 record.result = recorded_result(&text);
+                record.replay_unmatched = ToolCallRecord::says_no_record(record.is_error, &text);
                 self.out.messages.push(Message::Tool {
                     tool_call_id: id.to_owned(),
                     content: text,

@@ -159,6 +159,7 @@ impl<'a> Reader<'a> {
             error_kind: None,
             latency_ms: 0.0,
             result: String::new(),
+            replay_unmatched: false,
         });
         self.pending.insert(id.to_owned(), (index, at));
         if let Message::Assistant { tool_calls, .. } = self.step() {
@@ -206,6 +207,7 @@ impl<'a> Reader<'a> {
             }
             record.latency_ms = at.saturating_sub(started).as_secs_f64() * 1000.0;
             record.result = recorded_result(&text);
+            record.replay_unmatched = ToolCallRecord::says_no_record(record.is_error, &text);
         }
         self.out.messages.push(Message::Tool {
             tool_call_id: id.to_owned(),

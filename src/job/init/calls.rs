@@ -212,6 +212,7 @@ mod tests {
                 is_error,
                 text: text.into(),
                 structured,
+                replay_unmatched: false,
             },
             text: text.into(),
         }

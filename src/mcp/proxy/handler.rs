@@ -16,7 +16,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceError};
 use tokio::sync::{watch, OnceCell};
 
 use super::overlay::Overlay;
-use super::replay::{Replay, ReplaySession, Replayed};
+use super::replay::{mark_unmatched, Replay, ReplaySession, Replayed};
 use crate::config::{ProtocolEra, ServerSpec};
 use crate::mcp::{McpConnection, McpError};
 
@@ -66,11 +66,22 @@ impl Calls {
         params: CallToolRequestParams,
         loss: &BaseLoss,
     ) -> Result<CallToolResponse, ErrorData> {
-        if let Some(Replayed::Answer(answer)) = self.replay().map(|r| r.call_tool(&params)) {
-            return answer;
+        let Some(replay) = self.replay() else {
+            let answer = self.connection().peer().call_tool_once(params).await;
+            return self.passed(answer, loss).await;
+        };
+        let (replayed, unmatched) = replay.call_tool(&params);
+        let answer = match replayed {
+            Replayed::Answer(answer) => answer,
+            Replayed::Live => {
+                let answer = self.connection().peer().call_tool_once(params).await;
+                self.passed(answer, loss).await
+            }
+        };
+        match unmatched {
+            true => answer.map(mark_unmatched),
+            false => answer,
         }
-        let answer = self.connection().peer().call_tool_once(params).await;
-        self.passed(answer, loss).await
     }
 
     async fn read_resource(

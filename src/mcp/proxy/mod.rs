@@ -11,5 +11,5 @@ mod serve;
 pub use handler::{Calls, ProxyServer};
 pub use overlay::{Overlay, OverlayError};
 pub use recorded::{serve_recorded_stdio, RecordedServer};
-pub use replay::{Replay, ReplaySession};
+pub use replay::{Replay, ReplaySession, UNMATCHED_META};
 pub use serve::{serve_http, serve_stdio, spawn_http, start, ProxyError, ProxyHttpServer};

@@ -13,7 +13,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt as _};
 use serde::de::DeserializeOwned;
 
-use super::replay::{Replay, ReplaySession, Replayed};
+use super::replay::{mark_unmatched, Replay, ReplaySession, Replayed};
 use super::serve::ProxyError;
 use crate::cassette::{Cassette, ListKind};
 
@@ -144,7 +144,12 @@ impl ServerHandler for RecordedServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let what = format!("tools/call `{}`", request.name);
-        answered(self.session.call_tool(&request), &what)
+        let (replayed, unmatched) = self.session.call_tool(&request);
+        let answer = answered(replayed, &what);
+        match unmatched {
+            true => answer.map(mark_unmatched),
+            false => answer,
+        }
     }
 
     async fn read_resource(

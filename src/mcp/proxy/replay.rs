@@ -54,14 +54,35 @@ pub enum Replayed<T> {
     Live,
 }
 
+/// The `_meta` key of a tool result the cassette did not hold (answered by the `unmatched`
+/// policy: an error, the nearest recorded call, or the live base), value `"unmatched"`: a run
+/// counts these calls per episode.
+pub const UNMATCHED_META: &str = "mcpeval/replay";
+
+/// Marks a tool result as not replayed from the cassette ([`UNMATCHED_META`]).
+pub fn mark_unmatched(response: CallToolResponse) -> CallToolResponse {
+    match response {
+        CallToolResponse::Complete(mut result) => {
+            let meta = result.meta.get_or_insert_with(Default::default);
+            meta.insert(UNMATCHED_META.into(), "unmatched".into());
+            CallToolResponse::Complete(result)
+        }
+        other => other,
+    }
+}
+
 impl ReplaySession {
-    fn answer(&self, request: &Request) -> Option<Answer> {
+    /// The answer (none: ask the live base), and whether the cassette did not hold the request.
+    fn answer(&self, request: &Request) -> (Option<Answer>, bool) {
         let mut session = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        match session.answer(request) {
+        let reply = session.answer(request);
+        let unmatched = !reply.matched();
+        let answer = match reply {
             Reply::Recorded(answer) | Reply::Nearest(answer) => Some(answer.clone()),
             Reply::NoRecord(answer) => Some(answer),
             Reply::Live => None,
-        }
+        };
+        (answer, unmatched)
     }
 
     /// How many of this session's requests the cassette did not hold.
@@ -69,9 +90,14 @@ impl ReplaySession {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).unmatched()
     }
 
-    pub fn call_tool(&self, params: &CallToolRequestParams) -> Replayed<CallToolResponse> {
+    /// The recorded answer to a call, and whether the cassette did not hold it (the answer is
+    /// then the policy's, to be marked with [`mark_unmatched`]).
+    pub fn call_tool(&self, params: &CallToolRequestParams) -> (Replayed<CallToolResponse>, bool) {
         let request = Request::tool(&params.name, params.arguments.clone());
-        self.replayed::<CallToolResult, _>(&request, CallToolResponse::Complete)
+        let (answer, unmatched) = self.answer(&request);
+        let replayed =
+            Self::replayed::<CallToolResult, _>(&request, answer, CallToolResponse::Complete);
+        (replayed, unmatched)
     }
 
     pub fn read_resource(
@@ -79,7 +105,8 @@ impl ReplaySession {
         params: &ReadResourceRequestParams,
     ) -> Replayed<ReadResourceResponse> {
         let request = Request::resource(&params.uri);
-        self.replayed::<ReadResourceResult, _>(&request, ReadResourceResponse::Complete)
+        let (answer, _) = self.answer(&request);
+        Self::replayed::<ReadResourceResult, _>(&request, answer, ReadResourceResponse::Complete)
     }
 
     pub fn get_prompt(&self, params: &GetPromptRequestParams) -> Replayed<GetPromptResponse> {
@@ -94,15 +121,16 @@ impl ReplaySession {
             })
             .collect();
         let request = Request::prompt(&params.name, &args);
-        self.replayed::<GetPromptResult, _>(&request, GetPromptResponse::Complete)
+        let (answer, _) = self.answer(&request);
+        Self::replayed::<GetPromptResult, _>(&request, answer, GetPromptResponse::Complete)
     }
 
     fn replayed<R: DeserializeOwned, T>(
-        &self,
         request: &Request,
+        answer: Option<Answer>,
         wrap: impl FnOnce(R) -> T,
     ) -> Replayed<T> {
-        let Some(answer) = self.answer(request) else {
+        let Some(answer) = answer else {
             return Replayed::Live;
         };
         Replayed::Answer(match answer {

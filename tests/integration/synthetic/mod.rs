@@ -140,6 +140,7 @@ pub fn set_calls(e: &mut Episode, tools: &[&str]) {
             error_kind: None,
             latency_ms: 12.0,
             result: "[]".to_owned(),
+            replay_unmatched: false,
         })
         .collect();
     e.tool_calls = tools.len() as u32;
