@@ -233,7 +233,7 @@ fn plan_suite(args: &PlanRequest, lines: &mut Vec<String>) -> Result<(), JobErro
         .stats
         .validate()
         .map_err(|e| InvalidSetting(e.0.replace("[stats] ", "--")))?;
-    let suite = crate::suite::load_or_embedded(&config.suites, config.is_embedded_demo())?;
+    let suite = crate::suite::load_or_embedded(&config.suites)?;
     if suite.tasks.is_empty() {
         return Err(InvalidSetting::from("the suite holds no task").into());
     }

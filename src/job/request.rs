@@ -394,7 +394,13 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
             pairs.join(", ")
         )));
     }
-    let mut suite = crate::suite::load_or_embedded(&config.suites, config.is_embedded_demo())?;
+    if !config.is_embedded_demo() && crate::suite::is_embedded_fallback(&config.suites) {
+        notes.push(Note::warn(
+            "note: no tasks/demo folder here: the demo suite compiled into mcpeval is used"
+                .to_owned(),
+        ));
+    }
+    let mut suite = crate::suite::load_or_embedded(&config.suites)?;
     suite.tasks.retain(|t| request.kinds.keeps(t));
     let mut trigger = match (&request.trigger, &previous) {
         (Some(path), _) => {

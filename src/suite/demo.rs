@@ -21,11 +21,11 @@ pub const DEMO_SUITE: &[(&str, &str)] = &[
     ),
 ];
 
-/// Loads the suites; for the embedded demo config (`embedded_demo`), `tasks/demo` falls back to
-/// the compiled-in copy when it is not on disk.
-pub fn load_or_embedded(paths: &[PathBuf], embedded_demo: bool) -> Result<Suite, SuiteError> {
-    let demo = Path::new("tasks/demo");
-    if embedded_demo && paths == [demo] && !demo.exists() {
+/// Loads the suites; `--suite tasks/demo` (the embedded demo config's suite, or given by a user
+/// away from a checkout: `run --baseline replay:…+demo:1.4.0 --suite tasks/demo`) falls back to
+/// the compiled-in copy when it is not on disk ([`is_embedded_fallback`]).
+pub fn load_or_embedded(paths: &[PathBuf]) -> Result<Suite, SuiteError> {
+    if is_embedded_fallback(paths) {
         let sources: Vec<(PathBuf, String)> = DEMO_SUITE
             .iter()
             .map(|(p, text)| (PathBuf::from(p), (*text).to_owned()))
@@ -33,4 +33,11 @@ pub fn load_or_embedded(paths: &[PathBuf], embedded_demo: bool) -> Result<Suite,
         return load_sources(&sources);
     }
     load_suite(paths)
+}
+
+/// Whether `paths` is the demo suite's `tasks/demo` and no such folder is here: the suite is
+/// then the compiled-in copy.
+pub fn is_embedded_fallback(paths: &[PathBuf]) -> bool {
+    let demo = Path::new("tasks/demo");
+    paths == [demo] && !demo.exists()
 }

@@ -21,7 +21,7 @@ mod validate_result;
 mod tests;
 
 pub(crate) use check::regex_error_summary;
-pub use demo::{load_or_embedded, DEMO_SUITE};
+pub use demo::{is_embedded_fallback, load_or_embedded, DEMO_SUITE};
 pub use lint::{lint, named_in, warning_line};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use position::position_words;

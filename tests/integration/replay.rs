@@ -333,3 +333,51 @@ fn a_cassette_alone_serves_its_recorded_lists_and_answers() {
         text(&no_base)
     );
 }
+
+#[test]
+fn the_embedded_demo_records_and_replays_offline_from_any_folder() {
+    // The walk-through of docs/replay-overlay.md, from a folder with no checkout: the embedded
+    // demo recorded, then replayed under 1.5.0's list with the compiled-in demo suite.
+    let dir = temp_dir();
+    let in_dir = |args: &[&str]| {
+        std::process::Command::new(bin())
+            .args(args)
+            .current_dir(dir.path())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .expect("mcpeval runs")
+    };
+    let out = in_dir(&[
+        "run", "--record", "cas", "--trials", "1", "--out", "recorded",
+    ]);
+    assert_verdict(&out);
+    assert!(
+        text(&out).contains("recorded: cas/baseline.cassette.jsonl ("),
+        "{}",
+        text(&out)
+    );
+    let out = in_dir(&[
+        "run",
+        "--baseline",
+        "replay:cas/baseline.cassette.jsonl+demo:1.4.0",
+        "--candidate",
+        "replay:cas/baseline.cassette.jsonl+demo:1.5.0",
+        "--suite",
+        "tasks/demo",
+        "--host",
+        "sim",
+        "--trials",
+        "1",
+        "--out",
+        "replayed",
+    ]);
+    assert_verdict(&out);
+    let said = text(&out);
+    assert!(
+        said.contains("no tasks/demo folder here: the demo suite compiled into mcpeval is used"),
+        "{said}"
+    );
+    assert!(said.contains("18 task(s) × 1 trial(s) per side"), "{said}");
+    assert_unmatched_counted(&dir.path().join("replayed"), "find_issues");
+}

@@ -178,7 +178,7 @@ impl Tasks {
         if config.suites.is_empty() && !config.is_embedded_demo() {
             return Self::NoSuite;
         }
-        match crate::suite::load_or_embedded(&config.suites, config.is_embedded_demo()) {
+        match crate::suite::load_or_embedded(&config.suites) {
             Ok(suite) => {
                 let calls = suite.tasks.iter().filter(|t| !t.kind.has_model()).count();
                 Self::Counted {
