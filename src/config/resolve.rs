@@ -726,40 +726,22 @@ fn overlay_from_file(
     base_dir: Option<&Path>,
 ) -> Result<ServerSpec, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(format!("[servers.{name}]: {m}"));
-    let (overlay, replay) =
-        match (&entry.overlay, &entry.replay) {
-            (Some(_), Some(_)) => return Err(invalid(
-                "an `overlay` or a `replay`, not both: give the overlay a [servers.NAME] of its \
-                 own with this one as its `base`"
-                    .into(),
-            )),
-            (None, None) => return Err(invalid("`base` goes with `overlay` or `replay`".into())),
-            (overlay, replay) => (overlay, replay),
-        };
-    let unmatched = match (entry.unmatched.as_deref(), replay) {
-        (None, _) => None,
-        (Some(_), None) => return Err(invalid("`unmatched` goes with `replay`".into())),
-        (Some(p @ ("error" | "nearest" | "live")), Some(_)) => Some(p.to_owned()),
-        (Some(other), Some(_)) => {
-            return Err(invalid(format!(
-                "`unmatched = \"{other}\"`: one of \"error\", \"nearest\", \"live\""
-            )))
-        }
+    let unmatched = layered_keys(entry).map_err(invalid)?;
+    let in_dir = |given: &Path| match base_dir {
+        Some(dir) if given.is_relative() => dir.join(given),
+        _ => given.to_path_buf(),
     };
     let Some(given) = &entry.base else {
-        let Some(cassette) = replay else {
+        let Some(cassette) = &entry.replay else {
             return Err(invalid(
                 "`overlay` and `base` go together: `base` is the server underneath".into(),
             ));
         };
-        // A cassette alone: its recorded lists and answers, no live server.
-        let file = match base_dir {
-            Some(dir) if cassette.is_relative() => dir.join(cassette),
-            _ => cassette.clone(),
-        };
-        // Any spec's defaults (timeouts, era), then the cassette's transport.
+        // A cassette alone: its recorded lists and answers, no live server. Any spec's
+        // defaults (timeouts, era), then the cassette's transport.
         let mut spec = ServerSpec::parse(name, "mcpeval").map_err(|e| invalid(e.0))?;
-        spec.transport = ServerSpec::replay_transport(&file, "").map_err(|e| invalid(e.0))?;
+        spec.transport =
+            ServerSpec::replay_transport(&in_dir(cassette), "").map_err(|e| invalid(e.0))?;
         if let (Some(policy), Transport::Stdio { args, .. }) = (unmatched, &mut spec.transport) {
             args.extend(["--unmatched".into(), policy]);
         }
@@ -770,33 +752,65 @@ fn overlay_from_file(
             "a server with an `overlay` or a `replay` has a `base`, not `command` or `url`".into(),
         ));
     }
-    let base = match servers.get(given.as_str()) {
-        Some(_) if given == name => return Err(invalid("`base` names this server itself".into())),
-        Some(other) if other.overlay.is_some() => {
-            return Err(invalid(format!(
-                "`base` names [servers.{given}], itself an overlay: put both files' changes in one"
-            )))
-        }
-        Some(other) => server_from_file(given, other, servers, base_dir)?,
-        None => ServerSpec::parse(name, given).map_err(|e| invalid(format!("`base`: {e}")))?,
-    };
-    let given_file = overlay
-        .as_ref()
-        .or(replay.as_ref())
-        .cloned()
-        .unwrap_or_default();
-    let file = match base_dir {
-        Some(dir) if given_file.is_relative() => dir.join(&given_file),
-        _ => given_file,
-    };
-    let mut transport = match overlay {
-        Some(_) => ServerSpec::overlay_transport(&file, &base.display()),
-        None => ServerSpec::replay_transport(&file, &base.display()),
+    let base = layered_base(name, given, servers, base_dir, &invalid)?;
+    let mut transport = match (&entry.overlay, &entry.replay) {
+        (Some(file), _) => ServerSpec::overlay_transport(&in_dir(file), &base.display()),
+        (None, Some(file)) => ServerSpec::replay_transport(&in_dir(file), &base.display()),
+        (None, None) => unreachable!("layered_keys wants one of them"),
     }
     .map_err(|e| invalid(e.0))?;
     if let (Some(policy), Transport::Stdio { args, .. }) = (unmatched, &mut transport) {
         args.extend(["--unmatched".into(), policy]);
     }
+    Ok(served_over(name, &base, transport))
+}
+
+/// The keys of a `[servers.NAME]` with an `overlay` or a `replay` that go together (one of the
+/// two, `unmatched` only with `replay`): the `unmatched` policy given, if any.
+fn layered_keys(entry: &ServerFile) -> Result<Option<String>, String> {
+    match (&entry.overlay, &entry.replay) {
+        (Some(_), Some(_)) => {
+            return Err(
+                "an `overlay` or a `replay`, not both: give the overlay a [servers.NAME] of its \
+                 own with this one as its `base`"
+                    .into(),
+            )
+        }
+        (None, None) => return Err("`base` goes with `overlay` or `replay`".into()),
+        _ => {}
+    }
+    match (entry.unmatched.as_deref(), &entry.replay) {
+        (None, _) => Ok(None),
+        (Some(_), None) => Err("`unmatched` goes with `replay`".into()),
+        (Some(p @ ("error" | "nearest" | "live")), Some(_)) => Ok(Some(p.to_owned())),
+        (Some(other), Some(_)) => Err(format!(
+            "`unmatched = \"{other}\"`: one of \"error\", \"nearest\", \"live\""
+        )),
+    }
+}
+
+/// The server under an overlay or a replay: another `[servers.NAME]` (not itself, not an
+/// overlay), or a spec.
+fn layered_base(
+    name: &str,
+    given: &str,
+    servers: &BTreeMap<String, ServerFile>,
+    base_dir: Option<&Path>,
+    invalid: &dyn Fn(String) -> ConfigError,
+) -> Result<ServerSpec, ConfigError> {
+    match servers.get(given) {
+        Some(_) if given == name => Err(invalid("`base` names this server itself".into())),
+        Some(other) if other.overlay.is_some() => Err(invalid(format!(
+            "`base` names [servers.{given}], itself an overlay: put both files' changes in one"
+        ))),
+        Some(other) => server_from_file(given, other, servers, base_dir),
+        None => ServerSpec::parse(name, given).map_err(|e| invalid(format!("`base`: {e}"))),
+    }
+}
+
+/// The spec of `mcpeval serve` over `base` (`transport`): the base's era and headers handed
+/// over, the headers through the environment, never the command line, and kept secret.
+fn served_over(name: &str, base: &ServerSpec, mut transport: Transport) -> ServerSpec {
     if base.protocol_era != crate::config::ProtocolEra::Auto {
         if let Transport::Stdio { args, .. } = &mut transport {
             let era = serde_json::to_value(base.protocol_era).unwrap_or_default();
@@ -818,7 +832,7 @@ fn overlay_from_file(
         spec.referenced_values
             .extend(base.headers.values().cloned());
     }
-    Ok(spec)
+    spec
 }
 
 /// Replaces a value of the form `$VAR` by the variable's value, and each `${VAR}` inside a
