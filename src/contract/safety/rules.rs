@@ -269,7 +269,7 @@ fn hidden(text: &str) -> Vec<Hit> {
             .map(|s| s.trim_end().to_owned())
             .collect();
         let mut message = format!(
-            "{} {} character(s), first U+{:04X} at char {offset}: {}",
+            "{} {} character(s), the first U+{:04X}: {}",
             of_rule.len(),
             if bidi {
                 "direction-changing"

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::chars::shown;
+use super::chars::{invisible_name, shown};
 use super::rules::{check, Hit};
 
 /// What a finding is about.
@@ -257,7 +257,7 @@ fn median_description(tools: &[Value]) -> usize {
 }
 
 /// Up to 40 characters before the hit and 80 after its start, one line, invisible characters
-/// shown, `…` where it was cut.
+/// shown (a run of more than four as its first three and a count), `…` where it was cut.
 fn excerpt(text: &str, offset: usize, len: usize) -> String {
     let chars: Vec<char> = text.chars().collect();
     let start = offset.saturating_sub(40);
@@ -266,10 +266,21 @@ fn excerpt(text: &str, offset: usize, len: usize) -> String {
     if start > 0 {
         out.push('…');
     }
-    for &c in &chars[start..end] {
-        shown(c, &mut out);
+    let mut i = start;
+    while i < end {
+        let run = (chars[i..].iter())
+            .take_while(|c| invisible_name(**c).is_some())
+            .count();
+        if run > 4 {
+            chars[i..i + 3].iter().for_each(|&c| shown(c, &mut out));
+            out.push_str(&format!("<…{} more>", run - 3));
+            i += run;
+            continue;
+        }
+        shown(chars[i], &mut out);
+        i += 1;
     }
-    if end < chars.len() {
+    if i < chars.len() {
         out.push('…');
     }
     out

@@ -143,7 +143,7 @@ fn a_finding_names_the_item_the_field_the_offset_and_shows_hidden_characters() {
         )
     );
     assert!(
-        hidden.excerpt.starts_with("Adds.<U+E0073><U+E0065>"),
+        hidden.excerpt == "Adds.<U+E0073><U+E0065><U+E006E><…6 more>",
         "{}",
         hidden.excerpt
     );
