@@ -214,7 +214,9 @@ fn the_demo_release_has_no_description_risk() {
     assert_eq!(risks(&out), []);
     let page = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(
-        page.contains("- description safety: 0 finding(s) on the candidate, 0 new"),
+        page.contains(
+            "- description safety: 34 text(s) read on the candidate, 0 finding(s), 0 new"
+        ),
         "{page}"
     );
 }

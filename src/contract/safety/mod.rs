@@ -10,4 +10,4 @@ mod scan;
 #[cfg(test)]
 mod tests;
 
-pub use scan::{new_findings, scan, Finding, Listing, Rule};
+pub use scan::{new_findings, scan, texts_read, Finding, Listing, Rule};

@@ -94,7 +94,39 @@ const OVERLONG_CHARS: usize = 1000;
 const OVERLONG_TIMES: usize = 4;
 
 /// Every finding on a server's lists, in list order.
-pub fn scan<'a>(listing: &Listing<'a>) -> Vec<Finding> {
+pub fn scan(listing: &Listing) -> Vec<Finding> {
+    let texts = texts(listing);
+    let median = median_description(listing.tools);
+    let mut out = Vec::new();
+    for text in &texts {
+        for hit in check(text.text) {
+            out.push(text.finding(hit));
+        }
+        let long = text.text.chars().count();
+        let is_description = text.field == "description" && text.kind != "instructions";
+        if is_description && long > OVERLONG_CHARS && long > OVERLONG_TIMES * median {
+            out.push(text.finding(Hit {
+                rule: Rule::Overlong,
+                offset: 0,
+                len: 0,
+                message: format!(
+                    "{long} characters, {:.1} × the median of the server's tool descriptions \
+                     ({median}): room for instructions a reader skims past",
+                    long as f64 / median.max(1) as f64
+                ),
+            }));
+        }
+    }
+    out
+}
+
+/// How many texts [`scan`] reads in `listing` (descriptions, titles, instructions).
+pub fn texts_read(listing: &Listing) -> usize {
+    texts(listing).len()
+}
+
+/// Every text of the lists the model is shown, with where it is.
+fn texts<'a>(listing: &Listing<'a>) -> Vec<Text<'a>> {
     let mut texts: Vec<Text<'a>> = Vec::new();
     for tool in listing.tools {
         let name = str_of(tool, "name");
@@ -130,28 +162,7 @@ pub fn scan<'a>(listing: &Listing<'a>) -> Vec<Finding> {
     if let Some(text) = listing.instructions {
         texts.push(Text::new("instructions", "", "instructions".into(), text));
     }
-    let median = median_description(listing.tools);
-    let mut out = Vec::new();
-    for text in &texts {
-        for hit in check(text.text) {
-            out.push(text.finding(hit));
-        }
-        let long = text.text.chars().count();
-        let is_description = text.field == "description" && text.kind != "instructions";
-        if is_description && long > OVERLONG_CHARS && long > OVERLONG_TIMES * median {
-            out.push(text.finding(Hit {
-                rule: Rule::Overlong,
-                offset: 0,
-                len: 0,
-                message: format!(
-                    "{long} characters, {:.1} × the median of the server's tool descriptions \
-                     ({median}): room for instructions a reader skims past",
-                    long as f64 / median.max(1) as f64
-                ),
-            }));
-        }
-    }
-    out
+    texts
 }
 
 /// The findings of `candidate` the baseline had not (same item, field and rule), each with

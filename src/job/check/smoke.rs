@@ -174,8 +174,10 @@ fn description_risks(
             row
         })
         .collect();
+    let read = safety::texts_read(&candidate.listing());
     let json = serde_json::json!({
         "failOnDescriptionRisks": strict,
+        "textsRead": read,
         "new": new,
         "alsoInBaseline": found.len() - new,
         "findings": rows,
@@ -184,7 +186,8 @@ fn description_risks(
         .map_err(std::io::Error::other)
         .and_then(|text| std::fs::write(&file, text + "\n"));
     out.line(format!(
-        "- description safety: {} finding(s) on the candidate, {new} new (`smoke/{RISKS_JSON}`{})",
+        "- description safety: {read} text(s) read on the candidate, {} finding(s), {new} new \
+         (`smoke/{RISKS_JSON}`{})",
         found.len(),
         match written {
             Ok(()) => String::new(),
