@@ -184,17 +184,19 @@ pub(super) fn check(text: &str) -> Vec<Hit> {
         })
         .collect();
     directives.sort_by_key(|(m, _)| m.start());
-    if let Some(&(m, what)) = directives.first() {
-        let others = directives.len() - 1;
+    if let Some(&(m, _)) = directives.first() {
         let (offset, len) = at(m.start(), m.end());
+        let said: Vec<String> = (directives.iter().take(4))
+            .map(|(m, what)| format!("{what}: \"{}\"", m.as_str().trim()))
+            .collect();
         hits.push(Hit {
             rule: Rule::ModelDirective,
             offset,
             len,
             message: format!(
-                "{what}: \"{}\"{}",
-                m.as_str().trim(),
-                more(others, "other phrase")
+                "{}{}",
+                said.join("; "),
+                more(directives.len().saturating_sub(4), "other phrase")
             ),
         });
     }
