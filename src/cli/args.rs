@@ -1302,6 +1302,7 @@ mod tests {
             "2025-11-25,2026-07-28",
             "--allow-skipped",
             "--stop-on-breaking",
+            "--fail-on-description-risks",
         ];
         let parse = |argv: Vec<String>| match Cli::try_parse_from(argv).unwrap().command {
             Some(Command::Check(args)) => args,
