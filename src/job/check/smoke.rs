@@ -25,6 +25,18 @@ struct Listed {
 }
 
 impl Listed {
+    /// A stored snapshot's lists, as the baseline (no counts: nothing was asked).
+    fn stored(snapshot: crate::contract::Snapshot) -> Self {
+        Self {
+            instructions: (snapshot.server.get("instructions"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            counts: [0; 4],
+            tools: snapshot.tools,
+            prompts: snapshot.prompts,
+        }
+    }
+
     fn listing(&self) -> Listing<'_> {
         Listing {
             tools: &self.tools,
@@ -67,16 +79,7 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
         }
     } else if let Some(stored) = &ctx.settings.stored {
         match crate::contract::Snapshot::read(stored) {
-            Ok(snapshot) => {
-                baseline = Some(Listed {
-                    instructions: (snapshot.server.get("instructions"))
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                    counts: [0; 4],
-                    tools: snapshot.tools,
-                    prompts: snapshot.prompts,
-                })
-            }
+            Ok(snapshot) => baseline = Some(Listed::stored(snapshot)),
             Err(e) => {
                 return out.end(
                     StageStatus::Error,
@@ -104,10 +107,26 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
             return out.judged(format!("the candidate did not start or list: {why}"));
         }
     };
+    let fresh = portability(baseline.as_ref(), &candidate, &mut out);
+    let risks = description_risks(ctx, baseline.as_ref(), &candidate, &mut out);
+    let (calls, not_run) = call_tasks(ctx, face, &mut out).await;
+    let summary = format!(
+        "{} tools, {fresh} new portability finding(s){risks}{calls}",
+        candidate.tools.len(),
+    );
+    match not_run {
+        true => out.end(StageStatus::Error, summary),
+        false => out.judged(summary),
+    }
+}
+
+const INFRA: &str = "the call tasks could not be run";
+
+/// Lists the candidate's schema portability findings, each new one (the baseline had it not) a
+/// failed case; returns how many are new.
+fn portability(baseline: Option<&Listed>, candidate: &Listed, out: &mut Outcome) -> usize {
     let found = findings(&candidate.tools);
-    let before: Vec<Finding> = (baseline.as_ref())
-        .map(|b| findings(&b.tools))
-        .unwrap_or_default();
+    let before: Vec<Finding> = baseline.map(|b| findings(&b.tools)).unwrap_or_default();
     let fresh = new_findings(&before, &found);
     out.line(format!(
         "- schema portability: {} finding(s) on the candidate, {} new",
@@ -129,21 +148,8 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
             false => Case::passed(name),
         });
     }
-    let risks = description_risks(ctx, baseline.as_ref(), &candidate, &mut out);
-    let (calls, not_run) = call_tasks(ctx, face, &mut out).await;
-    let summary = format!(
-        "{} tools, {} new portability finding(s){risks}{}",
-        candidate.tools.len(),
-        fresh.len(),
-        calls
-    );
-    match not_run {
-        true => out.end(StageStatus::Error, summary),
-        false => out.judged(summary),
-    }
+    fresh.len()
 }
-
-const INFRA: &str = "the call tasks could not be run";
 
 fn to_json(item: &impl serde::Serialize) -> Value {
     serde_json::to_value(item).unwrap_or_default()
