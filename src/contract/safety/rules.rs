@@ -62,7 +62,7 @@ const DIRECTIVES: &[(&str, &str)] = &[
     ),
     (
         "orders the model's use of its other tools",
-        r"\bbefore\s+(using|calling|invoking|executing|running|selecting)\s+(any|every|all|each)\s+(other\s+)?(tools?|functions?)\b",
+        r"\bbefore\s+((using|calling|invoking|executing|running|selecting)\s+)?(any|every|all|each)\s+(other\s+)?(tools?|functions?)\b",
     ),
     (
         "orders the model's use of its other tools",
@@ -284,6 +284,11 @@ fn hidden(text: &str) -> Vec<Hit> {
         let spelled = tag_text(text);
         if !bidi && !spelled.is_empty() {
             message.push_str(&format!("; the tag characters spell \"{spelled}\""));
+            // What they spell is plain ASCII: read by the other rules, one level down.
+            let inside: Vec<&str> = check(&spelled).iter().map(|h| h.rule.name()).collect();
+            if !inside.is_empty() {
+                message.push_str(&format!(", which the rules read as {}", inside.join(", ")));
+            }
         }
         hits.push(Hit {
             rule,
