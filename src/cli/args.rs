@@ -339,6 +339,12 @@ pub struct CheckArgs {
     /// Fail the deprecations stage on a deprecated feature or warning the baseline lacked.
     #[arg(long)]
     pub fail_on_new_deprecations: bool,
+    /// Fail the smoke stage on a description-safety finding (hidden characters, orders to the
+    /// model, sensitive files, sending data away, encoded blobs, outsized descriptions) the
+    /// baseline did not have [default: the config's [check] fail_on_description_risks, else
+    /// reported only].
+    #[arg(long)]
+    pub fail_on_description_risks: bool,
     /// The protocol versions the candidate must list in supportedVersions, comma-separated
     /// [default: the config's [check] protocol_versions, else not checked].
     #[arg(long, value_name = "V,V", value_delimiter = ',')]
@@ -364,7 +370,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DIR", conflicts_with_all = [
         "config", "baseline", "baseline_snapshot", "candidate", "suite", "host", "stages", "out",
         "expected_failures", "all", "stop_on_breaking", "write_baseline", "client_profile",
-        "conformance", "fail_on_new_deprecations", "protocol_versions", "trials", "protocol_era",
+        "conformance", "fail_on_new_deprecations", "fail_on_description_risks", "protocol_versions", "trials", "protocol_era",
         "allow_skipped", "record",
     ])]
     pub resume: Option<PathBuf>,
@@ -377,7 +383,11 @@ skipped with its reason when it cannot apply):
                 portability finding the baseline had not (tool names, root type, combinators,
                 type lists, remote $ref…); the suite's call tasks run on both sides, and a
                 call task the baseline fails every time fails the stage unless it says
-                `expected_to_fail: true`
+                `expected_to_fail: true`; every description, title, parameter and prompt
+                description and the instructions are read for description risks (hidden or
+                bidi characters, orders to the model, sensitive files, sending data away,
+                encoded blobs, outsized descriptions), written to smoke/description-risks.json;
+                those the baseline lacked fail only with --fail-on-description-risks
   contract      the candidate snapshotted per client profile (and [check] auth_profiles), diffed
                 against the stored snapshot (--baseline-snapshot) or the baseline server's; a change
                 that breaks clients fails; supportedVersions against --protocol-versions, and the
@@ -839,6 +849,7 @@ impl CheckArgs {
             client_profiles: self.client_profile.clone(),
             conformance: self.conformance.clone(),
             fail_on_new_deprecations: self.fail_on_new_deprecations,
+            fail_on_description_risks: self.fail_on_description_risks,
             protocol_versions: (!self.protocol_versions.is_empty())
                 .then(|| self.protocol_versions.clone()),
             allow_skipped: self.allow_skipped,
@@ -898,6 +909,7 @@ impl CheckArgs {
             ("stop-on-breaking", self.stop_on_breaking),
             ("write-baseline", self.write_baseline),
             ("fail-on-new-deprecations", self.fail_on_new_deprecations),
+            ("fail-on-description-risks", self.fail_on_description_risks),
             ("allow-skipped", self.allow_skipped),
         ] {
             if on {
@@ -1292,6 +1304,7 @@ mod tests {
             "2025-11-25,2026-07-28",
             "--allow-skipped",
             "--stop-on-breaking",
+            "--fail-on-description-risks",
         ];
         let parse = |argv: Vec<String>| match Cli::try_parse_from(argv).unwrap().command {
             Some(Command::Check(args)) => args,

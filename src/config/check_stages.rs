@@ -28,6 +28,9 @@ pub struct CheckFile {
     /// Fail the deprecations stage on a deprecated feature or warning the baseline did not have
     /// [default: false: reported only].
     pub fail_on_new_deprecations: Option<bool>,
+    /// Fail the smoke stage on a description-safety finding the baseline did not have
+    /// [default: false: reported only].
+    pub fail_on_description_risks: Option<bool>,
     /// The command that runs the conformance suite (split like a shell would, never run by
     /// one) [default: env MCPEVAL_CONFORMANCE, else `npx --yes
     /// @modelcontextprotocol/conformance@0.2.0-alpha.12`].

@@ -12,6 +12,7 @@ mod model;
 pub mod portability;
 mod probe;
 mod report;
+pub mod safety;
 mod schema;
 mod snapshot;
 mod trigger;

@@ -21,6 +21,7 @@ mod codex_host;
 mod config_file;
 mod contract;
 mod contract_reading;
+mod description_safety;
 mod diagnostics;
 mod exit_codes;
 mod false_alarm;

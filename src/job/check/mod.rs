@@ -120,6 +120,8 @@ pub struct CheckRequest {
     pub client_profiles: Vec<ClientProfile>,
     pub conformance: Option<String>,
     pub fail_on_new_deprecations: bool,
+    /// Fail the smoke stage on a description-safety finding the baseline did not have.
+    pub fail_on_description_risks: bool,
     pub protocol_versions: Option<Vec<String>>,
     /// A stage named in `stages` that is skipped passes instead of making the check exit 3.
     pub allow_skipped: bool,
@@ -236,6 +238,7 @@ pub(super) struct Settings {
     pub requirements: Option<Vec<String>>,
     pub protocol_versions: Option<Vec<String>>,
     pub fail_on_new_deprecations: bool,
+    pub fail_on_description_risks: bool,
     pub conformance: Option<String>,
     pub http_command: Option<String>,
     pub http_url: Option<String>,
@@ -453,6 +456,8 @@ fn settings(request: &CheckRequest, table: CheckFile) -> Settings {
             .or(table.protocol_versions),
         fail_on_new_deprecations: request.fail_on_new_deprecations
             || table.fail_on_new_deprecations.unwrap_or(false),
+        fail_on_description_risks: request.fail_on_description_risks
+            || table.fail_on_description_risks.unwrap_or(false),
         conformance: request.conformance.clone().or(table.conformance),
         http_command: table.http_command,
         http_url: table.http_url,

@@ -1,5 +1,6 @@
 //! The smoke stage: each side starts and answers its lists; the candidate's tool schemas have
-//! no portability finding the baseline had not; the suite's call tasks run.
+//! no portability finding the baseline had not; its descriptions are read for risks
+//! (`contract::safety`); the suite's call tasks run.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,6 +10,7 @@ use serde_json::Value;
 use super::{Ctx, Outcome, Stage, StepError, Tasks};
 use crate::config::ServerSpec;
 use crate::contract::portability::{findings, new_findings, Finding};
+use crate::contract::safety::{self, Listing};
 use crate::episode::Side;
 use crate::job::{Face, RunOutcome, RunRequest, TaskKinds};
 use crate::mcp::McpConnection;
@@ -17,8 +19,35 @@ use crate::rundir::{Case, StageRecord, StageStatus};
 /// What one side answered.
 struct Listed {
     tools: Vec<Value>,
+    prompts: Vec<Value>,
+    instructions: Option<String>,
     counts: [usize; 4],
 }
+
+impl Listed {
+    /// A stored snapshot's lists, as the baseline (no counts: nothing was asked).
+    fn stored(snapshot: crate::contract::Snapshot) -> Self {
+        Self {
+            instructions: (snapshot.server.get("instructions"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            counts: [0; 4],
+            tools: snapshot.tools,
+            prompts: snapshot.prompts,
+        }
+    }
+
+    fn listing(&self) -> Listing<'_> {
+        Listing {
+            tools: &self.tools,
+            prompts: &self.prompts,
+            instructions: self.instructions.as_deref(),
+        }
+    }
+}
+
+/// Where the description risks are written, in the check's directory.
+const RISKS_JSON: &str = "description-risks.json";
 
 pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
     let mut out = Outcome::new(Stage::Smoke);
@@ -30,12 +59,12 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
         );
     }
     out.output(&dir, &ctx.dir);
-    let mut baseline_tools = None;
+    let mut baseline = None;
     if let Some(spec) = ctx.baseline.clone() {
         match list(ctx, &spec, "baseline").await {
             Ok(listed) => {
                 out.line(answered("baseline", &spec, &listed));
-                baseline_tools = Some(listed.tools);
+                baseline = Some(listed);
             }
             Err(why) => {
                 out.line(format!(
@@ -50,7 +79,7 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
         }
     } else if let Some(stored) = &ctx.settings.stored {
         match crate::contract::Snapshot::read(stored) {
-            Ok(snapshot) => baseline_tools = Some(snapshot.tools),
+            Ok(snapshot) => baseline = Some(Listed::stored(snapshot)),
             Err(e) => {
                 return out.end(
                     StageStatus::Error,
@@ -78,8 +107,26 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
             return out.judged(format!("the candidate did not start or list: {why}"));
         }
     };
+    let fresh = portability(baseline.as_ref(), &candidate, &mut out);
+    let risks = description_risks(ctx, baseline.as_ref(), &candidate, &mut out);
+    let (calls, not_run) = call_tasks(ctx, face, &mut out).await;
+    let summary = format!(
+        "{} tools, {fresh} new portability finding(s){risks}{calls}",
+        candidate.tools.len(),
+    );
+    match not_run {
+        true => out.end(StageStatus::Error, summary),
+        false => out.judged(summary),
+    }
+}
+
+const INFRA: &str = "the call tasks could not be run";
+
+/// Lists the candidate's schema portability findings, each new one (the baseline had it not) a
+/// failed case; returns how many are new.
+fn portability(baseline: Option<&Listed>, candidate: &Listed, out: &mut Outcome) -> usize {
     let found = findings(&candidate.tools);
-    let before: Vec<Finding> = baseline_tools.as_deref().map(findings).unwrap_or_default();
+    let before: Vec<Finding> = baseline.map(|b| findings(&b.tools)).unwrap_or_default();
     let fresh = new_findings(&before, &found);
     out.line(format!(
         "- schema portability: {} finding(s) on the candidate, {} new",
@@ -101,20 +148,89 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
             false => Case::passed(name),
         });
     }
-    let (calls, not_run) = call_tasks(ctx, face, &mut out).await;
-    let summary = format!(
-        "{} tools, {} new portability finding(s){}",
-        candidate.tools.len(),
-        fresh.len(),
-        calls
-    );
-    match not_run {
-        true => out.end(StageStatus::Error, summary),
-        false => out.judged(summary),
-    }
+    fresh.len()
 }
 
-const INFRA: &str = "the call tasks could not be run";
+fn to_json(item: &impl serde::Serialize) -> Value {
+    serde_json::to_value(item).unwrap_or_default()
+}
+
+/// Reads the candidate's descriptions, titles, parameter and prompt descriptions and
+/// instructions for risks; those the baseline had on the same field are listed as such and
+/// never fail; the others fail the stage with `fail_on_description_risks`. Writes them all to
+/// `smoke/description-risks.json` and returns the words for the stage's summary.
+fn description_risks(
+    ctx: &Ctx,
+    baseline: Option<&Listed>,
+    candidate: &Listed,
+    out: &mut Outcome,
+) -> String {
+    let strict = ctx.settings.fail_on_description_risks;
+    let found = safety::scan(&candidate.listing());
+    let before = baseline
+        .map(|b| safety::scan(&b.listing()))
+        .unwrap_or_default();
+    let marked = safety::new_findings(&before, &found);
+    let new = marked.iter().filter(|(_, new)| *new).count();
+    let file = ctx.dir.join("smoke").join(RISKS_JSON);
+    let rows: Vec<Value> = (marked.iter())
+        .map(|(f, new)| {
+            let mut row = to_json(*f);
+            row["new"] = Value::Bool(*new);
+            row
+        })
+        .collect();
+    let read = safety::texts_read(&candidate.listing());
+    let json = serde_json::json!({
+        "failOnDescriptionRisks": strict,
+        "textsRead": read,
+        "new": new,
+        "alsoInBaseline": found.len() - new,
+        "findings": rows,
+    });
+    let written = serde_json::to_string_pretty(&json)
+        .map_err(std::io::Error::other)
+        .and_then(|text| std::fs::write(&file, text + "\n"));
+    out.line(format!(
+        "- description safety: {read} text(s) read on the candidate, {} finding(s), {new} new \
+         (`smoke/{RISKS_JSON}`{})",
+        found.len(),
+        match written {
+            Ok(()) => String::new(),
+            Err(e) => format!(": not written: {e}"),
+        }
+    ));
+    for (f, is_new) in &marked {
+        out.line(format!(
+            "  - {}{} `{}` {} at char {}: {} — `{}`{}",
+            if *is_new { "**new** " } else { "" },
+            f.subject(),
+            f.field,
+            f.rule.name(),
+            f.offset,
+            f.message,
+            f.excerpt.replace('`', "'"),
+            if *is_new {
+                ""
+            } else {
+                " (also in the baseline)"
+            }
+        ));
+        let name = format!("description {} {} {}", f.subject(), f.field, f.rule.name());
+        out.case(match is_new & strict {
+            true => Case::failed(name, f.message.clone()),
+            false => Case::passed(name),
+        });
+    }
+    match (new, strict) {
+        (0, _) => String::new(),
+        (_, true) => format!(", {new} new description risk(s) (fail_on_description_risks)"),
+        (_, false) => format!(
+            ", {new} new description risk(s) (reported only: --fail-on-description-risks fails \
+             on them)"
+        ),
+    }
+}
 
 fn answered(side: &str, spec: &ServerSpec, listed: &Listed) -> String {
     let [t, r, rt, p] = listed.counts;
@@ -133,13 +249,17 @@ async fn list(ctx: &mut Ctx, spec: &ServerSpec, side: &'static str) -> Result<Li
         let tools = conn.list_tools().await?;
         let resources = conn.list_resources().await?.len();
         let templates = conn.list_resource_templates().await?.len();
-        let prompts = conn.list_prompts().await?.len();
-        let tools: Vec<Value> = (tools.iter())
-            .map(|t| crate::contract::normalize(&serde_json::to_value(t).unwrap_or_default()))
-            .collect();
+        let prompts = conn.list_prompts().await?;
+        let to_values = |items: Vec<Value>| -> Vec<Value> {
+            items.iter().map(crate::contract::normalize).collect()
+        };
+        let tools = to_values(tools.iter().map(to_json).collect());
+        let prompts = to_values(prompts.iter().map(to_json).collect());
         Ok::<_, crate::mcp::McpError>(Listed {
-            counts: [tools.len(), resources, templates, prompts],
+            counts: [tools.len(), resources, templates, prompts.len()],
             tools,
+            prompts,
+            instructions: conn.server_info().instructions.clone(),
         })
     }
     .await;
