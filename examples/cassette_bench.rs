@@ -101,11 +101,18 @@ fn main() {
     let (cassette, calls) = cassette(&mut rng);
     let text = cassette.to_jsonl();
     matcher_alone(&text, &calls, &mut rng);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(through_the_server(&text, &calls, &mut rng));
+    // One thread: the replay server's own work; several: with the hand-offs between the
+    // client's and the server's tasks on other threads, as in a multi-threaded process.
+    for (flavour, mut builder) in [
+        ("one thread", tokio::runtime::Builder::new_current_thread()),
+        (
+            "2 worker threads",
+            tokio::runtime::Builder::new_multi_thread(),
+        ),
+    ] {
+        let runtime = builder.enable_all().build().expect("a runtime");
+        runtime.block_on(through_the_server(&text, &calls, &mut rng, flavour));
+    }
 }
 
 /// The calls to make: recorded ones with their keys in another order, one in ten with an `id`
@@ -125,7 +132,7 @@ fn requests(calls: &[Call], rng: &mut ChaCha8Rng) -> Vec<Call> {
 
 /// `tools/call` round trips of an rmcp client through the replay server: in-process (a duplex
 /// pipe, as stdio without the process) and over Streamable HTTP.
-async fn through_the_server(text: &str, calls: &[Call], rng: &mut ChaCha8Rng) {
+async fn through_the_server(text: &str, calls: &[Call], rng: &mut ChaCha8Rng, flavour: &str) {
     use mcpeval::mcp::http::HttpServer;
     use mcpeval::mcp::proxy::{RecordedServer, Replay};
     use rmcp::model::CallToolRequestParams;
@@ -165,8 +172,8 @@ async fn through_the_server(text: &str, calls: &[Call], rng: &mut ChaCha8Rng) {
         }
         times.sort();
         println!(
-            "{CALLS} tools/call round trips through the replay server ({label}; {unmatched} \
-             unmatched, marked), per call: median {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+            "{CALLS} tools/call round trips through the replay server ({label}, {flavour}; \
+             {unmatched} unmatched, marked), per call: median {:.1} µs, p99 {:.1} µs, max {:.1} µs",
             percentile(&times, 0.5).as_secs_f64() * 1e6,
             percentile(&times, 0.99).as_secs_f64() * 1e6,
             times.last().copied().unwrap_or_default().as_secs_f64() * 1e6
