@@ -14,6 +14,8 @@ mod probe;
 mod report;
 mod schema;
 mod snapshot;
+pub mod token_diff;
+pub mod tokens;
 mod trigger;
 pub mod versions;
 
