@@ -338,6 +338,11 @@ pub struct CheckArgs {
     /// Fail the deprecations stage on a deprecated feature or warning the baseline lacked.
     #[arg(long)]
     pub fail_on_new_deprecations: bool,
+    /// Fail the contract stage when the tool list's tokens (o200k_base) grow past this from the
+    /// baseline: a per cent ("10%") or a number of tokens (500) [default: the config's [check]
+    /// max_tool_tokens_increase, else reported only].
+    #[arg(long, value_name = "LIMIT")]
+    pub max_tool_tokens_increase: Option<crate::config::TokenIncrease>,
     /// The protocol versions the candidate must list in supportedVersions, comma-separated
     /// [default: the config's [check] protocol_versions, else not checked].
     #[arg(long, value_name = "V,V", value_delimiter = ',')]
@@ -364,7 +369,7 @@ pub struct CheckArgs {
         "config", "baseline", "baseline_snapshot", "candidate", "suite", "host", "stages", "out",
         "expected_failures", "all", "stop_on_breaking", "write_baseline", "client_profile",
         "conformance", "fail_on_new_deprecations", "protocol_versions", "trials", "protocol_era",
-        "allow_skipped", "record",
+        "allow_skipped", "record", "max_tool_tokens_increase",
     ])]
     pub resume: Option<PathBuf>,
 }
@@ -838,6 +843,7 @@ impl CheckArgs {
             client_profiles: self.client_profile.clone(),
             conformance: self.conformance.clone(),
             fail_on_new_deprecations: self.fail_on_new_deprecations,
+            max_tool_tokens_increase: self.max_tool_tokens_increase,
             protocol_versions: (!self.protocol_versions.is_empty())
                 .then(|| self.protocol_versions.clone()),
             allow_skipped: self.allow_skipped,
@@ -871,6 +877,10 @@ impl CheckArgs {
             ("conformance", self.conformance.clone()),
             ("trials", self.trials.map(|t| t.to_string())),
             ("protocol-era", self.protocol_era.map(era_word)),
+            (
+                "max-tool-tokens-increase",
+                (self.max_tool_tokens_increase).map(|l| l.to_string().replace(" tokens", "")),
+            ),
         ] {
             if let Some(value) = value {
                 flag(name, value);

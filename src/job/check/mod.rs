@@ -11,6 +11,7 @@ mod nested;
 mod resume;
 mod served;
 mod smoke;
+mod token_cost;
 
 /// The expected-failures file `--write-baseline` writes into the stored snapshot's directory
 /// when no path is given.
@@ -120,6 +121,8 @@ pub struct CheckRequest {
     pub client_profiles: Vec<ClientProfile>,
     pub conformance: Option<String>,
     pub fail_on_new_deprecations: bool,
+    /// Fail the contract stage when the tool list's tokens grow past this.
+    pub max_tool_tokens_increase: Option<crate::config::TokenIncrease>,
     pub protocol_versions: Option<Vec<String>>,
     /// A stage named in `stages` that is skipped passes instead of making the check exit 3.
     pub allow_skipped: bool,
@@ -236,6 +239,7 @@ pub(super) struct Settings {
     pub requirements: Option<Vec<String>>,
     pub protocol_versions: Option<Vec<String>>,
     pub fail_on_new_deprecations: bool,
+    pub max_tool_tokens_increase: Option<crate::config::TokenIncrease>,
     pub conformance: Option<String>,
     pub http_command: Option<String>,
     pub http_url: Option<String>,
@@ -453,6 +457,8 @@ fn settings(request: &CheckRequest, table: CheckFile) -> Settings {
             .or(table.protocol_versions),
         fail_on_new_deprecations: request.fail_on_new_deprecations
             || table.fail_on_new_deprecations.unwrap_or(false),
+        max_tool_tokens_increase: (request.max_tool_tokens_increase)
+            .or(table.max_tool_tokens_increase),
         conformance: request.conformance.clone().or(table.conformance),
         http_command: table.http_command,
         http_url: table.http_url,
