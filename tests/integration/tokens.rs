@@ -137,7 +137,10 @@ fn check_contract(dir: &Path, extra: &[&str]) -> (Option<i32>, String) {
     let out = mcpeval(&args);
     let read = |name: &str| std::fs::read_to_string(out_dir.join(name)).unwrap_or_default();
     let (summary, junit) = (read("summary.md"), read("junit.xml"));
-    (out.status.code(), format!("{}\n{summary}\n{junit}", text(&out)))
+    (
+        out.status.code(),
+        format!("{}\n{summary}\n{junit}", text(&out)),
+    )
 }
 
 #[test]
