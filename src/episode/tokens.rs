@@ -112,7 +112,7 @@ mod tests {
         let entry = r#"[{"type":"function","function":{"name":"search","description":"Looks up issues by keyword.","parameters":{"type":"object"}}}]"#;
         assert_eq!(with_tool, bare + Encoding::O200k.count(entry));
         assert_eq!(
-            Counter::Sim.input(&messages, &[tool.clone()]),
+            Counter::Sim.input(&messages, std::slice::from_ref(&tool)),
             crate::host::tokens::count_input(&messages, &[tool])
         );
     }
