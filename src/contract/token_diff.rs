@@ -46,6 +46,14 @@ impl Counted {
         }
     }
 
+    /// `tool list +238 tokens (+29.3 %)`, or `tool list +238 tokens` when there is no per cent.
+    pub fn list_words(&self) -> String {
+        match self.percent {
+            Some(p) => format!("tool list {:+} tokens ({:+.1} %)", self.change, p),
+            None => format!("tool list {:+} tokens", self.change),
+        }
+    }
+
     /// `+238, +29.3 %`, or `+238` when there is no per cent.
     pub fn change_words(&self) -> String {
         match self.percent {
@@ -175,11 +183,7 @@ impl TokenDiff {
 
     /// The list's change in `encoding` in words: `tool list +238 tokens (+29.3 %)`.
     pub fn list_words(&self, encoding: Encoding) -> Option<String> {
-        let c = self.list_in(encoding)?;
-        Some(match c.percent {
-            Some(p) => format!("tool list {:+} tokens ({:+.1} %)", c.change, p),
-            None => format!("tool list {:+} tokens", c.change),
-        })
+        Some(self.list_in(encoding)?.list_words())
     }
 }
 

@@ -97,6 +97,7 @@ pub async fn preflight(
             spec: spec.display(),
             info: Some(server.info.clone()),
             tools: server.tools.iter().map(|t| t.name.to_string()).collect(),
+            tool_tokens: Some(tool_tokens(&server.tools)),
         });
         servers[i] = Some(server);
     }
@@ -107,6 +108,20 @@ pub async fn preflight(
         candidate,
         servers,
     })
+}
+
+/// The tool list's tokens per tokenizer, as `tokens.json` counts a snapshot's, for `run.json`.
+fn tool_tokens(tools: &[rmcp::model::Tool]) -> BTreeMap<String, u64> {
+    let mut tools: Vec<serde_json::Value> = (tools.iter())
+        .filter_map(|t| serde_json::to_value(t).ok())
+        .collect();
+    // In the snapshot's order, so that the count is the one its tokens.json records.
+    tools.sort_by_cached_key(|t| t.get("name").map(ToString::to_string));
+    let snapshot = crate::contract::Snapshot {
+        tools,
+        ..crate::contract::Snapshot::default()
+    };
+    crate::contract::tokens::TokenCounts::of(&snapshot).list
 }
 
 /// Everything a run needs, resolved: the config, the tasks, the hosts and judges built, the

@@ -354,3 +354,27 @@ fn a_real_servers_list_gets_sane_counts() {
         }
     }
 }
+
+#[test]
+fn the_evaluations_token_rows_name_the_tool_lists_change() {
+    let dir = temp_dir();
+    let run = dir.path().join("run");
+    let out = mcpeval(&["run", "--trials", "2", "--out", run.to_str().unwrap()]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    let info = read_json(&run.join("run.json"));
+    assert_eq!(o200k(&info["baseline"]["tool_tokens"]), 590, "{info}");
+    assert_eq!(o200k(&info["candidate"]["tool_tokens"]), 629);
+    let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    let tokens = summary
+        .split("## Tokens and cost")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        tokens.contains("590 → 629 tokens, tool list +39 tokens (+6.6 %)"),
+        "{tokens}"
+    );
+    assert!(
+        tokens.contains("- `sim`: input tokens +") && tokens.contains("input tokens per request"),
+        "{tokens}"
+    );
+}

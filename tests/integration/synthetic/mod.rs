@@ -193,6 +193,7 @@ fn server(release: &str) -> ServerRecord {
             "find_issues".into(),
             "create_issue".into(),
         ],
+        tool_tokens: None,
     }
 }
 
