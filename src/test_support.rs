@@ -79,6 +79,7 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         spec: spec.into(),
         info: None,
         tools: Vec::new(),
+        tool_tokens: None,
     };
     crate::rundir::RunInfo {
         format_version: crate::rundir::FORMAT_VERSION.into(),

@@ -345,6 +345,11 @@ pub struct CheckArgs {
     /// reported only].
     #[arg(long)]
     pub fail_on_description_risks: bool,
+    /// Fail the contract stage when the tool list's tokens (o200k_base) grow past this from the
+    /// baseline: a per cent ("10%") or a number of tokens (500) [default: the config's [check]
+    /// max_tool_tokens_increase, else reported only].
+    #[arg(long, value_name = "LIMIT")]
+    pub max_tool_tokens_increase: Option<crate::config::TokenIncrease>,
     /// The protocol versions the candidate must list in supportedVersions, comma-separated
     /// [default: the config's [check] protocol_versions, else not checked].
     #[arg(long, value_name = "V,V", value_delimiter = ',')]
@@ -371,7 +376,7 @@ pub struct CheckArgs {
         "config", "baseline", "baseline_snapshot", "candidate", "suite", "host", "stages", "out",
         "expected_failures", "all", "stop_on_breaking", "write_baseline", "client_profile",
         "conformance", "fail_on_new_deprecations", "fail_on_description_risks", "protocol_versions", "trials", "protocol_era",
-        "allow_skipped", "record",
+        "allow_skipped", "record", "max_tool_tokens_increase",
     ])]
     pub resume: Option<PathBuf>,
 }
@@ -391,7 +396,8 @@ skipped with its reason when it cannot apply):
   contract      the candidate snapshotted per client profile (and [check] auth_profiles), diffed
                 against the stored snapshot (--baseline-snapshot) or the baseline server's; a change
                 that breaks clients fails; supportedVersions against --protocol-versions, and the
-                -32022 error's data.supported against supportedVersions
+                -32022 error's data.supported against supportedVersions; the tool list's tokens
+                (o200k_base) against the baseline's, failing past --max-tool-tokens-increase
   conformance   the MCP conformance suite (npm @modelcontextprotocol/conformance, Node >= 22) over
                 HTTP, once per requirement set the candidate supports (2025-11-25, 2026-07-28),
                 judged against --expected-failures: a failure not listed fails, a WARNING counts
@@ -547,7 +553,9 @@ Files: tools.json, resources.json, resource-templates.json, prompts.json (the MC
 server.json (era, supportedVersions, capabilities, instructions, serverInfo, the client
 profile: its name, the capabilities it declared and the era it asked for) and errors.json (how the server answers an unknown tool, a missing or
 mistyped argument, an unknown resource, an unsupported protocol version; no probe calls a tool
-with valid arguments).
+with valid arguments), and tokens.json (what each tool, the list and the instructions cost in
+tokens as the OpenAI chat `tools` array sends them, with o200k_base and cl100k_base; counted
+offline: docs/tokens.md).
 Environment: $VAR and ${VAR} in --config (a server's env and headers, [auth.NAME]) are read
 from it; a variable that is not set is an error (exit 2). No other variable is read.
 Exit codes: 0 written, 2 bad flags or config, 3 the server could not be reached.
@@ -577,7 +585,9 @@ pub struct DiffArgs {
 const DIFF_HELP: &str = "\
 The table counts the changes per kind, then shows one line per group: changes of one kind that
 differ only in a number or an id are one line (100 × resource_removed …/{1..100}); --out's JSON
-keeps every change.
+keeps every change. Under the table: the tool list's and the instructions' tokens on both sides
+and the tools whose tokens changed (the JSON's `tokens`; a snapshot without tokens.json is
+counted from its tools.json).
 Exit codes: 0 no change breaks clients, 1 some change breaks clients (breaksClients: true),
 2 a snapshot directory cannot be read. `mcpeval run --trigger DIFF.json` runs the tasks the
 changes that affect models touch. No environment variable is read.
@@ -850,6 +860,7 @@ impl CheckArgs {
             conformance: self.conformance.clone(),
             fail_on_new_deprecations: self.fail_on_new_deprecations,
             fail_on_description_risks: self.fail_on_description_risks,
+            max_tool_tokens_increase: self.max_tool_tokens_increase,
             protocol_versions: (!self.protocol_versions.is_empty())
                 .then(|| self.protocol_versions.clone()),
             allow_skipped: self.allow_skipped,
@@ -883,6 +894,10 @@ impl CheckArgs {
             ("conformance", self.conformance.clone()),
             ("trials", self.trials.map(|t| t.to_string())),
             ("protocol-era", self.protocol_era.map(era_word)),
+            (
+                "max-tool-tokens-increase",
+                (self.max_tool_tokens_increase).map(|l| l.to_string().replace(" tokens", "")),
+            ),
         ] {
             if let Some(value) = value {
                 flag(name, value);

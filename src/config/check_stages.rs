@@ -47,6 +47,9 @@ pub struct CheckFile {
     pub auth_profiles: Option<Vec<String>>,
     /// Skip the evaluation when the contract stage finds a change that breaks clients.
     pub stop_on_breaking: Option<bool>,
+    /// Fail the contract stage when the tool list's `o200k_base` tokens grow past this: a per
+    /// cent (`"10%"`) or a number of tokens [default: none: reported only].
+    pub max_tool_tokens_increase: Option<super::TokenIncrease>,
 }
 
 impl CheckFile {

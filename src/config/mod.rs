@@ -15,6 +15,7 @@ mod server;
 mod shape;
 mod sim;
 mod stats;
+mod token_limit;
 
 pub use app::{AppKind, AppSettings, DEFAULT_TIMEOUT_S};
 pub use budget::{Budget, Price};
@@ -32,3 +33,4 @@ pub use resolve::{resolve_extra_host, NO_HOST};
 pub use server::{ClientProfile, ProtocolEra, ServerSpec, Transport, BASE_HEADERS_ENV};
 pub use sim::SimConfig;
 pub use stats::{Metric, StatsConfig, StatsFile};
+pub use token_limit::TokenIncrease;

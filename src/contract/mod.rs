@@ -15,6 +15,8 @@ mod report;
 pub mod safety;
 mod schema;
 mod snapshot;
+pub mod token_diff;
+pub mod tokens;
 mod trigger;
 pub mod versions;
 

@@ -217,7 +217,7 @@ impl Snapshot {
         })
     }
 
-    /// Writes every file, pretty-printed with sorted keys (serde_json's maps are ordered).
+    /// Writes every file (and `tokens.json`, the list's token counts), pretty-printed with sorted keys (serde_json's maps are ordered).
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create `{}`", dir.display()))?;
@@ -239,6 +239,8 @@ impl Snapshot {
         if let Some(errors) = &self.errors {
             write(ERRORS_JSON, errors)?;
         }
+        let tokens = super::tokens::TokenCounts::of(self);
+        write(super::tokens::TOKENS_JSON, &serde_json::to_value(tokens)?)?;
         Ok(())
     }
 }
@@ -411,6 +413,10 @@ pub struct Diff {
     pub baseline: Side,
     pub candidate: Side,
     pub changes: Vec<Change>,
+    /// What the tool list, the instructions and each tool cost in tokens on both sides (absent
+    /// in diffs written before token counts existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<super::token_diff::TokenDiff>,
 }
 
 /// Which snapshot a side of the diff is.

@@ -8,6 +8,8 @@ use serde_json::Value;
 
 use super::group::{counts_line, group, Group};
 use super::model::{Diff, Side, Snapshot};
+use super::token_diff::TokenDiff;
+use super::tokens::TokenCounts;
 use super::versions::{identity, labelled, sides};
 
 /// Diffs two snapshots and labels the sides (`label`, else the server's version; when both
@@ -37,6 +39,8 @@ pub fn diff_snapshots(
         None if own.0 == "?" => own.0.clone(),
         None => labelled(&own.0, &own.1, &other.0, &other.1),
     };
+    let (base_counts, base_from) = TokenCounts::stored_or_computed(base_dir, baseline);
+    let (cand_counts, cand_from) = TokenCounts::stored_or_computed(cand_dir, candidate);
     Diff {
         baseline: Side {
             label: label(base_label, &base, &cand),
@@ -49,11 +53,15 @@ pub fn diff_snapshots(
             server_info: cand_info,
         },
         changes: super::diff::diff(baseline, candidate),
+        tokens: Some(TokenDiff::of(
+            (&base_counts, base_from),
+            (&cand_counts, cand_from),
+        )),
     }
 }
 
 /// The header line, the counts per kind, and the table: one line per group of changes
-/// (breaking first, the diff's order).
+/// (breaking first, the diff's order); then the token cost of the tool list on both sides.
 pub fn diff_table(diff: &Diff) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -65,6 +73,7 @@ pub fn diff_table(diff: &Diff) -> String {
         diff.changes.iter().filter(|c| c.affects_models).count(),
     );
     if diff.changes.is_empty() {
+        tokens(diff, &mut out);
         return out;
     }
     let _ = writeln!(out, "per kind: {}", counts_line(&diff.changes));
@@ -79,7 +88,17 @@ pub fn diff_table(diff: &Diff) -> String {
     for r in &rows {
         let _ = writeln!(out, "{:w0$}  {:w1$}  {:w2$}  {}", r[0], r[1], r[2], r[3]);
     }
+    tokens(diff, &mut out);
     out
+}
+
+/// Per-tool changes shown under the table; `diff.json` has them all.
+const TOOLS_SHOWN: usize = 5;
+
+fn tokens(diff: &Diff, out: &mut String) {
+    for line in diff.tokens.iter().flat_map(|t| t.lines(TOOLS_SHOWN)) {
+        let _ = writeln!(out, "{line}");
+    }
 }
 
 /// `BREAKING+model`, `BREAKING`, `model` or `-`.

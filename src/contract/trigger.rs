@@ -215,6 +215,7 @@ mod tests {
             baseline: side(),
             candidate: side(),
             changes,
+            tokens: None,
         }
     }
 

@@ -118,7 +118,8 @@ async fn take_turns(
             }
         };
         if is_uncounted(&completion) {
-            completion.usage = estimate_usage(&completion, request, counted.as_ref());
+            let counter = super::tokens::Counter::of(input.model.is_simulated());
+            completion.usage = estimate_usage(&completion, request, counted.as_ref(), counter);
             out.tokens_estimated = true;
         } else {
             counted = Some((completion.usage, request.messages.len()));
@@ -214,9 +215,9 @@ fn is_uncounted(c: &Completion) -> bool {
     said && c.usage.output_tokens == 0
 }
 
-/// The tokens of a turn its provider did not count, estimated with mcpeval's own tokenizer
-/// (`host::tokens`: a word one token per started 4 letters, any other visible character one).
-/// Output: what came back (text, tool calls, reasoning). Input: the provider's count when it
+/// The tokens of a turn its provider did not count, estimated with `counter`: the sim's own
+/// tokenizer for the simulated model (`host::tokens`: a word one token per started 4 letters,
+/// any other visible character one), `o200k_base` for a real provider. Output: what came back (text, tool calls, reasoning). Input: the provider's count when it
 /// sent one (Anthropic sends it first); else the last counted turn's prompt and answer as the
 /// provider counted them, plus the messages added since (tool results); without a counted
 /// turn, the whole request (messages and tool specs).
@@ -224,18 +225,18 @@ pub(crate) fn estimate_usage(
     c: &Completion,
     request: &CompletionRequest,
     counted: Option<&(Usage, usize)>,
+    counter: super::tokens::Counter,
 ) -> Usage {
-    use crate::host::tokens::{count_input, count_output, count_text};
-    let reasoning = c.reasoning.as_ref().map_or(0, |r| count_text(&r.text));
-    let output = count_output(c.content.as_deref(), &c.tool_calls) + reasoning;
+    let reasoning = c.reasoning.as_ref().map_or(0, |r| counter.text(&r.text));
+    let output = counter.output(c.content.as_deref(), &c.tool_calls) + reasoning;
     let input = match counted {
         _ if c.usage.input_tokens > 0 => c.usage.input_tokens,
         // The previous request, its answer (the next message), then what came after it.
         Some((usage, len)) => {
             let added = request.messages.get(len + 1..).unwrap_or_default();
-            usage.input_tokens + usage.output_tokens + count_input(added, &[])
+            usage.input_tokens + usage.output_tokens + counter.input(added, &[])
         }
-        None => count_input(&request.messages, &request.tools),
+        None => counter.input(&request.messages, &request.tools),
     };
     Usage {
         input_tokens: input,

@@ -8,6 +8,7 @@ mod facts;
 mod record;
 mod redact;
 pub mod text_calls;
+mod tokens;
 mod tools;
 
 pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};

@@ -251,6 +251,7 @@ mod tests {
             spec: "node build/index.js".into(),
             info: None,
             tools: Vec::new(),
+            tool_tokens: None,
         };
         let other = server.clone();
         assert_eq!(version(&server, &other), "node build/index.js");

@@ -16,6 +16,7 @@ use crate::analysis::adaptive::Design;
 use crate::analysis::AdaptivePolicy;
 use crate::analysis::{Collector, Comparison, Outcome};
 use crate::config::RunConfig;
+use crate::contract::tokens::Encoding;
 use crate::episode::{Driver, Redactor, Side};
 use crate::error::chain;
 use crate::host::Model;
@@ -97,6 +98,9 @@ pub async fn preflight(
             spec: spec.display(),
             info: Some(server.info.clone()),
             tools: server.tools.iter().map(|t| t.name.to_string()).collect(),
+            // Counted while the trials run (see `run_trials`): building the tokenizer takes
+            // ~0.2 s, which a run's start should not wait for.
+            tool_tokens: None,
         });
         servers[i] = Some(server);
     }
@@ -107,6 +111,18 @@ pub async fn preflight(
         candidate,
         servers,
     })
+}
+
+/// The tool list's `o200k_base` tokens, as `tokens.json` counts a snapshot's, for `run.json`
+/// (the one tokenizer the report reads: building the other would cost start-up time).
+fn tool_tokens(tools: &[rmcp::model::Tool]) -> BTreeMap<String, u64> {
+    let mut tools: Vec<serde_json::Value> = (tools.iter())
+        .filter_map(|t| serde_json::to_value(t).ok())
+        .collect();
+    // In the snapshot's order, so that the count is the one its tokens.json records.
+    tools.sort_by_cached_key(|t| t.get("name").map(ToString::to_string));
+    let count = Encoding::O200k.count(&crate::contract::tokens::list_text(&tools));
+    BTreeMap::from([(Encoding::O200k.name().to_owned(), count)])
 }
 
 /// Everything a run needs, resolved: the config, the tasks, the hosts and judges built, the
@@ -239,6 +255,11 @@ impl RunJob {
         let info = self.info();
         let dir = self.dir;
         info.write(&dir)?;
+        let lists = {
+            let (b, c) = self.preflight.tools();
+            [b.to_vec(), c.to_vec()]
+        };
+        let counting = tokio::task::spawn_blocking(move || lists.map(|l| tool_tokens(&l)));
         let config = self.config;
         let earlier = Earlier::scan(&dir, &config)?;
         let mut secrets = config.secret_values();
@@ -326,6 +347,10 @@ impl RunJob {
         let mut info = info;
         for (host, notes) in info.hosts.iter_mut().zip(notes) {
             host.notes = notes;
+        }
+        if let Ok([baseline, candidate]) = counting.await {
+            info.baseline.tool_tokens = Some(baseline);
+            info.candidate.tool_tokens = Some(candidate);
         }
         let mut end = finish(&dir, info, collector, ran, budget_note).await?;
         // A cassette that cannot be written is an infrastructure failure of the run (exit 3),

@@ -136,6 +136,10 @@ fn usage(out: &mut String, report: &Report) {
         );
     }
     let _ = writeln!(out);
+    let list = super::tool_tokens::lines(report.info, &c.usage);
+    if !list.is_empty() {
+        let _ = writeln!(out, "{}\n", list.join("\n"));
+    }
 }
 
 /// How the models answered, per host and side, where there is anything to say: answers cut at

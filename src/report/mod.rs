@@ -12,6 +12,7 @@ mod html;
 mod junit;
 mod live;
 mod markdown;
+mod tool_tokens;
 
 pub use check::{
     check_junit, check_summary, exit as check_exit, record_exit as check_record_exit, stage_line,

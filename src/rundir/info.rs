@@ -130,6 +130,10 @@ pub struct ServerRecord {
     pub spec: String,
     pub info: Option<ServerInfo>,
     pub tools: Vec<String>,
+    /// The tool list's tokens per tokenizer (`{"o200k_base": 590}`), counted as `tokens.json`
+    /// counts it; absent in runs from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_tokens: Option<std::collections::BTreeMap<String, u64>>,
 }
 
 /// A host of the run.

@@ -60,6 +60,7 @@ mod tasks_check;
 mod tasks_import;
 mod tasks_lint;
 mod text_tool_calls;
+mod tokens;
 mod trust;
 mod user_meant;
 mod verdicts;

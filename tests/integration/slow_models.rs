@@ -11,6 +11,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use common::*;
+use mcpeval::contract::tokens::Encoding;
 use mcpeval::episode::Episode;
 
 /// A sim-server on 127.0.0.1 with these extra arguments.
@@ -137,15 +138,24 @@ fn a_generation_still_going_at_the_timeout_ends_with_what_it_said() {
             assert!(answer.starts_with("more more"), "{answer}");
             // Cut once, at 0.6 s: not retried, not waited for again.
             assert!(e.latency_ms >= 550.0 && e.latency_ms < 3000.0, "{e:?}");
-            // The usage never came: the tokens are what streamed (one per `more`), marked as
-            // estimated, not a free trial.
+            // The usage never came: the tokens are what streamed, marked as estimated, not a
+            // free trial. Changed by issue 40: a real provider's (these hosts are real providers
+            // to mcpeval, though sim-server answers) cut turn is counted with the real
+            // tokenizer, o200k_base, no longer with the sim's (one token per `more`).
             assert!(e.tokens_estimated, "{host}: {e:?}");
-            let streamed = answer.split_whitespace().count() as u64;
+            let streamed = Encoding::O200k.count(answer);
+            assert!(streamed >= answer.split_whitespace().count() as u64);
             assert_eq!(e.output_tokens, streamed, "{host}");
             assert_eq!(e.total_tokens, e.input_tokens + e.output_tokens);
         }
         // The prompt's estimate against the provider's own count of the same first request, on
-        // a run whose model answers whole: within the 5 % the README states.
+        // a run whose model answers whole. Anthropic sends the prompt's count first: within
+        // 5 %. Changed by issue 40: the OpenAI hosts' prompt is estimated with o200k_base
+        // while sim-server counts with the sim's tokenizer (every JSON quote and brace one
+        // token), which counts this prompt ~1.8 times as long (measured: 667 against 1189), so
+        // the estimate is held to that band, not to 5 %; its exact count is unit-tested
+        // (episode::tokens).
+        let provider_counts_input = host.contains("anthropic");
         let counted_dir = temp_dir();
         let counted = episodes(&run(counted_dir.path(), &sim_server(&[]), host));
         let mut compared = 0;
@@ -157,10 +167,13 @@ fn a_generation_still_going_at_the_timeout_ends_with_what_it_said() {
             else {
                 continue;
             };
-            let error =
-                (e.input_tokens as f64 - c.input_tokens as f64).abs() / c.input_tokens as f64;
+            let ratio = e.input_tokens as f64 / c.input_tokens as f64;
+            let band = match provider_counts_input {
+                true => 0.95..=1.05,
+                false => 0.45..=0.7,
+            };
             assert!(
-                error <= 0.05,
+                band.contains(&ratio),
                 "{host}: {} vs {}",
                 e.input_tokens,
                 c.input_tokens

@@ -57,6 +57,10 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
     let mut affecting = 0;
     // The failed cases the breaking changes made: one per group of them.
     let mut breaking_cases = 0;
+    // The first profile's tool list change in tokens, for the summary.
+    let mut list_tokens: Option<String> = None;
+    // The failed cases the token threshold made: one per profile past it.
+    let mut token_cases = 0;
     for (i, profile) in wanted.iter().enumerate() {
         let label = label(profile);
         let cand_dir = profile_dir(
@@ -98,6 +102,12 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
             return out.end(StageStatus::Error, e);
         }
         let (b, m, cases) = describe(&diff, &label, &mut out);
+        let limit = ctx.settings.max_tool_tokens_increase;
+        let cost = super::token_cost::report(&diff, &cand, &label, limit, &mut out);
+        token_cases += cost.as_ref().is_some_and(|c| c.failed) as usize;
+        if i == 0 {
+            list_tokens = cost.map(|c| c.words);
+        }
         breaking += b;
         affecting += m;
         breaking_cases += cases;
@@ -112,11 +122,12 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
         versions(ctx, &cand, &mut out);
     }
     let summary = format!(
-        "{breaking} change(s) break clients, {affecting} affect models{}",
+        "{breaking} change(s) break clients, {affecting} affect models{}{}",
+        list_tokens.map_or(String::new(), |t| format!("; {t}")),
         match out.failures() {
             0 => String::new(),
-            n if n <= breaking_cases => String::new(),
-            n => format!("; {} other failure(s)", n - breaking_cases),
+            n if n <= breaking_cases + token_cases => String::new(),
+            n => format!("; {} other failure(s)", n - breaking_cases - token_cases),
         }
     );
     out.judged(summary)

@@ -11,6 +11,7 @@ mod nested;
 mod resume;
 mod served;
 mod smoke;
+mod token_cost;
 
 /// The expected-failures file `--write-baseline` writes into the stored snapshot's directory
 /// when no path is given.
@@ -122,6 +123,8 @@ pub struct CheckRequest {
     pub fail_on_new_deprecations: bool,
     /// Fail the smoke stage on a description-safety finding the baseline did not have.
     pub fail_on_description_risks: bool,
+    /// Fail the contract stage when the tool list's tokens grow past this.
+    pub max_tool_tokens_increase: Option<crate::config::TokenIncrease>,
     pub protocol_versions: Option<Vec<String>>,
     /// A stage named in `stages` that is skipped passes instead of making the check exit 3.
     pub allow_skipped: bool,
@@ -239,6 +242,7 @@ pub(super) struct Settings {
     pub protocol_versions: Option<Vec<String>>,
     pub fail_on_new_deprecations: bool,
     pub fail_on_description_risks: bool,
+    pub max_tool_tokens_increase: Option<crate::config::TokenIncrease>,
     pub conformance: Option<String>,
     pub http_command: Option<String>,
     pub http_url: Option<String>,
@@ -458,6 +462,8 @@ fn settings(request: &CheckRequest, table: CheckFile) -> Settings {
             || table.fail_on_new_deprecations.unwrap_or(false),
         fail_on_description_risks: request.fail_on_description_risks
             || table.fail_on_description_risks.unwrap_or(false),
+        max_tool_tokens_increase: (request.max_tool_tokens_increase)
+            .or(table.max_tool_tokens_increase),
         conformance: request.conformance.clone().or(table.conformance),
         http_command: table.http_command,
         http_url: table.http_url,

@@ -194,6 +194,7 @@ fn server(release: &str) -> ServerRecord {
             "find_issues".into(),
             "create_issue".into(),
         ],
+        tool_tokens: None,
     }
 }
 
