@@ -726,7 +726,7 @@ fn overlay_from_file(
     base_dir: Option<&Path>,
 ) -> Result<ServerSpec, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(format!("[servers.{name}]: {m}"));
-    let unmatched = layered_keys(entry).map_err(invalid)?;
+    let unmatched = layered_keys(entry, &invalid)?;
     let in_dir = |given: &Path| match base_dir {
         Some(dir) if given.is_relative() => dir.join(given),
         _ => given.to_path_buf(),
@@ -767,25 +767,28 @@ fn overlay_from_file(
 
 /// The keys of a `[servers.NAME]` with an `overlay` or a `replay` that go together (one of the
 /// two, `unmatched` only with `replay`): the `unmatched` policy given, if any.
-fn layered_keys(entry: &ServerFile) -> Result<Option<String>, String> {
+fn layered_keys(
+    entry: &ServerFile,
+    invalid: &dyn Fn(String) -> ConfigError,
+) -> Result<Option<String>, ConfigError> {
     match (&entry.overlay, &entry.replay) {
         (Some(_), Some(_)) => {
-            return Err(
+            return Err(invalid(
                 "an `overlay` or a `replay`, not both: give the overlay a [servers.NAME] of its \
                  own with this one as its `base`"
                     .into(),
-            )
+            ))
         }
-        (None, None) => return Err("`base` goes with `overlay` or `replay`".into()),
+        (None, None) => return Err(invalid("`base` goes with `overlay` or `replay`".into())),
         _ => {}
     }
     match (entry.unmatched.as_deref(), &entry.replay) {
         (None, _) => Ok(None),
-        (Some(_), None) => Err("`unmatched` goes with `replay`".into()),
+        (Some(_), None) => Err(invalid("`unmatched` goes with `replay`".into())),
         (Some(p @ ("error" | "nearest" | "live")), Some(_)) => Ok(Some(p.to_owned())),
-        (Some(other), Some(_)) => Err(format!(
+        (Some(other), Some(_)) => Err(invalid(format!(
             "`unmatched = \"{other}\"`: one of \"error\", \"nearest\", \"live\""
-        )),
+        ))),
     }
 }
 
