@@ -16,6 +16,7 @@ pub async fn snapshot(args: &SnapshotArgs) -> Result<Exit, Failure> {
     for profile in profiles {
         let auth: Vec<String> = profile.into_iter().cloned().collect();
         let mut spec = resolve_server(args.config.as_deref(), &args.server, &auth)?;
+        crate::job::read_served_files(&spec)?;
         if let Some(era) = args.protocol_era {
             spec.protocol_era = era;
         }

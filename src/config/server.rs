@@ -276,6 +276,29 @@ impl ServerSpec {
     }
 }
 
+impl ServerSpec {
+    /// The overlay file and the cassette this spec serves through this mcpeval's `serve`
+    /// (`overlay:`, `replay:` specs and `[servers.NAME] overlay/replay`), to be read before the
+    /// server starts: a mistake in them is the user's, not the server's.
+    pub fn served_files(&self) -> Vec<(&'static str, &Path)> {
+        let Transport::Stdio { program, args } = &self.transport else {
+            return Vec::new();
+        };
+        if args.first().map(String::as_str) != Some("serve")
+            || mcpeval_exe().ok().as_deref() != Some(program.as_str())
+        {
+            return Vec::new();
+        }
+        (args.windows(2))
+            .filter_map(|pair| match pair[0].as_str() {
+                "--overlay" => Some(("overlay", Path::new(&pair[1]))),
+                "--replay" => Some(("replay", Path::new(&pair[1]))),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// The path of the running mcpeval, which `demo:` and `overlay:` specs run.
 fn mcpeval_exe() -> Result<String, InvalidSetting> {
     std::env::current_exe()

@@ -15,6 +15,7 @@ mod plan;
 mod record;
 mod request;
 mod run;
+mod served;
 mod snapshots;
 mod trigger;
 
@@ -30,5 +31,6 @@ pub use request::{
     Skipped, Start, TaskKinds,
 };
 pub use run::{preflight, Preflight, PreflightError, RunEnd, RunJob, Stop};
+pub use served::read_served_files;
 pub use snapshots::SnapshotWriter;
 pub use trigger::{apply as apply_trigger, read_diff, Triggered};

@@ -366,6 +366,9 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         None => (resolve(&request.overrides)?, None, None),
     };
     let shard = shard_of(request.shard, previous.as_ref())?;
+    for spec in [&config.baseline, &config.candidate] {
+        super::read_served_files(spec)?;
+    }
     let mut config = config;
     // A diff the run was given (to follow its renames, or as its trigger): it names what the
     // candidate did to a tool only the baseline lists.

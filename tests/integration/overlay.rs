@@ -161,16 +161,37 @@ fn a_bad_overlay_is_refused_with_its_file_and_line() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(&format!("{file}:{line}: ")), "{stderr}");
         assert!(stderr.contains(says), "{stderr}");
-        // As a run's candidate, the server does not start and says why.
-        let run = mcpeval(&[
+        // As a spec: a file that does not read is refused before any server starts (exit 2);
+        // a tool the base does not list shows only once the base lists (the server does not
+        // start: exit 3). Either way it says why.
+        let spec = format!("overlay:{file}+demo:1.4.0");
+        let expected = if line == 5 { 3 } else { 2 };
+        let snapshot = mcpeval(&[
             "snapshot",
             "--server",
-            &format!("overlay:{file}+demo:1.4.0"),
+            &spec,
             "--out",
             dir.path().join("s").to_str().unwrap(),
         ]);
-        assert_ne!(run.status.code(), Some(0));
-        assert!(String::from_utf8_lossy(&run.stderr).contains(&format!("{file}:{line}: ")));
+        let run = mcpeval(&[
+            "run",
+            "--baseline",
+            "demo:1.4.0",
+            "--candidate",
+            &spec,
+            "--suite",
+            "tasks/demo",
+            "--host",
+            "sim",
+            "--trials",
+            "1",
+            "--out",
+            dir.path().join("r").to_str().unwrap(),
+        ]);
+        for out in [snapshot, run] {
+            assert_eq!(out.status.code(), Some(expected), "{}", text(&out));
+            assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("{file}:{line}: ")));
+        }
     }
     // A file that is not there is a usage error before any server starts.
     let missing = dir.path().join("missing.yaml");
