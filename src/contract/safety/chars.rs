@@ -120,3 +120,97 @@ pub(super) fn visible(text: &str) -> (String, Vec<usize>) {
     }
     (out, map)
 }
+
+/// Cyrillic and Greek letters drawn like Latin ones, and the Latin letter each is read as (the
+/// look-alikes of Unicode's confusables list that attacks use to slip a phrase past a filter).
+const LOOKALIKES: &[(char, char)] = &[
+    ('а', 'a'),
+    ('в', 'b'),
+    ('е', 'e'),
+    ('о', 'o'),
+    ('р', 'p'),
+    ('с', 'c'),
+    ('у', 'y'),
+    ('х', 'x'),
+    ('і', 'i'),
+    ('ј', 'j'),
+    ('ѕ', 's'),
+    ('ԁ', 'd'),
+    ('һ', 'h'),
+    ('ԛ', 'q'),
+    ('ԝ', 'w'),
+    ('ӏ', 'l'),
+    ('А', 'A'),
+    ('В', 'B'),
+    ('Е', 'E'),
+    ('К', 'K'),
+    ('М', 'M'),
+    ('Н', 'H'),
+    ('О', 'O'),
+    ('Р', 'P'),
+    ('С', 'C'),
+    ('Т', 'T'),
+    ('Х', 'X'),
+    ('І', 'I'),
+    ('Ј', 'J'),
+    ('Ѕ', 'S'),
+    ('ο', 'o'),
+    ('α', 'a'),
+    ('ι', 'i'),
+    ('κ', 'k'),
+    ('ν', 'v'),
+    ('ρ', 'p'),
+    ('υ', 'u'),
+    ('χ', 'x'),
+    ('Α', 'A'),
+    ('Β', 'B'),
+    ('Ε', 'E'),
+    ('Ζ', 'Z'),
+    ('Η', 'H'),
+    ('Ι', 'I'),
+    ('Κ', 'K'),
+    ('Μ', 'M'),
+    ('Ν', 'N'),
+    ('Ο', 'O'),
+    ('Ρ', 'P'),
+    ('Τ', 'T'),
+    ('Υ', 'Y'),
+    ('Χ', 'X'),
+];
+
+fn as_latin(c: char) -> Option<char> {
+    LOOKALIKES
+        .iter()
+        .find(|(l, _)| *l == c)
+        .map(|(_, latin)| *latin)
+}
+
+/// The words of `text` that mix ASCII letters with look-alike letters of another script (a
+/// word all Cyrillic or all Greek is that language, not a trick), each with its char offset;
+/// and the text with those words read as Latin, char for char (offsets do not move).
+pub(super) fn mixed_words(text: &str) -> (Vec<(usize, String)>, String) {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = chars.clone();
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_alphabetic() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && chars[i].is_alphabetic() {
+            i += 1;
+        }
+        let word = &chars[start..i];
+        let latin = word.iter().any(char::is_ascii_alphabetic);
+        let lookalike = word.iter().any(|&c| as_latin(c).is_some());
+        if latin && lookalike {
+            words.push((start, word.iter().collect()));
+            for (k, &c) in word.iter().enumerate() {
+                out[start + k] = as_latin(c).unwrap_or(c);
+            }
+        }
+    }
+    (words, out.into_iter().collect())
+}

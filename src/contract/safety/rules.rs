@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::chars::{flagged, tag_text, visible, Hidden};
+use super::chars::{flagged, mixed_words, tag_text, visible, Hidden};
 use super::scan::Rule;
 
 /// One rule's hit in one text: where (char offset and length in the original text) and what.
@@ -163,6 +163,32 @@ static HEX_RE: LazyLock<Regex> =
 pub(super) fn check(text: &str) -> Vec<Hit> {
     let mut hits = hidden(text);
     let (seen, map) = visible(text);
+    // Words that mix in look-alike letters are read as Latin by the rules below (char for
+    // char, so offsets hold), and named by a rule of their own.
+    let (mixed, seen) = mixed_words(&seen);
+    if let Some((start, word)) = mixed.first() {
+        let offset = map.get(*start).copied().unwrap_or(0);
+        let folded: String = seen
+            .chars()
+            .skip(*start)
+            .take(word.chars().count())
+            .collect();
+        let names: Vec<String> = (mixed.iter().skip(1).take(3))
+            .map(|(_, w)| format!("`{w}`"))
+            .collect();
+        hits.push(Hit {
+            rule: Rule::Homoglyphs,
+            offset,
+            len: word.chars().count(),
+            message: format!(
+                "{} word(s) mix Latin letters with look-alike Cyrillic or Greek ones, the first \
+                 `{word}` read as `{folded}`{}{}; the rules read the text as Latin",
+                mixed.len(),
+                if names.is_empty() { "" } else { ", then " },
+                names.join(", ")
+            ),
+        });
+    }
     let at = |byte: usize, end: usize| -> (usize, usize) {
         let start = seen[..byte].chars().count();
         let len = seen[byte..end].chars().count();

@@ -17,6 +17,8 @@ pub enum Rule {
     HiddenCharacters,
     /// Bidi embeddings, overrides, isolates and stray directional marks.
     BidiControl,
+    /// Words that mix Latin letters with look-alike Cyrillic or Greek ones (`ignоre`).
+    Homoglyphs,
     /// Text addressed to the model about its other tools, the user or its instructions.
     ModelDirective,
     /// A file that holds keys, tokens or an MCP configuration (`~/.ssh`, `.env`, `mcp.json`…).
@@ -34,6 +36,7 @@ impl Rule {
         match self {
             Self::HiddenCharacters => "hidden_characters",
             Self::BidiControl => "bidi_control",
+            Self::Homoglyphs => "homoglyphs",
             Self::ModelDirective => "model_directive",
             Self::SensitivePath => "sensitive_path",
             Self::Exfiltration => "exfiltration",
