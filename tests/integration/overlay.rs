@@ -173,21 +173,12 @@ fn a_bad_overlay_is_refused_with_its_file_and_line() {
             "--out",
             dir.path().join("s").to_str().unwrap(),
         ]);
-        let run = mcpeval(&[
-            "run",
-            "--baseline",
+        let run = run_pair(
             "demo:1.4.0",
-            "--candidate",
             &spec,
-            "--suite",
-            "tasks/demo",
-            "--host",
-            "sim",
-            "--trials",
-            "1",
-            "--out",
-            dir.path().join("r").to_str().unwrap(),
-        ]);
+            &dir.path().join("r"),
+            &["--trials", "1"],
+        );
         for out in [snapshot, run] {
             assert_eq!(out.status.code(), Some(expected), "{}", text(&out));
             assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("{file}:{line}: ")));

@@ -166,29 +166,7 @@ pub(super) fn check(text: &str) -> Vec<Hit> {
     // Words that mix in look-alike letters are read as Latin by the rules below (char for
     // char, so offsets hold), and named by a rule of their own.
     let (mixed, seen) = mixed_words(&seen);
-    if let Some((start, word)) = mixed.first() {
-        let offset = map.get(*start).copied().unwrap_or(0);
-        let folded: String = seen
-            .chars()
-            .skip(*start)
-            .take(word.chars().count())
-            .collect();
-        let names: Vec<String> = (mixed.iter().skip(1).take(3))
-            .map(|(_, w)| format!("`{w}`"))
-            .collect();
-        hits.push(Hit {
-            rule: Rule::Homoglyphs,
-            offset,
-            len: word.chars().count(),
-            message: format!(
-                "{} word(s) mix Latin letters with look-alike Cyrillic or Greek ones, the first \
-                 `{word}` read as `{folded}`{}{}; the rules read the text as Latin",
-                mixed.len(),
-                if names.is_empty() { "" } else { ", then " },
-                names.join(", ")
-            ),
-        });
-    }
+    hits.extend(homoglyphs(&mixed, &seen, &map));
     let at = |byte: usize, end: usize| -> (usize, usize) {
         let start = seen[..byte].chars().count();
         let len = seen[byte..end].chars().count();
@@ -262,6 +240,29 @@ pub(super) fn check(text: &str) -> Vec<Hit> {
         hits.push(hit);
     }
     hits
+}
+
+/// The first word that mixes in look-alike letters, with the word read as Latin (from the
+/// folded text `seen`) and the next few named; `map` takes a char of `seen` to the original's.
+fn homoglyphs(mixed: &[(usize, String)], seen: &str, map: &[usize]) -> Option<Hit> {
+    let (start, word) = mixed.first()?;
+    let len = word.chars().count();
+    let folded: String = seen.chars().skip(*start).take(len).collect();
+    let names: Vec<String> = (mixed.iter().skip(1).take(3))
+        .map(|(_, w)| format!("`{w}`"))
+        .collect();
+    Some(Hit {
+        rule: Rule::Homoglyphs,
+        offset: map.get(*start).copied().unwrap_or(0),
+        len,
+        message: format!(
+            "{} word(s) mix Latin letters with look-alike Cyrillic or Greek ones, the first \
+             `{word}` read as `{folded}`{}{}; the rules read the text as Latin",
+            mixed.len(),
+            if names.is_empty() { "" } else { ", then " },
+            names.join(", ")
+        ),
+    })
 }
 
 fn more(n: usize, what: &str) -> String {

@@ -4,17 +4,17 @@
 //! server to ask: it is answered as `error`).
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, DiscoverResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt as _};
 use serde::de::DeserializeOwned;
 
 use super::replay::{mark_unmatched, Replay, ReplaySession, Replayed};
-use super::serve::ProxyError;
+use super::serve::{no_handshake, ProxyError};
 use crate::cassette::{Cassette, ListKind};
 
 /// The recorded server: one process, one client session (stdio).
@@ -44,12 +44,7 @@ pub async fn serve_recorded_stdio(replay: Replay) -> Result<(), ProxyError> {
     let running = RecordedServer::new(replay)
         .serve(rmcp::transport::stdio_pipes())
         .await
-        .map_err(|e| {
-            ProxyError::Serve(format!(
-                "the client did not complete a handshake: {}",
-                crate::error::chain(&e)
-            ))
-        })?;
+        .map_err(no_handshake)?;
     running
         .waiting()
         .await
@@ -88,16 +83,6 @@ impl ServerHandler for RecordedServer {
             config = config.with_instructions(instructions.clone());
         }
         config
-    }
-
-    async fn discover(
-        &self,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<DiscoverResult, ErrorData> {
-        Ok(DiscoverResult::from_server_info(
-            self.supported_protocol_versions().into_owned(),
-            self.get_info(),
-        ))
     }
 
     async fn list_tools(

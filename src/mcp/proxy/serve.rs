@@ -55,18 +55,21 @@ pub async fn start(
     Ok(ProxyServer::new(base, overlay, connection, replay))
 }
 
+/// A stdio client that did not complete the handshake.
+pub(super) fn no_handshake(e: impl std::error::Error) -> ProxyError {
+    ProxyError::Serve(format!(
+        "the client did not complete a handshake: {}",
+        crate::error::chain(&e)
+    ))
+}
+
 /// Serves `proxy` over stdio until stdin closes; a base that dies ends it with that error.
 pub async fn serve_stdio(proxy: ProxyServer) -> Result<(), ProxyError> {
     let mut lost = proxy.end_on_base_loss();
     let running = proxy
         .serve(rmcp::transport::stdio_pipes())
         .await
-        .map_err(|e| {
-            ProxyError::Serve(format!(
-                "the client did not complete a handshake: {}",
-                crate::error::chain(&e)
-            ))
-        })?;
+        .map_err(no_handshake)?;
     tokio::select! {
         stopped = running.waiting() => {
             stopped.map_err(|e| ProxyError::Serve(crate::error::chain(&e)))?;
