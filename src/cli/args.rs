@@ -276,6 +276,8 @@ pub struct RunArgs {
     /// gemini-cli) talk to the server themselves: their traffic is not recorded.
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     pub record: Option<PathBuf>,
+    #[command(flatten)]
+    pub writes: WriteArgs,
 }
 
 #[derive(Debug, Args, Default)]
@@ -379,6 +381,8 @@ pub struct CheckArgs {
         "allow_skipped", "record", "max_tool_tokens_increase",
     ])]
     pub resume: Option<PathBuf>,
+    #[command(flatten)]
+    pub writes: WriteArgs,
 }
 
 const CHECK_HELP: &str = "\
@@ -481,6 +485,67 @@ pub struct InitArgs {
     /// and the CI files stay as they are. Nothing new: says so and writes nothing (exit 0).
     #[arg(long, conflicts_with = "force")]
     pub update: bool,
+    #[command(flatten)]
+    pub writes: WriteArgs,
+}
+
+/// How trials may touch the servers' state: the flags of `run`, `check`, `init` and `nightly`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct WriteArgs {
+    /// Copy PATH (a directory, a git repository with its .git, or one file such as a SQLite
+    /// database) into a fresh temporary directory before every start of a server's process
+    /// (each side, each trial, the pre-flight and contract listings alike) and remove the copy
+    /// when the process ends; `{sandbox}` in the server's command, arguments, env and cwd, and
+    /// in the tasks' prompts and arguments, is the copy's path (mapped back to `{sandbox}` in the
+    /// records). NAME=PATH gives `{sandbox.NAME}` (repeatable) [default: the config's
+    /// [servers.NAME] sandbox]. Not for HTTP servers.
+    #[arg(long, value_name = "[NAME=]PATH", value_parser = parse_sandbox)]
+    pub sandbox: Vec<crate::config::SandboxPath>,
+    /// Leave each sandbox copy on disk when its server process ends.
+    #[arg(long)]
+    pub keep_sandboxes: bool,
+    /// Let trials call tools that may change a server's real state (a tool not annotated
+    /// readOnlyHint: true, on a server whose state may outlive its process): without it, or a
+    /// --sandbox, or `state = "process"` on the server, such a suite is refused (exit 2)
+    /// [default: the config's top-level allow_writes].
+    #[arg(long)]
+    pub allow_writes: bool,
+}
+
+impl WriteArgs {
+    pub fn to_flags(&self) -> crate::config::WriteFlags {
+        crate::config::WriteFlags {
+            sandboxes: self.sandbox.clone(),
+            keep_sandboxes: self.keep_sandboxes,
+            allow_writes: self.allow_writes,
+        }
+    }
+
+    /// The flags as given, for `check.json`'s `--resume`.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for sandbox in &self.sandbox {
+            let path = sandbox.path.display();
+            args.push("--sandbox".to_owned());
+            args.push(match &sandbox.name {
+                Some(name) => format!("{name}={path}"),
+                None => path.to_string(),
+            });
+        }
+        for (name, on) in [
+            ("keep-sandboxes", self.keep_sandboxes),
+            ("allow-writes", self.allow_writes),
+        ] {
+            if on {
+                args.push(format!("--{name}"));
+            }
+        }
+        args
+    }
+}
+
+fn parse_sandbox(text: &str) -> Result<crate::config::SandboxPath, String> {
+    crate::config::SandboxPath::parse_flag(text).map_err(|e| e.0)
 }
 
 /// `--keep-at` that is not a share in (0, 1].
@@ -780,6 +845,8 @@ pub struct NightlyArgs {
     /// allow_breaking, else off].
     #[arg(long)]
     pub allow_breaking: bool,
+    #[command(flatten)]
+    pub writes: WriteArgs,
 }
 
 #[derive(Debug, Args)]
@@ -847,6 +914,7 @@ impl CheckArgs {
                 trials: self.trials,
                 protocol_era: self.protocol_era,
                 suite_optional: true,
+                writes: self.writes.to_flags(),
                 ..Overrides::default()
             },
             baseline_snapshot: self.baseline_snapshot.clone(),
@@ -931,6 +999,7 @@ impl CheckArgs {
                 args.push(format!("--{name}"));
             }
         }
+        args.extend(self.writes.to_args());
         args
     }
 }
@@ -985,6 +1054,7 @@ impl RunArgs {
             max_trials: self.max_trials,
             trial_budget: self.trial_budget,
             suite_optional: false,
+            writes: self.writes.to_flags(),
         }
     }
 }

@@ -20,13 +20,21 @@ pub async fn nightly(args: &NightlyArgs) -> Result<Exit, Failure> {
         Some(expr) => Some(Schedule::parse(expr)?),
         None => None,
     };
+    let writes = &args.writes.to_flags();
     let stop = Stop::default();
     let watcher = tokio::spawn(watch_signals(stop.clone()));
     let result = match &schedule {
-        None => night(&args.config, args.allow_breaking, &stop, &Console, &log)
-            .await
-            .map(|(exit, _)| exit)
-            .map_err(Failure::from),
+        None => night(
+            &args.config,
+            args.allow_breaking,
+            writes,
+            &stop,
+            &Console,
+            &log,
+        )
+        .await
+        .map(|(exit, _)| exit)
+        .map_err(Failure::from),
         Some(schedule) => history::run_schedule(
             schedule,
             &stop.finish,
@@ -36,7 +44,17 @@ pub async fn nightly(args: &NightlyArgs) -> Result<Exit, Failure> {
                     now: stop.now.clone(),
                 };
                 async move {
-                    job_end(night(&args.config, args.allow_breaking, &stop, &Console, &log).await)
+                    job_end(
+                        night(
+                            &args.config,
+                            args.allow_breaking,
+                            writes,
+                            &stop,
+                            &Console,
+                            &log,
+                        )
+                        .await,
+                    )
                 }
             },
             log,

@@ -50,6 +50,8 @@ pub struct ConfigFile {
     pub nightly: Option<crate::config::NightlyFile>,
     /// `[check]`: read by `mcpeval check` alone (`crate::config::CheckFile`); a run ignores it.
     pub check: Option<crate::config::CheckFile>,
+    /// Trials may call tools that change a server's real state (`--allow-writes`).
+    pub allow_writes: Option<bool>,
 }
 
 /// `[auth.NAME]`: headers (HTTP) or environment (stdio) added to a server for one snapshot;
@@ -133,6 +135,12 @@ pub struct ServerFile {
     /// The server under an overlay or a replay: a spec, or the name of another
     /// `[servers.NAME]` (whose env, headers, cwd and era reach it).
     pub base: Option<String>,
+    /// `"process"`: each process starts from nothing, so trials may call its tools that write;
+    /// `"external"` (the default): its state may outlive the process.
+    pub state: Option<crate::config::ServerState>,
+    /// A path (or `{ NAME = "PATH" }`, several) copied afresh for every start of the server's
+    /// process; `{sandbox}` (`{sandbox.NAME}`) in its command, env, cwd and the tasks is the copy.
+    pub sandbox: Option<crate::config::SandboxFile>,
 }
 
 /// `[host.NAME]`: a named host.
@@ -269,7 +277,8 @@ impl ConfigFile {
             out_dir,
             baseline,
             candidate,
-            sim
+            sim,
+            allow_writes
         );
         self.profile = match (self.profile.take(), over.profile) {
             (Some(below), Some(above)) => Some(below.layer(above)),

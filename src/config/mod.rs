@@ -16,6 +16,7 @@ mod shape;
 mod sim;
 mod stats;
 mod token_limit;
+mod writes;
 
 pub use app::{AppKind, AppSettings, DEFAULT_TIMEOUT_S};
 pub use budget::{Budget, Price};
@@ -29,8 +30,9 @@ pub use resolve::{
     ConfigError, ConfigTargets, HostConfig, HostSettings, InvalidSetting, Overrides, Provider,
     RunConfig, UnsetVar, UnsetVariable, DEFAULT_CONFIG, DEMO_CONFIG,
 };
-pub use resolve::{resolve_extra_host, NO_HOST};
+pub use resolve::{resolve_extra_host, with_write_flags, WriteFlags, NO_HOST};
 pub use server::{ClientProfile, ProtocolEra, ServerSpec, Transport, BASE_HEADERS_ENV};
 pub use sim::SimConfig;
 pub use stats::{Metric, StatsConfig, StatsFile};
 pub use token_limit::TokenIncrease;
+pub use writes::{placeholders_in, SandboxFile, SandboxPath, ServerState};

@@ -93,6 +93,20 @@ pub struct Overrides {
     /// No suite is an empty suite rather than an error (`mcpeval check`, whose stages that
     /// need tasks are skipped without one).
     pub suite_optional: bool,
+    /// `--sandbox`, `--keep-sandboxes`, `--allow-writes`.
+    pub writes: WriteFlags,
+}
+
+/// How the command line lets trials touch the servers' state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WriteFlags {
+    /// `--sandbox [NAME=]PATH`: copied for every start of either server's process (over the
+    /// config's `[servers.NAME] sandbox`).
+    pub sandboxes: Vec<super::SandboxPath>,
+    /// `--keep-sandboxes`: the copies stay on disk.
+    pub keep_sandboxes: bool,
+    /// `--allow-writes`: trials may change the servers' real state.
+    pub allow_writes: bool,
 }
 
 /// Which provider drives a host.
@@ -332,6 +346,10 @@ pub struct RunConfig {
     /// tool's tasks measure the model rather than the rename.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub renames: BTreeMap<String, String>,
+    /// Trials may call tools that change a server's real state (`--allow-writes`,
+    /// `allow_writes = true`): the header, run.json and the report say so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_writes: bool,
 }
 
 /// One config file, checked: every problem of it at once (`super::check`).
@@ -507,6 +525,7 @@ fn build(
         if let Some(era) = over.protocol_era {
             spec.protocol_era = era;
         }
+        with_write_flags(&mut spec, &over.writes).map_err(|e| invalid(format!("{side}: {e}")))?;
         Ok(spec)
     };
     let baseline = server("baseline", &file.baseline)?;
@@ -586,7 +605,26 @@ fn build(
         budget: file.budget.clone().unwrap_or_default(),
         prices: file.prices.clone(),
         renames: checked_renames(&file.renames)?,
+        allow_writes: over.writes.allow_writes || file.allow_writes.unwrap_or(false),
     })
+}
+
+/// The command line's sandboxes (over the config's) and `--keep-sandboxes` on `spec`; an HTTP
+/// server cannot take a sandbox: its state lives in a process the user runs.
+pub fn with_write_flags(spec: &mut ServerSpec, flags: &WriteFlags) -> Result<(), InvalidSetting> {
+    if !flags.sandboxes.is_empty() {
+        spec.sandboxes = flags.sandboxes.clone();
+    }
+    spec.keep_sandboxes |= flags.keep_sandboxes;
+    if !spec.sandboxes.is_empty() && !spec.is_stdio() {
+        return Err(InvalidSetting(format!(
+            "`{}` is an HTTP server: it cannot take a sandbox (its state lives in the process \
+             you run; start it on a scratch copy yourself), and --allow-writes lets trials \
+             change it",
+            spec.display()
+        )));
+    }
+    Ok(())
 }
 
 /// What `tasks check --config FILE` reads of a config file: its servers, suites and
@@ -707,12 +745,28 @@ fn server_from_file(
     if let Some(ms) = entry.call_timeout_ms {
         spec.call_timeout = Duration::from_millis(ms);
     }
+    state_from_file(&mut spec, entry, base_dir).map_err(|e| invalid(e.0))?;
     if let Transport::Stdio { .. } = spec.transport {
         if !entry.headers.is_empty() {
             return Err(invalid("`headers` only apply to an HTTP server".into()));
         }
     }
     Ok(spec)
+}
+
+/// `[servers.NAME] state` and `sandbox` on `spec`.
+fn state_from_file(
+    spec: &mut ServerSpec,
+    entry: &ServerFile,
+    base_dir: Option<&Path>,
+) -> Result<(), InvalidSetting> {
+    if let Some(state) = entry.state {
+        spec.state = state;
+    }
+    if let Some(sandbox) = &entry.sandbox {
+        spec.sandboxes = sandbox.resolve(base_dir)?;
+    }
+    Ok(())
 }
 
 /// `[servers.NAME] overlay = "FILE"`, `base = "SPEC or NAME"`: the base resolved (another
@@ -745,6 +799,7 @@ fn overlay_from_file(
         if let (Some(policy), Transport::Stdio { args, .. }) = (unmatched, &mut spec.transport) {
             args.extend(["--unmatched".into(), policy]);
         }
+        state_from_file(&mut spec, entry, base_dir).map_err(|e| invalid(e.0))?;
         return Ok(spec);
     };
     if entry.command.is_some() || entry.url.is_some() {
@@ -762,7 +817,9 @@ fn overlay_from_file(
     if let (Some(policy), Transport::Stdio { args, .. }) = (unmatched, &mut transport) {
         args.extend(["--unmatched".into(), policy]);
     }
-    Ok(served_over(name, &base, transport))
+    let mut spec = served_over(name, &base, transport);
+    state_from_file(&mut spec, entry, base_dir).map_err(|e| invalid(e.0))?;
+    Ok(spec)
 }
 
 /// The keys of a `[servers.NAME]` with an `overlay` or a `replay` that go together (one of the

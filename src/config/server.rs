@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::writes::{SandboxPath, ServerState};
 use super::InvalidSetting;
 use serde::{Deserialize, Serialize};
 
@@ -124,6 +125,17 @@ pub struct ServerSpec {
     /// How long one `tools/call` may take.
     #[serde(with = "duration_ms")]
     pub call_timeout: Duration,
+    /// Where its state lives (`[servers.NAME] state`): a server whose state may outlive the
+    /// process is written to by trials only on a sandbox or with `--allow-writes`.
+    #[serde(default, skip_serializing_if = "ServerState::is_external")]
+    pub state: ServerState,
+    /// Paths copied afresh for every start of its process (`--sandbox`, `[servers.NAME]
+    /// sandbox`); `{sandbox}` / `{sandbox.NAME}` stand for the copies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandboxes: Vec<SandboxPath>,
+    /// Leave the copies on disk when the process ends (`--keep-sandboxes`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_sandboxes: bool,
 }
 
 impl ServerSpec {
@@ -183,6 +195,9 @@ impl ServerSpec {
             client: ClientProfile::Bare,
             startup_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(60),
+            state: ServerState::External,
+            sandboxes: Vec::new(),
+            keep_sandboxes: false,
         })
     }
 

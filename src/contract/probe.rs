@@ -237,6 +237,11 @@ enum ProbeFailure {
 
 /// One raw request over a fresh connection, bounded by the probe timeout.
 async fn raw_request(spec: &ServerSpec, request: &Value) -> Result<Answer, ProbeFailure> {
+    // A probe process runs on sandbox copies of its own, like any other start of the server.
+    let copies = crate::mcp::sandbox::SandboxCopies::make(spec)
+        .map_err(|e| ProbeFailure::Start(std::io::Error::other(e)))?;
+    let sandboxed = copies.as_ref().map(|c| c.apply(spec));
+    let spec = sandboxed.as_ref().unwrap_or(spec);
     let answer = match &spec.transport {
         Transport::Stdio { program, args } => {
             tokio::time::timeout(PROBE_TIMEOUT, over_stdio(spec, program, args, request)).await

@@ -116,6 +116,10 @@ pub enum JobError {
     /// The statistics cannot compare the sides' episodes.
     #[error("cannot compare")]
     Compare(#[source] crate::stats::StatsError),
+    /// A suite that could write to a server's real state, or sandboxes and placeholders that
+    /// do not go together.
+    #[error(transparent)]
+    Writes(#[from] super::writes::WriteError),
     /// The run itself failed (its event sinks, its tables).
     #[error("the run failed")]
     Run(#[source] Source),
@@ -148,6 +152,7 @@ impl Coded for JobError {
             | Self::Episodes { .. }
             | Self::NoEpisodes { .. }
             | Self::Stats(_)
+            | Self::Writes(_)
             | Self::Compare(_) => Exit::Usage,
             Self::RunInfo(e) => e.exit(),
             Self::Judge { source, .. } => source.exit(),

@@ -18,6 +18,7 @@ mod run;
 mod served;
 mod snapshots;
 mod trigger;
+pub mod writes;
 
 pub use compare::{compare, CompareRequest, Compared};
 pub use error::JobError;

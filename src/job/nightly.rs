@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Face, JobError, RunOutcome, RunRequest, Skipped, Stop};
-use crate::config::{resolve, NightlyFile, NightlySettings, Overrides, RunConfig};
+use crate::config::{resolve, NightlyFile, NightlySettings, Overrides, RunConfig, WriteFlags};
 use crate::error::{Coded, Exit};
 use crate::history::{self, JobEnd};
 use crate::rundir::RunStatus;
@@ -32,6 +32,7 @@ const BREAKING_ADVICE: &str =
 pub async fn night(
     config_path: &Path,
     allow_breaking: bool,
+    writes: &WriteFlags,
     stop: &Stop,
     face: &dyn Face,
     log: &(dyn Fn(&str) + Sync),
@@ -53,7 +54,7 @@ pub async fn night(
         },
         dir.display()
     ));
-    let request = request(config_path, &dir, &settings);
+    let request = request(config_path, &dir, &settings, writes);
     let tokens = Stop {
         finish: stop.finish.child_token(),
         now: stop.now.child_token(),
@@ -94,11 +95,17 @@ pub async fn night(
 /// The run a nightly job asks for: into its own new directory, with no response cache
 /// (tonight's model must answer tonight: a cached answer would hide drift), triggered by the
 /// contract diff unless `[nightly] whole_suite`.
-fn request(config_path: &Path, dir: &Path, settings: &NightlySettings) -> RunRequest {
+fn request(
+    config_path: &Path,
+    dir: &Path,
+    settings: &NightlySettings,
+    writes: &WriteFlags,
+) -> RunRequest {
     RunRequest {
         follow_renames: None,
         overrides: Overrides {
             config: Some(PathBuf::from(config_path)),
+            writes: writes.clone(),
             ..Overrides::default()
         },
         out: Some(dir.to_path_buf()),

@@ -23,6 +23,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 use tokio_util::task::AbortOnDropHandle;
 
+use super::sandbox::SandboxCopies;
 use crate::cassette::{Request, SessionRecorder};
 use crate::config::{ClientProfile, ProtocolEra, ServerSpec, Transport};
 use crate::error::chain;
@@ -210,6 +211,9 @@ pub struct McpConnection {
     /// Where this connection's answers are recorded (`run --record`), as one session: set by
     /// `record_into` (src/mcp/recording.rs), used by `record` at each call, read and get.
     pub(super) recorder: Option<SessionRecorder>,
+    /// The sandbox copies this process runs on (`--sandbox`), removed when it is dropped: last,
+    /// after the session and its process.
+    sandbox: Option<SandboxCopies>,
 }
 
 impl McpConnection {
@@ -222,6 +226,29 @@ impl McpConnection {
     }
 
     async fn connect_stdio(
+        spec: &ServerSpec,
+        program: &str,
+        args: &[String],
+    ) -> Result<Self, McpError> {
+        let sandbox = SandboxCopies::make(spec).map_err(|e| start_error(spec, chain(&e)))?;
+        let Some(copies) = sandbox else {
+            return Self::spawn_stdio(spec, program, args).await;
+        };
+        let spec = copies.apply(spec);
+        let Transport::Stdio { program, args } = &spec.transport else {
+            unreachable!("a sandbox keeps the transport")
+        };
+        let mut connection = Self::spawn_stdio(&spec, program, args).await?;
+        connection.sandbox = Some(copies);
+        Ok(connection)
+    }
+
+    /// The sandbox copies this server's process runs on, if it has any.
+    pub fn sandbox(&self) -> Option<&SandboxCopies> {
+        self.sandbox.as_ref()
+    }
+
+    async fn spawn_stdio(
         spec: &ServerSpec,
         program: &str,
         args: &[String],
@@ -311,6 +338,7 @@ impl McpConnection {
             pid,
             client: spec.client,
             recorder: None,
+            sandbox: None,
         }
     }
 

@@ -5,5 +5,6 @@ pub mod demo;
 pub mod http;
 pub mod proxy;
 mod recording;
+pub mod sandbox;
 
 pub use client::{CallOutcome, HandshakeFacts, McpConnection, McpError, ServerInfo};

@@ -540,6 +540,9 @@ fn facts(out: &mut String, report: &Report) {
             pairs.join(", ")
         );
     }
+    if let Some(line) = state_line(&info.config) {
+        let _ = writeln!(out, "| server state | {line} |");
+    }
     let gated: Vec<&str> = c.stats.gated.iter().map(|m| m.as_str()).collect();
     let _ = writeln!(
         out,
@@ -982,6 +985,33 @@ fn detectable(out: &mut String, c: &Comparison) {
         );
     }
     let _ = writeln!(out);
+}
+
+/// How the trials treated the servers' real state: sandbox copies, or the user's consent to
+/// write to it (`--allow-writes`); `None` when neither applies.
+fn state_line(config: &crate::config::RunConfig) -> Option<String> {
+    let sandboxed: Vec<String> = [
+        ("baseline", &config.baseline),
+        ("candidate", &config.candidate),
+    ]
+    .iter()
+    .filter(|(_, spec)| !spec.sandboxes.is_empty())
+    .map(|(side, spec)| {
+        let paths: Vec<String> = (spec.sandboxes.iter())
+            .map(|s| format!("`{}` = `{}`", s.placeholder(), s.path.display()))
+            .collect();
+        format!("{side} on fresh copies of {}", paths.join(", "))
+    })
+    .collect();
+    let mut parts = sandboxed;
+    if config.allow_writes {
+        parts.push(
+            "**--allow-writes**: trials may have changed the servers' real state (a server \
+             without a sandbox or `state = \"process\"`)"
+                .to_owned(),
+        );
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 #[cfg(test)]

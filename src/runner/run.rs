@@ -618,7 +618,12 @@ async fn attempt(
     };
     let view = lease.server.view(key.host, &host.config.profile);
     let timeout = shared.pool.spec(key.side).call_timeout;
-    let fixtures = runner.task_for(key.task, key.side);
+    let copies = lease.server.connection.sandbox();
+    let sandboxed =
+        copies.map(|c| super::sandboxed::task_on(c, runner.task_for(key.task, key.side)));
+    let fixtures = sandboxed
+        .as_ref()
+        .unwrap_or(runner.task_for(key.task, key.side));
     if let Err(error) =
         run_fixtures(&lease.server.connection, &fixtures.setup, "setup", timeout).await
     {
@@ -626,7 +631,7 @@ async fn attempt(
         return (fixture_infra(&error), view.specs.clone(), None);
     }
     let input = TrialInput {
-        prompt: &task.prompt,
+        prompt: &fixtures.prompt,
         max_turns: task.max_turns,
         model: model.as_ref(),
         profile: &host.config.profile,
@@ -643,6 +648,9 @@ async fn attempt(
     let mut output = run_trial(&input, &lease.server.connection).await;
     if output.infra_error.is_none() {
         finish_fixtures(&lease.server, fixtures, timeout, &mut output).await;
+    }
+    if let Some(copies) = copies {
+        super::sandboxed::map_back(copies, &mut output);
     }
     if let Some(error) = &mut output.infra_error {
         let tail = lease.server.connection.stderr_tail();
@@ -722,12 +730,18 @@ async fn direct_attempt(
     };
     let timeout = shared.pool.spec(key.side).call_timeout;
     let server = &lease.server;
+    let copies = server.connection.sandbox();
+    let sandboxed = copies.map(|c| super::sandboxed::task_on(c, task));
+    let task = sandboxed.as_ref().unwrap_or(task);
     let mut output = match run_fixtures(&server.connection, &task.setup, "setup", timeout).await {
         Ok(()) => run_call(task, &server.connection, &server.tools, timeout).await,
         Err(error) => fixture_infra(&error),
     };
     if output.infra_error.is_none() {
         finish_fixtures(server, task, timeout, &mut output).await;
+    }
+    if let Some(copies) = copies {
+        super::sandboxed::map_back(copies, &mut output);
     }
     if let Some(error) = &mut output.infra_error {
         let tail = server.connection.stderr_tail();
@@ -750,14 +764,27 @@ async fn app_attempt(
 ) -> (TrialOutput, Arc<[crate::host::ToolSpec]>, Option<Judged>) {
     let host = &shared.runner.hosts[key.host];
     let task = &shared.runner.suite.tasks[key.task];
+    // The app starts the server itself: its sandbox copies are made here, one set per trial.
+    let spec = shared.pool.spec(key.side);
+    let copies = match crate::mcp::sandbox::SandboxCopies::make(spec) {
+        Ok(copies) => copies,
+        Err(e) => return (infra(crate::error::chain(&e)), Vec::new().into(), None),
+    };
+    let sandboxed = copies
+        .as_ref()
+        .map(|c| (c.apply(spec), super::sandboxed::task_on(c, task)));
+    let (spec, task) = sandboxed.as_ref().map_or((spec, task), |(s, t)| (s, t));
     let trial = crate::episode::app::AppTrial {
         prompt: &task.prompt,
         max_turns: task.max_turns,
         seed,
-        server: shared.pool.spec(key.side),
+        server: spec,
         label: &host.config.profile.server_label,
     };
     let mut output = app.run_trial(&trial).await;
+    if let Some(copies) = &copies {
+        super::sandboxed::map_back(copies, &mut output);
+    }
     let judged = judge_output(shared, key, seed, &mut output).await;
     (output, Vec::new().into(), judged)
 }

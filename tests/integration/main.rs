@@ -51,6 +51,7 @@ mod result_keys;
 mod resume;
 mod row_words;
 mod run_demo;
+mod sandbox;
 mod secrets_and_storms;
 mod servers;
 mod shard;

@@ -277,6 +277,13 @@ pub async fn check(
     };
     let settings = settings(request, table);
     let (config, has_baseline) = resolve_servers(&request.overrides, settings.stored.is_some())?;
+    // No stage starts on a suite that could write to a server's real state unasked.
+    for note in super::writes::gate_check(&config, has_baseline)
+        .await?
+        .notes
+    {
+        log(&note);
+    }
     let dir = match &request.out {
         Some(dir) => dir.clone(),
         None => config
