@@ -16,7 +16,8 @@ use common::*;
 const WRITER: &str = "tests/fixtures/servers/dir_writer.py";
 
 /// A model task that writes, one that only reads, and a call task that writes and names the
-/// copy in its arguments and its expected answer.
+/// data's directory (`{D}`: `{sandbox}`, or the real path) in its arguments and its expected
+/// answer.
 const NOTES_SUITE: &str = r#"
 - id: write-hello
   prompt: Write a note named hello.txt with the text hi
@@ -33,13 +34,13 @@ const NOTES_SUITE: &str = r#"
   kind: call
   call:
     tool: write_note
-    args: {name: from-call.txt, text: "made in {sandbox}"}
+    args: {name: from-call.txt, text: "made in {D}"}
   expect:
     is_error: false
-    result_contains: ["wrote from-call.txt in {sandbox}"]
+    result_contains: ["wrote from-call.txt in {D}"]
     after:
       - call: {tool: read_note, args: {name: from-call.txt}}
-        expect: {result_contains: ["made in {sandbox}"]}
+        expect: {result_contains: ["made in {D}"]}
 "#;
 
 /// Every file under `dir` with its bytes: what "unchanged" is held to.
@@ -58,7 +59,10 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 struct Notes {
     _root: tempfile::TempDir,
     data: PathBuf,
+    /// The suite naming the real directory.
     suite: PathBuf,
+    /// The suite naming `{sandbox}`.
+    sandboxed: PathBuf,
     /// The temporary directory the runs' sandboxes go to (TMPDIR), to see them removed.
     tmp: PathBuf,
 }
@@ -69,12 +73,15 @@ fn notes() -> Notes {
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(data.join("old.txt"), "kept as it was").unwrap();
     let suite = root.path().join("suite.yaml");
-    std::fs::write(&suite, NOTES_SUITE).unwrap();
+    std::fs::write(&suite, NOTES_SUITE.replace("{D}", data.to_str().unwrap())).unwrap();
+    let sandboxed = root.path().join("sandboxed.yaml");
+    std::fs::write(&sandboxed, NOTES_SUITE.replace("{D}", "{sandbox}")).unwrap();
     let tmp = root.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     Notes {
         data,
         suite,
+        sandboxed,
         tmp,
         _root: root,
     }
@@ -85,9 +92,13 @@ fn writer(dir: &str) -> String {
 }
 
 fn run(notes: &Notes, server: &str, out: &Path, extra: &[&str]) -> Output {
+    let suite = match server.contains("{sandbox") {
+        true => &notes.sandboxed,
+        false => &notes.suite,
+    };
     Command::new(bin())
         .args(["run", "--baseline", server, "--candidate", server])
-        .args(["--suite", notes.suite.to_str().unwrap(), "--host", "sim"])
+        .args(["--suite", suite.to_str().unwrap(), "--host", "sim"])
         .args(["--trials", "2", "--out", out.to_str().unwrap()])
         .args(extra)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -139,7 +150,7 @@ fn sandboxed_trials_write_to_copies_and_the_original_is_unchanged() {
         .iter()
         .filter(|e| e.task_id == "call-write")
         .collect();
-    assert_eq!(calls.len(), 4, "two trials a side");
+    assert_eq!(calls.len(), 2, "a call task's one trial a side");
     for e in &calls {
         assert!(e.success, "{:?}", e.grade);
         assert!(e.infra_error.is_none(), "{:?}", e.infra_error);
@@ -177,6 +188,8 @@ fn kept_sandboxes_stay_and_hold_what_the_trials_wrote() {
     let notes = notes();
     let out = notes.data.parent().unwrap().join("run");
     let sandbox = format!("data={}", notes.data.display());
+    let named = NOTES_SUITE.replace("{D}", "{sandbox.data}");
+    std::fs::write(&notes.sandboxed, named).unwrap();
     let ran = run(
         &notes,
         &writer("{sandbox.data}"),
@@ -298,7 +311,7 @@ fn an_http_server_takes_no_sandbox_and_is_never_exempt() {
     assert_verdict(&allowed);
 }
 
-/// A scratch git repository with one commit; its state as the tests compare it.
+/// A scratch git repository with one commit and an untracked file.
 fn scratch_repo(dir: &Path) -> PathBuf {
     let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
@@ -315,10 +328,12 @@ fn scratch_repo(dir: &Path) -> PathBuf {
     std::fs::write(repo.join("README.md"), "scratch\n").unwrap();
     git(&["add", "README.md"]);
     git(&["commit", "-q", "-m", "first"]);
+    // A change to commit, left untracked in the real repository.
+    std::fs::write(repo.join("notes.txt"), "to be committed in a copy\n").unwrap();
     repo
 }
 
-/// Commit count, branches, HEAD and the index's bytes.
+/// Its state as the tests compare it: commit count, branches, HEAD and the index's bytes.
 fn repo_state(repo: &Path) -> (String, String, String, Vec<u8>) {
     let git = |args: &[&str]| {
         let out = Command::new("git")
@@ -350,20 +365,22 @@ fn git_server(version: &str) -> PathBuf {
 
 const GIT_SUITE: &str = r#"
 - id: status
-  prompt: Show the git status of the repository at {sandbox}
+  prompt: Show the git status of the repository at {D}
   expect:
     calls:
       - tool: git_status
-        args: {repo_path: "{sandbox}"}
+        args: {repo_path: "{D}"}
 - id: commit
   kind: call
+  setup:
+    - {tool: git_add, args: {repo_path: "{D}", files: [notes.txt]}}
   call:
     tool: git_commit
-    args: {repo_path: "{sandbox}", message: "made in a sandbox"}
+    args: {repo_path: "{D}", message: "made in a sandbox"}
   expect:
     is_error: false
     after:
-      - call: {tool: git_log, args: {repo_path: "{sandbox}"}}
+      - call: {tool: git_log, args: {repo_path: "{D}"}}
         expect: {result_contains: ["made in a sandbox"]}
 "#;
 
@@ -373,7 +390,7 @@ fn mcp_server_git_is_refused_unannotated_or_annotated_and_sandboxed_commits_stay
     let repo = scratch_repo(dir.path());
     let before = repo_state(&repo);
     let suite = dir.path().join("git.yaml");
-    std::fs::write(&suite, GIT_SUITE).unwrap();
+    std::fs::write(&suite, GIT_SUITE.replace("{D}", repo.to_str().unwrap())).unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let git_run = |server: &str, out: &str, extra: &[&str]| {
@@ -413,6 +430,7 @@ fn mcp_server_git_is_refused_unannotated_or_annotated_and_sandboxed_commits_stay
         git_server("2026.10.19").display()
     );
     let old = format!("{} --repository {{sandbox}}", git_server("0.6.2").display());
+    std::fs::write(&suite, GIT_SUITE.replace("{D}", "{sandbox}")).unwrap();
     let ran = Command::new(bin())
         .args(["run", "--baseline", &old, "--candidate", &server])
         .args(["--suite", suite.to_str().unwrap(), "--host", "sim"])
@@ -426,7 +444,7 @@ fn mcp_server_git_is_refused_unannotated_or_annotated_and_sandboxed_commits_stay
     assert_verdict(&ran);
     let episodes = episodes(&dir.path().join("sandboxed"));
     let commits: Vec<_> = episodes.iter().filter(|e| e.task_id == "commit").collect();
-    assert_eq!(commits.len(), 4);
+    assert_eq!(commits.len(), 2);
     for e in &commits {
         assert!(e.success, "{:?} {:?}", e.grade, e.infra_error);
         assert!(
@@ -438,6 +456,61 @@ fn mcp_server_git_is_refused_unannotated_or_annotated_and_sandboxed_commits_stay
     assert_eq!(repo_state(&repo), before, "the real repository changed");
     assert_eq!(
         std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "copies left behind"
+    );
+}
+
+#[test]
+fn check_refuses_before_its_first_stage_and_runs_on_copies_with_a_sandbox() {
+    let notes = notes();
+    let before = tree(&notes.data);
+    let out = notes.data.parent().unwrap().join("check");
+    let check = |server: &str, suite: &Path, extra: &[&str]| {
+        Command::new(bin())
+            .args(["check", "--baseline", server, "--candidate", server])
+            .args([
+                "--suite",
+                suite.to_str().unwrap(),
+                "--host",
+                "sim",
+                "--trials",
+                "2",
+            ])
+            .args([
+                "--stages",
+                "smoke,evaluation",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .args(extra)
+            .env("TMPDIR", &notes.tmp)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .unwrap()
+    };
+    let refused = check(&writer(notes.data.to_str().unwrap()), &notes.suite, &[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&refused.stdout),
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(all.contains("write_note"), "{all}");
+    assert!(
+        !all.contains("smoke…") && !all.contains("smoke:"),
+        "a stage ran: {all}"
+    );
+    let sandbox = notes.data.to_str().unwrap();
+    let ran = check(
+        &writer("{sandbox}"),
+        &notes.sandboxed,
+        &["--sandbox", sandbox, "--all"],
+    );
+    assert!(matches!(ran.status.code(), Some(0 | 1)), "{}", text(&ran));
+    assert_eq!(tree(&notes.data), before, "the original changed");
+    assert_eq!(
+        std::fs::read_dir(&notes.tmp).unwrap().count(),
         0,
         "copies left behind"
     );
