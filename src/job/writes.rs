@@ -244,8 +244,17 @@ fn sandbox_note(side: &SideTasks<'_>) -> String {
             )
         })
         .collect();
+    let stats = crate::mcp::sandbox::copy_stats();
+    let cost = match stats.copies {
+        0 => String::new(),
+        n => format!(
+            "; {:.1} ms per copy ({})",
+            stats.total.as_secs_f64() * 1e3 / n as f64,
+            if stats.cloned { "cloned copy-on-write" } else { "copied byte for byte" }
+        ),
+    };
     format!(
-        "sandbox: the {} server runs each process on fresh copies: {}",
+        "sandbox: the {} server runs each process on fresh copies: {}{cost}",
         side.side,
         copied.join("; ")
     )

@@ -232,6 +232,13 @@ impl McpConnection {
     ) -> Result<Self, McpError> {
         let sandbox = SandboxCopies::make(spec).map_err(|e| start_error(spec, chain(&e)))?;
         let Some(copies) = sandbox else {
+            if let Some(placeholder) = super::sandbox::placeholders_of(spec).into_keys().next() {
+                let why = format!(
+                    "`{placeholder}` in its command names no sandbox (--sandbox PATH or \
+                     [servers.NAME] sandbox = \"PATH\")"
+                );
+                return Err(start_error(spec, why));
+            }
             return Self::spawn_stdio(spec, program, args).await;
         };
         let spec = copies.apply(spec);
