@@ -2,8 +2,12 @@
 
 pub mod client;
 pub mod demo;
+mod discover;
+mod era;
+mod handshake;
 pub mod http;
 pub mod proxy;
 mod recording;
+mod stderr;
 
 pub use client::{CallOutcome, HandshakeFacts, McpConnection, McpError, ServerInfo};
