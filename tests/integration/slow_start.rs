@@ -187,18 +187,22 @@ fn a_check_over_slow_modern_servers_probes_each_once_and_passes() {
 
 /// A candidate that starts for the pre-flight (which serves its first trial) and then fails
 /// every handshake: its later trials are infrastructure errors after their retries, never the
-/// candidate's `server_error`; the run is incomplete (exit 3), for `--resume` to finish.
+/// candidate's `server_error`; the run is incomplete (exit 3), and `--resume` runs those trials
+/// again once the server starts.
 #[test]
 fn a_handshake_that_fails_during_trials_is_an_infrastructure_error() {
     let dir = temp_dir();
     let (b, c) = (dir.path().join("b"), dir.path().join("c"));
+    let flag = dir.path().join("failing");
+    std::fs::write(&flag, "").unwrap();
+    let failing = format!("--healthy-starts 1 --fail-flag {}", flag.display());
     let out_dir = dir.path().join("run");
     let out = mcpeval(&[
         "run",
         "--baseline",
         &fake("legacy", &b, ""),
         "--candidate",
-        &fake("legacy", &c, "--healthy-starts 1"),
+        &fake("legacy", &c, &failing),
         "--suite",
         suite(dir.path()).to_str().unwrap(),
         "--trials",
@@ -229,4 +233,14 @@ fn a_handshake_that_fails_during_trials_is_an_infrastructure_error() {
     let run: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["status"], "incomplete");
+
+    std::fs::remove_file(&flag).unwrap();
+    let out = mcpeval(&["run", "--resume", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let eps = episodes(&out_dir);
+    assert_eq!(eps.len(), 6, "{eps:?}");
+    assert!(
+        eps.iter().all(|e| e.success && e.infra_error.is_none()),
+        "{eps:?}"
+    );
 }
