@@ -17,9 +17,10 @@ Exit codes:
   0  no regression on a gated metric
   1  regression: a gated metric (default: success, tool_calls, tool_errors, total_tokens)
      regressed, significant after correction and beyond the margin
-  2  usage or input error (bad flags, config, task file or run directory)
-  3  infrastructure failure (a server would not start, or more infrastructure errors than
-     [stats] max_infra_share, default 10 %, of the episodes)
+  2  usage or input error (bad flags, config, task file or run directory), before anything starts
+  3  infrastructure failure (a server would not start before the first trial, the message
+     naming the side; or more infrastructure errors than [stats] max_infra_share, default
+     10 %, of the episodes, a server that fails to start for a trial being one)
   130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the run directory can be finished with --resume)
   141  standard output's reader went away (the command still ran to its end)
 Without a command, mcpeval prints this usage and exits 2; the demo is `mcpeval run`.
@@ -424,9 +425,11 @@ Environment: MCPEVAL_CONFORMANCE (the conformance suite's command, under --confo
 Console: a line per stage and a last line with the verdict and the exit code the check ends with;
 the runs a stage starts (call tasks, the evaluation) show their progress on stderr and no verdict
 of their own. A verdict of the simulated model `sim` says `(simulated model, …)`.
-Exit codes: 0 every stage passed or was skipped; 1 a stage failed; 2 bad flags, config or task
-file; 3 a stage could not be done (a server that would not start, the conformance suite
-crashing, a stage named in --stages that was skipped, unless --allow-skipped) and none failed;
+Exit codes: 0 every stage passed or was skipped; 1 a stage failed (a candidate that does not
+start while the baseline does fails the smoke stage); 2 bad flags, config or task file, before
+any stage runs, every file:line:col at once; 3 a stage could not be done (a baseline that would
+not start, the conformance suite crashing, a stage named in --stages that was skipped, unless
+--allow-skipped) and none failed;
 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the stage in flight ends as `error`, no later
 stage runs, the reports are written; `mcpeval check --resume DIR` finishes it).
 More: docs/check.md.";

@@ -5,25 +5,20 @@
 //! top: bounded start-up, the server's stderr kept for error messages, no response cache, and
 //! tool results turned into text for the model.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock,
-    Implementation, ProtocolVersion,
-};
-use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock};
+use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError};
+use rmcp::{RoleClient, ServiceError};
 use serde::{Deserialize, Serialize};
-use tokio::io::AsyncReadExt;
-use tokio::sync::watch;
-use tokio_util::task::AbortOnDropHandle;
 
+use super::handshake::{declared, handshake, probed_handshake};
 use super::sandbox::SandboxCopies;
+use super::stderr::{settled, StderrTail};
 use crate::cassette::{Request, SessionRecorder};
 use crate::config::{ClientProfile, ProtocolEra, ServerSpec, Transport};
 use crate::error::chain;
@@ -98,104 +93,12 @@ fn stderr_tail(stderr: &str) -> String {
     }
 }
 
-/// How many of the last stderr lines, and bytes, are kept.
-const STDERR_LINES: usize = 40;
-const STDERR_BYTES: usize = 8 * 1024;
-/// How long to let a dying server's last stderr lines arrive before reporting its failure.
-const STDERR_GRACE: Duration = Duration::from_millis(100);
 /// How long `close` waits for a graceful shutdown before leaving the rest to the kill-on-drop.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(8);
 /// How long a `resources/read` may take.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The last lines a stdio server wrote to stderr, filled by a background task that ends with
-/// the stream (or when this is dropped).
-struct StderrTail {
-    ring: Arc<Mutex<Ring>>,
-    eof: watch::Receiver<bool>,
-    _task: AbortOnDropHandle<()>,
-}
-
-#[derive(Default)]
-struct Ring {
-    lines: VecDeque<String>,
-    bytes: usize,
-    partial: Vec<u8>,
-}
-
-impl Ring {
-    fn push_bytes(&mut self, chunk: &[u8]) {
-        let mut pieces = chunk.split(|&b| b == b'\n').peekable();
-        while let Some(piece) = pieces.next() {
-            let room = STDERR_BYTES.saturating_sub(self.partial.len());
-            self.partial
-                .extend_from_slice(&piece[..piece.len().min(room)]);
-            if pieces.peek().is_some() {
-                self.end_line();
-            }
-        }
-    }
-
-    fn end_line(&mut self) {
-        let line = String::from_utf8_lossy(&self.partial).trim_end().to_owned();
-        self.partial.clear();
-        self.bytes += line.len() + 1;
-        self.lines.push_back(line);
-        while self.lines.len() > STDERR_LINES || (self.bytes > STDERR_BYTES && self.lines.len() > 1)
-        {
-            let dropped = self.lines.pop_front().unwrap_or_default();
-            self.bytes -= dropped.len() + 1;
-        }
-    }
-
-    fn text(&self) -> String {
-        let mut text: Vec<&str> = self.lines.iter().map(String::as_str).collect();
-        let partial = String::from_utf8_lossy(&self.partial);
-        if !partial.trim().is_empty() {
-            text.push(partial.trim_end());
-        }
-        text.join("\n")
-    }
-}
-
-impl StderrTail {
-    /// Starts draining `stderr` in the background.
-    fn drain(mut stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static) -> Self {
-        let ring = Arc::new(Mutex::new(Ring::default()));
-        let (done, eof) = watch::channel(false);
-        let sink = ring.clone();
-        let task = tokio::spawn(async move {
-            let mut buf = [0u8; 4096];
-            while let Ok(n @ 1..) = stderr.read(&mut buf).await {
-                sink.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push_bytes(&buf[..n]);
-            }
-            let _ = done.send(true);
-        });
-        Self {
-            ring,
-            eof,
-            _task: AbortOnDropHandle::new(task),
-        }
-    }
-
-    fn text(&self) -> String {
-        self.ring.lock().unwrap_or_else(|e| e.into_inner()).text()
-    }
-}
-
-/// The tail once the server closed stderr, or after a short grace period if it has not.
-async fn settled(tail: Option<&StderrTail>) -> String {
-    let Some(tail) = tail else {
-        return String::new();
-    };
-    let mut eof = tail.eof.clone();
-    let _ = tokio::time::timeout(STDERR_GRACE, eof.wait_for(|done| *done)).await;
-    tail.text()
-}
-
-type Service = RunningService<RoleClient, ClientConfig>;
+pub(super) type Service = RunningService<RoleClient, ClientConfig>;
 
 /// An open connection to one server.
 ///
@@ -218,18 +121,30 @@ pub struct McpConnection {
 
 impl McpConnection {
     /// Starts (stdio) or reaches (HTTP) the server and completes the handshake of its era.
+    ///
+    /// A server given in `auto` is reached in the era learned at its first connection in this
+    /// process, if there was one (src/mcp/era.rs); a stdio server is probed by mcpeval itself
+    /// before that (src/mcp/discover.rs), an HTTP server by rmcp.
     pub async fn connect(spec: &ServerSpec) -> Result<Self, McpError> {
-        match &spec.transport {
-            Transport::Stdio { program, args } => Self::connect_stdio(spec, program, args).await,
-            Transport::Http { url } => Self::connect_http(spec, url).await,
-        }
+        let era = super::era::effective(spec);
+        let (connection, used) = match &spec.transport {
+            Transport::Stdio { program, args } => {
+                Self::connect_stdio(spec, program, args, era).await?
+            }
+            Transport::Http { url } => Self::connect_http(spec, url, era).await?,
+        };
+        super::era::learn(spec, used);
+        Ok(connection)
     }
 
+    /// Starts the server on fresh sandbox copies, if it has sandboxes, and completes the
+    /// handshake of `era`; returns the era it completed in.
     async fn connect_stdio(
         spec: &ServerSpec,
         program: &str,
         args: &[String],
-    ) -> Result<Self, McpError> {
+        era: ProtocolEra,
+    ) -> Result<(Self, ProtocolEra), McpError> {
         let sandbox = SandboxCopies::make(spec).map_err(|e| start_error(spec, chain(&e)))?;
         let Some(copies) = sandbox else {
             if let Some(placeholder) = super::sandbox::placeholders_of(spec).into_keys().next() {
@@ -239,15 +154,15 @@ impl McpConnection {
                 );
                 return Err(start_error(spec, why));
             }
-            return Self::spawn_stdio(spec, program, args).await;
+            return Self::spawn_stdio(spec, program, args, era).await;
         };
         let spec = copies.apply(spec);
         let Transport::Stdio { program, args } = &spec.transport else {
             unreachable!("a sandbox keeps the transport")
         };
-        let mut connection = Self::spawn_stdio(&spec, program, args).await?;
+        let (mut connection, era) = Self::spawn_stdio(&spec, program, args, era).await?;
         connection.sandbox = Some(copies);
-        Ok(connection)
+        Ok((connection, era))
     }
 
     /// The sandbox copies this server's process runs on, if it has any.
@@ -255,11 +170,13 @@ impl McpConnection {
         self.sandbox.as_ref()
     }
 
+    /// Starts the server and completes the handshake of `era`; returns the era it completed in.
     async fn spawn_stdio(
         spec: &ServerSpec,
         program: &str,
         args: &[String],
-    ) -> Result<Self, McpError> {
+        era: ProtocolEra,
+    ) -> Result<(Self, ProtocolEra), McpError> {
         if let Some(cwd) = spec.cwd.as_ref().filter(|cwd| !cwd.is_dir()) {
             return Err(start_error(
                 spec,
@@ -277,8 +194,13 @@ impl McpConnection {
             .map_err(|e| start_error(spec, spawn_failure(program, &e)))?;
         let pid = transport.id();
         let tail = stderr.map(StderrTail::drain);
-        match handshake(spec, transport).await {
-            Ok(service) => Ok(Self::new(spec, service, tail, pid)),
+        let handshake = match era {
+            ProtocolEra::Auto => probed_handshake(spec, transport).await,
+            era => (handshake(spec, transport, era, spec.startup_timeout).await)
+                .map(|service| (service, era)),
+        };
+        match handshake {
+            Ok((service, era)) => Ok((Self::new(spec, service, tail, pid), era)),
             Err(reason) => Err(McpError::Start {
                 server: spec.name.clone(),
                 reason: reason.to_string(),
@@ -287,7 +209,13 @@ impl McpConnection {
         }
     }
 
-    async fn connect_http(spec: &ServerSpec, url: &str) -> Result<Self, McpError> {
+    /// Reaches the server and completes the handshake of `era` (rmcp's probe for `auto`);
+    /// returns the era it completed in.
+    async fn connect_http(
+        spec: &ServerSpec,
+        url: &str,
+        era: ProtocolEra,
+    ) -> Result<(Self, ProtocolEra), McpError> {
         let mut headers = HashMap::new();
         for (name, value) in &spec.headers {
             let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
@@ -302,7 +230,7 @@ impl McpConnection {
         // rmcp builds its reqwest client here: the crypto provider must be in place.
         crate::net::install_crypto_provider();
         let transport = StreamableHttpClientTransport::from_config(config);
-        let service = match handshake(spec, transport).await {
+        let service = match handshake(spec, transport, era, spec.startup_timeout).await {
             Ok(service) => service,
             Err(reason) => {
                 let reason = match unreachable(url).await {
@@ -315,7 +243,13 @@ impl McpConnection {
                 ));
             }
         };
-        Ok(Self::new(spec, service, None, None))
+        let connection = Self::new(spec, service, None, None);
+        let used = match connection.info.era.as_str() {
+            _ if era != ProtocolEra::Auto => era,
+            "legacy" => ProtocolEra::Legacy,
+            _ => ProtocolEra::Modern,
+        };
+        Ok((connection, used))
     }
 
     /// Completes the handshake of `spec`'s era over any rmcp client transport (an in-process
@@ -325,7 +259,7 @@ impl McpConnection {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let service = handshake(spec, transport)
+        let service = handshake(spec, transport, spec.protocol_era, spec.startup_timeout)
             .await
             .map_err(|reason| start_error(spec, reason.to_string()))?;
         Ok(Self::new(spec, service, None, None))
@@ -621,99 +555,6 @@ fn spawn_failure(program: &str, error: &std::io::Error) -> String {
     }
 }
 
-/// The rmcp lifecycle for an era. `legacy` offers the newest version that still has
-/// `initialize`; `auto` probes 2026-07-28 with `server/discover` and falls back to it.
-fn lifecycle(era: ProtocolEra) -> ClientLifecycleMode {
-    match era {
-        ProtocolEra::Legacy => ClientLifecycleMode::Initialize,
-        ProtocolEra::Modern => ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        },
-        ProtocolEra::Auto => ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-        },
-    }
-}
-
-/// The capabilities a client profile declares.
-fn declared(profile: ClientProfile) -> ClientCapabilities {
-    let declared = match profile {
-        ClientProfile::Bare => serde_json::json!({}),
-        ClientProfile::Roots => serde_json::json!({"roots": {"listChanged": true}}),
-        ClientProfile::Full => serde_json::json!({"roots": {"listChanged": true},
-            "sampling": {}, "elicitation": {}}),
-    };
-    serde_json::from_value(declared).unwrap_or_default()
-}
-
-/// Why a handshake did not complete.
-#[derive(Debug, thiserror::Error)]
-enum HandshakeError {
-    #[error("no answer to the {era} handshake within {timeout:?}")]
-    Timeout { era: String, timeout: Duration },
-    /// What the server or the transport did, in words (see `handshake_failure`).
-    #[error("{0}")]
-    Failed(String),
-}
-
-/// Runs the handshake within the start-up timeout and turns the response cache off.
-async fn handshake<T, E, A>(spec: &ServerSpec, transport: T) -> Result<Service, HandshakeError>
-where
-    T: IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    let client = ClientConfig::new(
-        declared(spec.client),
-        Implementation::new("mcpeval", env!("CARGO_PKG_VERSION")),
-    )
-    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-    let serve = client.serve_with_lifecycle(transport, lifecycle(spec.protocol_era));
-    let service = match tokio::time::timeout(spec.startup_timeout, serve).await {
-        Err(_) => {
-            return Err(HandshakeError::Timeout {
-                era: format!("{:?}", spec.protocol_era).to_lowercase(),
-                timeout: spec.startup_timeout,
-            })
-        }
-        Ok(Err(error)) => return Err(HandshakeError::Failed(handshake_failure(&error))),
-        Ok(Ok(service)) => service,
-    };
-    // An evaluator must see what the server says now, never a cached list.
-    service
-        .peer()
-        .set_response_cache_config(ClientCacheConfig::disabled())
-        .await;
-    Ok(service)
-}
-
-const CLOSED_IN_HANDSHAKE: &str =
-    "the server closed the connection during the handshake (did it exit?)";
-
-fn handshake_failure(error: &ClientInitializeError) -> String {
-    match error {
-        ClientInitializeError::ConnectionClosed(_) => CLOSED_IN_HANDSHAKE.to_owned(),
-        ClientInitializeError::TransportError { error, .. }
-            if error
-                .error
-                .downcast_ref::<std::io::Error>()
-                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
-        {
-            CLOSED_IN_HANDSHAKE.to_owned()
-        }
-        ClientInitializeError::LegacyFallbackFailed { discover, fallback } => format!(
-            "server/discover failed ({}) and the initialize fallback failed too ({})",
-            handshake_failure(discover),
-            handshake_failure(fallback)
-        ),
-        ClientInitializeError::JsonRpcError(data) => format!(
-            "the server rejected the handshake: {} (code {})",
-            data.message, data.code.0
-        ),
-        other => format!("handshake failed: {}", chain(other)),
-    }
-}
-
 /// Why nothing answers at `url`'s host and port, in the system's words (`Connection refused`,
 /// a name that does not resolve, no answer within a few seconds, a TLS handshake that fails);
 /// `None` when a connection opens (the failure was then the server's, not the network's).
@@ -796,6 +637,7 @@ mod tests {
     use rmcp::model::{CallToolResult, ContentBlock};
 
     use super::*;
+    use crate::mcp::handshake::CLOSED_IN_HANDSHAKE;
 
     #[tokio::test]
     async fn a_tls_handshake_with_a_plain_http_port_is_said_as_such() {
@@ -862,26 +704,6 @@ mod tests {
         let secret = |s: &mut ServerSpec| drop(s.headers.insert("x-token".into(), "a\nb".into()));
         let (reason, _) = start_error("http://127.0.0.1:9/mcp", secret).await;
         assert_eq!(reason, "invalid value for http header `x-token`");
-    }
-
-    #[test]
-    fn stderr_ring_keeps_the_last_lines_and_bytes() {
-        let mut ring = Ring::default();
-        for i in 0..100 {
-            ring.push_bytes(format!("line {i}\n").as_bytes());
-        }
-        let text = ring.text();
-        assert_eq!(text.lines().count(), STDERR_LINES);
-        assert!(
-            text.starts_with("line 60\n") && text.ends_with("line 99"),
-            "{text}"
-        );
-        ring.push_bytes(&vec![b'x'; 3 * STDERR_BYTES]);
-        ring.push_bytes(b"\nsplit ");
-        ring.push_bytes(b"line\nunfinished");
-        let text = ring.text();
-        assert!(text.len() <= 2 * STDERR_BYTES, "{}", text.len());
-        assert!(text.ends_with("split line\nunfinished"), "{text}");
     }
 
     #[test]

@@ -2,9 +2,13 @@
 
 pub mod client;
 pub mod demo;
+mod discover;
+mod era;
+mod handshake;
 pub mod http;
 pub mod proxy;
 mod recording;
 pub mod sandbox;
+mod stderr;
 
 pub use client::{CallOutcome, HandshakeFacts, McpConnection, McpError, ServerInfo};

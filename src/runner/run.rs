@@ -608,13 +608,7 @@ async fn attempt(
     };
     let lease = match shared.pool.acquire(key.side, key.task).await {
         Ok(lease) => lease,
-        Err(e) => {
-            return (
-                server_infra(crate::error::chain(&e), "start"),
-                Vec::new().into(),
-                None,
-            )
-        }
+        Err(e) => return (start_infra(&e), Vec::new().into(), None),
     };
     let view = lease.server.view(key.host, &host.config.profile);
     let timeout = shared.pool.spec(key.side).call_timeout;
@@ -672,6 +666,14 @@ fn infra(error: String) -> TrialOutput {
     }
 }
 
+/// The output of a trial whose server did not start or complete its handshake: an
+/// infrastructure error (retried, left out of the statistics, run again by `--resume`), never the
+/// side's failure. A slow start on a busy machine says nothing about the release, and a server
+/// that cannot start at all is stopped by the pre-flight before any trial.
+fn start_infra(error: &crate::mcp::McpError) -> TrialOutput {
+    infra(crate::error::chain(error))
+}
+
 /// The output of a trial whose server failed at `what` (`start`, a fixture call): the side's
 /// server is to blame.
 fn server_infra(error: String, what: &str) -> TrialOutput {
@@ -720,13 +722,7 @@ async fn direct_attempt(
     let task = shared.runner.task_for(key.task, key.side);
     let lease = match shared.pool.acquire(key.side, key.task).await {
         Ok(lease) => lease,
-        Err(e) => {
-            return (
-                server_infra(crate::error::chain(&e), "start"),
-                Vec::new().into(),
-                None,
-            )
-        }
+        Err(e) => return (start_infra(&e), Vec::new().into(), None),
     };
     let timeout = shared.pool.spec(key.side).call_timeout;
     let server = &lease.server;

@@ -1,6 +1,8 @@
 //! Each kind of error maps to its documented exit code through the binary (usage 2,
 //! infrastructure 3, interrupted 130), and a run directory written by a newer mcpeval (a newer
-//! major `format_version`) is refused with a message naming the file and the version.
+//! major `format_version`) is refused with a message naming the file and the version. Every
+//! code of docs/exit-codes.md, and each case of its start-failure rule, is pinned by a test
+//! named in `PINNED` and `START_RULE`; `check`'s bad input and start failures are pinned here.
 
 use crate::common;
 
@@ -295,4 +297,166 @@ fn a_run_into_a_closed_pipe_finishes_its_files_without_a_panic() {
     ] {
         assert!(out.join(file).is_file(), "{file} missing");
     }
+}
+
+/// Each code in the table of docs/exit-codes.md, and the test that pins it (module::function).
+const PINNED: [(&str, &str); 6] = [
+    (
+        "0",
+        "call_tasks::a_server_against_itself_changes_nothing_and_trials_repeat_a_call",
+    ),
+    (
+        "1",
+        "call_tasks::call_tasks_on_two_releases_give_exact_verdicts_with_their_reasons",
+    ),
+    ("2", "exit_codes::usage_errors_exit_2_naming_what_is_wrong"),
+    ("3", "exit_codes::a_server_that_will_not_start_exits_3"),
+    (
+        "130",
+        "exit_codes::an_interrupted_run_exits_130_and_a_second_ctrl_c_drops_the_trials_in_flight",
+    ),
+    (
+        "141",
+        "exit_codes::a_run_into_a_closed_pipe_finishes_its_files_without_a_panic",
+    ),
+];
+
+/// Each case of "When a server cannot start" in docs/exit-codes.md, and the test that pins it.
+const START_RULE: [(&str, &str); 6] = [
+    (
+        "run: baseline → 3",
+        "exit_codes::a_server_that_will_not_start_exits_3",
+    ),
+    (
+        "run: candidate → 3, named",
+        "servers::a_server_that_cannot_start_stops_the_run_with_exit_3_and_its_stderr",
+    ),
+    (
+        "check: baseline → 3, candidate → 1",
+        "exit_codes::check_exits_3_for_a_baseline_that_cannot_start_and_1_for_a_candidate",
+    ),
+    (
+        "check: bad input → 2 before any stage",
+        "exit_codes::check_refuses_bad_task_files_and_config_with_exit_2_before_any_stage",
+    ),
+    (
+        "a start that fails during trials → infra_error",
+        "slow_start::a_handshake_that_fails_during_trials_is_an_infrastructure_error",
+    ),
+    (
+        "a slow start → no failure",
+        "slow_start::a_run_over_slow_legacy_servers_probes_each_once_and_passes",
+    ),
+];
+
+#[test]
+fn every_documented_exit_code_is_pinned_by_a_test_that_exists() {
+    let doc = std::fs::read_to_string(repo_path("docs/exit-codes.md")).unwrap();
+    let documented: Vec<&str> = (doc.lines())
+        .take_while(|l| !l.starts_with("## "))
+        .filter_map(|l| l.strip_prefix("| ")?.split(" |").next())
+        .filter(|code| code.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    let pinned: Vec<&str> = PINNED.iter().map(|(code, _)| *code).collect();
+    assert_eq!(
+        documented, pinned,
+        "a documented code without a test, or the reverse"
+    );
+    assert!(doc.contains("## When a server cannot start"));
+    for (_, test) in PINNED.iter().chain(&START_RULE) {
+        let (module, function) = test.split_once("::").unwrap();
+        let file = repo_path(&format!("tests/integration/{module}.rs"));
+        let source = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            source.contains(&format!("#[test]\nfn {function}(")),
+            "{test} is not a test"
+        );
+    }
+}
+
+/// `mcpeval check ARGS` from the repository root.
+fn check(args: &[&str]) -> std::process::Output {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    mcpeval(&all)
+}
+
+#[test]
+fn check_refuses_bad_task_files_and_config_with_exit_2_before_any_stage() {
+    let dir = temp_dir();
+    let suite = dir.path().join("suite");
+    std::fs::create_dir(&suite).unwrap();
+    std::fs::write(suite.join("a.yaml"), "- id: a\n  prompt: [unclosed\n").unwrap();
+    std::fs::write(
+        suite.join("b.yaml"),
+        "- id: b\n  kind: call\n  call: {tool: x}\n  expect: {no_such_check: 1}\n",
+    )
+    .unwrap();
+    let out_dir = dir.path().join("check");
+    let out = check(&[
+        "--baseline",
+        "demo:1.4.0",
+        "--candidate",
+        "demo:1.5.0",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let said = text(&out);
+    for file in ["a.yaml:2:", "b.yaml:4:"] {
+        assert!(said.contains(file), "{file} not named: {said}");
+    }
+    for stage in ["smoke", "contract", "evaluation"] {
+        assert!(!said.contains(stage), "a stage ran: {said}");
+    }
+    assert!(!out_dir.exists(), "the check wrote its directory");
+
+    // A config that does not parse is refused the same way.
+    let config = dir.path().join("bad.toml");
+    std::fs::write(&config, "baseline = \"demo:1.4.0\"\ntrials = \"many\"\n").unwrap();
+    let out = check(&["--config", config.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("bad.toml"), "{}", text(&out));
+    assert!(!text(&out).contains("smoke"), "{}", text(&out));
+}
+
+#[test]
+fn check_exits_3_for_a_baseline_that_cannot_start_and_1_for_a_candidate() {
+    let dir = temp_dir();
+    let smoke = |baseline: &str, candidate: &str, out: &Path| {
+        check(&[
+            "--baseline",
+            baseline,
+            "--candidate",
+            candidate,
+            "--stages",
+            "smoke",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let out = smoke(
+        "/nonexistent/mcp-server",
+        "demo:1.5.0",
+        &dir.path().join("b"),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        text(&out).contains("the baseline server did not answer"),
+        "{}",
+        text(&out)
+    );
+    let out = smoke(
+        "demo:1.4.0",
+        "/nonexistent/mcp-server",
+        &dir.path().join("c"),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("the candidate did not start or list"),
+        "{}",
+        text(&out)
+    );
 }

@@ -57,6 +57,7 @@ mod servers;
 mod shard;
 mod sim_real_args;
 mod slow_models;
+mod slow_start;
 mod tasks_check;
 mod tasks_import;
 mod tasks_lint;

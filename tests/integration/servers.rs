@@ -117,9 +117,14 @@ fn a_server_that_cannot_start_stops_the_run_with_exit_3_and_its_stderr() {
         "stderr tail missing: {err}"
     );
 
+    // A candidate that cannot start while the baseline does: the pre-flight names the candidate.
     let out = run_pair("demo:1.4.0", "/nonexistent/server --flag", dir.path(), &[]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("candidate"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("candidate server `/nonexistent/server --flag`: failed to start"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -43,7 +43,6 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
                 .unwrap_or_default();
             return skipped(stage, no_suite(&server));
         }
-        Tasks::Unreadable(why) => return Outcome::new(stage).end(StageStatus::Error, why),
         Tasks::Counted { models: 0, .. } => {
             return skipped(stage, "the suite has no task for a model")
         }

@@ -168,8 +168,6 @@ pub(super) struct Ctx {
 pub(super) enum Tasks {
     /// No suite (no `--suite`, no `suites` in the config).
     NoSuite,
-    /// The suite's files could not be read: the chain of errors.
-    Unreadable(String),
     Counted {
         calls: usize,
         models: usize,
@@ -179,24 +177,22 @@ pub(super) enum Tasks {
 }
 
 impl Tasks {
-    fn of(config: &RunConfig) -> Self {
+    /// The suite counted; one that cannot be read, or has a problem, is the user's to fix
+    /// before any stage runs (every `file:line:col` at once, exit 2, as `run` refuses it).
+    fn of(config: &RunConfig) -> Result<Self, JobError> {
         if config.suites.is_empty() && !config.is_embedded_demo() {
-            return Self::NoSuite;
+            return Ok(Self::NoSuite);
         }
-        match crate::suite::load_or_embedded(&config.suites) {
-            Ok(suite) => {
-                let calls = suite.tasks.iter().filter(|t| !t.kind.has_model()).count();
-                Self::Counted {
-                    calls,
-                    models: suite.tasks.len() - calls,
-                    expected_to_fail: (suite.tasks.iter())
-                        .filter(|t| t.expected_to_fail)
-                        .map(|t| t.id.clone())
-                        .collect(),
-                }
-            }
-            Err(e) => Self::Unreadable(crate::error::chain(&e)),
-        }
+        let suite = crate::suite::load_or_embedded(&config.suites)?;
+        let calls = suite.tasks.iter().filter(|t| !t.kind.has_model()).count();
+        Ok(Self::Counted {
+            calls,
+            models: suite.tasks.len() - calls,
+            expected_to_fail: (suite.tasks.iter())
+                .filter(|t| t.expected_to_fail)
+                .map(|t| t.id.clone())
+                .collect(),
+        })
     }
 }
 
@@ -277,6 +273,7 @@ pub async fn check(
     };
     let settings = settings(request, table);
     let (config, has_baseline) = resolve_servers(&request.overrides, settings.stored.is_some())?;
+    let tasks = Tasks::of(&config)?;
     // No stage starts on a suite that could write to a server's real state unasked.
     for note in super::writes::gate_check(&config, has_baseline)
         .await?
@@ -298,7 +295,6 @@ pub async fn check(
         false => None,
     };
     std::fs::create_dir_all(&dir).map_err(|e| JobError::write(&dir, e))?;
-    let tasks = Tasks::of(&config);
     let mut ctx = Ctx {
         baseline: has_baseline.then(|| config.baseline.clone()),
         candidate: config.candidate.clone(),

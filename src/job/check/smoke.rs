@@ -280,10 +280,6 @@ async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> (String, b
             out.line("- call tasks: no task suite given (--suite)");
             return (String::new(), false);
         }
-        Tasks::Unreadable(why) => {
-            out.case(Case::failed("call tasks", why.clone()));
-            return ("; the suite could not be read".into(), false);
-        }
         Tasks::Counted { calls: 0, .. } => {
             out.line("- call tasks: the suite has none");
             return (String::new(), false);
