@@ -502,7 +502,7 @@ pub struct WriteArgs {
     /// in the tasks' prompts and arguments, is the copy's path (mapped back to `{sandbox}` in the
     /// records). NAME=PATH gives `{sandbox.NAME}` (repeatable) [default: the config's
     /// [servers.NAME] sandbox]. Not for HTTP servers.
-    #[arg(long, value_name = "[NAME=]PATH", value_parser = parse_sandbox)]
+    #[arg(long, value_name = "[NAME=]PATH", value_parser = crate::config::SandboxPath::parse_flag)]
     pub sandbox: Vec<crate::config::SandboxPath>,
     /// Leave each sandbox copy on disk when its server process ends.
     #[arg(long)]
@@ -545,10 +545,6 @@ impl WriteArgs {
         }
         args
     }
-}
-
-fn parse_sandbox(text: &str) -> Result<crate::config::SandboxPath, String> {
-    crate::config::SandboxPath::parse_flag(text).map_err(|e| e.0)
 }
 
 /// `--keep-at` that is not a share in (0, 1].

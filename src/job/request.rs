@@ -449,6 +449,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         .collect();
     let (judges, judge_secrets) = build_judges(&config, &suite, &mut notes)?;
     let recording = super::record::start(request.record.as_deref(), &hosts, &mut notes)?;
+    super::writes::check_sandboxes(&config, &suite.tasks)?;
     let preflight = preflight(&config, recording.as_ref()).await?;
     let (baseline_tools, candidate_tools) = preflight.tools();
     let found =

@@ -92,6 +92,23 @@ pub fn gate(sides: &[SideTasks<'_>], allow_writes: bool) -> Result<Allowed, Writ
     Ok(allowed)
 }
 
+/// Checks, before any server starts, that each side's `{sandbox}` placeholders (in its spec and
+/// the tasks) and its sandboxes go together.
+pub fn check_sandboxes(config: &RunConfig, tasks: &[Task]) -> Result<(), WriteError> {
+    for (side, spec) in [
+        (Side::Baseline, &config.baseline),
+        (Side::Candidate, &config.candidate),
+    ] {
+        check_placeholders(&SideTasks {
+            side,
+            spec,
+            tools: &[],
+            tasks: tasks.iter().collect(),
+        })?;
+    }
+    Ok(())
+}
+
 /// The gate for a run's config and tasks (candidate tasks renamed as the run grades them).
 pub fn gate_run(
     config: &RunConfig,
@@ -250,7 +267,11 @@ fn sandbox_note(side: &SideTasks<'_>) -> String {
         n => format!(
             "; {:.1} ms per copy ({})",
             stats.total.as_secs_f64() * 1e3 / n as f64,
-            if stats.cloned { "cloned copy-on-write" } else { "copied byte for byte" }
+            if stats.cloned {
+                "cloned copy-on-write"
+            } else {
+                "copied byte for byte"
+            }
         ),
     };
     format!(
@@ -271,6 +292,7 @@ pub async fn gate_check(config: &RunConfig, has_baseline: bool) -> Result<Allowe
     if config.suites.is_empty() && !config.is_embedded_demo() {
         return Ok(Allowed::default());
     }
+    check_sandboxes(config, &suite.tasks)?;
     let renamed: Vec<Task> = (suite.tasks.iter())
         .map(|t| t.renamed(&config.renames))
         .collect();

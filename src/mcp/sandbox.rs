@@ -91,7 +91,13 @@ impl SandboxCopies {
                 .tempdir_in(sandbox_root())
                 .map_err(|e| failed(&sandbox_root(), e))?;
             let name = sandbox.path.file_name().unwrap_or("sandbox".as_ref());
-            let to = dir.path().join(name);
+            // The resolved path (a temporary directory behind a symbolic link, as on macOS):
+            // servers that resolve their paths answer with this one.
+            let base = dir
+                .path()
+                .canonicalize()
+                .unwrap_or(dir.path().to_path_buf());
+            let to = base.join(name);
             let started = Instant::now();
             let copied = copy_path(&sandbox.path, &to).map_err(|e| failed(&to, e))?;
             record(copied, started.elapsed());

@@ -167,7 +167,14 @@ fn over_http_in_the_legacy_era_the_missing_resource_code_changes_as_sep_2164_say
         format!("http://{}/mcp", base.addr),
         format!("http://{}/mcp", cand.addr),
     );
-    let extra = ["--protocol-era", "legacy", "--trials", "3"];
+    // HTTP servers are never exempt from the write gate: their state is the test's own.
+    let extra = [
+        "--protocol-era",
+        "legacy",
+        "--trials",
+        "3",
+        "--allow-writes",
+    ];
     let out = run_calls(&b, &c, CALLS, &run, &extra);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let verdicts = verdicts(&run);

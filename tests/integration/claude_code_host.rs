@@ -134,6 +134,7 @@ fn claude_code_reaches_streamable_http_servers_by_their_url() {
         r#"
 baseline = "http://{base}/mcp"
 candidate = "http://{cand}/mcp"
+allow_writes = true   # HTTP servers are never exempt from the write gate: these are the test's
 hosts = ["cc"]
 concurrency = 2
 retries = 0

@@ -261,6 +261,7 @@ fn gemini_cli_against_rmcps_http_server_is_an_infrastructure_error_not_a_failed_
         r#"
 baseline = "http://{base}/mcp"
 candidate = "http://{cand}/mcp"
+allow_writes = true   # HTTP servers are never exempt from the write gate: these are the test's
 hosts = ["gm"]
 concurrency = 2
 retries = 0

@@ -168,7 +168,8 @@ fn over_http_a_cassette_alone_serves_its_lists_and_live_answers_are_counted_as_u
         &format!("replay:{cassette}+demo:1.4.0"),
         &format!("http://{}/mcp", live.addr),
         &run,
-        &["--trials", "2"],
+        // An HTTP server is never exempt from the write gate; its state is this test's.
+        &["--trials", "2", "--allow-writes"],
     );
     assert_verdict(&out);
     let transcripts = std::fs::read_to_string(run.join("transcripts.jsonl")).unwrap();

@@ -97,7 +97,13 @@ fn a_run_against_http_servers() {
     let dir = temp_dir();
     let b = format!("http://{}/mcp", base.addr);
     let c = format!("http://{}/mcp", cand.addr);
-    let out = run_pair(&b, &c, dir.path(), &["--host", "sim", "--trials", "2"]);
+    // HTTP servers are never exempt from the write gate; these are the test's own.
+    let out = run_pair(
+        &b,
+        &c,
+        dir.path(),
+        &["--host", "sim", "--trials", "2", "--allow-writes"],
+    );
     assert_verdict(&out);
     let eps = episodes(dir.path());
     assert!(!eps.is_empty());
@@ -235,6 +241,9 @@ fn the_preflight_servers_serve_the_first_trials() {
             trials,
             "--isolation",
             isolation,
+            // A launcher script of the demo: its state dies with its process, which the
+            // config would say with `state = "process"`.
+            "--allow-writes",
             "--out",
             run.to_str().unwrap(),
         ]);

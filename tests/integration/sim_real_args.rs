@@ -129,11 +129,15 @@ fn the_sim_passes_natural_requests_for_a_real_servers_read_only_tools() {
     let fixture = root.join("fixture");
     write_fixture(&fixture);
     let suite = root.join("fs.yaml");
-    std::fs::write(&suite, SUITE.replace("{D}", fixture.to_str().unwrap())).unwrap();
-    let server = format!("node {entry} {}", fixture.display());
+    // The server can write (write_file, move_file…): each process runs on a copy of the
+    // fixture, and the prompts and expected paths name the copy.
+    std::fs::write(&suite, SUITE.replace("{D}", "{sandbox}")).unwrap();
+    let server = format!("node {entry} {{sandbox}}");
     let out_dir = root.join("run");
     let out = mcpeval(&[
         "run",
+        "--sandbox",
+        fixture.to_str().unwrap(),
         "--baseline",
         &server,
         "--candidate",
