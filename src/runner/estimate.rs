@@ -22,6 +22,9 @@ pub struct Plan {
     /// The machine's cores: a server start is mostly CPU (a Node or Python interpreter loading
     /// its modules), so no more starts than cores run at full speed at once.
     pub cores: usize,
+    /// Whether the pool starts the next trial's server ahead while the trials run (`isolation =
+    /// "trial"`): one start more than the concurrency then runs at once.
+    pub started_ahead: bool,
     /// An adaptive design: trials stop once a task is settled, so `trials` is a ceiling.
     pub up_to: bool,
     /// Whether the model's own time is small enough to leave out (the simulated model, call
@@ -38,10 +41,12 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// The trials' server starts spread over as many at once as the concurrency and the cores
-    /// allow: `server_starts × server_start / min(concurrency, cores)`.
+    /// The trials' server starts spread over as many at once as the concurrency (one more with
+    /// servers started ahead) and the cores allow: `server_starts × server_start /
+    /// min(concurrency + ahead, cores)`.
     pub fn of(plan: Plan) -> Self {
-        let parallel = plan.concurrency.min(plan.cores).max(1);
+        let at_once = plan.concurrency + usize::from(plan.started_ahead);
+        let parallel = at_once.min(plan.cores).max(1);
         let starts = plan.server_start.as_secs_f64() * plan.server_starts as f64;
         Self {
             plan,
@@ -112,6 +117,7 @@ pub(super) fn plan(
         server_start,
         concurrency: runner.config.concurrency.max(1),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        started_ahead: runner.config.isolation == crate::config::Isolation::Trial,
         up_to: runner.policy.is_some(),
         model_time_small,
     })
@@ -169,6 +175,7 @@ mod tests {
             server_start: Duration::from_millis(550),
             concurrency: 4,
             cores: 8,
+            started_ahead: false,
             up_to: false,
             model_time_small: true,
         }
@@ -205,6 +212,21 @@ mod tests {
         assert!((secs(&one) - 542.0 * 0.55).abs() < 1e-6);
         let zero = Estimate::of(Plan { cores: 0, ..plan() });
         assert!((secs(&zero) - 542.0 * 0.55).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_server_started_ahead_runs_beside_the_trials_own() {
+        // isolation = "trial": one trial at a time, and the next server starting meanwhile.
+        let ahead = Plan {
+            concurrency: 1,
+            started_ahead: true,
+            ..plan()
+        };
+        assert!((secs(&Estimate::of(ahead)) - 542.0 * 0.55 / 2.0).abs() < 1e-6);
+        // Still no more than the cores.
+        let one_core = Estimate::of(Plan { cores: 1, ..ahead });
+        assert!((secs(&one_core) - 542.0 * 0.55).abs() < 1e-6);
+        assert!(Estimate::of(ahead).line().ends_with("concurrency 1)"));
     }
 
     #[test]
