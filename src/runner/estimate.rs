@@ -153,7 +153,7 @@ pub fn approx(d: Duration) -> String {
     match s {
         0 => "~0 s".to_owned(),
         1..=119 => format!("~{s} s"),
-        60..=3569 => format!("~{} min", (s + 30) / 60),
+        120..=3569 => format!("~{} min", (s + 30) / 60),
         _ => {
             let minutes = (s + 30) / 60;
             match minutes % 60 {
