@@ -118,5 +118,6 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         shard: None,
         merged_from: Vec::new(),
         stopped_hosts: Vec::new(),
+        estimate: None,
     }
 }

@@ -1,12 +1,14 @@
-//! The progress bar sink: trials done, per-side successes so far, retries as they happen.
+//! The progress bar sink: the run's estimate, trials done, per-side successes so far, the time
+//! left, retries as they happen.
 
 use std::io::IsTerminal;
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::out::errln;
 use crate::episode::Side;
-use crate::runner::{EventSink, RunEvent, RunEventKind};
+use crate::runner::{approx, eta, Estimate, EventSink, RunEvent, RunEventKind};
 
 /// Shows a progress bar on stderr when it is a terminal; otherwise (CI logs) a line at every
 /// tenth of the run.
@@ -21,6 +23,10 @@ pub struct Progress {
     total: u64,
     /// An adaptive run after a look: tasks settled, still running, and trials saved so far.
     settled: Option<(usize, usize, u64)>,
+    /// The run's estimate before its first trial.
+    estimate: Option<Estimate>,
+    /// The run's time at its latest event.
+    elapsed: Duration,
 }
 
 impl Progress {
@@ -41,6 +47,8 @@ impl Progress {
             plain,
             total: 0,
             settled: None,
+            estimate: None,
+            elapsed: Duration::ZERO,
         }
     }
 
@@ -69,9 +77,58 @@ impl Progress {
             None => String::new(),
         };
         format!(
-            "baseline {}/{} ok · candidate {}/{} ok{infra}{looks}",
-            self.successes[0], self.done[0], self.successes[1], self.done[1]
+            "baseline {}/{} ok · candidate {}/{} ok{infra}{looks}{}",
+            self.successes[0],
+            self.done[0],
+            self.successes[1],
+            self.done[1],
+            self.eta()
         )
+    }
+
+    /// The time left, from the estimate until the first round of trials is done and from their
+    /// pace after (indicatif's `{eta}` goes by the latest trials alone, which uneven trials
+    /// throw about); empty when neither tells.
+    fn eta(&self) -> String {
+        let done = u64::from(self.done[0] + self.done[1]);
+        let left = self.bar.length().unwrap_or(self.total).saturating_sub(done);
+        let concurrency = self.estimate.map_or(1, |e| e.plan.concurrency);
+        let up_to = match self.estimate.is_some_and(|e| e.plan.up_to) {
+            true => "up to ",
+            false => "",
+        };
+        match eta(
+            self.estimate.as_ref(),
+            self.elapsed,
+            done,
+            left,
+            concurrency,
+        ) {
+            Some(eta) if left > 0 => format!("  eta {up_to}{}", approx(eta)),
+            _ => String::new(),
+        }
+    }
+
+    /// The run's first event: its estimate, what a resumed run runs again, the bar's length.
+    fn started(&mut self, total: usize, done: usize, again: usize, estimate: Option<Estimate>) {
+        self.estimate = estimate;
+        if let Some(estimate) = estimate.filter(|_| total > 0) {
+            self.bar.suspend(|| errln!("{}", estimate.line()));
+        }
+        if again > 0 {
+            self.bar.suspend(|| {
+                errln!(
+                    "resuming: {done} trial(s) done; {again} that ended as infrastructure errors \
+                     run again (their earlier errors are kept in their records)"
+                )
+            });
+        }
+        if let Some(plain) = self.plain.as_mut() {
+            plain.1 = total as u64;
+        }
+        self.total = total as u64;
+        self.bar.set_length(total as u64);
+        self.bar.set_message(self.message());
     }
 }
 
@@ -83,29 +140,15 @@ impl Default for Progress {
 
 impl EventSink for Progress {
     fn handle(&mut self, event: &RunEvent) -> anyhow::Result<()> {
+        self.elapsed = event.elapsed;
         match &event.kind {
             RunEventKind::RunStarted {
                 total,
                 already_done,
                 again,
+                estimate,
                 ..
-            } => {
-                if *again > 0 {
-                    self.bar.suspend(|| {
-                        errln!(
-                            "resuming: {already_done} trial(s) done; {again} that ended as \
-                             infrastructure errors run again (their earlier errors are kept in \
-                             their records)"
-                        )
-                    });
-                }
-                if let Some(plain) = self.plain.as_mut() {
-                    plain.1 = *total as u64;
-                }
-                self.total = *total as u64;
-                self.bar.set_length(*total as u64);
-                self.bar.set_message(self.message());
-            }
+            } => self.started(*total, *already_done, *again, *estimate),
             RunEventKind::TrialRetrying {
                 task_id,
                 side,

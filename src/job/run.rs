@@ -223,6 +223,7 @@ impl RunJob {
             shard: self.shard,
             merged_from: Vec::new(),
             stopped_hosts: Vec::new(),
+            estimate: None,
         }
     }
 
@@ -393,6 +394,7 @@ async fn finish(
     ran: Ran,
     budget_note: Option<String>,
 ) -> anyhow::Result<RunEnd> {
+    info.estimate = ran.estimate.map(|e| e.record(ran.took));
     let Ran {
         cancelled, stopped, ..
     } = ran;

@@ -218,6 +218,32 @@ pub struct RunInfo {
     /// The hosts the run stopped sending trials to, their breakers open (status `incomplete`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stopped_hosts: Vec<StoppedHostRecord>,
+    /// The wall time this invocation's trials were estimated to take before the first, and
+    /// took; absent in runs before it was recorded, in merged runs, and in runs whose trials
+    /// have not ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<EstimateRecord>,
+}
+
+/// A run's estimate of its trials' wall time (docs/speed.md), what it was made from, and the
+/// time the trials took.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EstimateRecord {
+    /// The estimate, in seconds.
+    pub estimate_s: f64,
+    /// The trials' wall time, from the first start to the last end (the pre-flight and the
+    /// tables written after are not in either).
+    pub actual_s: f64,
+    /// An adaptive design: the estimate is a ceiling.
+    pub up_to: bool,
+    /// False: a real model's time is left out of the estimate (a lower bound).
+    pub model_time_small: bool,
+    pub trials: usize,
+    pub server_starts: usize,
+    /// One server start as the pre-flight timed it, in seconds.
+    pub server_start_s: f64,
+    pub concurrency: usize,
+    pub cores: usize,
 }
 
 /// A host whose requests kept failing for one lasting reason: the run started none of its

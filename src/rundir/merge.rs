@@ -573,6 +573,8 @@ fn merged_info(parts: &[Part], counts: &[usize]) -> RunInfo {
     info.status = RunStatus::Completed;
     info.format_version = super::FORMAT_VERSION.to_owned();
     info.shard = None;
+    // Each shard's estimate was of its own trials.
+    info.estimate = None;
     info.runner_cpu_ms = parts
         .iter()
         .filter_map(|p| p.info.runner_cpu_ms)

@@ -17,8 +17,8 @@ mod task_hash;
 pub use check::{Case, CheckRecord, StageRecord, StageStatus, CHECK_JSON};
 pub use create::{create, new_run_id, CreateError};
 pub use info::{
-    git_commit, own_cpu_ms, HostRecord, MergedShard, NewerFormat, RunInfo, RunInfoError, RunStatus,
-    ServerRecord, StoppedHostRecord, FORMAT_VERSION, RUN_JSON,
+    git_commit, own_cpu_ms, EstimateRecord, HostRecord, MergedShard, NewerFormat, RunInfo,
+    RunInfoError, RunStatus, ServerRecord, StoppedHostRecord, FORMAT_VERSION, RUN_JSON,
 };
 pub use jsonl::{
     read_episodes, scan_episodes, EpisodeSource, EpisodeWriter, EPISODES_JSONL, TRANSCRIPTS_JSONL,

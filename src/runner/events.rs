@@ -22,6 +22,8 @@ pub enum RunEventKind {
         already_done: usize,
         /// Of `total`, trials an earlier invocation ended as infrastructure errors, run again.
         again: usize,
+        /// Its wall time, from the pre-flight's timed server starts.
+        estimate: Option<super::Estimate>,
     },
     TrialStarted {
         task_id: String,

@@ -1,6 +1,7 @@
 //! The runner: schedules interleaved paired trials with bounded concurrency and emits events.
 
 mod budget;
+mod estimate;
 mod events;
 mod policy;
 mod pool;
@@ -9,6 +10,7 @@ mod sandboxed;
 mod schedule;
 
 pub use budget::{cost, episode_cost, price_for, BudgetGuard, Spent};
+pub use estimate::{approx, eta, Estimate, Plan};
 pub use events::{EventSink, RunEvent, RunEventKind};
 pub use policy::{allocate, StoppingRule};
 pub use pool::{Server, ServerPool};

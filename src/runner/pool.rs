@@ -16,6 +16,8 @@ pub struct Server {
     pub connection: McpConnection,
     pub tools: Vec<rmcp::model::Tool>,
     pub info: ServerInfo,
+    /// How long its start took: the process started, the handshake and the listing.
+    pub started_in: std::time::Duration,
     /// The tools as each host shows them (by host index), made on a host's first trial here and
     /// shared by its later ones: a trial copies no schema.
     views: std::sync::Mutex<HashMap<usize, Arc<ToolView>>>,
@@ -28,6 +30,7 @@ impl Server {
         spec: &ServerSpec,
         recorder: Option<&Arc<Recorder>>,
     ) -> Result<Self, McpError> {
+        let start = std::time::Instant::now();
         let mut connection = McpConnection::connect(spec).await?;
         if let Some(recorder) = recorder {
             connection.record_into(recorder).await?;
@@ -38,6 +41,7 @@ impl Server {
             connection,
             tools,
             info,
+            started_in: start.elapsed(),
             views: std::sync::Mutex::default(),
         })
     }
@@ -91,6 +95,8 @@ pub struct ServerPool {
     ready: Mutex<[Option<Server>; 2]>,
     /// Per side, where its servers' answers are recorded (`run --record`).
     recorders: [Option<Arc<Recorder>>; 2],
+    /// The server processes the trials will start, the `ready` ones not counted.
+    starts: usize,
 }
 
 type Starting = tokio::task::JoinHandle<Result<Server, McpError>>;
@@ -128,6 +134,14 @@ impl ServerPool {
                 slots.entry(key).or_insert_with(|| (Slot::default(), 0)).1 += 1;
             }
         }
+        let needed = match isolation {
+            Isolation::Trial => remaining.iter().sum(),
+            Isolation::Task | Isolation::Run => slots.len(),
+        };
+        // A ready server serves its side's first trial (or shared key), when the side has one.
+        let readies = (ready.iter().zip(remaining))
+            .filter(|(server, uses)| server.is_some() && *uses > 0)
+            .count();
         Self {
             baseline,
             candidate,
@@ -139,6 +153,7 @@ impl ServerPool {
             }),
             ready: Mutex::new(ready),
             recorders: [None, None],
+            starts: needed.saturating_sub(readies),
         }
     }
 
@@ -146,6 +161,12 @@ impl ServerPool {
     pub fn recording(mut self, recorders: [Option<Arc<Recorder>>; 2]) -> Self {
         self.recorders = recorders;
         self
+    }
+
+    /// The server processes the trials will start, as the pool was told of them (a retry or an
+    /// adaptive task's early stop changes it): the ready servers are not counted.
+    pub fn planned_starts(&self) -> usize {
+        self.starts
     }
 
     fn recorder(&self, side: Side) -> Option<&Arc<Recorder>> {
@@ -307,5 +328,26 @@ impl ServerPool {
 async fn close(server: Arc<Server>) {
     if let Ok(server) = Arc::try_unwrap(server) {
         server.connection.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(isolation: Isolation) -> ServerPool {
+        let spec = ServerSpec::parse("s", "demo:1.4.0").expect("a demo spec");
+        // Three tasks, two trials each, both sides.
+        let uses = (0..3).flat_map(|task| {
+            (0..2).flat_map(move |_| Side::BOTH.into_iter().map(move |side| (side, task)))
+        });
+        ServerPool::new(spec.clone(), spec, isolation, uses, [None, None])
+    }
+
+    #[test]
+    fn a_trial_starts_a_server_a_task_side_or_run_shares_one() {
+        assert_eq!(pool(Isolation::Trial).planned_starts(), 12);
+        assert_eq!(pool(Isolation::Task).planned_starts(), 6);
+        assert_eq!(pool(Isolation::Run).planned_starts(), 2);
     }
 }

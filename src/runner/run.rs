@@ -117,6 +117,10 @@ pub struct Ran {
     pub completed: usize,
     pub cancelled: bool,
     pub stopped: Vec<StoppedHost>,
+    /// The wall time estimated before the first trial (`RunStarted`'s).
+    pub estimate: Option<super::Estimate>,
+    /// The wall time the trials took.
+    pub took: Duration,
 }
 
 /// A host whose breaker opened: why, and how many of its trials were not started.
@@ -190,6 +194,7 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
         .collect();
     let total = calls.len() + schedule.iter().filter(|k| by_model(&runner, k)).count();
     let ready = std::mem::take(&mut runner.servers);
+    let timed: Vec<Duration> = ready.iter().flatten().map(|s| s.started_in).collect();
     // An app starts (or connects to) the side's server itself: its trials take none from the
     // pool, which then starts none ahead for them.
     let mut none_pooled = true;
@@ -215,6 +220,8 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
         // Only app hosts: the preflight's servers would sit idle through the run.
         pool.shutdown().await;
     }
+    let estimate = super::estimate::plan(&runner, total, pool.planned_starts(), &timed)
+        .map(super::Estimate::of);
     let cancel = runner.cancel.clone();
     let shared = Arc::new(Shared {
         pool,
@@ -229,6 +236,7 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
             total,
             already_done: shared.runner.done.len(),
             again: shared.runner.earlier_attempts.len(),
+            estimate,
         })
         .await;
     // The call tasks first: cheap, exact, and their answers do not depend on a model.
@@ -250,6 +258,7 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
         }
     };
     shared.pool.shutdown().await;
+    let took = shared.started.elapsed();
     shared
         .emit(RunEventKind::RunFinished {
             completed,
@@ -275,6 +284,8 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
         completed,
         cancelled: cancel.is_cancelled(),
         stopped,
+        estimate,
+        took,
     }
 }
 

@@ -23,6 +23,7 @@ mod contract;
 mod contract_reading;
 mod description_safety;
 mod diagnostics;
+mod estimate;
 mod exit_codes;
 mod false_alarm;
 mod faults;

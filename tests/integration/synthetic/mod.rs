@@ -244,6 +244,7 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
         shard: None,
         merged_from: Vec::new(),
         stopped_hosts: Vec::new(),
+        estimate: None,
     }
 }
 
