@@ -16,14 +16,15 @@ use crate::suite::{CallSpec, Task};
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error(
-        "the suite can call tools that may change the real state of the {side} server `{server}`: \
-         {tools} ({how}; a tool counts as read-only only when annotated readOnlyHint: true). A \
-         fresh process is not fresh state: a server over a repository, a database or a \
-         directory keeps its state outside the process. Either run each server process on a \
-         copy: --sandbox PATH (or [servers.NAME] sandbox = \"PATH\"), with {{sandbox}} in the \
-         server's command where PATH goes (and in the tasks); or let the trials write to it: \
-         --allow-writes (allow_writes = true in the config); a server that keeps nothing \
-         beyond its process can say so: [servers.NAME] state = \"process\""
+        "the suite can call tools that may change the real state of the {side} server \
+         `{server}`: {tools}\n  ({how}; a tool counts as read-only only when annotated \
+         readOnlyHint: true)\n  A fresh process is not fresh state: a server over a \
+         repository, a database or a directory keeps its state outside the process.\n  \
+         - run each server process on a copy: --sandbox PATH (or [servers.NAME] sandbox = \
+         \"PATH\"), with {{sandbox}} in the server's command where PATH goes (and in the \
+         tasks)\n  - or let the trials write to it: --allow-writes (allow_writes = true in the \
+         config)\n  - or, for a server that keeps nothing beyond its process: [servers.NAME] \
+         state = \"process\""
     )]
     Refused {
         side: Side,
@@ -377,7 +378,7 @@ mod tests {
         let err = gate_one(&spec, &tasks(MODEL), false)
             .unwrap_err()
             .to_string();
-        assert!(err.contains(": wipe, write ("), "{err}");
+        assert!(err.contains(": wipe, write\n"), "{err}");
         assert!(!err.contains("read,"), "{err}");
         assert!(err.contains("model tasks are offered every tool"), "{err}");
     }
@@ -389,7 +390,7 @@ mod tests {
         let err = gate_one(&spec, &tasks(CALL), false)
             .unwrap_err()
             .to_string();
-        assert!(err.contains(": wipe (task `c`"), "{err}");
+        assert!(err.contains(": wipe\n  (task `c`"), "{err}");
     }
 
     #[test]
