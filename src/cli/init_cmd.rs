@@ -2,19 +2,24 @@
 
 use super::args::InitArgs;
 use super::out::outln;
-use crate::config::resolve_server;
+use crate::config::{config_allows_writes, resolve_server, with_write_flags, ConfigError};
 use crate::error::{Exit, Failure};
-use crate::job::init::{init as draft, nothing_new, InitRequest};
+use crate::job::init::{init as draft, nothing_new, state_lines, InitRequest};
 
 /// Drafts the suite and prints a summary: the files, the tasks, what was left out.
 pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
-    let server = resolve_server(args.config.as_deref(), &args.server, &[])?;
+    let mut server = resolve_server(args.config.as_deref(), &args.server, &[])?;
+    let writes = args.writes.to_flags();
+    with_write_flags(&mut server, &writes).map_err(ConfigError::from)?;
+    let allow_writes = writes.allow_writes || config_allows_writes(args.config.as_deref())?;
     let timeout = server.call_timeout;
     let request = InitRequest {
         server,
         label: args.server.clone(),
         out: args.out.clone(),
         include_writes: args.include_writes,
+        writes,
+        allow_writes,
         force: args.force,
         timeout,
         config: args.config.clone(),
@@ -79,6 +84,9 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
     }
     for left in &report.left_out {
         outln!("left out: {}: {}", left.what, left.why);
+    }
+    for line in state_lines(&done.files, report) {
+        outln!("{line}");
     }
     if report.refused_everything {
         outln!("every tool call was refused (an error answer): the call tasks pin the refusals");

@@ -18,6 +18,9 @@ pub struct Files {
     /// The model tasks verification turned down, with the reasons (`DIR/rejected.yaml`:
     /// outside the suite, so never run).
     pub rejected: PathBuf,
+    /// The tasks drafted and not verified, since they would reach a tool that may change the
+    /// server's real state (`DIR/unverified.yaml`: outside the suite).
+    pub unverified: PathBuf,
     pub report: PathBuf,
     /// The CI files: `DIR/mcpeval.toml`, `DIR/contract/`, the workflow.
     pub ci: super::ci::CiFiles,
@@ -29,6 +32,7 @@ impl Files {
             calls: dir.join("tasks").join("calls.yaml"),
             models: dir.join("tasks").join("models.yaml"),
             rejected: dir.join("rejected.yaml"),
+            unverified: dir.join("unverified.yaml"),
             report: dir.join("init-report.md"),
             ci: super::ci::CiFiles::under(dir),
         }
@@ -39,6 +43,7 @@ impl Files {
             self.calls.clone(),
             self.models.clone(),
             self.rejected.clone(),
+            self.unverified.clone(),
             self.report.clone(),
         ]
     }
@@ -102,6 +107,11 @@ pub struct Report {
     pub models: Option<super::model_tasks::ModelOutcome>,
     /// The CI files and `--update`'s findings.
     pub ci: super::ci::CiReport,
+    /// What init may call on the server, and the tools it did not call (`None` before the
+    /// server listed its tools).
+    pub guard: Option<super::guard::Guard>,
+    /// The tasks drafted and not verified.
+    pub unverified: super::unverified::Unverified,
 }
 
 impl Report {
@@ -118,6 +128,8 @@ impl Report {
             notes: Vec::new(),
             models: None,
             ci: Default::default(),
+            guard: None,
+            unverified: Default::default(),
         }
     }
 
@@ -126,7 +138,7 @@ impl Report {
         self.drafted.iter().filter(|d| d.probe.malformed).count()
     }
 
-    /// The tools left out for writing.
+    /// The tools left out because they may change state.
     pub fn write_tools(&self) -> Vec<&LeftOut> {
         (self.left_out.iter())
             .filter(|l| l.what.starts_with("tool `") && l.why.starts_with("writes"))
@@ -137,7 +149,8 @@ impl Report {
 /// The task file's path and text (for loading it before it is written).
 pub fn task_sources(files: &Files, drafted: &[Drafted]) -> Vec<(PathBuf, String)> {
     let all: Vec<&Drafted> = drafted.iter().collect();
-    vec![(files.calls.clone(), calls_yaml(&all, &[], ""))]
+    let report = Report::new("", &ServerInfo::default());
+    vec![(files.calls.clone(), calls_yaml(&all, &report))]
 }
 
 /// Writes the task file and the report; the error names the file that could not be written.
@@ -149,10 +162,7 @@ pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io
             .map_err(|e| (path.to_path_buf(), e))
     };
     let all: Vec<&Drafted> = report.drafted.iter().collect();
-    write(
-        &files.calls,
-        calls_yaml(&all, &report.write_tools(), &report.server),
-    )?;
+    write(&files.calls, calls_yaml(&all, report))?;
     if let Some(models) = &report.models {
         // A task file must hold a task: with none kept there is no models.yaml (an earlier
         // one goes, under --force).
@@ -169,24 +179,42 @@ pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io
             super::models_write::rejected_yaml(models, &report.server),
         )?;
     }
+    match super::unverified::unverified_yaml(report) {
+        Some(text) => write(&files.unverified, text)?,
+        None if files.unverified.exists() => {
+            std::fs::remove_file(&files.unverified).map_err(|e| (files.unverified.clone(), e))?
+        }
+        None => {}
+    }
     write(&files.report, report_md(files, report))
 }
 
-/// `tasks/calls.yaml`: a header saying where the tasks come from and which tools were left out,
-/// then one task per draft.
-fn calls_yaml(drafted: &[&Drafted], writes: &[&LeftOut], server: &str) -> String {
+/// `tasks/calls.yaml`: a header saying where the tasks come from, which tools were left out
+/// and which were drafted unverified, then one task per draft.
+fn calls_yaml(drafted: &[&Drafted], report: &Report) -> String {
     let mut out = format!(
-        "# Call tasks drafted by `mcpeval init` from {server}.\n\
+        "# Call tasks drafted by `mcpeval init` from {}.\n\
          # No model: one request per trial, each expecting what the server answered to two calls\n\
          # (only what both answers shared), kept when a third call passed it.\n\
          # They pin today's behaviour: a change of an answer is a regression of the candidate.\n\
          # `malformed: true` marks a request malformed on purpose (a tool the server does not\n\
-         # list, a required argument left out): it pins the server's error semantics.\n"
+         # list, a required argument left out): it pins the server's error semantics.\n",
+        report.server
     );
+    let writes = report.write_tools();
     if !writes.is_empty() {
         out.push_str("# Left out (`mcpeval init --include-writes` drafts them too):\n");
         for w in writes {
             out.push_str(&format!("#   {}: {}\n", w.what, w.why));
+        }
+    }
+    if !report.unverified.calls.is_empty() {
+        out.push_str(
+            "# Drafted but not called, so not verified (in unverified.yaml, beside tasks/; \
+             see init-report.md):\n",
+        );
+        for call in &report.unverified.calls {
+            out.push_str(&format!("#   {}\n", call.probe.id));
         }
     }
     for d in drafted {
@@ -276,6 +304,7 @@ pub fn report_md(files: &Files, report: &Report) -> String {
     for note in &report.notes {
         out.push_str(&format!("\nNote: {note}\n"));
     }
+    out.push_str(&super::unverified::report_section(files, report));
     out.push_str(&super::ci::report_section(&report.ci));
     let suite_dir = files.suite();
     out.push_str(&format!(
