@@ -159,7 +159,7 @@ fn init_calls_no_write_tool_and_leaves_the_directory_as_it_was() {
     );
     assert!(!out.join("tasks/models.yaml").exists(), "nothing verified");
     assert!(
-        said.contains("model task(s) drafted and not verified"),
+        said.contains("model task(s) drafted, not verified -> "),
         "{said}"
     );
     // The config names the ways forward and sets none: the drafted suite reaches no tool that

@@ -51,9 +51,9 @@ pub fn state_lines(guard: &Guard, spec: &ServerSpec, dir: &Path, root: &Path) ->
                 CHOICES.replace(
                     "{head}",
                     &format!(
-                        "# The tools {tools} may change the server's state (not annotated\n\
-                         # readOnlyHint: true), and `mcpeval init` called none of them: this suite\n\
-                         # reaches none, so `check` runs as it is."
+                        "# Tools that may change the server's state (not annotated readOnlyHint:\n\
+                         # true): {tools}. `mcpeval init` called none of them, so this suite\n\
+                         # reaches none and `check` runs as it is."
                     )
                 )
             ),
@@ -117,5 +117,86 @@ fn sandbox_lines(spec: &ServerSpec, dir: &Path, root: &Path) -> StateLines {
         ),
         todo,
         ..StateLines::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SandboxPath;
+
+    fn guard(safety: Safety, writes: bool) -> Guard {
+        let state_changing = match writes {
+            true => vec![(
+                "git_commit".into(),
+                "not annotated readOnlyHint: true".into(),
+            )],
+            false => Vec::new(),
+        };
+        Guard {
+            safety,
+            state_changing,
+        }
+    }
+
+    /// The lines as they sit in a config: top-level ones, then a server table.
+    fn parsed(lines: &StateLines) -> toml::Value {
+        let text = format!(
+            "{}\n[servers.server]\ncommand = \"x\"\n{}",
+            lines.top, lines.server
+        );
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    #[test]
+    fn each_way_of_handling_the_state_is_a_setting_check_reads() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("mcpeval");
+        let data = root.path().join("fixtures").join("repo");
+        std::fs::create_dir_all(&data).unwrap();
+        let mut spec = ServerSpec::parse("s", "srv --repository {sandbox}").unwrap();
+        spec.sandboxes = vec![SandboxPath::new(None, &data).unwrap()];
+        let sandboxed = guard(Safety::Sandboxed(spec.sandboxes.clone()), true);
+        let lines = state_lines(&sandboxed, &spec, &dir, root.path());
+        assert_eq!(
+            parsed(&lines)["servers"]["server"]["sandbox"].as_str(),
+            Some("../fixtures/repo")
+        );
+        assert_eq!(lines.todo, None);
+        let elsewhere = tempfile::tempdir().unwrap();
+        let outside = state_lines(&sandboxed, &spec, &dir, elsewhere.path());
+        assert!(outside.todo.unwrap().contains("outside the repository"));
+
+        let exempt = state_lines(
+            &guard(Safety::Exempt("the embedded demo server"), true),
+            &spec,
+            &dir,
+            root.path(),
+        );
+        assert_eq!(
+            parsed(&exempt)["servers"]["server"]["state"].as_str(),
+            Some("process")
+        );
+        let consent = state_lines(&guard(Safety::Consented, true), &spec, &dir, root.path());
+        assert_eq!(parsed(&consent)["allow_writes"].as_bool(), Some(true));
+        assert!(
+            consent.top.contains("what they\n# change is real"),
+            "{}",
+            consent.top
+        );
+        for writes in [true, false] {
+            let none = state_lines(&guard(Safety::ReadOnly, writes), &spec, &dir, root.path());
+            let value = parsed(&none);
+            assert!(
+                value.get("allow_writes").is_none()
+                    && value["servers"]["server"].get("sandbox").is_none()
+            );
+            assert!(
+                none.top.contains("# - here: allow_writes = true"),
+                "{}",
+                none.top
+            );
+            assert_eq!(none.top.contains("git_commit"), writes, "{}", none.top);
+        }
     }
 }

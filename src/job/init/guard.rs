@@ -10,8 +10,8 @@ use crate::contract::writes::{is_read_only, process_state};
 /// How the server's state is kept safe from init's calls.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Safety {
-    /// Each process runs on fresh copies (`--sandbox`): the placeholders it fills.
-    Sandboxed(Vec<String>),
+    /// Each process runs on fresh copies (`--sandbox`) of these.
+    Sandboxed(Vec<crate::config::SandboxPath>),
     /// The server's state dies with its process (the reason: the demo, `state = "process"`, a
     /// replay).
     Exempt(&'static str),
@@ -32,7 +32,7 @@ pub struct Guard {
 impl Guard {
     pub fn new(spec: &ServerSpec, allow_writes: bool, tools: &[rmcp::model::Tool]) -> Self {
         let safety = if !spec.sandboxes.is_empty() {
-            Safety::Sandboxed(spec.sandboxes.iter().map(|s| s.placeholder()).collect())
+            Safety::Sandboxed(spec.sandboxes.clone())
         } else if let Some(why) = process_state(spec) {
             Safety::Exempt(why)
         } else if allow_writes {
@@ -91,11 +91,13 @@ impl Guard {
             false => self.tools().join(", "),
         };
         match &self.safety {
-            Safety::Sandboxed(p) => format!(
+            Safety::Sandboxed(p) => {
+                format!(
                 "tools that may change state ({tools}) were called on sandbox copies only ({}): \
                  every server process ran on fresh copies",
-                p.join(", ")
-            ),
+                p.iter().map(|s| s.placeholder()).collect::<Vec<_>>().join(", ")
+            )
+            }
             Safety::Exempt(why) => format!(
                 "tools that may change state ({tools}) were called: the server keeps no state \
                  beyond its process ({why})"

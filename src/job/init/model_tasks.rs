@@ -34,6 +34,8 @@ pub struct ModelOutcome {
     /// The drafts not verified, each with its teardown if one is derived: the server offers a
     /// tool that may change its real state, and init may not call it ([`Guard`]).
     pub unverified: Vec<(ModelDraft, Option<Teardown>)>,
+    /// Whether verification ran (else every draft is in `unverified`).
+    pub verified: bool,
 }
 
 /// How a kept draft fared in verification.
@@ -141,7 +143,10 @@ pub async fn model_tasks(
         }
     };
     let mut outcome = match guard.may_verify_models() {
-        true => super::verify::verify(request, &verifier, &tools, drafts.drafts).await,
+        true => ModelOutcome {
+            verified: true,
+            ..super::verify::verify(request, &verifier, &tools, drafts.drafts).await
+        },
         false => unverified(guard, &tools, drafts.drafts),
     };
     outcome.host = verifier.model.id().to_owned();
@@ -160,13 +165,11 @@ pub async fn model_tasks(
 /// changes its real state. Each gets a teardown where one is derived from the literal
 /// arguments of its expected call.
 fn unverified(guard: &Guard, tools: &[rmcp::model::Tool], drafts: Vec<ModelDraft>) -> ModelOutcome {
+    let names: Vec<String> = guard.tools().iter().map(|t| format!("`{t}`")).collect();
     let note = format!(
-        "{} model task(s) drafted and not verified: a model is offered every tool, and {} may \
-         change the server's state; {}; {}",
-        drafts.len(),
-        guard.tools().join(", "),
-        Guard::why_not().replace("did not call it", "ran no model against it"),
-        Guard::how_to()
+        "no model task was verified: a model is offered every tool, and {} may change the \
+         server's state, which may outlive its process (see the server's state)",
+        names.join(", ")
     );
     let unverified = (drafts.into_iter())
         .map(|draft| {
@@ -183,6 +186,7 @@ fn unverified(guard: &Guard, tools: &[rmcp::model::Tool], drafts: Vec<ModelDraft
     ModelOutcome {
         unverified,
         notes: vec![note],
+        verified: false,
         ..ModelOutcome::default()
     }
 }

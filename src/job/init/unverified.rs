@@ -26,10 +26,6 @@ impl Unverified {
     pub fn is_empty(&self) -> bool {
         self.calls.is_empty() && self.models.is_empty()
     }
-
-    pub fn len(&self) -> usize {
-        self.calls.len() + self.models.len()
-    }
 }
 
 /// `unverified.yaml`: a header saying why nothing in it was run and how to verify it, then the
@@ -146,10 +142,83 @@ pub fn console_lines(files: &Files, report: &Report) -> Vec<String> {
     }
     if !report.unverified.is_empty() {
         out.push(format!(
-            "{} task(s) drafted, not verified -> {}",
-            report.unverified.len(),
+            "{} call task(s) and {} model task(s) drafted, not verified -> {}",
+            report.unverified.calls.len(),
+            report.unverified.models.len(),
             files.unverified.display()
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::init::models::{ExpectedCall, Origin, Purpose};
+    use crate::suite::CallSpec;
+    use serde_json::json;
+
+    #[test]
+    fn the_unverified_tasks_load_as_a_suite_with_their_teardowns() {
+        let mut report = Report::new("srv", &Default::default());
+        assert_eq!(unverified_yaml(&report), None, "before the listing");
+        report.guard = Some(Guard {
+            safety: Safety::ReadOnly,
+            state_changing: vec![(
+                "create_note".into(),
+                "not annotated readOnlyHint: true".into(),
+            )],
+        });
+        assert_eq!(unverified_yaml(&report), None, "nothing unverified");
+        let args = json!({"name": "a", "text": "t"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let teardown = Teardown {
+            tool: "delete_note".into(),
+            args: json!({"name": "a"}).as_object().cloned().unwrap(),
+        };
+        report.unverified.calls.push(UnverifiedCall {
+            probe: Probe {
+                id: "call-create-note".into(),
+                request: CallSpec::Tool {
+                    name: "create_note".into(),
+                    args: args.clone(),
+                },
+                why: "arguments filled from its input schema".into(),
+                writes: true,
+                malformed: false,
+            },
+            teardown: Some(teardown.clone()),
+        });
+        let draft = ModelDraft {
+            id: "model-create-note-1".into(),
+            tool: Some("create_note".into()),
+            prompt: "Make a note named \"a\" saying t.".into(),
+            call: Some(ExpectedCall {
+                tool: "create_note".into(),
+                args,
+                is_error: Some(false),
+            }),
+            forbidden: Vec::new(),
+            purpose: Purpose::Serves,
+            origin: Origin::Templated,
+        };
+        report.unverified.models.push((draft, Some(teardown)));
+        let text = unverified_yaml(&report).unwrap();
+        assert!(text.contains("did NOT verify"), "{text}");
+        assert!(
+            text.contains("`create_note` (not annotated readOnlyHint: true)"),
+            "{text}"
+        );
+        let suite = crate::suite::load_sources(&[("unverified.yaml".into(), text.clone())])
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(suite.tasks.len(), 2);
+        for task in &suite.tasks {
+            assert_eq!(task.teardown.len(), 1, "{text}");
+            assert_eq!(task.teardown[0].tool, "delete_note");
+            assert_eq!(task.teardown[0].args["name"], json!("a"));
+        }
+        assert_eq!(suite.tasks[0].call_expect.is_error, Some(false));
+    }
 }

@@ -138,6 +138,31 @@ impl Report {
         self.drafted.iter().filter(|d| d.probe.malformed).count()
     }
 
+    /// How `tasks check` reaches the server: `--server SPEC`, or, on sandbox copies, through
+    /// the drafted config, which names the sandbox (`--config DIR/mcpeval.toml --server server`).
+    pub fn server_args(&self, files: &Files) -> String {
+        match self.sandbox_args().is_empty() || self.ci.written.is_empty() {
+            true => format!("--server {}", self.spec),
+            false => format!("--config {} --server server", files.ci.config.display()),
+        }
+    }
+
+    /// ` --sandbox PATH` for each sandbox the server ran on (empty without one).
+    pub fn sandbox_args(&self) -> String {
+        let Some(super::guard::Safety::Sandboxed(paths)) = self.guard.as_ref().map(|g| &g.safety)
+        else {
+            return String::new();
+        };
+        let shown = |s: &crate::config::SandboxPath| match &s.name {
+            Some(name) => format!("{name}={}", s.path.display()),
+            None => s.path.display().to_string(),
+        };
+        paths
+            .iter()
+            .map(|s| format!(" --sandbox {}", shown(s)))
+            .collect()
+    }
+
     /// The tools left out because they may change state.
     pub fn write_tools(&self) -> Vec<&LeftOut> {
         (self.left_out.iter())
@@ -292,7 +317,10 @@ pub fn report_md(files: &Files, report: &Report) -> String {
         ));
     }
     if let Some(models) = &report.models {
-        out.push_str(&super::models_write::report_section(files, models));
+        let unverified = report.unverified.models.len();
+        out.push_str(&super::models_write::report_section(
+            files, models, unverified,
+        ));
     }
     out.push_str("\n## Left out\n\n");
     if report.left_out.is_empty() {
@@ -308,11 +336,13 @@ pub fn report_md(files: &Files, report: &Report) -> String {
     out.push_str(&super::ci::report_section(&report.ci));
     let suite_dir = files.suite();
     out.push_str(&format!(
-        "\n## Next\n\n- `mcpeval tasks check --suite {0} --server {1}`\n- `mcpeval run --suite \
-         {0} --baseline {1} --candidate NEW` (or `mcpeval check --baseline {1} --candidate NEW \
-         --suite {0}`)\n",
+        "\n## Next\n\n- `mcpeval tasks check --suite {0} {2}`\n- `mcpeval run --suite \
+         {0} --baseline {1} --candidate NEW{3}` (or `mcpeval check --baseline {1} --candidate \
+         NEW --suite {0}{3}`)\n",
         suite_dir.display(),
-        report.spec
+        report.spec,
+        report.server_args(files),
+        report.sandbox_args(),
     ));
     out
 }
