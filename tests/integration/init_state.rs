@@ -190,7 +190,7 @@ fn with_a_sandbox_init_verifies_on_copies_and_the_drafted_check_runs_on_copies()
     assert_eq!(tree(&s.data), before, "init changed the directory: {said}");
     assert_eq!(s.copies_left(), Vec::<String>::new(), "copies left behind");
     assert!(
-        said.contains("were called on sandbox copies only ({sandbox})"),
+        said.contains("were reachable on sandbox copies only ({sandbox})"),
         "{said}"
     );
     // The write tool was called, on copies: its answer names the copy, mapped back.
@@ -233,7 +233,7 @@ fn with_consent_init_writes_to_the_directory_and_the_config_says_what_that_risks
     let said = text(&made);
     assert_eq!(made.status.code(), Some(0), "{said}");
     assert!(
-        said.contains("--allow-writes: tools that may change state (write_note) were called"),
+        said.contains("--allow-writes: tools that may change state (write_note) were reachable"),
         "{said}"
     );
     let after = tree(&s.data);

@@ -85,26 +85,25 @@ impl Guard {
     /// How the calls that may change state were handled, in words, for the report.
     pub fn words(&self) -> String {
         let tools = match self.state_changing.is_empty() {
-            true => {
-                return "every tool is annotated readOnlyHint: true: init called them all".into()
-            }
+            true => return "every tool is annotated readOnlyHint: true: init may call each".into(),
             false => self.tools().join(", "),
         };
         match &self.safety {
-            Safety::Sandboxed(p) => {
-                format!(
-                "tools that may change state ({tools}) were called on sandbox copies only ({}): \
-                 every server process ran on fresh copies",
-                p.iter().map(|s| s.placeholder()).collect::<Vec<_>>().join(", ")
-            )
-            }
+            Safety::Sandboxed(p) => format!(
+                "tools that may change state ({tools}) were reachable on sandbox copies only \
+                 ({}): every server process ran on a fresh copy, removed afterwards",
+                p.iter()
+                    .map(|s| s.placeholder())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Safety::Exempt(why) => format!(
-                "tools that may change state ({tools}) were called: the server keeps no state \
-                 beyond its process ({why})"
+                "tools that may change state ({tools}) were reachable: the server keeps no \
+                 state beyond its process ({why})"
             ),
             Safety::Consented => format!(
-                "--allow-writes: tools that may change state ({tools}) were called on the live \
-                 server, and may have changed its real state"
+                "--allow-writes: tools that may change state ({tools}) were reachable on the \
+                 live server, and may have changed its real state"
             ),
             Safety::ReadOnly => format!(
                 "tools that may change state ({tools}) were not called: {}; {}",
