@@ -88,8 +88,8 @@ pub enum InitError {
     #[error(transparent)]
     Ci(#[from] super::ci::CiError),
     /// A `{sandbox}` with no sandbox, or a sandbox no `{sandbox}` names.
-    #[error("{0}")]
-    Sandbox(String),
+    #[error(transparent)]
+    Sandbox(#[from] super::guard::SandboxMismatch),
 }
 
 impl Coded for InitError {
@@ -105,7 +105,7 @@ impl Coded for InitError {
 /// Drafts, verifies and writes the call tasks and the model tasks of the server `request`
 /// names, calling no tool that may change its real state ([`Guard`]).
 pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
-    super::guard::check_sandboxes(&request.server).map_err(InitError::Sandbox)?;
+    super::guard::check_sandboxes(&request.server)?;
     let files = super::ci::files(request)?;
     let unreachable = |source| InitError::Unreachable {
         server: request.server.display(),

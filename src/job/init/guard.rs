@@ -127,24 +127,29 @@ pub fn change_words(tool: &rmcp::model::Tool) -> String {
     }
 }
 
+/// A `{sandbox}` with no sandbox given, or a sandbox no `{sandbox}` names (exit 2).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct SandboxMismatch(pub String);
+
 /// `{sandbox}` with no sandbox given, or a sandbox no `{sandbox}` in the server's command, env
 /// or cwd names: either would run init on the real data (or on nothing). The message says which.
-pub fn check_sandboxes(spec: &ServerSpec) -> Result<(), String> {
+pub fn check_sandboxes(spec: &ServerSpec) -> Result<(), SandboxMismatch> {
     let used = crate::mcp::sandbox::placeholders_of(spec);
     let given: Vec<String> = spec.sandboxes.iter().map(|s| s.placeholder()).collect();
     if let Some((placeholder, place)) = used.iter().find(|(p, _)| !given.contains(p)) {
-        return Err(format!(
+        return Err(SandboxMismatch(format!(
             "`{placeholder}` in the server's {place} names no sandbox: pass --sandbox PATH (or \
              NAME=PATH for {{sandbox.NAME}}); init starts each server process on a fresh copy \
              of PATH"
-        ));
+        )));
     }
     match given.iter().find(|p| !used.contains_key(*p)) {
-        Some(placeholder) => Err(format!(
+        Some(placeholder) => Err(SandboxMismatch(format!(
             "a sandbox is given, but `{placeholder}` is written nowhere in the server's \
              command, env or cwd: put it where the path goes (e.g. `--repository \
              {placeholder}`), or the server runs on the real data"
-        )),
+        ))),
         None => Ok(()),
     }
 }
@@ -209,7 +214,7 @@ mod tests {
     fn a_sandbox_needs_its_placeholder_and_a_placeholder_its_sandbox() {
         let dir = tempfile::tempdir().unwrap();
         let mut spec = ServerSpec::parse("s", "srv --repository {sandbox}").unwrap();
-        let err = check_sandboxes(&spec).unwrap_err();
+        let err = check_sandboxes(&spec).unwrap_err().0;
         assert!(
             err.contains("names no sandbox: pass --sandbox PATH"),
             "{err}"
@@ -222,7 +227,7 @@ mod tests {
         ));
         let mut plain = ServerSpec::parse("s", "srv --repository /real").unwrap();
         plain.sandboxes = spec.sandboxes.clone();
-        let err = check_sandboxes(&plain).unwrap_err();
+        let err = check_sandboxes(&plain).unwrap_err().0;
         assert!(err.contains("runs on the real data"), "{err}");
     }
 }
