@@ -552,8 +552,8 @@ impl WriteArgs {
     }
 }
 
-fn parse_sandbox(text: &str) -> Result<crate::config::SandboxPath, crate::config::InvalidSetting> {
-    crate::config::SandboxPath::parse_flag(text)
+fn parse_sandbox(text: &str) -> Result<crate::config::SandboxPath, String> {
+    crate::config::SandboxPath::parse_flag(text).map_err(|e| e.0)
 }
 
 /// `--keep-at` that is not a share in (0, 1].
