@@ -121,7 +121,9 @@ pub enum Command {
     /// deprecations, evaluation; one verdict (exit 1 if any stage fails)
     Check(CheckArgs),
     /// Draft a starter suite from a live server: call tasks (no model) that pin what it answers
-    /// today, verified against it; the tools that write are left out unless asked for.
+    /// today and model tasks, verified against it. A tool not annotated readOnlyHint: true is
+    /// called only on --sandbox copies, a server that keeps no state beyond its process, or
+    /// with --allow-writes; elsewhere its tasks are drafted unverified (DIR/unverified.yaml).
     Init(InitArgs),
     /// Read cassettes (`run --record` writes them): check and summarize.
     Cassette {
@@ -446,9 +448,15 @@ pub struct InitArgs {
     /// .github/workflows/mcpeval.yml of the git repository that holds DIR (none: DIR's parent).
     #[arg(long, value_name = "DIR", default_value = "mcpeval")]
     pub out: PathBuf,
-    /// Also draft calls of the tools that write (annotated destructiveHint: true or
-    /// readOnlyHint: false, or named create_…, delete_…, update_…, set_…): each is sent to the
-    /// live server three times, on a fresh connection each.
+    /// Also draft call tasks of the tools that may change state (every tool not annotated
+    /// readOnlyHint: true; no name is trusted) and model tasks of those annotated
+    /// destructiveHint: true. Their calls are sent (three times, a fresh process each) only on
+    /// --sandbox copies, to a server that keeps no state beyond its process (the demo,
+    /// `state = "process"`) or with --allow-writes; otherwise drafted unverified into
+    /// DIR/unverified.yaml, expecting a result without isError, with a teardown where one is
+    /// derived (create_X → delete_X). Without --sandbox or --allow-writes, a server that lists
+    /// any such tool gets no model task verified (a model may pick the tool that writes): all
+    /// are drafted unverified. Tasks of read-only tools are verified either way.
     #[arg(long)]
     pub include_writes: bool,
     /// Overwrite the files of an earlier `init` (without it, an existing file is exit 2).
@@ -569,16 +577,24 @@ times, uuids or long numbers), and is kept only when a third call passes it as `
 grades it. Per tool: a call with arguments from its input schema (examples, defaults, enums,
 formats, bounds), one with a wrong type, one without a required argument; one unknown tool;
 each listed resource and prompt. A request malformed on purpose says `malformed: true`.
+The server's state: a tool not annotated readOnlyHint: true may change it, and on a server
+whose state may outlive its process (any command line or URL but the demo, a replay or
+`state = \"process\"`) init calls none of them, and verifies no model task when it lists one;
+those tasks go to DIR/unverified.yaml, and the output and DIR/init-report.md name the tools not
+called and why. To have them verified: --sandbox PATH with {sandbox} where PATH goes in the
+server's command (each process on a fresh copy), or --allow-writes (the real state changes).
 The CI around the suite (unless --no-ci): DIR/mcpeval.toml (the server, the suite, [check]
 with the stored contract; no host: the workflow passes one from the repository variable
-MCPEVAL_HOST), DIR/contract/ (the contract snapshot; for a server over HTTP also
+MCPEVAL_HOST; `sandbox`, `state = \"process\"` or `allow_writes` as init ran, so the write
+gate lets its check run), DIR/contract/ (the contract snapshot; for a server over HTTP also
 expected-failures.yml from the conformance suite, which needs Node >= 22) and
 .github/workflows/mcpeval.yml (`mcpeval check` on every pull request against the base branch,
 built for the language of the root's package.json, pyproject.toml, go.mod or Cargo.toml).
 Then: mcpeval tasks check --suite DIR/tasks --server SPEC
       mcpeval check --config DIR/mcpeval.toml
 Exit codes: 0 written (or, with --update, nothing new), 2 bad flags or config, a file exists
-without --force (nothing is written), or --update without a suite in DIR/tasks, 3 the server
+without --force (nothing is written), --update without a suite in DIR/tasks, or a {sandbox}
+without --sandbox (or the reverse), 3 the server
 could not be reached or a file could not be written.
 More: docs/init.md.";
 

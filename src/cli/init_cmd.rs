@@ -2,19 +2,25 @@
 
 use super::args::InitArgs;
 use super::out::outln;
-use crate::config::resolve_server;
+use crate::config::{config_allows_writes, resolve_server, with_write_flags, ConfigError};
 use crate::error::{Exit, Failure};
-use crate::job::init::{init as draft, nothing_new, InitRequest};
+use crate::job::init::model_tasks::ModelOutcome;
+use crate::job::init::{init as draft, nothing_new, state_lines, Files, InitRequest, Report};
 
 /// Drafts the suite and prints a summary: the files, the tasks, what was left out.
 pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
-    let server = resolve_server(args.config.as_deref(), &args.server, &[])?;
+    let mut server = resolve_server(args.config.as_deref(), &args.server, &[])?;
+    let writes = args.writes.to_flags();
+    with_write_flags(&mut server, &writes).map_err(ConfigError::from)?;
+    let allow_writes = writes.allow_writes || config_allows_writes(args.config.as_deref())?;
     let timeout = server.call_timeout;
     let request = InitRequest {
         server,
         label: args.server.clone(),
         out: args.out.clone(),
         include_writes: args.include_writes,
+        writes,
+        allow_writes,
         force: args.force,
         timeout,
         config: args.config.clone(),
@@ -48,16 +54,63 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
         done.files.calls.display()
     );
     if let Some(m) = &report.models {
+        model_lines(m, &done.files, report);
+    }
+    for left in &report.left_out {
+        outln!("left out: {}: {}", left.what, left.why);
+    }
+    for line in state_lines(&done.files, report) {
+        outln!("{line}");
+    }
+    if report.refused_everything {
+        outln!("every tool call was refused (an error answer): the call tasks pin the refusals");
+    }
+    for note in &report.notes {
+        outln!("note: {note}");
+    }
+    ci_lines(&report.ci);
+    outln!("report -> {}", done.files.report.display());
+    outln!(
+        "next: mcpeval tasks check --suite {} {}",
+        done.files.suite().display(),
+        report.server_args(&done.files)
+    );
+    if !report.ci.written.is_empty() {
+        outln!(
+            "next: mcpeval check --config {} (with --host openai:MODEL for the evaluation)",
+            done.files.ci.config.display()
+        );
+    }
+    Ok(Exit::Ok)
+}
+
+/// The model tasks' lines: kept and rejected, or drafted and not verified; the notes.
+fn model_lines(m: &ModelOutcome, files: &Files, report: &Report) {
+    let writer = match &m.writer {
+        Some(w) => format!("written by {w}"),
+        None => "templated".to_owned(),
+    };
+    if let Some(m) = Some(m).filter(|m| !m.verified) {
+        outln!(
+            "{} model task(s) drafted, not verified -> {}; {} rejected -> {} ({})",
+            report.unverified.models.len(),
+            files.unverified.display(),
+            m.rejected.len(),
+            files.rejected.display(),
+            writer,
+        );
+        for note in &m.notes {
+            outln!("note: {note}");
+        }
+    }
+    if let Some(m) = Some(m).filter(|m| m.verified) {
         outln!(
             "{} model task(s) kept -> {}; {} rejected -> {} ({}, verified by {}{} over {} trial(s))",
             m.kept.len(),
-            done.files.models.display(),
+            files.models.display(),
             m.rejected.len(),
-            done.files.rejected.display(),
-            match &m.writer {
-                Some(w) => format!("written by {w}"),
-                None => "templated".to_owned(),
-            },
+            files.rejected.display(),
+            writer,
             m.host,
             if m.simulated { ", the simulated model" } else { "" },
             m.trials
@@ -77,29 +130,6 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
             outln!("note: {note}");
         }
     }
-    for left in &report.left_out {
-        outln!("left out: {}: {}", left.what, left.why);
-    }
-    if report.refused_everything {
-        outln!("every tool call was refused (an error answer): the call tasks pin the refusals");
-    }
-    for note in &report.notes {
-        outln!("note: {note}");
-    }
-    ci_lines(&report.ci);
-    outln!("report -> {}", done.files.report.display());
-    outln!(
-        "next: mcpeval tasks check --suite {} --server {}",
-        done.files.suite().display(),
-        report.spec
-    );
-    if !report.ci.written.is_empty() {
-        outln!(
-            "next: mcpeval check --config {} (with --host openai:MODEL for the evaluation)",
-            done.files.ci.config.display()
-        );
-    }
-    Ok(Exit::Ok)
 }
 
 /// The CI files written, the expected failures, what is left to do.

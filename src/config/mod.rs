@@ -30,7 +30,9 @@ pub use resolve::{
     ConfigError, ConfigTargets, HostConfig, HostSettings, InvalidSetting, Overrides, Provider,
     RunConfig, UnsetVar, UnsetVariable, DEFAULT_CONFIG, DEMO_CONFIG,
 };
-pub use resolve::{resolve_extra_host, with_write_flags, WriteFlags, NO_HOST};
+pub use resolve::{
+    config_allows_writes, resolve_extra_host, with_write_flags, WriteFlags, NO_HOST,
+};
 pub use server::{ClientProfile, ProtocolEra, ServerSpec, Transport, BASE_HEADERS_ENV};
 pub use sim::SimConfig;
 pub use stats::{Metric, StatsConfig, StatsFile};

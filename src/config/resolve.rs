@@ -433,6 +433,20 @@ pub fn resolve_server(
     Ok(spec)
 }
 
+/// The top-level `allow_writes` of a config file: the user's consent to trials (and `init`)
+/// that may change a server's real state. `false` without a file or the key.
+pub fn config_allows_writes(config: Option<&Path>) -> Result<bool, ConfigError> {
+    let Some(path) = config else {
+        return Ok(false);
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let file = parse_toml(&path.display().to_string(), &text)?;
+    Ok(file.allow_writes.unwrap_or(false))
+}
+
 /// A host named outside the run's `hosts` (a task's `judge.host`), resolved like them: one of
 /// the run's hosts, `sim`, `PROVIDER:MODEL`, or a `[host.NAME]` of the config the run came from.
 pub fn resolve_extra_host(config: &RunConfig, given: &str) -> Result<HostConfig, ConfigError> {

@@ -6,7 +6,7 @@ mod events;
 mod policy;
 mod pool;
 mod run;
-mod sandboxed;
+pub mod sandboxed;
 mod schedule;
 
 pub use budget::{cost, episode_cost, price_for, BudgetGuard, Spent};

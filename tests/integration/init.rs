@@ -5,7 +5,8 @@
 //! a call that kills the server is left out; existing files need --force; an unreachable server
 //! is exit 3. Model tasks: every demo tool gets a verified one, and `check` with the suite
 //! catches 1.5.0; 1.5.0's overlapping search tools get a confusion pair; npm's server-filesystem
-//! keeps a verified task for most of its read-only tools.
+//! keeps a verified task for most of its read-only tools, verified on sandbox copies (it can
+//! write); an HTTP server's model tasks are verified with --allow-writes.
 
 use std::path::Path;
 use std::process::Output;
@@ -39,15 +40,15 @@ fn read(path: &Path) -> String {
 
 /// `tasks check --suite DIR/tasks --server SPEC` passes with no warning at all.
 fn assert_checks_clean(out: &Path, server: &str) {
+    assert_checks_clean_with(out, &["--server", server]);
+}
+
+/// `tasks check --suite DIR/tasks EXTRA…` passes with no warning at all.
+fn assert_checks_clean_with(out: &Path, extra: &[&str]) {
     let suite = out.join("tasks");
-    let checked = mcpeval(&[
-        "tasks",
-        "check",
-        "--suite",
-        suite.to_str().unwrap(),
-        "--server",
-        server,
-    ]);
+    let mut args = vec!["tasks", "check", "--suite", suite.to_str().unwrap()];
+    args.extend(extra);
+    let checked = mcpeval(&args);
     let said = text(&checked);
     assert_eq!(checked.status.code(), Some(0), "{said}");
     assert!(said.contains(", 0 warnings;"), "{said}");
@@ -383,7 +384,9 @@ fn overlapping_tools_of_1_5_0_get_a_confusion_pair_and_rejections_say_why() {
     );
     // 1.5.0 marks update_issue destructive: no model task, and the report says why.
     assert!(
-        said.contains("note: no model task for `update_issue`: it writes"),
+        said.contains(
+            "note: no model task for `update_issue`: it is annotated destructiveHint: true"
+        ),
         "{said}"
     );
     assert!(models.contains("passed 2/2 trials"), "{models}");
@@ -396,9 +399,11 @@ fn the_filesystem_server_keeps_a_verified_model_task_for_most_read_only_tools() 
     let root = tmp.path().canonicalize().unwrap();
     let fixture = root.join("fixture");
     crate::sim_real_args::write_fixture(&fixture);
-    let server = format!("node {entry} {}", fixture.display());
+    // The server can write to the fixture (write_file, edit_file, move_file…): verification
+    // runs on copies of it, and the tasks name the copy as {sandbox}.
+    let server = format!("node {entry} {{sandbox}}");
     let out = root.join("suite");
-    let made = init_models(&server, &out, &[]);
+    let made = init_models(&server, &out, &["--sandbox", fixture.to_str().unwrap()]);
     let said = text(&made);
     assert_eq!(made.status.code(), Some(0), "{said}");
     let read_only = [
@@ -423,11 +428,10 @@ fn the_filesystem_server_keeps_a_verified_model_task_for_most_read_only_tools() 
         covered.len(),
         read_only.len()
     );
-    // The paths reach the arguments verbatim: a file the listing named, under the fixture.
-    assert!(
-        models.contains(&format!("{}/", fixture.display())),
-        "{models}"
-    );
+    // The paths reach the arguments verbatim: a file the listing named, under the fixture's
+    // copy, written as {sandbox}.
+    assert!(models.contains("\"{sandbox}/"), "{models}");
+    assert!(!models.contains(root.to_str().unwrap()), "{models}");
     // The destructive tools get no model task (verification would run them).
     for tool in ["write_file", "edit_file", "move_file"] {
         assert!(!models.contains(&format!("- tool: {tool}\n")), "{tool}");
@@ -436,7 +440,12 @@ fn the_filesystem_server_keeps_a_verified_model_task_for_most_read_only_tools() 
             "{said}"
         );
     }
-    assert_checks_clean(&out, &server);
+    // Against the server on copies, as the drafted config starts it.
+    let config = out.join("mcpeval.toml");
+    assert_checks_clean_with(
+        &out,
+        &["--config", config.to_str().unwrap(), "--server", "server"],
+    );
 }
 
 #[test]
@@ -448,7 +457,9 @@ fn model_tasks_are_verified_over_http_and_a_refusing_server_keeps_none() {
     let url = format!("http://{}/mcp", server.addr);
     let dir = temp_dir();
     let out = dir.path().join("http");
-    let made = init_models(&url, &out, &["--verify-trials", "1"]);
+    // An HTTP server's state lives in its process, which outlives init: its model tasks are
+    // verified (a model may call create_issue) only with consent. The demo here is this test's.
+    let made = init_models(&url, &out, &["--verify-trials", "1", "--allow-writes"]);
     assert_eq!(made.status.code(), Some(0), "{}", text(&made));
     let models = read(&out.join("tasks/models.yaml"));
     assert!(models.contains("      - tool: get_issue\n"), "{models}");

@@ -5,11 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
+use super::ci_state::{state_lines, StateLines};
 use super::ci_workflow::{
     absolute, relative, repository_root, slashed, workflow_yaml, Language, Layout, BASE_CHECKOUT,
     PR_CHECKOUT,
 };
 use super::draft::{InitError, InitRequest};
+use super::guard::Guard;
 use super::write::Files;
 use crate::config::{Overrides, Transport};
 use crate::error::{Coded, Exit};
@@ -150,6 +152,7 @@ pub async fn write(
     request: &InitRequest,
     files: &Files,
     server: &str,
+    guard: &Guard,
 ) -> Result<CiReport, CiError> {
     let mut report = CiReport::default();
     if request.no_ci || request.update {
@@ -181,7 +184,8 @@ pub async fn write(
     let written = failures.is_ok();
     report.expected_failures = Some(failures.unwrap_or_else(|why| why.0));
     let layout = layout(request, ci);
-    let config = config_toml(request, ci, &layout, server, written);
+    let state = state_lines(guard, &request.server, &ci.dir, &ci.root);
+    let config = config_toml(request, ci, &layout, server, written, &state);
     write_text(&ci.config, &config)?;
     report.written.push((
         ci.config.clone(),
@@ -202,6 +206,7 @@ pub async fn write(
              at {url}"
         ));
     }
+    report.todo = report.todo.or(state.todo);
     Ok(report)
 }
 
@@ -234,6 +239,7 @@ async fn expected_failures(request: &InitRequest, path: &Path) -> Result<String,
             baseline: Some(request.label.clone()),
             candidate: Some(request.label.clone()),
             suite_optional: true,
+            writes: request.writes.clone(),
             ..Overrides::default()
         },
         out: Some(scratch.clone()),
@@ -338,6 +344,7 @@ fn config_toml(
     layout: &Layout,
     server: &str,
     expected_failures: bool,
+    state: &StateLines,
 ) -> String {
     let q = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let spec = spec_text(request);
@@ -353,12 +360,17 @@ fn config_toml(
          # The suite `mcpeval init` drafted (`./`: this file's folder, whatever folder mcpeval\n\
          # runs in).\n\
          suites = [\"./tasks\"]\n\n\
+         {2}\
          [check]\n\
          # The contract a change is checked against; after an intended change refresh it with\n\
          # `mcpeval snapshot --server server --config {0} --out {1}`.\n\
          baseline_snapshot = \"contract\"\n",
         slashed(&relative(&run, &absolute(&ci.config))),
         slashed(&relative(&run, &absolute(&ci.contract))),
+        match state.top.is_empty() {
+            true => String::new(),
+            false => format!("{}\n", state.top),
+        },
     );
     if expected_failures {
         out.push_str("expected_failures = \"contract/expected-failures.yml\"\n");
@@ -377,10 +389,14 @@ fn config_toml(
     }
     out.push_str("[servers.server]\n");
     match &layout.url {
-        Some(url) => out.push_str(&format!("url = {}\n", q(url))),
+        Some(url) => {
+            out.push_str(&format!("url = {}\n", q(url)));
+            out.push_str(&state.server);
+        }
         None => {
             let cwd = slashed(&relative(&ci.dir, &run));
             out.push_str(&format!("command = {}\ncwd = {}\n", q(&spec), q(&cwd)));
+            out.push_str(&state.server);
             let base = base_branch(ci, layout, &spec, &run);
             out.push_str(&format!(
                 "\n# The base branch's server, for the workflow: its checkout `{BASE_CHECKOUT}/` \
@@ -389,6 +405,7 @@ fn config_toml(
                 q(&base.0),
                 q(&base.1)
             ));
+            out.push_str(&state.server);
         }
     }
     out

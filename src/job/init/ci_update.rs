@@ -38,6 +38,7 @@ pub fn files(dir: &Path) -> Result<Files, CiError> {
             calls: tasks.join(format!("calls{tail}.yaml")),
             models: tasks.join(format!("models{tail}.yaml")),
             rejected: dir.join(format!("rejected{tail}.yaml")),
+            unverified: dir.join(format!("unverified{tail}.yaml")),
             report: dir.join(format!("init-report{tail}.md")),
             ci: CiFiles::under(dir),
         }
@@ -104,16 +105,17 @@ pub fn nothing_new(update: Option<&Update>, report: &Report) -> bool {
         return false;
     };
     let kept = report.models.as_ref().is_some_and(|m| !m.kept.is_empty());
-    update.new.is_empty() || (report.drafted.is_empty() && !kept)
+    let drafted = !report.drafted.is_empty() || !report.unverified.is_empty();
+    update.new.is_empty() || (!drafted && !kept)
 }
 
 /// An update keeps only the model tasks of the new tools (the general no-tool tasks and those
 /// of covered tools are in the suite already), each with an id the suite does not have.
 pub fn keep_new(outcome: &mut ModelOutcome, update: &Update) {
     let new: BTreeSet<&str> = update.new.iter().map(String::as_str).collect();
-    outcome
-        .kept
-        .retain(|(d, _)| d.tool.as_deref().is_some_and(|t| new.contains(t)));
+    let of_new = |d: &super::models::ModelDraft| d.tool.as_deref().is_some_and(|t| new.contains(t));
+    outcome.kept.retain(|(d, _)| of_new(d));
+    outcome.unverified.retain(|(d, _)| of_new(d));
     let mut taken = update.ids.clone();
     for (draft, _) in &mut outcome.kept {
         let mut id = draft.id.clone();

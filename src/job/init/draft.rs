@@ -2,36 +2,21 @@
 //! every drafted request twice, draw call tasks from what both answers share, verify them with
 //! the grader `mcpeval run` uses, and write the files and the report.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::args_from_schema::{required, valid_args, wrong_type_args};
 use super::calls::{expect, Answer, Expect, Probe};
+use super::guard::Guard;
+use super::probes::{probes, Listed};
 use super::write::{self, Drafted, Files, LeftOut, Report};
 use crate::config::ServerSpec;
+use crate::episode::TrialOutput;
 use crate::error::{Coded, Exit};
-use crate::mcp::{McpConnection, McpError};
-use crate::suite::CallSpec;
-
-/// The name of a tool no server should list: the unknown-tool probe calls it.
-const UNKNOWN_TOOL: &str = "mcpeval_no_such_tool";
-/// How many listed resources get a task at most.
-const MAX_RESOURCES: usize = 20;
-/// Name beginnings that mark a tool as writing, when its annotations do not say it is
-/// read-only.
-const WRITE_VERBS: &[&str] = &[
-    "create", "delete", "update", "write", "remove", "set", "add", "insert", "edit", "modify",
-    "patch", "put", "post", "send", "upload", "move", "rename", "drop", "clear", "reset", "append",
-    "close", "archive", "destroy", "kill", "purge", "publish", "execute", "run",
-];
-
-/// The writing verbs that mark a tool as writing even when they are its whole name.
-const DESTROYING_VERBS: &[&str] = &[
-    "delete", "remove", "drop", "clear", "reset", "destroy", "kill", "purge", "write",
-];
+use crate::mcp::{CallOutcome, McpConnection, McpError};
+use crate::suite::{CallSpec, Task};
 
 /// What `mcpeval init` was asked to do, resolved.
 #[derive(Debug, Clone)]
@@ -41,8 +26,15 @@ pub struct InitRequest {
     pub label: String,
     /// The directory the suite and the report go to.
     pub out: PathBuf,
-    /// Draft calls of the tools that write too.
+    /// Draft calls of the tools that may change state too (verified only where init may call
+    /// them: see [`super::guard`]).
     pub include_writes: bool,
+    /// `--sandbox`, `--keep-sandboxes`, `--allow-writes` as given (the server spec carries the
+    /// sandboxes already), for the configs resolved again: the hosts', the conformance stage's.
+    pub writes: crate::config::WriteFlags,
+    /// The user's consent to calls that may change the server's real state: `--allow-writes`,
+    /// or `allow_writes = true` in `--config`.
+    pub allow_writes: bool,
     /// Overwrite files a previous `init` wrote.
     pub force: bool,
     /// How long one request may take (the server spec's call timeout).
@@ -95,20 +87,25 @@ pub enum InitError {
     },
     #[error(transparent)]
     Ci(#[from] super::ci::CiError),
+    /// A `{sandbox}` with no sandbox, or a sandbox no `{sandbox}` names.
+    #[error(transparent)]
+    Sandbox(#[from] super::guard::SandboxMismatch),
 }
 
 impl Coded for InitError {
     fn exit(&self) -> Exit {
         match self {
-            InitError::Exists { .. } | InitError::Models(_) => Exit::Usage,
+            InitError::Exists { .. } | InitError::Models(_) | InitError::Sandbox(_) => Exit::Usage,
             InitError::Unreachable { .. } | InitError::Write { .. } => Exit::Infra,
             InitError::Ci(e) => e.exit(),
         }
     }
 }
 
-/// Drafts, verifies and writes the call tasks of the server `request` names.
+/// Drafts, verifies and writes the call tasks and the model tasks of the server `request`
+/// names, calling no tool that may change its real state ([`Guard`]).
 pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
+    super::guard::check_sandboxes(&request.server)?;
     let files = super::ci::files(request)?;
     let unreachable = |source| InitError::Unreachable {
         server: request.server.display(),
@@ -120,6 +117,8 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
     let listed = Listed::read(&conn).await.map_err(unreachable)?;
     super::ci::refuse_existing(request, &files)?;
     let mut report = Report::new(&request.label, conn.server_info());
+    let guard = Guard::new(&request.server, request.allow_writes, &listed.tools);
+    report.guard = Some(guard.clone());
     let (only, update) = super::ci_update::scope(request, &files, &listed.tools)?;
     if update.as_ref().is_some_and(|u| u.new.is_empty()) {
         report.ci.update = update;
@@ -129,13 +128,59 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
     let probes = probes(
         &listed,
         request.include_writes,
+        &guard,
         only.as_ref(),
-        &mut report.left_out,
+        &mut report,
     );
-    let first = ask_all(&request.server, Some(conn), &probes, request.timeout)
+    let texts = call_tasks(request, &listed, conn, &probes, &mut report).await?;
+    if !request.no_models {
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let paths = super::paths::known_paths(&request.server, &texts);
+        let tools = super::ci_update::in_scope(&listed.tools, only.as_ref());
+        let mut outcome = super::model_tasks::model_tasks(
+            request,
+            &tools,
+            instructions.as_deref(),
+            &paths,
+            &guard,
+        )
+        .await
+        .map_err(InitError::Models)?;
+        if let Some(update) = &update {
+            super::ci_update::keep_new(&mut outcome, update);
+        }
+        report.unverified.models = std::mem::take(&mut outcome.unverified);
+        report.models = Some(outcome);
+    }
+    if super::ci_update::nothing_new(update.as_ref(), &report) {
+        report.ci.update = update;
+        return Ok(InitOutcome { files, report });
+    }
+    report.ci = super::ci::write(request, &files, &report.server, &guard).await?;
+    report.ci.update = update;
+    write::write_all(&files, &report)
+        .map_err(|(path, source)| InitError::Write { path, source })?;
+    Ok(InitOutcome { files, report })
+}
+
+/// Sends each probe twice (the first time on `conn`), draws the call tasks from what both
+/// answers share and keeps those a third call passes; the first answers' texts are returned
+/// (the model tasks take paths from them).
+async fn call_tasks(
+    request: &InitRequest,
+    listed: &Listed,
+    conn: McpConnection,
+    probes: &[Probe],
+    report: &mut Report,
+) -> Result<Vec<String>, InitError> {
+    let unreachable = |source| InitError::Unreachable {
+        server: request.server.display(),
+        source,
+    };
+    let first = ask_all(&request.server, Some(conn), probes, request.timeout)
         .await
         .map_err(unreachable)?;
-    let second = ask_all(&request.server, None, &probes, request.timeout)
+    let second = ask_all(&request.server, None, probes, request.timeout)
         .await
         .map_err(unreachable)?;
     let mut drafted = Vec::new();
@@ -162,224 +207,11 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
     }
     let drafted = match drafted.is_empty() {
         true => drafted,
-        false => verify(request, &listed, drafted, &mut report).await?,
+        false => verify(request, listed, drafted, report).await?,
     };
     report.refused_everything = refused_everything(&drafted);
     report.drafted = drafted;
-    if !request.no_models {
-        let texts: Vec<&str> = (first.iter().flatten()).map(|a| a.text.as_str()).collect();
-        let paths = super::model_tasks::known_paths(&request.server, &texts);
-        let tools = super::ci_update::in_scope(&listed.tools, only.as_ref());
-        let mut outcome =
-            super::model_tasks::model_tasks(request, &tools, instructions.as_deref(), &paths)
-                .await
-                .map_err(InitError::Models)?;
-        if let Some(update) = &update {
-            super::ci_update::keep_new(&mut outcome, update);
-        }
-        report.models = Some(outcome);
-    }
-    if super::ci_update::nothing_new(update.as_ref(), &report) {
-        report.ci.update = update;
-        return Ok(InitOutcome { files, report });
-    }
-    report.ci = super::ci::write(request, &files, &report.server).await?;
-    report.ci.update = update;
-    write::write_all(&files, &report)
-        .map_err(|(path, source)| InitError::Write { path, source })?;
-    Ok(InitOutcome { files, report })
-}
-
-/// What the server lists.
-struct Listed {
-    tools: Vec<rmcp::model::Tool>,
-    resources: Vec<rmcp::model::Resource>,
-    templates: usize,
-    prompts: Vec<rmcp::model::Prompt>,
-}
-
-impl Listed {
-    async fn read(conn: &McpConnection) -> Result<Self, McpError> {
-        let mut tools = conn.list_tools().await?;
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut resources = conn.list_resources().await?;
-        resources.sort_by(|a, b| a.uri.cmp(&b.uri));
-        let templates = conn.list_resource_templates().await?.len();
-        let mut prompts = conn.list_prompts().await?;
-        prompts.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Self {
-            tools,
-            resources,
-            templates,
-            prompts,
-        })
-    }
-}
-
-/// Why a tool counts as writing: its annotations, or its name; `None` for a tool that only
-/// reads (annotated `readOnlyHint: true`, or neither annotated nor named as writing).
-pub fn writes(tool: &rmcp::model::Tool) -> Option<String> {
-    let hints = tool.annotations.as_ref();
-    if hints.and_then(|h| h.read_only_hint) == Some(true) {
-        return None;
-    }
-    if hints.and_then(|h| h.destructive_hint) == Some(true) {
-        return Some("annotated destructiveHint: true".into());
-    }
-    if hints.and_then(|h| h.read_only_hint) == Some(false) {
-        return Some("annotated readOnlyHint: false".into());
-    }
-    let first = tool.name.split(['_', '-', '.']).next().unwrap_or_default();
-    let verb = first.to_ascii_lowercase();
-    let verb = WRITE_VERBS
-        .iter()
-        .find(|v| verb == **v || (first.len() > v.len() && camel_start(&tool.name, v)))?;
-    // A verb with nothing after it (`add` of two numbers, `run`) names no thing it changes;
-    // only the verbs that destroy count then.
-    if tool.name.len() == verb.len() && !DESTROYING_VERBS.contains(verb) {
-        return None;
-    }
-    Some(format!("its name starts with `{verb}`"))
-}
-
-/// Whether a camelCase name starts with `verb` followed by a capital (`createIssue`).
-fn camel_start(name: &str, verb: &str) -> bool {
-    name.starts_with(verb)
-        && name[verb.len()..]
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_uppercase())
-}
-
-/// The requests to send: per tool kept a valid call, a missing required argument and a wrong
-/// type; one unknown tool; each listed resource; each prompt. Tools left out are noted. With
-/// `only`, the calls of those tools alone.
-fn probes(
-    listed: &Listed,
-    include_writes: bool,
-    only: Option<&BTreeSet<String>>,
-    left_out: &mut Vec<LeftOut>,
-) -> Vec<Probe> {
-    let mut out = Vec::new();
-    for tool in &listed.tools {
-        let name = tool.name.to_string();
-        if only.is_some_and(|o| !o.contains(&name)) {
-            continue;
-        }
-        let writes = writes(tool);
-        if let (Some(why), false) = (&writes, include_writes) {
-            let why = format!("writes ({why}); --include-writes drafts its calls");
-            left_out.push(LeftOut::tool(&name, why));
-            continue;
-        }
-        let schema = Value::Object((*tool.input_schema).clone());
-        out.extend(tool_probes(&name, &schema, writes.is_some()));
-    }
-    if only.is_some() {
-        dedupe_ids(&mut out);
-        return out;
-    }
-    out.push(Probe {
-        id: "unknown-tool".into(),
-        request: CallSpec::Tool {
-            name: UNKNOWN_TOOL.into(),
-            args: Default::default(),
-        },
-        why: format!("a tool the server does not list (`{UNKNOWN_TOOL}`)"),
-        writes: false,
-        malformed: true,
-    });
-    for resource in listed.resources.iter().take(MAX_RESOURCES) {
-        out.push(Probe {
-            id: format!("resource-{}", slug(&resource.uri)),
-            request: CallSpec::Resource {
-                uri: resource.uri.clone(),
-            },
-            why: format!("reads the listed resource `{}`", resource.uri),
-            writes: false,
-            malformed: false,
-        });
-    }
-    if listed.resources.len() > MAX_RESOURCES {
-        let n = listed.resources.len() - MAX_RESOURCES;
-        let why = format!("only the first {MAX_RESOURCES} resources (by URI) get a task");
-        left_out.push(LeftOut::new(&format!("{n} more resource(s)"), why));
-    }
-    if listed.templates > 0 {
-        let what = format!("{} resource template(s)", listed.templates);
-        let why = "a template needs values for its URI that its listing does not give";
-        left_out.push(LeftOut::new(&what, why.into()));
-    }
-    out.extend(listed.prompts.iter().map(prompt_probe));
-    dedupe_ids(&mut out);
-    out
-}
-
-/// A tool's probes: a valid call, one without its first required argument, one with a wrong
-/// type.
-fn tool_probes(name: &str, schema: &Value, writes: bool) -> Vec<Probe> {
-    let slug = slug(name);
-    let probe = |id: String, args, why: String, malformed| Probe {
-        id,
-        request: CallSpec::Tool {
-            name: name.to_owned(),
-            args,
-        },
-        why,
-        writes,
-        malformed,
-    };
-    let args = valid_args(schema);
-    let shown = if args.is_empty() {
-        "no arguments".to_owned()
-    } else {
-        "arguments filled from its input schema".to_owned()
-    };
-    let mut out = vec![probe(format!("call-{slug}"), args.clone(), shown, false)];
-    if let Some(first) = required(schema).first() {
-        let mut without = args.clone();
-        without.remove(*first);
-        let why = format!("without `{first}`, which the input schema requires");
-        out.push(probe(
-            format!("call-{slug}-without-{}", self::slug(first)),
-            without,
-            why,
-            true,
-        ));
-    }
-    if let Some((param, wrong)) = wrong_type_args(schema) {
-        let why = format!("`{param}` of the wrong type");
-        out.push(probe(format!("call-{slug}-wrong-type"), wrong, why, false));
-    }
-    out
-}
-
-fn prompt_probe(prompt: &rmcp::model::Prompt) -> Probe {
-    let args: BTreeMap<String, String> = (prompt.arguments.iter().flatten())
-        .filter(|a| a.required == Some(true))
-        .map(|a| {
-            let lower = a.name.to_ascii_lowercase();
-            let numeric = ["id", "number", "count", "limit", "page"]
-                .iter()
-                .any(|w| lower == *w || lower.ends_with(&format!("_{w}")));
-            let value = if numeric { "1" } else { "example" };
-            (a.name.clone(), value.to_owned())
-        })
-        .collect();
-    let why = match args.is_empty() {
-        true => "the listed prompt without arguments".to_owned(),
-        false => "the listed prompt, its required arguments filled".to_owned(),
-    };
-    Probe {
-        id: format!("prompt-{}", slug(&prompt.name)),
-        request: CallSpec::Prompt {
-            name: prompt.name.clone(),
-            args,
-        },
-        why,
-        writes: false,
-        malformed: false,
-    }
+    Ok(first.into_iter().flatten().map(|a| a.text).collect())
 }
 
 /// Each probe's answer, in order, or how the server failed on it: the ones that only read
@@ -418,12 +250,29 @@ async fn ask_all(
     Ok(answers)
 }
 
+/// One request's answer; on sandbox copies, with the copy's paths put back as `{sandbox}`, so
+/// that two answers (from two copies) compare and a pinned text holds on the next copy.
 async fn ask(conn: &McpConnection, call: &CallSpec, timeout: Duration) -> Result<Answer, McpError> {
-    let outcome = match call {
+    let mut outcome = match call {
         CallSpec::Tool { name, args } => conn.call_tool(name, Some(args.clone()), timeout).await?,
         CallSpec::Resource { uri } => conn.read_resource(uri).await?,
         CallSpec::Prompt { name, args } => conn.get_prompt(name, args, timeout).await?,
     };
+    if let Some(copies) = conn.sandbox() {
+        match &mut outcome {
+            CallOutcome::Result {
+                text, structured, ..
+            } => {
+                *text = copies.map_back(text);
+                structured.iter_mut().for_each(|s| copies.map_back_json(s));
+            }
+            CallOutcome::ProtocolError { message, data, .. } => {
+                *message = copies.map_back(message);
+                data.iter_mut().for_each(|d| copies.map_back_json(d));
+            }
+            CallOutcome::Timeout => {}
+        }
+    }
     let text = crate::episode::answer_text(call, &outcome, timeout);
     Ok(Answer { outcome, text })
 }
@@ -472,13 +321,12 @@ async fn verify(
             continue;
         };
         let output = match draft.probe.writes {
-            false => crate::episode::run_call(task, &shared, &listed.tools, request.timeout).await,
+            false => call_on(task, &shared, &listed.tools, request.timeout).await,
             true => {
                 let own = McpConnection::connect(&request.server)
                     .await
                     .map_err(unreachable)?;
-                let out =
-                    crate::episode::run_call(task, &own, &listed.tools, request.timeout).await;
+                let out = call_on(task, &own, &listed.tools, request.timeout).await;
                 own.close().await;
                 out
             }
@@ -506,6 +354,23 @@ async fn verify(
     }
     shared.close().await;
     Ok(kept)
+}
+
+/// A call task's trial as `mcpeval run` makes it: on sandbox copies, the task's `{sandbox}` is
+/// the copy's path, and what the trial recorded has `{sandbox}` again.
+async fn call_on(
+    task: &Task,
+    conn: &McpConnection,
+    tools: &[rmcp::model::Tool],
+    timeout: Duration,
+) -> TrialOutput {
+    let Some(copies) = conn.sandbox() else {
+        return crate::episode::run_call(task, conn, tools, timeout).await;
+    };
+    let task = crate::runner::sandboxed::task_on(copies, task);
+    let mut output = crate::episode::run_call(&task, conn, tools, timeout).await;
+    crate::runner::sandboxed::map_back(copies, &mut output);
+    output
 }
 
 /// Whether the server refused every valid tool call it was sent (a server started wrong, or
@@ -541,86 +406,5 @@ pub fn slug(text: &str) -> String {
         "x".to_owned()
     } else {
         out
-    }
-}
-
-/// Makes the ids unique (`-2`, `-3` after a repeat).
-fn dedupe_ids(probes: &mut [Probe]) {
-    let mut seen = std::collections::BTreeSet::new();
-    for probe in probes {
-        let mut id = probe.id.clone();
-        let mut n = 2;
-        while !seen.insert(id.clone()) {
-            id = format!("{}-{n}", probe.id);
-            n += 1;
-        }
-        probe.id = id;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rmcp::model::{Tool, ToolAnnotations};
-    use std::sync::Arc;
-
-    fn tool(name: &str, hints: Option<ToolAnnotations>) -> Tool {
-        let mut t = Tool::new(name.to_owned(), "d", Arc::new(Default::default()));
-        t.annotations = hints;
-        t
-    }
-
-    #[test]
-    fn annotations_and_names_mark_the_tools_that_write() {
-        let ro = Some(ToolAnnotations::new().read_only(true));
-        assert_eq!(
-            writes(&tool("delete_everything", ro)),
-            None,
-            "the hint wins"
-        );
-        let destructive = Some(ToolAnnotations::new().destructive(true));
-        assert!(writes(&tool("get", destructive))
-            .unwrap()
-            .contains("destructiveHint"));
-        let rw = Some(ToolAnnotations::new().read_only(false));
-        assert!(writes(&tool("get", rw))
-            .unwrap()
-            .contains("readOnlyHint: false"));
-        assert!(writes(&tool("add_comment", None))
-            .unwrap()
-            .contains("`add`"));
-        assert!(writes(&tool("createIssue", None)).is_some());
-        assert_eq!(
-            writes(&tool("settings", None)),
-            None,
-            "`set` is not a word of it"
-        );
-        assert_eq!(writes(&tool("search_issues", None)), None);
-        assert_eq!(
-            writes(&tool("add", None)),
-            None,
-            "adds two numbers, names no thing"
-        );
-        assert!(writes(&tool("delete", None)).is_some());
-    }
-
-    #[test]
-    fn a_tool_gets_a_valid_call_a_missing_argument_and_a_wrong_type() {
-        let schema = serde_json::json!({"type": "object",
-            "properties": {"id": {"type": "integer"}}, "required": ["id"]});
-        let probes = tool_probes("get_issue", &schema, false);
-        let ids: Vec<&str> = probes.iter().map(|p| p.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            [
-                "call-get-issue",
-                "call-get-issue-without-id",
-                "call-get-issue-wrong-type"
-            ]
-        );
-        assert!(probes[1].malformed && !probes[0].malformed && !probes[2].malformed);
-        let mut twice = vec![probes[0].clone(), probes[0].clone()];
-        dedupe_ids(&mut twice);
-        assert_eq!(twice[1].id, "call-get-issue-2");
     }
 }

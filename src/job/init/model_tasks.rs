@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
+use super::guard::Guard;
 use super::models::{Drafts, ModelDraft, Rejected};
+use super::teardown::Teardown;
 use super::InitRequest;
 use crate::config::{resolve, Overrides, RunConfig};
 use crate::episode::Driver;
@@ -29,6 +31,11 @@ pub struct ModelOutcome {
     pub writer_input_tokens: u64,
     pub writer_output_tokens: u64,
     pub notes: Vec<String>,
+    /// The drafts not verified, each with its teardown if one is derived: the server offers a
+    /// tool that may change its real state, and init may not call it ([`Guard`]).
+    pub unverified: Vec<(ModelDraft, Option<Teardown>)>,
+    /// Whether verification ran (else every draft is in `unverified`).
+    pub verified: bool,
 }
 
 /// How a kept draft fared in verification.
@@ -86,22 +93,26 @@ pub fn build_host(request: &InitRequest, spec: &str) -> Result<BuiltHost, ModelS
     }
 }
 
-/// Drafts the model tasks of `tools` and verifies them against the server. `paths` are the
-/// absolute paths the server was started with or answered with (values for path parameters).
+/// Drafts the model tasks of `tools` and verifies them against the server, where `guard` lets
+/// a model reach every tool it is offered; elsewhere they are drafted unverified. `paths` are
+/// the absolute paths the server was started with or answered with (values for path
+/// parameters).
 pub async fn model_tasks(
     request: &InitRequest,
     tools: &[rmcp::model::Tool],
     instructions: Option<&str>,
     paths: &[String],
+    guard: &Guard,
 ) -> Result<ModelOutcome, ModelStageError> {
     let verifier = build_host(request, &request.host)?;
     let mut notes = Vec::new();
     let tools: Vec<rmcp::model::Tool> = (tools.iter())
         .filter(|t| match destroys(t) {
-            Some(why) if !request.include_writes => {
+            true if !request.include_writes => {
                 notes.push(format!(
-                    "no model task for `{}`: it writes ({why}), and verification would run it \
-                     against the server; --include-writes drafts them",
+                    "no model task for `{}`: it is annotated destructiveHint: true, and a task \
+                     asking for it would destroy something wherever it runs; --include-writes \
+                     drafts them",
                     t.name
                 ));
                 false
@@ -131,7 +142,13 @@ pub async fn model_tasks(
             super::templates::draft(&tools, &chosen, paths)
         }
     };
-    let mut outcome = super::verify::verify(request, &verifier, &tools, drafts.drafts).await;
+    let mut outcome = match guard.may_verify_models() {
+        true => ModelOutcome {
+            verified: true,
+            ..super::verify::verify(request, &verifier, &tools, drafts.drafts).await
+        },
+        false => unverified(guard, &tools, drafts.drafts),
+    };
     outcome.host = verifier.model.id().to_owned();
     outcome.simulated = verifier.model.is_simulated();
     outcome.writer = writer_spec;
@@ -144,25 +161,50 @@ pub async fn model_tasks(
     Ok(outcome)
 }
 
-/// Why a tool's model tasks are left out: it writes (annotations or name) and its server does
-/// not declare the writes additive (`destructiveHint: false`), so verification, which runs
-/// the task against the server, could destroy or send something. `--include-writes` drafts
-/// them all.
-fn destroys(tool: &rmcp::model::Tool) -> Option<String> {
-    let why = super::writes(tool)?;
-    let hints = tool.annotations.as_ref();
-    match hints.and_then(|h| h.destructive_hint) {
-        Some(false) => None,
-        Some(true) => Some(why),
-        None => Some(format!(
-            "{why}, and it is not annotated destructiveHint: false"
-        )),
+/// The drafts as they are, not run: a model offered the server's tools could call one that
+/// changes its real state. Each gets a teardown where one is derived from the literal
+/// arguments of its expected call.
+fn unverified(guard: &Guard, tools: &[rmcp::model::Tool], drafts: Vec<ModelDraft>) -> ModelOutcome {
+    let names: Vec<String> = guard.tools().iter().map(|t| format!("`{t}`")).collect();
+    let note = format!(
+        "no model task was verified: a model is offered every tool, and {} may change the \
+         server's state, which may outlive its process (see the server's state)",
+        names.join(", ")
+    );
+    let unverified = (drafts.into_iter())
+        .map(|draft| {
+            let teardown = draft.call.as_ref().and_then(|call| {
+                let literal = (call.args.iter())
+                    .filter(|(_, v)| !v.as_object().is_some_and(|o| o.contains_key("regex")))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                super::teardown::derive(&call.tool, &literal, tools)
+            });
+            (draft, teardown)
+        })
+        .collect();
+    ModelOutcome {
+        unverified,
+        notes: vec![note],
+        verified: false,
+        ..ModelOutcome::default()
     }
 }
 
-/// Per tool that only reads, the first candidate argument set the server answers without an
-/// error (one call each, on one connection); a tool that writes, or none answered, keeps its
-/// first candidate. The paths a successful call's answer names (a listing's file names under
+/// Whether a tool's model tasks are left out (unless `--include-writes`): it is annotated
+/// `destructiveHint: true`, so a task asking for it asks to destroy something. Its annotations
+/// alone decide (no name is trusted); whether verification may run a task is the guard's
+/// question, not this one.
+fn destroys(tool: &rmcp::model::Tool) -> bool {
+    let hints = tool.annotations.as_ref();
+    !crate::contract::writes::is_read_only(tool)
+        && hints.and_then(|h| h.destructive_hint) == Some(true)
+}
+
+/// Per tool annotated `readOnlyHint: true`, the first candidate argument set the server answers
+/// without an error (one call each, on one connection); any other tool (it may change state),
+/// or one none answered, keeps its first candidate. On sandbox copies, the copy's paths in the
+/// answers and the arguments are `{sandbox}` again. The paths a successful call's answer names (a listing's file names under
 /// the directory it was asked about) are tried in a second round for the tools that failed.
 async fn choose_args(
     request: &InitRequest,
@@ -174,6 +216,7 @@ async fn choose_args(
     let Ok(conn) = crate::mcp::McpConnection::connect(&request.server).await else {
         return chosen;
     };
+    let copies = conn.sandbox();
     let mut failed: Vec<&rmcp::model::Tool> = Vec::new();
     for round in 0..2 {
         let this_round: Vec<&rmcp::model::Tool> = match round {
@@ -185,13 +228,15 @@ async fn choose_args(
             chosen
                 .entry(tool.name.to_string())
                 .or_insert(candidates[0].clone());
-            if super::writes(tool).is_some() {
+            if !crate::contract::writes::is_read_only(tool) {
                 continue;
             }
             let mut found = None;
             for args in candidates.iter().take(12) {
+                let mut sent = serde_json::Value::Object(args.clone());
+                copies.inspect(|c| c.substitute_json(&mut sent));
                 let answer = conn
-                    .call_tool(&tool.name, Some(args.clone()), request.timeout)
+                    .call_tool(&tool.name, sent.as_object().cloned(), request.timeout)
                     .await;
                 if let Ok(crate::mcp::CallOutcome::Result {
                     is_error: false,
@@ -199,13 +244,14 @@ async fn choose_args(
                     ..
                 }) = &answer
                 {
-                    found = Some((args.clone(), text.clone()));
+                    let text = copies.map_or_else(|| text.clone(), |c| c.map_back(text));
+                    found = Some((args.clone(), text));
                     break;
                 }
             }
             match found {
                 Some((args, text)) => {
-                    learn_paths(&args, &text, &mut paths);
+                    super::paths::learn_paths(&args, &text, &mut paths);
                     chosen.insert(tool.name.to_string(), args);
                 }
                 None => failed.push(tool),
@@ -214,65 +260,4 @@ async fn choose_args(
     }
     conn.close().await;
     chosen
-}
-
-/// Adds the paths an answer names: absolute ones, and names with an extension under a
-/// directory the call was asked about (`[FILE] notes.txt` of a listing of `/d`: `/d/notes.txt`).
-fn learn_paths(
-    args: &serde_json::Map<String, serde_json::Value>,
-    text: &str,
-    paths: &mut Vec<String>,
-) {
-    let dirs: Vec<&str> = (args.values())
-        .filter_map(|v| v.as_str())
-        .filter(|v| v.starts_with('/'))
-        .collect();
-    let mut found = known_words(text);
-    for dir in &dirs {
-        for word in known_words(text)
-            .into_iter()
-            .filter(|w| !w.starts_with('/'))
-        {
-            let ext = word.rsplit_once('.').map(|(_, e)| e.len()).unwrap_or(0);
-            if (1..=5).contains(&ext) && !word.contains("..") && !word.starts_with('.') {
-                found.push(format!("{}/{word}", dir.trim_end_matches('/')));
-            }
-        }
-    }
-    for p in found.into_iter().filter(|p| p.starts_with('/')) {
-        if paths.len() < 40 && !paths.contains(&p) {
-            paths.push(p);
-        }
-    }
-}
-
-fn known_words(text: &str) -> Vec<String> {
-    text.split(|c: char| c.is_whitespace() || "\"',[]{}()<>".contains(c))
-        .map(|w| w.trim_end_matches(['.', ':', ';']).to_owned())
-        .filter(|w| w.len() > 1 && !w.contains('*'))
-        .collect()
-}
-
-/// The absolute paths in the server's command line and in `texts` (the answers the call tasks
-/// got), for path parameters: directories first, each once.
-pub fn known_paths(spec: &crate::config::ServerSpec, texts: &[&str]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let args: &[String] = match &spec.transport {
-        crate::config::Transport::Stdio { args, .. } => args,
-        crate::config::Transport::Http { .. } => &[],
-    };
-    let words = (args.iter().map(String::as_str)).chain(
-        texts
-            .iter()
-            .flat_map(|t| t.split(|c: char| c.is_whitespace() || "\"',[]{}()<>".contains(c))),
-    );
-    for w in words {
-        let w = w.trim_end_matches(['.', ':', ';']);
-        let plain = w.len() > 1 && w.starts_with('/') && !w.starts_with("//") && !w.contains("*");
-        if plain && !out.iter().any(|p| p == w) {
-            out.push(w.to_owned());
-        }
-    }
-    out.truncate(20);
-    out
 }

@@ -98,8 +98,24 @@ pub fn rejected_yaml(m: &ModelOutcome, server: &str) -> String {
     out
 }
 
-/// The report's section: per tool kept and rejected, the tools with none, the cost.
-pub fn report_section(files: &Files, m: &ModelOutcome) -> String {
+/// The report's section: per tool kept and rejected, the tools with none, the cost; or, when
+/// nothing was verified, how many were drafted and where they are (`unverified` of them).
+pub fn report_section(files: &Files, m: &ModelOutcome, unverified: usize) -> String {
+    if !m.verified {
+        let mut out = format!(
+            "## Model tasks\n\n{unverified} model task(s) drafted ({}) and **not verified**, \
+             in `{}` (outside the suite); {} rejected before any trial (`{}`).\n",
+            writer_words(m),
+            files.unverified.display(),
+            m.rejected.len(),
+            files.rejected.display(),
+        );
+        for note in &m.notes {
+            out.push_str(&format!("\nNote: {note}\n"));
+        }
+        out.push('\n');
+        return out;
+    }
     let kept_in = match m.kept.is_empty() {
         true => "(none kept, so no file)".to_owned(),
         false => format!("`{}`", files.models.display()),

@@ -162,9 +162,12 @@ fn serves(
     }
 }
 
+/// A path or an address, matched exactly: `{sandbox}` too (the trial's copy, substituted in
+/// the task before it runs, which a regex is not).
 fn looks_like_path(v: &Value) -> bool {
-    v.as_str()
-        .is_some_and(|s| s.starts_with('/') || s.contains("://") || s.starts_with("~/"))
+    v.as_str().is_some_and(|s| {
+        s.starts_with('/') || s.contains("://") || s.starts_with("~/") || s.starts_with("{sandbox")
+    })
 }
 
 /// The argument sets to try for a tool's requests, best first: the hinted values

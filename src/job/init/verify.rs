@@ -1,7 +1,8 @@
 //! Verification of drafted model tasks: each runs against the server through the verifying
-//! host for `--verify-trials` trials, on a fresh server each as a run's trial, graded as `mcpeval
-//! run` grades it, and is kept when it passes `--keep-at` of them; the others are rejected with
-//! the reason and the model's calls.
+//! host for `--verify-trials` trials, on a fresh server each as a run's trial (on fresh sandbox
+//! copies where the server has them), graded as `mcpeval run` grades it, and is kept when it
+//! passes `--keep-at` of them; the others are rejected with the reason and the model's calls.
+//! Only called where the guard lets a model reach every tool (src/job/init/guard.rs).
 
 use futures::StreamExt;
 
@@ -184,8 +185,11 @@ async fn one_trial(
         }
     };
     let view = server.view(0, &host.host.profile);
+    // On sandbox copies the prompt names this trial's copy, and the record `{sandbox}` again.
+    let copies = server.connection.sandbox();
+    let on_copies = copies.map(|c| crate::runner::sandboxed::task_on(c, task));
     let input = TrialInput {
-        prompt: &task.prompt,
+        prompt: &on_copies.as_ref().unwrap_or(task).prompt,
         max_turns: task.max_turns,
         model: host.model.as_ref(),
         profile: &host.host.profile,
@@ -199,7 +203,10 @@ async fn one_trial(
         instructions: server.info.instructions.as_deref(),
         call_timeout: request.timeout,
     };
-    let output = run_trial(&input, &server.connection).await;
+    let mut output = run_trial(&input, &server.connection).await;
+    if let Some(copies) = copies {
+        crate::runner::sandboxed::map_back(copies, &mut output);
+    }
     server.connection.close().await;
     output
 }

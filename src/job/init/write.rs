@@ -18,6 +18,9 @@ pub struct Files {
     /// The model tasks verification turned down, with the reasons (`DIR/rejected.yaml`:
     /// outside the suite, so never run).
     pub rejected: PathBuf,
+    /// The tasks drafted and not verified, since they would reach a tool that may change the
+    /// server's real state (`DIR/unverified.yaml`: outside the suite).
+    pub unverified: PathBuf,
     pub report: PathBuf,
     /// The CI files: `DIR/mcpeval.toml`, `DIR/contract/`, the workflow.
     pub ci: super::ci::CiFiles,
@@ -29,6 +32,7 @@ impl Files {
             calls: dir.join("tasks").join("calls.yaml"),
             models: dir.join("tasks").join("models.yaml"),
             rejected: dir.join("rejected.yaml"),
+            unverified: dir.join("unverified.yaml"),
             report: dir.join("init-report.md"),
             ci: super::ci::CiFiles::under(dir),
         }
@@ -39,6 +43,7 @@ impl Files {
             self.calls.clone(),
             self.models.clone(),
             self.rejected.clone(),
+            self.unverified.clone(),
             self.report.clone(),
         ]
     }
@@ -102,6 +107,11 @@ pub struct Report {
     pub models: Option<super::model_tasks::ModelOutcome>,
     /// The CI files and `--update`'s findings.
     pub ci: super::ci::CiReport,
+    /// What init may call on the server, and the tools it did not call (`None` before the
+    /// server listed its tools).
+    pub guard: Option<super::guard::Guard>,
+    /// The tasks drafted and not verified.
+    pub unverified: super::unverified::Unverified,
 }
 
 impl Report {
@@ -118,6 +128,8 @@ impl Report {
             notes: Vec::new(),
             models: None,
             ci: Default::default(),
+            guard: None,
+            unverified: Default::default(),
         }
     }
 
@@ -126,7 +138,32 @@ impl Report {
         self.drafted.iter().filter(|d| d.probe.malformed).count()
     }
 
-    /// The tools left out for writing.
+    /// How `tasks check` reaches the server: `--server SPEC`, or, on sandbox copies, through
+    /// the drafted config, which names the sandbox (`--config DIR/mcpeval.toml --server server`).
+    pub fn server_args(&self, files: &Files) -> String {
+        match self.sandbox_args().is_empty() || self.ci.written.is_empty() {
+            true => format!("--server {}", self.spec),
+            false => format!("--config {} --server server", files.ci.config.display()),
+        }
+    }
+
+    /// ` --sandbox PATH` for each sandbox the server ran on (empty without one).
+    pub fn sandbox_args(&self) -> String {
+        let Some(super::guard::Safety::Sandboxed(paths)) = self.guard.as_ref().map(|g| &g.safety)
+        else {
+            return String::new();
+        };
+        let shown = |s: &crate::config::SandboxPath| match &s.name {
+            Some(name) => format!("{name}={}", s.path.display()),
+            None => s.path.display().to_string(),
+        };
+        paths
+            .iter()
+            .map(|s| format!(" --sandbox {}", shown(s)))
+            .collect()
+    }
+
+    /// The tools left out because they may change state.
     pub fn write_tools(&self) -> Vec<&LeftOut> {
         (self.left_out.iter())
             .filter(|l| l.what.starts_with("tool `") && l.why.starts_with("writes"))
@@ -137,7 +174,8 @@ impl Report {
 /// The task file's path and text (for loading it before it is written).
 pub fn task_sources(files: &Files, drafted: &[Drafted]) -> Vec<(PathBuf, String)> {
     let all: Vec<&Drafted> = drafted.iter().collect();
-    vec![(files.calls.clone(), calls_yaml(&all, &[], ""))]
+    let report = Report::new("", &ServerInfo::default());
+    vec![(files.calls.clone(), calls_yaml(&all, &report))]
 }
 
 /// Writes the task file and the report; the error names the file that could not be written.
@@ -149,10 +187,7 @@ pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io
             .map_err(|e| (path.to_path_buf(), e))
     };
     let all: Vec<&Drafted> = report.drafted.iter().collect();
-    write(
-        &files.calls,
-        calls_yaml(&all, &report.write_tools(), &report.server),
-    )?;
+    write(&files.calls, calls_yaml(&all, report))?;
     if let Some(models) = &report.models {
         // A task file must hold a task: with none kept there is no models.yaml (an earlier
         // one goes, under --force).
@@ -169,24 +204,42 @@ pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io
             super::models_write::rejected_yaml(models, &report.server),
         )?;
     }
+    match super::unverified::unverified_yaml(report) {
+        Some(text) => write(&files.unverified, text)?,
+        None if files.unverified.exists() => {
+            std::fs::remove_file(&files.unverified).map_err(|e| (files.unverified.clone(), e))?
+        }
+        None => {}
+    }
     write(&files.report, report_md(files, report))
 }
 
-/// `tasks/calls.yaml`: a header saying where the tasks come from and which tools were left out,
-/// then one task per draft.
-fn calls_yaml(drafted: &[&Drafted], writes: &[&LeftOut], server: &str) -> String {
+/// `tasks/calls.yaml`: a header saying where the tasks come from, which tools were left out
+/// and which were drafted unverified, then one task per draft.
+fn calls_yaml(drafted: &[&Drafted], report: &Report) -> String {
     let mut out = format!(
-        "# Call tasks drafted by `mcpeval init` from {server}.\n\
+        "# Call tasks drafted by `mcpeval init` from {}.\n\
          # No model: one request per trial, each expecting what the server answered to two calls\n\
          # (only what both answers shared), kept when a third call passed it.\n\
          # They pin today's behaviour: a change of an answer is a regression of the candidate.\n\
          # `malformed: true` marks a request malformed on purpose (a tool the server does not\n\
-         # list, a required argument left out): it pins the server's error semantics.\n"
+         # list, a required argument left out): it pins the server's error semantics.\n",
+        report.server
     );
+    let writes = report.write_tools();
     if !writes.is_empty() {
         out.push_str("# Left out (`mcpeval init --include-writes` drafts them too):\n");
         for w in writes {
             out.push_str(&format!("#   {}: {}\n", w.what, w.why));
+        }
+    }
+    if !report.unverified.calls.is_empty() {
+        out.push_str(
+            "# Drafted but not called, so not verified (in unverified.yaml, beside tasks/; \
+             see init-report.md):\n",
+        );
+        for call in &report.unverified.calls {
+            out.push_str(&format!("#   {}\n", call.probe.id));
         }
     }
     for d in drafted {
@@ -264,7 +317,10 @@ pub fn report_md(files: &Files, report: &Report) -> String {
         ));
     }
     if let Some(models) = &report.models {
-        out.push_str(&super::models_write::report_section(files, models));
+        let unverified = report.unverified.models.len();
+        out.push_str(&super::models_write::report_section(
+            files, models, unverified,
+        ));
     }
     out.push_str("\n## Left out\n\n");
     if report.left_out.is_empty() {
@@ -276,14 +332,17 @@ pub fn report_md(files: &Files, report: &Report) -> String {
     for note in &report.notes {
         out.push_str(&format!("\nNote: {note}\n"));
     }
+    out.push_str(&super::unverified::report_section(files, report));
     out.push_str(&super::ci::report_section(&report.ci));
     let suite_dir = files.suite();
     out.push_str(&format!(
-        "\n## Next\n\n- `mcpeval tasks check --suite {0} --server {1}`\n- `mcpeval run --suite \
-         {0} --baseline {1} --candidate NEW` (or `mcpeval check --baseline {1} --candidate NEW \
-         --suite {0}`)\n",
+        "\n## Next\n\n- `mcpeval tasks check --suite {0} {2}`\n- `mcpeval run --suite \
+         {0} --baseline {1} --candidate NEW{3}` (or `mcpeval check --baseline {1} --candidate \
+         NEW --suite {0}{3}`)\n",
         suite_dir.display(),
-        report.spec
+        report.spec,
+        report.server_args(files),
+        report.sandbox_args(),
     ));
     out
 }
