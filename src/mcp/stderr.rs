@@ -11,8 +11,10 @@ use tokio_util::task::AbortOnDropHandle;
 /// How many of the last stderr lines, and bytes, are kept.
 const STDERR_LINES: usize = 40;
 const STDERR_BYTES: usize = 8 * 1024;
-/// How long to let a dying server's last stderr lines arrive before reporting its failure.
-const STDERR_GRACE: Duration = Duration::from_millis(100);
+/// How long to let a dying server's last stderr lines arrive before reporting its failure. The
+/// wait ends as soon as the server closes stderr (a dead one does at once); the bound is for one
+/// still running. 100 ms lost a crashed server's last line on a loaded 2-core machine.
+const STDERR_GRACE: Duration = Duration::from_millis(1000);
 
 /// The last lines a stdio server wrote to stderr, filled by a background task that ends with
 /// the stream (or when this is dropped).
