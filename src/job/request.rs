@@ -460,18 +460,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
     }
     let warnings = found.warnings.iter().map(crate::suite::warning_line);
     notes.extend(warnings.map(Note::warn));
-    let renamed: Vec<crate::suite::Task> = match config.renames.is_empty() {
-        true => Vec::new(),
-        false => (suite.tasks.iter())
-            .map(|t| t.renamed(&config.renames))
-            .collect(),
-    };
-    let candidate_tasks = match renamed.is_empty() {
-        true => suite.tasks.iter().collect(),
-        false => renamed.iter().collect(),
-    };
-    let tasks = [suite.tasks.iter().collect(), candidate_tasks];
-    let allowed = super::writes::gate_run(&config, tasks, [baseline_tools, candidate_tools])?;
+    let allowed = super::writes::gate_run(&config, &suite, [baseline_tools, candidate_tools])?;
     notes.extend(allowed.notes.into_iter().map(Note::warn));
     let run_id = match &previous {
         Some(info) => info.run_id.clone(),

@@ -303,14 +303,7 @@ impl RunJob {
                 Driver::App(_) | Driver::Direct => None,
             })
             .collect();
-        let candidate_tasks = (!config.renames.is_empty()).then(|| {
-            let renames = &config.renames;
-            self.suite
-                .tasks
-                .iter()
-                .map(|t| t.renamed(renames))
-                .collect()
-        });
+        let candidate_tasks = self.suite.renamed_for_candidate(&config.renames);
         let recording = self.recording;
         let cassette_redactor = redactor.clone();
         let runner = Runner {

@@ -10,7 +10,7 @@ use crate::config::{placeholders_in, RunConfig, ServerSpec};
 use crate::contract::writes::{process_state, state_changing};
 use crate::episode::Side;
 use crate::mcp::sandbox::{placeholders_of, tree_size, LARGE_TREE_BYTES};
-use crate::suite::{CallSpec, Task};
+use crate::suite::{CallSpec, Suite, Task};
 
 /// A suite refused before its first trial, or placeholders without sandboxes (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -56,11 +56,11 @@ pub struct Allowed {
     pub notes: Vec<String>,
 }
 
-/// The gate over both sides. `allow_writes` is the user's consent.
+/// The gate over both sides. `allow_writes` is the user's consent. The placeholders are
+/// checked before, by [`check_sandboxes`], before any server starts.
 pub fn gate(sides: &[SideTasks<'_>], allow_writes: bool) -> Result<Allowed, WriteError> {
     let mut allowed = Allowed::default();
     for side in sides {
-        check_placeholders(side)?;
         if !side.spec.sandboxes.is_empty() {
             allowed.notes.push(sandbox_note(side));
             continue;
@@ -113,27 +113,36 @@ pub fn check_sandboxes(config: &RunConfig, tasks: &[Task]) -> Result<(), WriteEr
 /// The gate for a run's config and tasks (candidate tasks renamed as the run grades them).
 pub fn gate_run(
     config: &RunConfig,
-    tasks: [Vec<&Task>; 2],
+    suite: &Suite,
     tools: [&[rmcp::model::Tool]; 2],
 ) -> Result<Allowed, WriteError> {
-    let [baseline, candidate] = tasks;
-    gate(
-        &[
-            SideTasks {
-                side: Side::Baseline,
-                spec: &config.baseline,
-                tools: tools[0],
-                tasks: baseline,
-            },
-            SideTasks {
-                side: Side::Candidate,
-                spec: &config.candidate,
-                tools: tools[1],
-                tasks: candidate,
-            },
-        ],
-        config.allow_writes,
-    )
+    let renamed = suite.renamed_for_candidate(&config.renames);
+    let sides = both_sides(config, suite, renamed.as_deref(), tools, true);
+    gate(&sides, config.allow_writes)
+}
+
+/// Each side's spec, tools and tasks as it sees them (the candidate's renamed, when `renamed`);
+/// the baseline left out when there is no baseline server.
+fn both_sides<'a>(
+    config: &'a RunConfig,
+    suite: &'a Suite,
+    renamed: Option<&'a [Task]>,
+    tools: [&'a [rmcp::model::Tool]; 2],
+    with_baseline: bool,
+) -> Vec<SideTasks<'a>> {
+    let candidate = SideTasks {
+        side: Side::Candidate,
+        spec: &config.candidate,
+        tools: tools[1],
+        tasks: renamed.unwrap_or(&suite.tasks).iter().collect(),
+    };
+    let baseline = with_baseline.then(|| SideTasks {
+        side: Side::Baseline,
+        spec: &config.baseline,
+        tools: tools[0],
+        tasks: suite.tasks.iter().collect(),
+    });
+    baseline.into_iter().chain([candidate]).collect()
 }
 
 struct Reachable {
@@ -184,26 +193,23 @@ fn reachable(side: &SideTasks<'_>) -> Reachable {
 /// `{sandbox}` with no sandbox given, a sandbox no placeholder names, or a placeholder naming
 /// no sandbox: each is a mistake that would run on the real data or on nothing.
 fn check_placeholders(side: &SideTasks<'_>) -> Result<(), WriteError> {
-    let in_spec = placeholders_of(side.spec);
+    let who = format!("the {} server", side.side);
+    placeholders_match(&who, side.spec, &side.tasks).map_err(WriteError::Placeholder)
+}
+
+/// Whether `spec`'s sandboxes and the placeholders in its command, env, cwd and in `tasks`
+/// go together; the mistake in words otherwise. `who` names the server (`the baseline server`).
+pub fn placeholders_match(who: &str, spec: &ServerSpec, tasks: &[&Task]) -> Result<(), String> {
+    let in_spec = placeholders_of(spec);
     let mut in_tasks: Vec<(String, &Task)> = Vec::new();
-    for task in &side.tasks {
+    for task in tasks {
         let text = serde_json::to_string(task).unwrap_or_default();
         in_tasks.extend(placeholders_in(&text).into_iter().map(|p| (p, *task)));
     }
-    let given: BTreeSet<String> = side
-        .spec
-        .sandboxes
-        .iter()
-        .map(|s| s.placeholder())
-        .collect();
-    let server = side.spec.display();
+    let given: BTreeSet<String> = spec.sandboxes.iter().map(|s| s.placeholder()).collect();
     for (placeholder, place) in &in_spec {
         if !given.contains(placeholder) {
-            return Err(unknown(
-                placeholder,
-                &format!("the {} server's {place}", side.side),
-                &given,
-            ));
+            return Err(unknown(placeholder, &format!("{who}'s {place}"), &given));
         }
     }
     for (placeholder, task) in &in_tasks {
@@ -212,34 +218,31 @@ fn check_placeholders(side: &SideTasks<'_>) -> Result<(), WriteError> {
             return Err(unknown(placeholder, &place, &given));
         }
     }
-    for placeholder in &given {
-        let used =
-            in_spec.contains_key(placeholder) || in_tasks.iter().any(|(p, _)| p == placeholder);
-        if !used {
-            return Err(WriteError::Placeholder(format!(
-                "a sandbox is given for the {} server `{server}`, but `{placeholder}` is written \
-                 nowhere: put it in the server's command (or env, or cwd) where the path goes, \
-                 e.g. `--repository {placeholder}`, or the server runs on the real data",
-                side.side
-            )));
-        }
+    let unused = given.iter().find(|placeholder| {
+        !in_spec.contains_key(*placeholder) && !in_tasks.iter().any(|(p, _)| p == *placeholder)
+    });
+    match unused {
+        Some(placeholder) => Err(format!(
+            "a sandbox is given for {who} `{}`, but `{placeholder}` is written nowhere: put it \
+             in the server's command (or env, or cwd) where the path goes, e.g. `--repository \
+             {placeholder}`, or the server runs on the real data",
+            spec.display()
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-fn unknown(placeholder: &str, place: &str, given: &BTreeSet<String>) -> WriteError {
+fn unknown(placeholder: &str, place: &str, given: &BTreeSet<String>) -> String {
     let hint = match given.is_empty() {
-        true => "no sandbox is given: pass --sandbox PATH (or NAME=PATH for {sandbox.NAME}), or \
-                 set [servers.NAME] sandbox = \"PATH\""
+        true => "pass --sandbox PATH (or NAME=PATH for {sandbox.NAME}), or set [servers.NAME] \
+                 sandbox = \"PATH\""
             .to_owned(),
         false => format!(
             "the sandboxes given: {}",
             given.iter().cloned().collect::<Vec<_>>().join(", ")
         ),
     };
-    WriteError::Placeholder(format!(
-        "`{placeholder}` in {place} names no sandbox: {hint}"
-    ))
+    format!("`{placeholder}` in {place} names no sandbox: {hint}")
 }
 
 /// The header's line about a side's sandboxes, with a warning on a large tree.
@@ -294,33 +297,20 @@ pub async fn gate_check(config: &RunConfig, has_baseline: bool) -> Result<Allowe
         return Ok(Allowed::default());
     }
     check_sandboxes(config, &suite.tasks)?;
-    let renamed: Vec<Task> = (suite.tasks.iter())
-        .map(|t| t.renamed(&config.renames))
-        .collect();
-    let specs = [
-        (Side::Baseline, &config.baseline, &suite.tasks),
-        (Side::Candidate, &config.candidate, &renamed),
-    ];
-    let mut listed: Vec<Vec<rmcp::model::Tool>> = Vec::new();
-    for (side, spec, _) in &specs {
-        let needed = (*side == Side::Candidate || has_baseline)
+    let mut listed: [Vec<rmcp::model::Tool>; 2] = Default::default();
+    let specs = [&config.baseline, &config.candidate];
+    for (i, spec) in specs.into_iter().enumerate() {
+        let needed = (i == 1 || has_baseline)
             && !config.allow_writes
             && spec.sandboxes.is_empty()
             && process_state(spec).is_none();
-        listed.push(match needed {
-            true => list_tools(spec).await.unwrap_or_default(),
-            false => Vec::new(),
-        });
+        if needed {
+            listed[i] = list_tools(spec).await.unwrap_or_default();
+        }
     }
-    let sides: Vec<SideTasks<'_>> = (specs.iter().zip(&listed))
-        .filter(|((side, _, _), _)| *side == Side::Candidate || has_baseline)
-        .map(|((side, spec, tasks), tools)| SideTasks {
-            side: *side,
-            spec,
-            tools,
-            tasks: tasks.iter().collect(),
-        })
-        .collect();
+    let renamed = suite.renamed_for_candidate(&config.renames);
+    let tools = [&listed[0][..], &listed[1][..]];
+    let sides = both_sides(config, &suite, renamed.as_deref(), tools, has_baseline);
     Ok(gate(&sides, config.allow_writes)?)
 }
 
@@ -415,27 +405,32 @@ mod tests {
         assert!(notes[0].contains("fresh copies"), "{notes:?}");
     }
 
+    fn placeholders(spec: &ServerSpec, tasks: &[Task]) -> Result<(), WriteError> {
+        check_placeholders(&SideTasks {
+            side: Side::Candidate,
+            spec,
+            tools: &[],
+            tasks: tasks.iter().collect(),
+        })
+    }
+
     #[test]
     fn placeholders_need_their_sandbox_and_a_sandbox_needs_a_placeholder() {
         let bare = ServerSpec::parse("s", "server --dir {sandbox}").unwrap();
-        let err = gate_one(&bare, &tasks(READ_CALL), true)
+        let err = placeholders(&bare, &tasks(READ_CALL))
             .unwrap_err()
             .to_string();
         assert!(err.contains("names no sandbox"), "{err}");
         let dir = tempfile::tempdir().unwrap();
         let mut unused = ServerSpec::parse("s", "server --dir /data").unwrap();
         unused.sandboxes = vec![crate::config::SandboxPath::new(None, dir.path()).unwrap()];
-        let err = gate_one(&unused, &tasks(READ_CALL), true)
+        let err = placeholders(&unused, &tasks(READ_CALL))
             .unwrap_err()
             .to_string();
         assert!(err.contains("is written nowhere"), "{err}");
         let in_task = "- id: r\n  kind: call\n  call: {tool: read, args: {p: \"{sandbox}\"}}\n  \
                        expect: {is_error: false}\n";
-        let err = gate_one(
-            &bare,
-            &tasks(&in_task.replace("{sandbox}", "{sandbox.db}")),
-            true,
-        );
+        let err = placeholders(&bare, &tasks(&in_task.replace("{sandbox}", "{sandbox.db}")));
         assert!(err.is_err());
     }
 }

@@ -18,6 +18,17 @@ pub struct Suite {
     pub tasks: Vec<Task>,
 }
 
+impl Suite {
+    /// The tasks as the candidate side grades them when it renamed tools (`old → new`, see
+    /// [`Task::renamed`]); `None` when nothing was renamed and both sides share the tasks.
+    pub fn renamed_for_candidate(
+        &self,
+        renames: &std::collections::BTreeMap<String, String>,
+    ) -> Option<Vec<Task>> {
+        (!renames.is_empty()).then(|| self.tasks.iter().map(|t| t.renamed(renames)).collect())
+    }
+}
+
 /// One problem found in a task file. `line` and `column` are 1-based, in characters; both are 0
 /// when the problem concerns a whole file or directory (then `Display` shows no position).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -135,23 +135,7 @@ pub struct SandboxMismatch(pub String);
 /// `{sandbox}` with no sandbox given, or a sandbox no `{sandbox}` in the server's command, env
 /// or cwd names: either would run init on the real data (or on nothing). The message says which.
 pub fn check_sandboxes(spec: &ServerSpec) -> Result<(), SandboxMismatch> {
-    let used = crate::mcp::sandbox::placeholders_of(spec);
-    let given: Vec<String> = spec.sandboxes.iter().map(|s| s.placeholder()).collect();
-    if let Some((placeholder, place)) = used.iter().find(|(p, _)| !given.contains(p)) {
-        return Err(SandboxMismatch(format!(
-            "`{placeholder}` in the server's {place} names no sandbox: pass --sandbox PATH (or \
-             NAME=PATH for {{sandbox.NAME}}); init starts each server process on a fresh copy \
-             of PATH"
-        )));
-    }
-    match given.iter().find(|p| !used.contains_key(*p)) {
-        Some(placeholder) => Err(SandboxMismatch(format!(
-            "a sandbox is given, but `{placeholder}` is written nowhere in the server's \
-             command, env or cwd: put it where the path goes (e.g. `--repository \
-             {placeholder}`), or the server runs on the real data"
-        ))),
-        None => Ok(()),
-    }
+    crate::job::writes::placeholders_match("the server", spec, &[]).map_err(SandboxMismatch)
 }
 
 #[cfg(test)]
