@@ -269,26 +269,6 @@ fn a_placeholder_needs_a_sandbox_and_a_sandbox_its_placeholder() {
     assert!(!out.exists(), "nothing written");
 }
 
-/// A scratch git repository with one commit.
-fn scratch_repo(dir: &Path) -> PathBuf {
-    let repo = dir.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
-            .args(args)
-            .current_dir(&repo)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", text(&out));
-    };
-    git(&["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("README.md"), "scratch\n").unwrap();
-    git(&["add", "README.md"]);
-    git(&["commit", "-q", "-m", "first"]);
-    repo
-}
-
 /// Commit count, branches, HEAD and the index's entries (mode, object, stage, path: what is
 /// staged; a read-only `git status` may refresh the index's cached file times, which is no
 /// change of state).
@@ -308,19 +288,6 @@ fn repo_state(repo: &Path) -> [String; 4] {
         git(&["rev-parse", "HEAD"]),
         git(&["ls-files", "--stage"]),
     ]
-}
-
-/// An installed release of mcp-server-git; missing is a failure, never a skip.
-fn git_server(version: &str) -> PathBuf {
-    let path = repo_path(&format!(
-        "target/real-servers/git-{version}/bin/mcp-server-git"
-    ));
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-real-servers (scripts/test does)",
-        path.display()
-    );
-    path
 }
 
 /// A config naming each release over `repo` (and over `{sandbox}`) in the legacy era: a

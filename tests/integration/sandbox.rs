@@ -311,28 +311,6 @@ fn an_http_server_takes_no_sandbox_and_is_never_exempt() {
     assert_verdict(&allowed);
 }
 
-/// A scratch git repository with one commit and an untracked file.
-fn scratch_repo(dir: &Path) -> PathBuf {
-    let repo = dir.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
-            .args(args)
-            .current_dir(&repo)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", text(&out));
-    };
-    git(&["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("README.md"), "scratch\n").unwrap();
-    git(&["add", "README.md"]);
-    git(&["commit", "-q", "-m", "first"]);
-    // A change to commit, left untracked in the real repository.
-    std::fs::write(repo.join("notes.txt"), "to be committed in a copy\n").unwrap();
-    repo
-}
-
 /// Its state as the tests compare it: commit count, branches, HEAD and the index's bytes.
 fn repo_state(repo: &Path) -> (String, String, String, Vec<u8>) {
     let git = |args: &[&str]| {
@@ -349,18 +327,6 @@ fn repo_state(repo: &Path) -> (String, String, String, Vec<u8>) {
         git(&["rev-parse", "HEAD"]),
         std::fs::read(repo.join(".git/index")).unwrap(),
     )
-}
-
-fn git_server(version: &str) -> PathBuf {
-    let path = repo_path(&format!(
-        "target/real-servers/git-{version}/bin/mcp-server-git"
-    ));
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-real-servers (scripts/test does)",
-        path.display()
-    );
-    path
 }
 
 const GIT_SUITE: &str = r#"
@@ -388,6 +354,8 @@ const GIT_SUITE: &str = r#"
 fn mcp_server_git_is_refused_unannotated_or_annotated_and_sandboxed_commits_stay_in_copies() {
     let dir = temp_dir();
     let repo = scratch_repo(dir.path());
+    // A change to commit, left untracked in the real repository.
+    std::fs::write(repo.join("notes.txt"), "to be committed in a copy\n").unwrap();
     let before = repo_state(&repo);
     let suite = dir.path().join("git.yaml");
     std::fs::write(&suite, GIT_SUITE.replace("{D}", repo.to_str().unwrap())).unwrap();

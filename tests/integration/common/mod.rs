@@ -287,3 +287,38 @@ pub fn diff(base: &Path, cand: &Path, dir: &Path) -> (Option<i32>, serde_json::V
     let json = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     (output.status.code(), json)
 }
+
+/// A scratch git repository `dir/repo` with one commit (the write gate's and init's tests over
+/// mcp-server-git).
+pub fn scratch_repo(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out));
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("README.md"), "scratch\n").unwrap();
+    git(&["add", "README.md"]);
+    git(&["commit", "-q", "-m", "first"]);
+    repo
+}
+
+/// An installed release of PyPI's mcp-server-git (scripts/install-real-servers); missing is a
+/// failure, never a skip.
+pub fn git_server(version: &str) -> PathBuf {
+    let path = repo_path(&format!(
+        "target/real-servers/git-{version}/bin/mcp-server-git"
+    ));
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-real-servers (scripts/test does)",
+        path.display()
+    );
+    path
+}
