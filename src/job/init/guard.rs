@@ -78,8 +78,10 @@ impl Guard {
     /// How to have init call them after all.
     pub fn how_to() -> &'static str {
         "to verify, run `mcpeval init` again with --sandbox PATH and {sandbox} where PATH goes in \
-         the server's command (each server process then runs on a fresh copy of PATH), or with \
-         --allow-writes (calls change the real state)"
+         the server's command (each server process then runs on a fresh copy of PATH), with \
+         --allow-writes (calls change the real state), or, for a server that keeps nothing \
+         beyond its process, with --config FILE naming a [servers.NAME] with state = \
+         \"process\" and --server NAME"
     }
 
     /// How the calls that may change state were handled, in words, for the report.
