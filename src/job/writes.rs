@@ -32,9 +32,14 @@ pub enum WriteError {
         tools: String,
         how: String,
     },
-    #[error("{0}")]
-    Placeholder(String),
+    #[error(transparent)]
+    Placeholder(#[from] SandboxMismatch),
 }
+
+/// A `{sandbox}` with no sandbox given, or a sandbox no `{sandbox}` names (exit 2).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct SandboxMismatch(pub String);
 
 impl crate::error::Coded for WriteError {
     fn exit(&self) -> crate::error::Exit {
@@ -194,12 +199,16 @@ fn reachable(side: &SideTasks<'_>) -> Reachable {
 /// no sandbox: each is a mistake that would run on the real data or on nothing.
 fn check_placeholders(side: &SideTasks<'_>) -> Result<(), WriteError> {
     let who = format!("the {} server", side.side);
-    placeholders_match(&who, side.spec, &side.tasks).map_err(WriteError::Placeholder)
+    Ok(placeholders_match(&who, side.spec, &side.tasks)?)
 }
 
 /// Whether `spec`'s sandboxes and the placeholders in its command, env, cwd and in `tasks`
 /// go together; the mistake in words otherwise. `who` names the server (`the baseline server`).
-pub fn placeholders_match(who: &str, spec: &ServerSpec, tasks: &[&Task]) -> Result<(), String> {
+pub fn placeholders_match(
+    who: &str,
+    spec: &ServerSpec,
+    tasks: &[&Task],
+) -> Result<(), SandboxMismatch> {
     let in_spec = placeholders_of(spec);
     let mut in_tasks: Vec<(String, &Task)> = Vec::new();
     for task in tasks {
@@ -222,17 +231,17 @@ pub fn placeholders_match(who: &str, spec: &ServerSpec, tasks: &[&Task]) -> Resu
         !in_spec.contains_key(*placeholder) && !in_tasks.iter().any(|(p, _)| p == *placeholder)
     });
     match unused {
-        Some(placeholder) => Err(format!(
+        Some(placeholder) => Err(SandboxMismatch(format!(
             "a sandbox is given for {who} `{}`, but `{placeholder}` is written nowhere: put it \
              in the server's command (or env, or cwd) where the path goes, e.g. `--repository \
              {placeholder}`, or the server runs on the real data",
             spec.display()
-        )),
+        ))),
         None => Ok(()),
     }
 }
 
-fn unknown(placeholder: &str, place: &str, given: &BTreeSet<String>) -> String {
+fn unknown(placeholder: &str, place: &str, given: &BTreeSet<String>) -> SandboxMismatch {
     let hint = match given.is_empty() {
         true => "pass --sandbox PATH (or NAME=PATH for {sandbox.NAME}), or set [servers.NAME] \
                  sandbox = \"PATH\""
@@ -242,7 +251,9 @@ fn unknown(placeholder: &str, place: &str, given: &BTreeSet<String>) -> String {
             given.iter().cloned().collect::<Vec<_>>().join(", ")
         ),
     };
-    format!("`{placeholder}` in {place} names no sandbox: {hint}")
+    SandboxMismatch(format!(
+        "`{placeholder}` in {place} names no sandbox: {hint}"
+    ))
 }
 
 /// The header's line about a side's sandboxes, with a warning on a large tree.

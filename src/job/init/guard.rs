@@ -6,6 +6,7 @@
 
 use crate::config::ServerSpec;
 use crate::contract::writes::{is_read_only, process_state};
+pub use crate::job::writes::SandboxMismatch;
 
 /// How the server's state is kept safe from init's calls.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,15 +130,10 @@ pub fn change_words(tool: &rmcp::model::Tool) -> String {
     }
 }
 
-/// A `{sandbox}` with no sandbox given, or a sandbox no `{sandbox}` names (exit 2).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct SandboxMismatch(pub String);
-
 /// `{sandbox}` with no sandbox given, or a sandbox no `{sandbox}` in the server's command, env
 /// or cwd names: either would run init on the real data (or on nothing). The message says which.
 pub fn check_sandboxes(spec: &ServerSpec) -> Result<(), SandboxMismatch> {
-    crate::job::writes::placeholders_match("the server", spec, &[]).map_err(SandboxMismatch)
+    crate::job::writes::placeholders_match("the server", spec, &[])
 }
 
 #[cfg(test)]
