@@ -119,5 +119,6 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         merged_from: Vec::new(),
         stopped_hosts: Vec::new(),
         estimate: None,
+        candidate_only_tasks: Vec::new(),
     }
 }

@@ -52,6 +52,9 @@ pub enum TestName {
     VanElteren,
     /// No test: a `kind: call` task's outcome compared trial for trial (its checks are exact).
     Exact,
+    /// No test: a `kind: call` task that uses a tool only the candidate lists, judged on the
+    /// candidate's trials alone.
+    CandidateOnly,
     None,
 }
 
@@ -64,6 +67,7 @@ impl TestName {
             TestName::CmhExact => "cmh_exact",
             TestName::VanElteren => "van_elteren",
             TestName::Exact => "exact",
+            TestName::CandidateOnly => "candidate_only",
             TestName::None => "none",
         }
     }

@@ -2,6 +2,7 @@
 //! preflight, run directory, trigger — run through the runner and its event sinks, and returned
 //! as a typed outcome for the command line to show.
 
+mod added;
 mod arguments;
 pub mod check;
 mod compare;

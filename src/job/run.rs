@@ -163,6 +163,14 @@ pub struct RunEnd {
 }
 
 impl RunJob {
+    /// The call tasks that use a tool only the candidate lists (the pre-flight's lists): they run
+    /// on the candidate alone.
+    pub fn added_tool_tasks(&self) -> Vec<super::added::AddedToolTask> {
+        let (b, c) = self.preflight.tools();
+        let (b, c) = (super::added::names(b), super::added::names(c));
+        super::added::added_tool_tasks(&self.suite.tasks, &b, &c)
+    }
+
     /// `run.json` as the run starts.
     fn info(&self) -> RunInfo {
         let (config, previous) = (&self.config, self.previous.as_ref());
@@ -224,6 +232,7 @@ impl RunJob {
             merged_from: Vec::new(),
             stopped_hosts: Vec::new(),
             estimate: None,
+            candidate_only_tasks: self.added_tool_tasks().into_iter().map(|t| t.id).collect(),
         }
     }
 
@@ -254,6 +263,7 @@ impl RunJob {
             now,
         } = stop;
         let info = self.info();
+        let candidate_only = self.added_tool_tasks().iter().map(|t| t.index).collect();
         let dir = self.dir;
         info.write(&dir)?;
         let lists = {
@@ -308,6 +318,7 @@ impl RunJob {
         let cassette_redactor = redactor.clone();
         let runner = Runner {
             candidate_tasks,
+            candidate_only,
             run_id: self.run_id,
             config,
             suite: self.suite,

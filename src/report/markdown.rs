@@ -812,9 +812,13 @@ fn others(out: &mut String, c: &Comparison) {
         };
         let why = inconclusive_why(c, t);
         let verdict = c.task_verdict(t);
-        // An improvement over a baseline that failed every trial is marked as such.
-        let verdict = match verdict.verdict == Verdict::Improvement
-            && crate::analysis::Diagnosis::baseline_never_passed(t)
+        // An improvement over a baseline that failed every trial is marked as such, and so is a
+        // task judged on the candidate alone.
+        let alone = (c.task_rows(&t.task_id, &t.host))
+            .any(|r| r.test == crate::analysis::TestName::CandidateOnly);
+        let verdict = match alone
+            || verdict.verdict == Verdict::Improvement
+                && crate::analysis::Diagnosis::baseline_never_passed(t)
         {
             true => format::task_verdict_words(c, t),
             false => verdict.to_string(),

@@ -223,6 +223,10 @@ pub struct RunInfo {
     /// have not ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<EstimateRecord>,
+    /// The `kind: call` tasks that use a tool only the candidate lists: run and judged on the
+    /// candidate alone (absent when there are none, and in runs before it was recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidate_only_tasks: Vec<String>,
 }
 
 /// A run's estimate of its trials' wall time (docs/speed.md), what it was made from, and the

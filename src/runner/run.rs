@@ -89,6 +89,9 @@ pub struct Runner {
     /// The suite's tasks as the candidate side grades and calls them, where the candidate renamed
     /// tools (`[renames]`); `None`: as written.
     pub candidate_tasks: Option<Vec<Task>>,
+    /// The `kind: call` tasks (by index) that use a tool only the candidate lists: they run on
+    /// the candidate alone (see `job::added`).
+    pub candidate_only: std::collections::BTreeSet<usize>,
 }
 
 impl Runner {
@@ -294,15 +297,20 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The trials of the `kind: call` tasks on the direct host (index `host`): each task's own
-/// `trials:`, both sides of each next to each other, in task order.
+/// `trials:`, both sides of each next to each other, in task order; a task that uses a tool only
+/// the candidate lists, on the candidate alone.
 fn call_keys(runner: &Runner, host: usize) -> Vec<TrialKey> {
     let mut keys = Vec::new();
     for (task, t) in runner.suite.tasks.iter().enumerate() {
         if t.kind.has_model() {
             continue;
         }
+        let alone = runner.candidate_only.contains(&task);
         for trial in 0..t.trials.unwrap_or(1) {
             for side in Side::BOTH {
+                if alone && side == Side::Baseline {
+                    continue;
+                }
                 keys.push(TrialKey {
                     host,
                     task,

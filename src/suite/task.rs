@@ -411,6 +411,21 @@ pub struct Task {
 }
 
 impl Task {
+    /// The tools this task calls itself, not through a model: a call task's request, and every
+    /// `setup`, `teardown` and `after` call, in that order (a name may repeat).
+    pub fn tools_called(&self) -> impl Iterator<Item = &str> {
+        let request = match &self.call {
+            Some(CallSpec::Tool { name, .. }) => Some(name.as_str()),
+            _ => None,
+        };
+        let fixtures = self.setup.iter().chain(&self.teardown);
+        request.into_iter().chain(
+            fixtures
+                .chain(self.after.iter().map(|a| &a.call))
+                .map(|f| f.tool.as_str()),
+        )
+    }
+
     /// The task as the candidate side grades it when the candidate renamed tools (`old → new`):
     /// expected (literal and `any_of`), forbidden, exercised and called tool names mapped; a
     /// pattern is kept as written.

@@ -115,18 +115,19 @@ fn a_stage_named_in_stages_and_skipped_could_not_be_done_unless_allowed() {
     assert_eq!(stage(&out, "conformance").0, "skipped");
 }
 
-/// Call tasks against the demo pair 1.4.0 → 2.0.0: `fetch_issue` is 2.0.0's name for
-/// `get_issue`, so the baseline fails the first every time (as a baseline started wrong would).
+/// Call tasks against a baseline started wrong (the demo 1.4.0 with `--deny-all`: every tool
+/// call is denied) and the demo 2.0.0: the baseline fails the first every time; the resource
+/// read passes on both.
 const CALLS: &str = r#"
-- id: fetch-issue-answers
+- id: list-projects-answers
   kind: call
-  call: {tool: fetch_issue, args: {id: 5}}
+  call: {tool: list_projects}
   expect: {is_error: false}
 
-- id: unknown-tool-is-invalid-params
+- id: projects-resource-lists-apollo
   kind: call
-  call: {tool: close_all_issues}
-  expect: {error_code: -32602}
+  call: {resource: "tracker://projects"}
+  expect: {result_contains: ["apollo"]}
 "#;
 
 #[test]
@@ -138,7 +139,7 @@ fn the_smoke_stage_fails_on_a_call_task_the_baseline_fails_unless_expected() {
     let args = |out: &Path| {
         [
             "--baseline",
-            "demo:1.4.0",
+            &format!("{} demo-server --release 1.4.0 --deny-all", bin()),
             "--candidate",
             "demo:2.0.0",
             "--suite",
@@ -160,13 +161,13 @@ fn the_smoke_stage_fails_on_a_call_task_the_baseline_fails_unless_expected() {
     assert!(!simulated, "call tasks run no model");
     assert!(
         reason.contains("the baseline failed 1 of 2 call task(s)")
-            && reason.contains("fetch-issue-answers")
+            && reason.contains("list-projects-answers")
             && reason.contains("first failure"),
         "{reason}"
     );
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert!(
-        junit.contains("baseline passes fetch-issue-answers"),
+        junit.contains("baseline passes list-projects-answers"),
         "{junit}"
     );
     // Marked as known to fail on the baseline: the stage passes and says why.

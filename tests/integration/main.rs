@@ -7,6 +7,7 @@ mod synthetic;
 
 mod adaptive;
 mod adaptive_false_alarm;
+mod added_tools;
 mod after_retry;
 mod anthropic_host;
 mod bridge;

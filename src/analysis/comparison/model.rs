@@ -62,10 +62,12 @@ pub struct Row {
 
 impl Row {
     /// Whether a test ran (both sides had episodes and the metric has a test), or the row was
-    /// compared exactly (a `kind: call` task with episodes on both sides).
+    /// compared exactly (a `kind: call` task with episodes on both sides, or on the candidate
+    /// alone for a task on a tool only the candidate lists).
     pub fn tested(&self) -> bool {
         self.p_value.is_some()
             || (self.test == TestName::Exact && self.n_baseline > 0 && self.n_candidate > 0)
+            || (self.test == TestName::CandidateOnly && self.n_candidate > 0)
     }
 
     /// Whether this is a suite row (any scope).

@@ -20,6 +20,9 @@ pub(super) fn reported(metric: Metric, sides: [&[f64]; 2]) -> bool {
 /// every baseline trial and fails on every candidate trial is a regression, the other way round
 /// an improvement; the same outcome on every trial of both sides is no change; a check that
 /// passes on some trials and fails on others is inconclusive (the server answers it unevenly).
+/// A task with no baseline episode at all (it uses a tool only the candidate lists, and ran
+/// there alone) is judged on the candidate: passed on every trial is no change, failed on every
+/// trial a regression (test `candidate_only`).
 pub(super) fn exact_rows(ctx: &Context, task: &str, cell: &Cell) -> Vec<Pending> {
     let [b_side, c_side] = &cell.sides;
     let n = (b_side.len(), c_side.len());
@@ -30,6 +33,16 @@ pub(super) fn exact_rows(ctx: &Context, task: &str, cell: &Cell) -> Vec<Pending>
     let mut row = ctx.row(task, Scope::Task, Metric::Success, n, (b, c));
     row.test = TestName::Exact;
     row.margin = None;
+    if !cell.has_side(0) && cell.has_side(1) {
+        // A task on a tool only the candidate lists ran there alone (`job::added`).
+        row.test = TestName::CandidateOnly;
+        row.verdict = match c {
+            Some(1.0) => Verdict::NoChange,
+            Some(0.0) => Verdict::Regression,
+            _ => Verdict::Inconclusive,
+        };
+        return vec![Pending::untested(row)];
+    }
     row.verdict = match (b, c) {
         (Some(1.0), Some(0.0)) => Verdict::Regression,
         (Some(0.0), Some(1.0)) => Verdict::Improvement,

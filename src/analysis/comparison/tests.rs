@@ -340,3 +340,26 @@ fn the_collector_fed_one_episode_at_a_time_is_compare() {
         whole
     );
 }
+
+#[test]
+fn a_call_task_with_no_baseline_episode_is_judged_on_the_candidate_alone() {
+    let judged = |wins: &[bool]| {
+        let c: Vec<Episode> = (wins.iter().enumerate())
+            .map(|(t, w)| ep("new-tool", TaskKind::Call, Side::Candidate, t as u32, *w, 1))
+            .collect();
+        let cmp = compare(&[], &c, &StatsConfig::default(), 1).unwrap();
+        let r = row(&cmp, "new-tool", Metric::Success).clone();
+        assert_eq!((r.test, r.n_baseline, r.baseline_mean), (TestName::CandidateOnly, 0, None));
+        assert!(r.tested());
+        r.verdict
+    };
+    assert_eq!(judged(&[true, true]), Verdict::NoChange);
+    assert_eq!(judged(&[false, false]), Verdict::Regression);
+    assert_eq!(judged(&[true, false]), Verdict::Inconclusive);
+    // With baseline episodes, the comparison stays exact.
+    let b = vec![ep("t", TaskKind::Call, Side::Baseline, 0, false, 1)];
+    let c = vec![ep("t", TaskKind::Call, Side::Candidate, 0, true, 1)];
+    let cmp = compare(&b, &c, &StatsConfig::default(), 1).unwrap();
+    let r = row(&cmp, "t", Metric::Success);
+    assert_eq!((r.test, r.verdict), (TestName::Exact, Verdict::Improvement));
+}

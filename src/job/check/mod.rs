@@ -529,6 +529,10 @@ impl Outcome {
         self.lines.push(line.into());
     }
 
+    pub fn lines(&mut self, lines: Vec<String>) {
+        self.lines.extend(lines);
+    }
+
     pub fn case(&mut self, case: Case) {
         self.cases.push(case);
     }

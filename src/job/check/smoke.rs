@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Ctx, Outcome, Stage, StepError, Tasks};
+use crate::job::added::listed;
 use crate::config::ServerSpec;
 use crate::contract::portability::{findings, new_findings, Finding};
 use crate::contract::safety::{self, Listing};
@@ -318,15 +319,21 @@ async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> (String, b
         Ok(RunOutcome::Finished(finished)) => {
             let exit = finished.exit();
             let regressions = super::regressed_tasks(&finished.end.comparison);
+            let alone = &finished.end.info.candidate_only_tasks;
             out.line(format!(
-                "- call tasks: {count} run on both sides (`smoke/calls/`): {} regression(s){}",
+                "- call tasks: {count} run (`smoke/calls/`), {} on both sides: {} regression(s)",
+                count - alone.len(),
                 regressions.len(),
-                if regressions.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", regressions.join(", "))
-                }
             ));
+            out.lines(listed(&regressions, "  - regressed: "));
+            if !alone.is_empty() {
+                out.line(format!(
+                    "  - {} call task(s) use tools added in the candidate: run and judged on the \
+                     candidate alone",
+                    alone.len()
+                ));
+                out.lines(listed(alone, "    - "));
+            }
             let not_run = match exit {
                 crate::error::Exit::Ok => {
                     out.case(Case::passed("call tasks"));
@@ -348,6 +355,12 @@ async fn call_tasks(ctx: &Ctx, face: &dyn Face, out: &mut Outcome) -> (String, b
                 "; {count} call task(s), {} regression(s)",
                 regressions.len()
             );
+            if !alone.is_empty() {
+                summary.push_str(&format!(
+                    ", {} using tools added in the candidate",
+                    alone.len()
+                ));
+            }
             summary.push_str(&broken_baseline(&calls_dir, &expected_to_fail, out));
             (summary, not_run)
         }
@@ -399,24 +412,23 @@ fn broken_baseline(dir: &Path, expected_to_fail: &[String], out: &mut Outcome) -
             ));
             continue;
         }
-        out.line(format!(
-            "  - **{task}: the baseline failed every trial**: {first}"
-        ));
         out.case(Case::failed(
             format!("baseline passes {task}"),
             format!("the baseline failed every trial: {first}"),
         ));
         broken.push((task, first));
     }
+    let items: Vec<String> = (broken.iter())
+        .map(|(task, first)| format!("**{task}: the baseline failed every trial**: {first}"))
+        .collect();
+    out.lines(listed(&items, "  - "));
     let Some((first_task, first)) = broken.first() else {
         return String::new();
     };
-    let names: Vec<&str> = broken.iter().map(|(t, _)| t.as_str()).collect();
     format!(
-        "; the baseline failed {} of {total} call task(s), none marked `expected_to_fail`: {} \
-         (check the servers' setup); first failure, {first_task}: {first}",
+        "; the baseline failed {} of {total} call task(s) it ran, none marked \
+         `expected_to_fail` (check the servers' setup); first failure, {first_task}: {first}",
         broken.len(),
-        names.join(", ")
     )
 }
 

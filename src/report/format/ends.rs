@@ -241,6 +241,16 @@ pub fn task_verdict_short(c: &Comparison, t: &TaskOutcome) -> String {
 
 fn task_words(c: &Comparison, t: &TaskOutcome, length: Length) -> String {
     let verdict = c.task_verdict(t);
+    // A call task on a tool only the candidate lists ran there alone (`job::added`).
+    if (c.task_rows(&t.task_id, &t.host)).any(|r| r.test == TestName::CandidateOnly) {
+        return match length {
+            Length::Full => format!(
+                "{verdict}: judged on the candidate alone (it uses a tool the baseline does not \
+                 list)"
+            ),
+            Length::Short => format!("{verdict} (candidate alone: tool added)"),
+        };
+    }
     // An improvement over a baseline that failed every trial says only that the candidate passed
     // where the baseline could not: most often a baseline started wrong.
     if verdict.verdict == Verdict::Improvement

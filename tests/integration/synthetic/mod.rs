@@ -245,6 +245,7 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
         merged_from: Vec::new(),
         stopped_hosts: Vec::new(),
         estimate: None,
+        candidate_only_tasks: Vec::new(),
     }
 }
 
