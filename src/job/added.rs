@@ -90,7 +90,10 @@ mod tests {
 
     /// A task as the suite holds it, from its serialized form.
     fn task(kind: &str, id: &str, call: Option<&str>, setup: &[&str]) -> Task {
-        let setup: Vec<_> = setup.iter().map(|t| serde_json::json!({"tool": t})).collect();
+        let setup: Vec<_> = setup
+            .iter()
+            .map(|t| serde_json::json!({"tool": t}))
+            .collect();
         let mut value = serde_json::json!({
             "id": id, "prompt": "", "kind": kind, "set": "regression", "tools": [], "max_turns": 1,
             "expect": {}, "source": "t.yaml:1", "setup": setup});

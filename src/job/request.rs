@@ -489,7 +489,11 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         let (b, c) = preflight.tools();
         let (b, c) = (super::added::names(b), super::added::names(c));
         let added = super::added::added_tool_tasks(&suite.tasks, &b, &c);
-        notes.extend(super::added::added_lines(&added, "  - ").into_iter().map(Note::warn));
+        notes.extend(
+            super::added::added_lines(&added, "  - ")
+                .into_iter()
+                .map(Note::warn),
+        );
     }
     let design = RunDesign {
         tasks: (suite.tasks.iter())

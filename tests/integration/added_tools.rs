@@ -40,7 +40,12 @@ fn verdicts(file: &Path) -> BTreeMap<String, (String, String)> {
     lines
         .map(|l| l.split(',').collect::<Vec<_>>())
         .filter(|f| f[scope] == "task")
-        .map(|f| (f[task].to_owned(), (f[test].to_owned(), f[verdict].to_owned())))
+        .map(|f| {
+            (
+                f[task].to_owned(),
+                (f[test].to_owned(), f[verdict].to_owned()),
+            )
+        })
         .collect()
 }
 
@@ -148,7 +153,10 @@ fn a_call_task_on_an_added_tool_is_judged_on_the_candidate_alone_by_run_and_chec
             .join("calls")
             .join("comparison.csv"),
     );
-    assert_eq!(run_rows, check_rows, "run and check judge the call tasks alike");
+    assert_eq!(
+        run_rows, check_rows,
+        "run and check judge the call tasks alike"
+    );
 }
 
 #[test]

@@ -349,7 +349,10 @@ fn a_call_task_with_no_baseline_episode_is_judged_on_the_candidate_alone() {
             .collect();
         let cmp = compare(&[], &c, &StatsConfig::default(), 1).unwrap();
         let r = row(&cmp, "new-tool", Metric::Success).clone();
-        assert_eq!((r.test, r.n_baseline, r.baseline_mean), (TestName::CandidateOnly, 0, None));
+        assert_eq!(
+            (r.test, r.n_baseline, r.baseline_mean),
+            (TestName::CandidateOnly, 0, None)
+        );
         assert!(r.tested());
         r.verdict
     };

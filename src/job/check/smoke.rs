@@ -8,11 +8,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Ctx, Outcome, Stage, StepError, Tasks};
-use crate::job::added::listed;
 use crate::config::ServerSpec;
 use crate::contract::portability::{findings, new_findings, Finding};
 use crate::contract::safety::{self, Listing};
 use crate::episode::Side;
+use crate::job::added::listed;
 use crate::job::{Face, RunOutcome, RunRequest, TaskKinds};
 use crate::mcp::McpConnection;
 use crate::rundir::{Case, StageRecord, StageStatus};
