@@ -19,6 +19,7 @@ pub mod token_diff;
 pub mod tokens;
 mod trigger;
 pub mod versions;
+pub mod words;
 pub mod writes;
 
 pub use diff::diff;
