@@ -164,12 +164,14 @@ impl<'a> WordDiff<'a> {
                 continue;
             }
             if !part.old.is_empty() {
-                self.space(&mut out, new_end, None);
+                // The after's whitespace goes before the words that went (a line break stays
+                // where the after has it); one space after them.
+                self.space(&mut out, new_end, new_start);
                 out.push(Piece::Gone(self.old.slice(&part.old)));
+                new_end = None;
             }
             if !part.new.is_empty() {
-                let start = if part.old.is_empty() { new_start } else { None };
-                self.space(&mut out, new_end, start);
+                self.space(&mut out, new_end, new_start);
                 out.push(Piece::New(self.new.slice(&part.new)));
                 new_end = new_last;
             }
@@ -179,6 +181,7 @@ impl<'a> WordDiff<'a> {
 
     /// The whitespace before the next piece: the after's between its words where it has words
     /// on both sides (a line break stays one), else one space; none before the first piece.
+    /// `next_new`: where the after's next word starts (the words after a deletion's place).
     fn space(&self, out: &mut Vec<Piece<'a>>, new_end: Option<usize>, next_new: Option<usize>) {
         if out.is_empty() {
             return;

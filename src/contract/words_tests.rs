@@ -133,3 +133,18 @@ fn pieces_mark_the_whole_text_and_keep_its_line_breaks() {
         ]
     );
 }
+
+#[test]
+fn a_line_break_before_removed_words_stays_before_them() {
+    let pieces = WordDiff::of("a b\nc", "a\nc").pieces();
+    assert_eq!(
+        pieces,
+        [
+            Piece::Same("a"),
+            Piece::Space("\n"),
+            Piece::Gone("b"),
+            Piece::Space(" "),
+            Piece::Same("c"),
+        ]
+    );
+}

@@ -13,6 +13,7 @@ mod junit;
 mod live;
 mod markdown;
 mod tool_tokens;
+mod triggered;
 
 pub use check::{
     check_junit, check_summary, exit as check_exit, record_exit as check_record_exit, stage_line,
