@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::model::{Change, ChangeKind, Diff};
 use crate::suite::{Task, TaskKind, TaskSet, ToolName};
@@ -56,8 +55,12 @@ pub struct ChangedText {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    pub before: String,
-    pub after: String,
+    /// Absent where the text was added (a first title).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    /// Absent where the text was removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 impl ChangedText {
@@ -73,7 +76,7 @@ impl ChangedText {
     /// The change on one line: both sides when short, else the words that differ with a
     /// little context ([`super::words::changed_text`]).
     pub fn words(&self) -> String {
-        super::words::changed_text(&self.before, &self.after)
+        super::words::sides(self.before.as_deref(), self.after.as_deref())
     }
 }
 
@@ -84,15 +87,13 @@ impl Selection {
         let mut out = Vec::new();
         for (line, g) in super::group::group(&self.triggering).iter().enumerate() {
             for c in &g.changes {
-                if let (Some(Value::String(before)), Some(Value::String(after))) =
-                    (&c.before, &c.after)
-                {
+                if let Some((before, after)) = super::words::texts(c) {
                     out.push(ChangedText {
                         line,
                         name: c.name.clone(),
                         path: c.path.clone(),
-                        before: before.clone(),
-                        after: after.clone(),
+                        before: before.map(str::to_owned),
+                        after: after.map(str::to_owned),
                     });
                 }
             }
@@ -405,7 +406,7 @@ mod tests {
         assert_eq!(texts[0].line, 1);
         assert_eq!(texts[0].name, "search_issues");
         assert_eq!(texts[0].path.as_deref(), Some("description"));
-        assert_eq!(texts[0].after, long("Etc/UTC"));
+        assert_eq!(texts[0].after, Some(long("Etc/UTC")));
         assert!(s.describe_changes()[1].contains("description_changed"));
     }
 }

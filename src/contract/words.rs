@@ -6,7 +6,10 @@
 
 use std::ops::Range;
 
+use serde_json::Value;
 use similar::{capture_diff_slices, Algorithm, DiffOp};
+
+use super::model::{Change, ChangeKind};
 
 /// Words of context shown on each side of a change.
 const CONTEXT: usize = 3;
@@ -266,6 +269,53 @@ pub fn changed_text(before: &str, after: &str) -> String {
         return format!("{before} → {after}");
     }
     WordDiff::of(before, after).excerpt()
+}
+
+/// Either side of a changed text, absent as `–`, on one line: [`changed_text`] when both are
+/// there, else the one there shortened to one line of [`WHOLE_CHARS`].
+pub fn sides(before: Option<&str>, after: Option<&str>) -> String {
+    let one = |s: Option<&str>| match s {
+        None => "–".to_owned(),
+        Some(s) => {
+            let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            match line.char_indices().nth(WHOLE_CHARS) {
+                Some((at, _)) => format!("{}…", &line[..at]),
+                None => line,
+            }
+        }
+    };
+    match (before, after) {
+        (Some(b), Some(a)) => changed_text(b, a),
+        _ => format!("{} → {}", one(before), one(after)),
+    }
+}
+
+/// The sides of a change of a text, each a string or absent: any change of a description, a
+/// title or the instructions, and a change of another kind whose values are strings too long
+/// to show whole on one line. `None` for any other change.
+pub fn texts(c: &Change) -> Option<(Option<&str>, Option<&str>)> {
+    let (before, after) = (text_side(&c.before)?, text_side(&c.after)?);
+    let text = matches!(
+        c.kind,
+        ChangeKind::DescriptionChanged | ChangeKind::TitleChanged | ChangeKind::InstructionsChanged
+    );
+    let long =
+        |s: Option<&str>| s.is_some_and(|s| s.contains('\n') || s.chars().count() > WHOLE_CHARS);
+    let shown = match (before, after) {
+        (None, None) => false,
+        (Some(_), Some(_)) => text || long(before) || long(after),
+        _ => text,
+    };
+    shown.then_some((before, after))
+}
+
+/// A side of a change as text: `Some(None)` when absent, `None` when not a string.
+fn text_side(v: &Option<Value>) -> Option<Option<&str>> {
+    match v {
+        None => Some(None),
+        Some(Value::String(s)) => Some(Some(s.as_str())),
+        Some(_) => None,
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,10 @@ fn texts_equal_past_the_old_cut_are_told_apart() {
     assert!(line.contains("['UTC' → 'Etc/UTC']"), "{line}");
     // Short texts stay whole.
     assert_eq!(
-        changed_text("Get current time in a specific timezones", "Get current time"),
+        changed_text(
+            "Get current time in a specific timezones",
+            "Get current time"
+        ),
         "Get current time in a specific timezones → Get current time"
     );
 }
@@ -146,5 +149,37 @@ fn a_line_break_before_removed_words_stays_before_them() {
             Piece::Space(" "),
             Piece::Same("c"),
         ]
+    );
+}
+
+#[test]
+fn texts_are_descriptions_titles_and_instructions_or_long_strings() {
+    use serde_json::json;
+    let change = |kind, before: Option<Value>, after: Option<Value>| {
+        Change::new("tools", "t", kind).values(before, after)
+    };
+    let title = change(ChangeKind::TitleChanged, None, Some(json!("Time")));
+    assert_eq!(texts(&title), Some((None, Some("Time"))));
+    assert_eq!(sides(None, Some("Time")), "– → Time");
+    // A short string of another kind is shown whole by the table already.
+    let renamed = change(ChangeKind::ToolRenamed, Some(json!("a")), Some(json!("b")));
+    assert_eq!(texts(&renamed), None);
+    let long = "x".repeat(WHOLE_CHARS + 1);
+    let pattern = change(
+        ChangeKind::TypeNarrowed,
+        Some(json!(long)),
+        Some(json!("y")),
+    );
+    assert!(texts(&pattern).is_some());
+    let number = change(
+        ChangeKind::DescriptionChanged,
+        Some(json!(1)),
+        Some(json!("y")),
+    );
+    assert_eq!(texts(&number), None);
+    assert_eq!(
+        sides(Some("a\nlong   text"), None),
+        "a long text → –",
+        "one line, spaces squeezed"
     );
 }

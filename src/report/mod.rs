@@ -30,3 +30,4 @@ pub use format::{percent as format_percent, points as format_points, TaskCounts}
 pub use frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
 pub use html::{HtmlReport, REPORT_HTML};
 pub use live::{lock as lock_collector, LiveReports, REFRESH_EVERY};
+pub use triggered::code as markdown_code;

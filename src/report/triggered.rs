@@ -32,12 +32,8 @@ pub fn markdown(out: &mut String, info: &RunInfo) {
 
 /// `text` as a Markdown code span, whatever backticks it holds: fenced by one more backtick
 /// than its longest run of them (CommonMark), so server text cannot start markup.
-fn code(text: &str) -> String {
-    let longest = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+pub fn code(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') {
         " "
@@ -46,7 +42,6 @@ fn code(text: &str) -> String {
     };
     format!("{fence}{pad}{text}{pad}{fence}")
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -74,8 +69,8 @@ mod tests {
             line,
             name: name.into(),
             path: Some("title".into()),
-            before,
-            after,
+            before: Some(before),
+            after: Some(after),
         };
         info.trigger_texts = vec![
             changed(0, "get_current_time", text("UTC"), text("Etc/UTC")),

@@ -57,7 +57,7 @@ pub fn render(out: &mut String, info: &RunInfo) {
             let _ = write!(
                 out,
                 "\n<div class=\"wdiff\">{member}{}</div>",
-                marked(&t.before, &t.after)
+                marked(t.before.as_deref(), t.after.as_deref())
             );
         }
         out.push_str("</li>\n");
@@ -66,8 +66,13 @@ pub fn render(out: &mut String, info: &RunInfo) {
 }
 
 /// The after's whole text with the before's words that went as `<del>` and the new ones as
-/// `<ins>`, escaped.
-pub fn marked(before: &str, after: &str) -> String {
+/// `<ins>`, escaped; a text added or removed whole is one `<ins>` or `<del>`.
+pub fn marked(before: Option<&str>, after: Option<&str>) -> String {
+    let (before, after) = match (before, after) {
+        (Some(b), Some(a)) => (b, a),
+        (None, a) => return format!("<ins>{}</ins>", escape(a.unwrap_or_default())),
+        (b, None) => return format!("<del>{}</del>", escape(b.unwrap_or_default())),
+    };
     let mut out = String::new();
     for piece in WordDiff::of(before, after).pieces() {
         match piece {
@@ -91,8 +96,8 @@ mod tests {
     fn the_whole_text_is_shown_with_its_changed_words_marked_and_escaped() {
         assert_eq!(
             marked(
-                "Use 'UTC' as local <zone>.\nMore.",
-                "Use 'Etc/UTC' as local <zone>.\nMore & more."
+                Some("Use 'UTC' as local <zone>.\nMore."),
+                Some("Use 'Etc/UTC' as local <zone>.\nMore & more.")
             ),
             "Use <del>&#39;UTC&#39;</del> <ins>&#39;Etc/UTC&#39;</ins> as local &lt;zone&gt;.\n\
              <ins>More &amp; more.</ins>"
@@ -109,8 +114,8 @@ mod tests {
             line: 0,
             name: "t".into(),
             path: Some("description".into()),
-            before: "a b c".into(),
-            after: "a <b> c".into(),
+            before: Some("a b c".into()),
+            after: Some("a <b> c".into()),
         }];
         let mut out = String::new();
         render(&mut out, &info);
