@@ -9,6 +9,8 @@ use super::model::Diff;
 
 /// The longest spec shown whole beside a version.
 const SPEC_CHARS: usize = 60;
+/// The characters kept from the start of a longer spec (the rest of [`SPEC_CHARS`] from its end).
+const HEAD_CHARS: usize = 20;
 
 /// The `name@version` (or `name==version`) package a command line names: an npm package
 /// (`@scope/name@1.2.3`, `name@1.2.3`) or a Python one (`name==1.2.3`); `None` when it names
@@ -35,15 +37,46 @@ fn is_package(word: &str) -> bool {
 }
 
 /// What tells a side's release apart: the package it names, else the spec (an URL without its
-/// query; a long command shortened).
+/// query; a long command shortened in its middle, since what tells two commands apart is as
+/// often at their end, `…/time-0.6.2/bin/mcp-server-time`, `--release 1.4.0`, as at their
+/// start).
 pub fn identity(spec: &str) -> String {
     if let Some(package) = package_of(spec) {
         return package;
     }
     let spec = spec.split_once('?').map_or(spec, |(url, _)| url);
-    match spec.char_indices().nth(SPEC_CHARS) {
-        Some((at, _)) => format!("{}…", &spec[..at]),
-        None => spec.to_owned(),
+    let chars: Vec<char> = spec.chars().collect();
+    if chars.len() <= SPEC_CHARS {
+        return spec.to_owned();
+    }
+    let head: String = chars[..HEAD_CHARS].iter().collect();
+    let tail: String = chars[chars.len() - (SPEC_CHARS - HEAD_CHARS - 1)..]
+        .iter()
+        .collect();
+    format!("{head}…{tail}")
+}
+
+/// What a side's spec names, whole: the package and version the command names, else the spec
+/// (an URL without its query). Unlike [`identity`], a long command line is not shortened: a
+/// header shows it once, and what tells two commands apart is often at their end.
+pub fn named(spec: &str) -> String {
+    match package_of(spec) {
+        Some(package) => package,
+        None => spec.split_once('?').map_or(spec, |(url, _)| url).to_owned(),
+    }
+}
+
+/// A side as a header shows it: its spec when both sides have the same spec (an A/A run) or the
+/// server's name and version are unknown; else the name and version the server reports with its
+/// spec beside (`mcp-time 1.30.0 (/opt/time-0.6.2/bin/mcp-server-time)`), since an old Python
+/// server reports its SDK's version (`1.30.0`), not its own.
+pub fn headed(reported: Option<(&str, &str)>, spec: &str, other_spec: &str) -> String {
+    match reported {
+        Some((name, version)) if spec != other_spec => {
+            let reported = format!("{name} {version}");
+            format!("{} ({})", reported.trim_start(), named(spec))
+        }
+        _ => spec.to_owned(),
     }
 }
 
@@ -108,6 +141,15 @@ mod tests {
             identity("http://127.0.0.1:8/mcp?token=x"),
             "http://127.0.0.1:8/mcp"
         );
+        let long =
+            "/home/someone/work/checkouts/main/target/release/mcpeval demo-server --release 1.4.0";
+        let shown = identity(long);
+        assert_eq!(shown.chars().count(), SPEC_CHARS, "{shown}");
+        assert!(shown.starts_with("/home/someone/work/c…"), "{shown}");
+        assert!(
+            shown.ends_with("mcpeval demo-server --release 1.4.0"),
+            "{shown}"
+        );
     }
 
     #[test]
@@ -128,5 +170,37 @@ mod tests {
         );
         assert_eq!(bare("0.2.0 (x@1)"), "0.2.0");
         assert_eq!(bare("1.5.0"), "1.5.0");
+    }
+
+    #[test]
+    fn a_header_names_each_spec_beside_the_reported_version_when_the_specs_differ() {
+        let old = "/opt/time-0.6.2/bin/mcp-server-time";
+        let new = "/opt/time-2026.10.19/bin/mcp-server-time";
+        assert_eq!(
+            headed(Some(("mcp-time", "1.30.0")), old, new),
+            "mcp-time 1.30.0 (/opt/time-0.6.2/bin/mcp-server-time)"
+        );
+        assert_eq!(
+            headed(Some(("demo", "1.4.0")), "demo:1.4.0", "demo:1.4.0"),
+            "demo:1.4.0"
+        );
+        assert_eq!(headed(None, old, new), old);
+        assert_eq!(
+            headed(
+                Some(("f", "0.2.0")),
+                "npx -y @m/f@2025.3.28 /tmp/x",
+                "npx -y @m/f@2026.8.31 /tmp/x"
+            ),
+            "f 0.2.0 (@m/f@2025.3.28)"
+        );
+        let long = format!(
+            "/very/long/path/{}/mcpeval demo-server --release 1.4.0",
+            "x".repeat(60)
+        );
+        assert!(headed(Some(("demo", "1.4.0")), &long, "demo:1.5.0").ends_with("--release 1.4.0)"));
+        assert_eq!(
+            named("http://127.0.0.1:8/mcp?token=x"),
+            "http://127.0.0.1:8/mcp"
+        );
     }
 }

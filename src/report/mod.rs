@@ -16,7 +16,8 @@ mod tool_tokens;
 mod triggered;
 
 pub use check::{
-    check_junit, check_summary, exit as check_exit, record_exit as check_record_exit, stage_line,
+    check_junit, check_summary, exit as check_exit, record_exit as check_record_exit,
+    sides as check_sides, stage_line,
 };
 pub use console::verdict_table;
 pub use diagnosis::{
