@@ -10,7 +10,7 @@ use super::group::{counts_line, group, Group};
 use super::model::{Diff, Side, Snapshot};
 use super::token_diff::TokenDiff;
 use super::tokens::TokenCounts;
-use super::versions::{identity, labelled, sides};
+use super::versions::{identity, labelled, shown, sides};
 
 /// Diffs two snapshots and labels the sides (`label`, else the server's version, with what was
 /// snapshotted beside it when the specs recorded in `server.json` differ, since an old Python
@@ -40,7 +40,7 @@ pub fn diff_snapshots(
     {
         Some(label) => label.to_owned(),
         None if own.0 == "?" => own.0.clone(),
-        None if specs_differ => format!("{} ({})", own.0, own.1),
+        None if specs_differ => format!("{} ({})", own.0, shown(&own.1, &other.1)),
         None => labelled(&own.0, &own.1, &other.0, &other.1),
     };
     let (base_counts, base_from) = TokenCounts::stored_or_computed(base_dir, baseline);

@@ -9,8 +9,8 @@ use super::model::Diff;
 
 /// The longest spec shown whole beside a version.
 const SPEC_CHARS: usize = 60;
-/// The characters kept from the start of a longer spec (the rest of [`SPEC_CHARS`] from its end).
-const HEAD_CHARS: usize = 20;
+/// The characters of a longer spec kept before where it differs from the other.
+const CONTEXT_CHARS: usize = 20;
 
 /// The `name@version` (or `name==version`) package a command line names: an npm package
 /// (`@scope/name@1.2.3`, `name@1.2.3`) or a Python one (`name==1.2.3`); `None` when it names
@@ -36,34 +36,44 @@ fn is_package(word: &str) -> bool {
     version.chars().next().is_some_and(|c| c.is_ascii_digit())
 }
 
-/// What tells a side's release apart: the package it names, else the spec (an URL without its
-/// query; a long command shortened in its middle, since what tells two commands apart is as
-/// often at their end, `…/time-0.6.2/bin/mcp-server-time`, `--release 1.4.0`, as at their
-/// start).
+/// What tells a side's release apart: the package it names, else the spec whole (an URL without
+/// its query). [`shown`] shortens it beside the other side's.
 pub fn identity(spec: &str) -> String {
-    if let Some(package) = package_of(spec) {
-        return package;
-    }
-    let spec = spec.split_once('?').map_or(spec, |(url, _)| url);
-    let chars: Vec<char> = spec.chars().collect();
-    if chars.len() <= SPEC_CHARS {
-        return spec.to_owned();
-    }
-    let head: String = chars[..HEAD_CHARS].iter().collect();
-    let tail: String = chars[chars.len() - (SPEC_CHARS - HEAD_CHARS - 1)..]
-        .iter()
-        .collect();
-    format!("{head}…{tail}")
-}
-
-/// What a side's spec names, whole: the package and version the command names, else the spec
-/// (an URL without its query). Unlike [`identity`], a long command line is not shortened: a
-/// header shows it once, and what tells two commands apart is often at their end.
-pub fn named(spec: &str) -> String {
     match package_of(spec) {
         Some(package) => package,
         None => spec.split_once('?').map_or(spec, |(url, _)| url).to_owned(),
     }
+}
+
+/// An identity as shown beside the other side's: whole up to [`SPEC_CHARS`] characters; a longer
+/// one cut to about that around where the two differ, so the part that tells them apart stays
+/// (`node /opt/seq-0.6.2/node_modules/@modelcontextprotocol/serve…`, `…/target/debug/mcpeval
+/// demo-server --release 1.4.0`), wherever it is.
+pub fn shown(own: &str, other: &str) -> String {
+    let a: Vec<char> = own.chars().collect();
+    if a.len() <= SPEC_CHARS {
+        return own.to_owned();
+    }
+    let b: Vec<char> = other.chars().collect();
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = (a.iter().rev().zip(b.iter().rev()))
+        .take_while(|(x, y)| x == y)
+        .count()
+        .min(a.len() - prefix)
+        .min(b.len() - prefix);
+    // Where they differ, with some context before it; from the start when that is near.
+    let start = match prefix {
+        p if p > SPEC_CHARS / 2 => (p - CONTEXT_CHARS).min(a.len() - SPEC_CHARS),
+        _ => 0,
+    };
+    let end = (a.len() - suffix + CONTEXT_CHARS)
+        .max(start + SPEC_CHARS)
+        .min(start + 2 * SPEC_CHARS)
+        .min(a.len());
+    let text: String = a[start..end].iter().collect();
+    let before = if start > 0 { "…" } else { "" };
+    let after = if end < a.len() { "…" } else { "" };
+    format!("{before}{text}{after}")
 }
 
 /// A side as a header shows it: its spec when both sides have the same spec (an A/A run) or the
@@ -74,7 +84,7 @@ pub fn headed(reported: Option<(&str, &str)>, spec: &str, other_spec: &str) -> S
     match reported {
         Some((name, version)) if spec != other_spec => {
             let reported = format!("{name} {version}");
-            format!("{} ({})", reported.trim_start(), named(spec))
+            format!("{} ({})", reported.trim_start(), identity(spec))
         }
         _ => spec.to_owned(),
     }
@@ -83,8 +93,9 @@ pub fn headed(reported: Option<(&str, &str)>, spec: &str, other_spec: &str) -> S
 /// A side's version as shown beside the other's: `0.2.0`, or `0.2.0 (identity)` when both
 /// report the same version but are not the same server (their [`identity`]s differ).
 pub fn labelled(version: &str, spec: &str, other_version: &str, other_spec: &str) -> String {
-    if version == other_version && identity(spec) != identity(other_spec) {
-        format!("{version} ({})", identity(spec))
+    let (own, other) = (identity(spec), identity(other_spec));
+    if version == other_version && own != other {
+        format!("{version} ({})", shown(&own, &other))
     } else {
         version.to_owned()
     }
@@ -143,13 +154,36 @@ mod tests {
         );
         let long =
             "/home/someone/work/checkouts/main/target/release/mcpeval demo-server --release 1.4.0";
-        let shown = identity(long);
-        assert_eq!(shown.chars().count(), SPEC_CHARS, "{shown}");
-        assert!(shown.starts_with("/home/someone/work/c…"), "{shown}");
+        assert_eq!(identity(long), long, "whole: shown() shortens it");
+    }
+
+    #[test]
+    fn a_long_spec_is_shown_around_where_it_differs_from_the_other() {
+        let demo = |v: &str| {
+            format!(
+                "/home/someone/work/checkouts/main/target/release/mcpeval demo-server --release {v}"
+            )
+        };
+        let new = shown(&demo("1.4.0"), &demo("1.5.0"));
         assert!(
-            shown.ends_with("mcpeval demo-server --release 1.4.0"),
-            "{shown}"
+            new.starts_with('…') && new.ends_with("/release/mcpeval demo-server --release 1.4.0"),
+            "{new}"
         );
+        assert_eq!(new.chars().count(), SPEC_CHARS + 1, "{new}");
+        let seq = |v: &str| {
+            format!(
+                "node /opt/seq-{v}/node_modules/@modelcontextprotocol/server-sequential-thinking/\
+                 dist/index.js"
+            )
+        };
+        let old = shown(&seq("0.6.2"), &seq("2026.8.31"));
+        assert!(
+            old.starts_with("node /opt/seq-0.6.2/node_modules/") && old.ends_with('…'),
+            "{old}"
+        );
+        assert_eq!(old.chars().count(), SPEC_CHARS + 1, "{old}");
+        let time = "/opt/time-0.6.2/bin/mcp-server-time";
+        assert_eq!(shown(time, "x"), time);
     }
 
     #[test]
@@ -198,9 +232,5 @@ mod tests {
             "x".repeat(60)
         );
         assert!(headed(Some(("demo", "1.4.0")), &long, "demo:1.5.0").ends_with("--release 1.4.0)"));
-        assert_eq!(
-            named("http://127.0.0.1:8/mcp?token=x"),
-            "http://127.0.0.1:8/mcp"
-        );
     }
 }

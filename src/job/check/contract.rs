@@ -304,6 +304,31 @@ fn changed_words(g: &crate::contract::Group, out: &mut Outcome) {
     }
 }
 
+/// The servers' reported names and versions, from the contract stage's snapshots once it took
+/// them; said once on the log when the specs differ (the header then shows them).
+pub(super) fn reported(ctx: &Ctx, record: &mut crate::rundir::CheckRecord) {
+    if record.candidate_reported.is_some() {
+        return;
+    }
+    let of = |s: &Option<crate::contract::Snapshot>| {
+        let info = s.as_ref()?.server.get("serverInfo")?;
+        let text = |k: &str| {
+            info.get(k)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        };
+        Some(crate::rundir::Reported {
+            name: text("name").unwrap_or_default(),
+            version: text("version")?,
+        })
+    };
+    record.baseline_reported = of(&ctx.baseline_snapshot);
+    record.candidate_reported = of(&ctx.candidate_snapshot);
+    if record.candidate_reported.is_some() && record.baseline != record.candidate {
+        (ctx.log)(&crate::report::check_sides(record));
+    }
+}
+
 /// `supportedVersions` against the config's list, and against the versions the server's
 /// `-32022` error names (`data.supported`).
 fn versions(ctx: &Ctx, cand: &Snapshot, out: &mut Outcome) {

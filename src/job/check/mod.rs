@@ -334,7 +334,7 @@ pub async fn check(
             (ctx.log)(&format!("{}: kept from check.json", stage.name()));
             resume::restore(&mut ctx, &kept);
             record.stages.push(kept);
-            reported(&ctx, &mut record);
+            contract::reported(&ctx, &mut record);
             continue;
         }
         (ctx.log)(&format!("{}…", stage.name()));
@@ -346,7 +346,7 @@ pub async fn check(
         }
         (ctx.log)(&crate::report::stage_line(&result));
         record.stages.push(result);
-        reported(&ctx, &mut record);
+        contract::reported(&ctx, &mut record);
         // Nothing is lost if the check is cut short: the record so far is on disk.
         write_record(&record, &dir, false)?;
     }
@@ -358,31 +358,6 @@ pub async fn check(
         dir,
         interrupted: stop.is_cancelled(),
     })
-}
-
-/// The servers' reported names and versions, from the contract stage's snapshots once it took
-/// them; said once on the log when the specs differ (the header then shows them).
-fn reported(ctx: &Ctx, record: &mut CheckRecord) {
-    if record.candidate_reported.is_some() {
-        return;
-    }
-    let of = |s: &Option<crate::contract::Snapshot>| {
-        let info = s.as_ref()?.server.get("serverInfo")?;
-        let text = |k: &str| {
-            info.get(k)
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_owned)
-        };
-        Some(crate::rundir::Reported {
-            name: text("name").unwrap_or_default(),
-            version: text("version")?,
-        })
-    };
-    record.baseline_reported = of(&ctx.baseline_snapshot);
-    record.candidate_reported = of(&ctx.candidate_snapshot);
-    if record.candidate_reported.is_some() && record.baseline != record.candidate {
-        (ctx.log)(&crate::report::check_sides(record));
-    }
 }
 
 /// The record of a check about to run its stages.
