@@ -108,6 +108,7 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         task_part_hashes: Default::default(),
         trigger: None,
         trigger_changes: Vec::new(),
+        trigger_texts: Vec::new(),
         started_at: "2026-11-30T00:00:00Z".into(),
         finished_at: None,
         git_commit: None,

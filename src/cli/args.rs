@@ -665,9 +665,12 @@ pub struct DiffArgs {
 const DIFF_HELP: &str = "\
 The table counts the changes per kind, then shows one line per group: changes of one kind that
 differ only in a number or an id are one line (100 × resource_removed …/{1..100}); --out's JSON
-keeps every change. Under the table: the tool list's and the instructions' tokens on both sides
-and the tools whose tokens changed (the JSON's `tokens`; a snapshot without tokens.json is
-counted from its tools.json).
+keeps every change. A changed text longer than a line shows as the words that differ with a
+little context (… Use ['UTC' → 'Etc/UTC'] as local …; [+added], [-removed]); the JSON keeps both
+sides whole. When the snapshots' specs differ, each side's version has its spec beside it
+(1.30.0 (/opt/time-0.6.2/bin/mcp-server-time) → …): a reported version may be the SDK's. Under
+the table: the tool list's and the instructions' tokens on both sides and the tools whose tokens
+changed (the JSON's `tokens`; a snapshot without tokens.json is counted from its tools.json).
 Exit codes: 0 no change breaks clients, 1 some change breaks clients (breaksClients: true),
 2 a snapshot directory cannot be read. `mcpeval run --trigger DIFF.json` runs the tasks the
 changes that affect models touch. No environment variable is read.

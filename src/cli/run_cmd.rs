@@ -43,10 +43,18 @@ impl Face for Console {
             .filter(|h| !matches!(h.driver, crate::episode::Driver::Direct))
             .map(|h| h.config.name.as_str())
             .collect();
+        let (base, cand) = (&job.preflight.baseline, &job.preflight.candidate);
+        let side = |own: &crate::rundir::ServerRecord, other: &crate::rundir::ServerRecord| {
+            let reported = own
+                .info
+                .as_ref()
+                .map(|i| (i.name.as_str(), i.version.as_str()));
+            crate::contract::versions::headed(reported, &own.spec, &other.spec)
+        };
         errln!(
             "baseline {} → candidate {}",
-            config.baseline.display(),
-            config.candidate.display()
+            side(base, cand),
+            side(cand, base)
         );
         let calls = job
             .suite

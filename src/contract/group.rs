@@ -268,22 +268,25 @@ fn digits(word: &str, template: &mut String, slots: &mut Vec<String>) {
     }
 }
 
-/// `before → after`, each shortened to one line of 60 characters.
+/// `before → after`, each shortened to one line of 60 characters; a changed text (a
+/// description, a title, the instructions: a string on both sides) longer than that, as the
+/// words that differ with a little context ([`super::words::changed_text`]).
 pub fn values(c: &Change) -> String {
     let show = |v: &Option<Value>| match v {
         None => "–".to_owned(),
         Some(Value::String(s)) => short(s),
         Some(other) => short(&other.to_string()),
     };
-    if c.before.is_none() && c.after.is_none() {
-        return String::new();
+    match (&c.before, &c.after) {
+        (None, None) => String::new(),
+        (Some(Value::String(b)), Some(Value::String(a))) => super::words::changed_text(b, a),
+        _ => format!("{} → {}", show(&c.before), show(&c.after)),
     }
-    format!("{} → {}", show(&c.before), show(&c.after))
 }
 
 fn short(s: &str) -> String {
     let one_line = s.replace('\n', " ");
-    match one_line.char_indices().nth(60) {
+    match one_line.char_indices().nth(super::words::WHOLE_CHARS) {
         Some((at, _)) => format!("{}…", &one_line[..at]),
         None => one_line,
     }

@@ -19,6 +19,7 @@ pub mod token_diff;
 pub mod tokens;
 mod trigger;
 pub mod versions;
+pub mod words;
 pub mod writes;
 
 pub use diff::diff;
@@ -30,4 +31,4 @@ pub use model::{
 };
 pub use report::{diff_snapshots, diff_table};
 pub use snapshot::{normalize, take, SnapshotError};
-pub use trigger::{line_kind, select, Selection};
+pub use trigger::{line_kind, select, ChangedText, Selection};

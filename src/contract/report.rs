@@ -10,11 +10,12 @@ use super::group::{counts_line, group, Group};
 use super::model::{Diff, Side, Snapshot};
 use super::token_diff::TokenDiff;
 use super::tokens::TokenCounts;
-use super::versions::{identity, labelled, sides};
+use super::versions::{identity, labelled, shown, sides};
 
-/// Diffs two snapshots and labels the sides (`label`, else the server's version; when both
-/// report the same version, with what was snapshotted beside it: the spec recorded in
-/// `server.json`, else the snapshot directory).
+/// Diffs two snapshots and labels the sides (`label`, else the server's version, with what was
+/// snapshotted beside it when the specs recorded in `server.json` differ, since an old Python
+/// server reports its SDK's version; when both report the same version, with the spec or else
+/// the snapshot directory beside it).
 pub fn diff_snapshots(
     baseline: &Snapshot,
     candidate: &Snapshot,
@@ -26,10 +27,12 @@ pub fn diff_snapshots(
         let v = info.get("version").and_then(Value::as_str).unwrap_or("?");
         v.to_owned()
     };
-    let spec = |s: &Snapshot, dir: &Path| match s.server.get("spec").and_then(Value::as_str) {
-        Some(spec) => identity(spec),
-        None => dir.display().to_string(),
-    };
+    let recorded = |s: &Snapshot| s.server.get("spec").and_then(Value::as_str).map(identity);
+    let spec = |s: &Snapshot, dir: &Path| recorded(s).unwrap_or_else(|| dir.display().to_string());
+    let specs_differ = matches!(
+        (recorded(baseline), recorded(candidate)),
+        (Some(b), Some(c)) if b != c
+    );
     let (base_info, cand_info) = (info(baseline), info(candidate));
     let base = (version(&base_info), spec(baseline, base_dir));
     let cand = (version(&cand_info), spec(candidate, cand_dir));
@@ -37,6 +40,7 @@ pub fn diff_snapshots(
     {
         Some(label) => label.to_owned(),
         None if own.0 == "?" => own.0.clone(),
+        None if specs_differ => format!("{} ({})", own.0, shown(&own.1, &other.1)),
         None => labelled(&own.0, &own.1, &other.0, &other.1),
     };
     let (base_counts, base_from) = TokenCounts::stored_or_computed(base_dir, baseline);

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::model::{Change, ChangeKind, Diff};
 use crate::suite::{Task, TaskKind, TaskSet, ToolName};
@@ -42,6 +42,63 @@ impl Selection {
                 format!("{} `{}`{at}: {}{kind}{breaks}", g.list, g.name, g.times())
             })
             .collect()
+    }
+}
+
+/// A triggering change of a text (a description, a title, the instructions: a string on both
+/// sides) with both sides whole, for the reports' word diffs (run.json's `trigger_texts`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangedText {
+    /// The line of [`Selection::describe_changes`] (its index) the change is one of.
+    pub line: usize,
+    /// The change's own name, to tell the members of a grouped line apart.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Absent where the text was added (a first title).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    /// Absent where the text was removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+impl ChangedText {
+    /// Which member of its line it is (`` `tool_2` at `description` ``), for a line that groups
+    /// several changes.
+    pub fn member(&self) -> String {
+        match &self.path {
+            Some(path) => format!("`{}` at `{path}`", self.name),
+            None => format!("`{}`", self.name),
+        }
+    }
+
+    /// The change on one line: both sides when short, else the words that differ with a
+    /// little context ([`super::words::changed_text`]).
+    pub fn words(&self) -> String {
+        super::words::sides(self.before.as_deref(), self.after.as_deref())
+    }
+}
+
+impl Selection {
+    /// The triggering changes of a text, each with the line of [`Self::describe_changes`] it
+    /// is one of.
+    pub fn changed_texts(&self) -> Vec<ChangedText> {
+        let mut out = Vec::new();
+        for (line, g) in super::group::group(&self.triggering).iter().enumerate() {
+            for c in &g.changes {
+                if let Some((before, after)) = super::words::texts(c) {
+                    out.push(ChangedText {
+                        line,
+                        name: c.name.clone(),
+                        path: c.path.clone(),
+                        before: before.map(str::to_owned),
+                        after: after.map(str::to_owned),
+                    });
+                }
+            }
+        }
+        out
     }
 }
 
@@ -327,5 +384,29 @@ mod tests {
             line_kind("tools `create_ticket`: tool_renamed (breaks clients)"),
             Some(("tool_renamed", 1))
         );
+    }
+
+    #[test]
+    fn changed_texts_keep_both_sides_whole_with_their_line() {
+        let long = |zone: &str| {
+            format!("IANA timezone name (e.g., 'America/New_York'). Use '{zone}' if none given.")
+        };
+        let changes = vec![
+            Change::new("tools", "get_issue", ChangeKind::ToolAdded),
+            Change::new("tools", "search_issues", ChangeKind::DescriptionChanged)
+                .at("description")
+                .values(Some(long("UTC").into()), Some(long("Etc/UTC").into())),
+            Change::new("tools", "search_issues", ChangeKind::AnnotationsChanged)
+                .at("annotations.readOnlyHint")
+                .values(Some(false.into()), Some(true.into())),
+        ];
+        let s = select(&diff(changes), &suite());
+        let texts = s.changed_texts();
+        assert_eq!(texts.len(), 1, "{texts:?}");
+        assert_eq!(texts[0].line, 1);
+        assert_eq!(texts[0].name, "search_issues");
+        assert_eq!(texts[0].path.as_deref(), Some("description"));
+        assert_eq!(texts[0].after, Some(long("Etc/UTC")));
+        assert!(s.describe_changes()[1].contains("description_changed"));
     }
 }

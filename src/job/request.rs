@@ -538,7 +538,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         preflight,
         dir,
         previous,
-        trigger: trigger.map(|t| (t.summary, t.changes)),
+        trigger,
         shard,
         recording,
     };

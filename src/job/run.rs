@@ -140,7 +140,7 @@ pub struct RunJob {
     /// `run.json` of the run being resumed.
     pub previous: Option<RunInfo>,
     /// The trigger's one-line summary and its changes, when a contract diff picked the tasks.
-    pub trigger: Option<(String, Vec<String>)>,
+    pub trigger: Option<super::Triggered>,
     pub shard: Option<Shard>,
     /// `--record DIR`: each side's server traffic, written into cassettes when the trials end.
     pub recording: Option<Recording>,
@@ -211,13 +211,18 @@ impl RunJob {
                 .filter_map(|t| Some((t.id.clone(), t.trials.filter(|_| !t.kind.has_model())?)))
                 .collect(),
             trigger: match (&self.trigger, previous) {
-                (Some((summary, _)), _) => Some(summary.clone()),
+                (Some(t), _) => Some(t.summary.clone()),
                 (None, Some(p)) => p.trigger.clone(),
                 (None, None) => None,
             },
             trigger_changes: match (&self.trigger, previous) {
-                (Some((_, changes)), _) => changes.clone(),
+                (Some(t), _) => t.changes.clone(),
                 (None, Some(p)) => p.trigger_changes.clone(),
+                (None, None) => Vec::new(),
+            },
+            trigger_texts: match (&self.trigger, previous) {
+                (Some(t), _) => t.texts.clone(),
+                (None, Some(p)) => p.trigger_texts.clone(),
                 (None, None) => Vec::new(),
             },
             started_at: previous

@@ -12,12 +12,17 @@ use crate::suite::Suite;
 /// How many lines of triggering changes the console shows; summary.md shows them all.
 const CONSOLE_LINES: usize = 12;
 
+/// How many changed texts of one line the console shows (as words that differ).
+const TEXTS_PER_LINE: usize = 3;
+
 /// What the run records about its trigger.
 pub struct Triggered {
     /// One line for run.json and the summary's facts.
     pub summary: String,
     /// The triggering changes, one line per group of them.
     pub changes: Vec<String>,
+    /// The triggering changes of a text, both sides whole, for the reports' word diffs.
+    pub texts: Vec<crate::contract::ChangedText>,
 }
 
 /// Reads a diff written by `mcpeval diff --out`.
@@ -71,8 +76,23 @@ pub fn apply(
         selection.triggering.len(),
         counts_line(&selection.triggering)
     )));
-    for line in changes.iter().take(CONSOLE_LINES) {
+    let texts = selection.changed_texts();
+    for (i, line) in changes.iter().take(CONSOLE_LINES).enumerate() {
         notes.push(Note::out(format!("  {line}")));
+        let of_line: Vec<_> = texts.iter().filter(|t| t.line == i).collect();
+        for t in of_line.iter().take(TEXTS_PER_LINE) {
+            let member = match of_line.len() {
+                1 => String::new(),
+                _ => format!("{}: ", t.member()),
+            };
+            notes.push(Note::out(format!("      {member}{}", t.words())));
+        }
+        if of_line.len() > TEXTS_PER_LINE {
+            notes.push(Note::out(format!(
+                "      … and {} more: summary.md shows them all",
+                of_line.len() - TEXTS_PER_LINE
+            )));
+        }
     }
     if changes.len() > CONSOLE_LINES {
         notes.push(Note::out(format!(
@@ -99,6 +119,7 @@ pub fn apply(
             selection.tasks.len()
         ),
         changes,
+        texts,
     })
 }
 

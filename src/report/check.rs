@@ -5,16 +5,36 @@ use std::fmt::Write as _;
 
 use super::junit::escape;
 use crate::error::Exit;
-use crate::rundir::{CheckRecord, StageRecord, StageStatus};
+use crate::rundir::{CheckRecord, Reported, StageRecord, StageStatus};
+
+/// Which server is which: `BASELINE → CANDIDATE`, each its spec; once the servers' reported
+/// names and versions are known and the specs differ, each name and version with its spec
+/// beside (`mcp-time 1.30.0 (…/time-0.6.2/bin/mcp-server-time) → …`).
+pub fn sides(record: &CheckRecord) -> String {
+    use crate::contract::versions::headed;
+    let (b, c) = (&record.baseline, &record.candidate);
+    let side = |reported: &Option<Reported>, own: &str, other: &str| {
+        let reported = reported.as_ref();
+        headed(
+            reported.map(|r| (r.name.as_str(), r.version.as_str())),
+            own,
+            other,
+        )
+    };
+    format!(
+        "{} → {}",
+        side(&record.baseline_reported, b, c),
+        side(&record.candidate_reported, c, b)
+    )
+}
 
 /// summary.md of a check.
 pub fn check_summary(record: &CheckRecord) -> String {
     let verdict = record.verdict();
     let mut out = format!(
-        "# mcpeval check: {}\n\n{} → {}\n\n",
+        "# mcpeval check: {}\n\n{}\n\n",
         verdict.word(),
-        record.baseline,
-        record.candidate
+        sides(record)
     );
     for stage in &record.stages {
         let _ = writeln!(out, "- {}", stage_line(stage));
@@ -200,6 +220,8 @@ mod tests {
             format_version: 1,
             baseline: "demo:1.4.0".into(),
             candidate: "demo:2.0.0".into(),
+            baseline_reported: None,
+            candidate_reported: None,
             stages: vec![
                 stage(
                     "contract",

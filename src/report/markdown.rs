@@ -28,7 +28,7 @@ pub fn summary(report: &Report) -> String {
         &crate::analysis::Diagnosis::of(c),
     ));
     facts(&mut out, report);
-    trigger_changes(&mut out, report.info);
+    super::triggered::markdown(&mut out, report.info);
     suite(&mut out, c);
     broken(&mut out, c);
     regressed(&mut out, c);
@@ -559,22 +559,6 @@ fn facts(out: &mut String, report: &Report) {
         format::percent(c.stats.suite_relative_margin),
         gated.join(", ")
     );
-}
-
-/// The triggering changes, when a diff triggered the run.
-fn trigger_changes(out: &mut String, info: &RunInfo) {
-    if info.trigger_changes.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "## What triggered the run
-"
-    );
-    for line in &info.trigger_changes {
-        let _ = writeln!(out, "- {line}");
-    }
-    let _ = writeln!(out);
 }
 
 fn trigger(info: &RunInfo, counts: &format::TaskCounts) -> String {

@@ -13,9 +13,11 @@ mod junit;
 mod live;
 mod markdown;
 mod tool_tokens;
+mod triggered;
 
 pub use check::{
-    check_junit, check_summary, exit as check_exit, record_exit as check_record_exit, stage_line,
+    check_junit, check_summary, exit as check_exit, record_exit as check_record_exit,
+    sides as check_sides, stage_line,
 };
 pub use console::verdict_table;
 pub use diagnosis::{
@@ -29,3 +31,4 @@ pub use format::{percent as format_percent, points as format_points, TaskCounts}
 pub use frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
 pub use html::{HtmlReport, REPORT_HTML};
 pub use live::{lock as lock_collector, LiveReports, REFRESH_EVERY};
+pub use triggered::code as markdown_code;

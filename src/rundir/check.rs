@@ -80,12 +80,25 @@ pub struct StageRecord {
     pub simulated: bool,
 }
 
+/// A server's `serverInfo`: its name and version as it reports them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reported {
+    pub name: String,
+    pub version: String,
+}
+
 /// The whole check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckRecord {
     pub format_version: u32,
     pub baseline: String,
     pub candidate: String,
+    /// The name and version each server reported, once a stage learnt them (the contract
+    /// stage's snapshots); absent before, and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_reported: Option<Reported>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_reported: Option<Reported>,
     pub stages: Vec<StageRecord>,
     /// A Ctrl-C, SIGTERM or SIGHUP cut it short (exit 130): `mcpeval check --resume DIR`
     /// finishes it.
@@ -151,6 +164,8 @@ mod tests {
             format_version: 1,
             baseline: "b".into(),
             candidate: "c".into(),
+            baseline_reported: None,
+            candidate_reported: None,
             stages: s.into_iter().map(stage).collect(),
             interrupted: false,
             args: vec![],

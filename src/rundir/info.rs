@@ -196,6 +196,11 @@ pub struct RunInfo {
     /// The contract changes that triggered it, one line each.
     #[serde(default)]
     pub trigger_changes: Vec<String>,
+    /// The triggering changes of a text (a description, a title, the instructions) with both
+    /// sides whole, each with the line of `trigger_changes` it is one of: summary.md and
+    /// report.html show them as word diffs. Absent when none changed (and in older runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trigger_texts: Vec<crate::contract::ChangedText>,
     pub started_at: String,
     pub finished_at: Option<String>,
     pub git_commit: Option<String>,

@@ -14,7 +14,7 @@ mod shard;
 mod tables;
 mod task_hash;
 
-pub use check::{Case, CheckRecord, StageRecord, StageStatus, CHECK_JSON};
+pub use check::{Case, CheckRecord, Reported, StageRecord, StageStatus, CHECK_JSON};
 pub use create::{create, new_run_id, CreateError};
 pub use info::{
     git_commit, own_cpu_ms, EstimateRecord, HostRecord, MergedShard, NewerFormat, RunInfo,

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 /// A stdio MCP server that serves the lists of the JSON file named by its last argument
 /// (`{"serverInfo": …, "tools": […], …}`); the other arguments are ignored, so a test can put a
 /// package name in its command line as `npx -y PACKAGE@VERSION` would.
-const LIST_SERVER: &str = r#"#!/usr/bin/env python3
+pub(crate) const LIST_SERVER: &str = r#"#!/usr/bin/env python3
 import json, sys
 spec = json.load(open(sys.argv[-1]))
 lists = {"tools/list": "tools", "resources/list": "resources",

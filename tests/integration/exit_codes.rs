@@ -223,7 +223,7 @@ fn a_suite_or_hosts_without_servers_is_refused_unless_the_demo_servers_are_asked
     ]);
     assert_verdict(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--release 1.4.0 → candidate"), "{stderr}");
+    assert!(stderr.contains("--release 1.4.0) → candidate"), "{stderr}");
     assert!(stderr.contains("trial(s) per side on host sim"), "{stderr}");
 }
 

@@ -15,6 +15,7 @@ mod budget;
 mod cache;
 mod call_position;
 mod call_tasks;
+mod changed_words;
 mod check;
 mod check_trust;
 mod claude_code_host;

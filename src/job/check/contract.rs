@@ -12,7 +12,9 @@ use serde_json::Value;
 use super::{profile_dir, step, Ctx, Outcome, Stage, StepError};
 use crate::config::{resolve_server, ClientProfile, ServerSpec};
 use crate::contract::versions::sides;
+use crate::contract::words;
 use crate::contract::{counts_line, diff_snapshots, group, take, Diff, Snapshot};
+use crate::report::markdown_code;
 use crate::rundir::{Case, StageRecord, StageStatus};
 
 /// One snapshot to take: a client profile, maybe an auth profile.
@@ -259,6 +261,7 @@ fn describe(diff: &Diff, label: &str, out: &mut Outcome) -> (usize, usize, usize
             _ => "neither",
         };
         out.line(format!("  - {what} ({}): {mark}", g.list));
+        changed_words(&g, out);
         if g.breaks_clients {
             cases += 1;
             out.case(Case::failed(
@@ -271,6 +274,59 @@ fn describe(diff: &Diff, label: &str, out: &mut Outcome) -> (usize, usize, usize
         out.case(Case::passed(format!("{label}: no change breaks clients")));
     }
     (breaking, affecting, cases)
+}
+
+/// How many changed texts of one group are shown as words; diff.json has them all.
+const TEXTS_PER_GROUP: usize = 5;
+
+/// Under a group of changed texts (descriptions, titles, the instructions), each one's words
+/// that differ with a little context, as a code span.
+fn changed_words(g: &crate::contract::Group, out: &mut Outcome) {
+    let texts: Vec<(&crate::contract::Change, String)> = (g.changes.iter())
+        .filter_map(|c| {
+            let (before, after) = words::texts(c)?;
+            Some((*c, words::sides(before, after)))
+        })
+        .collect();
+    for (c, words) in texts.iter().take(TEXTS_PER_GROUP) {
+        let member = match (g.len(), &c.path) {
+            (1, _) => String::new(),
+            (_, Some(path)) => format!("`{}` {path}: ", c.name),
+            (_, None) => format!("`{}`: ", c.name),
+        };
+        out.line(format!("    - {member}{}", markdown_code(words)));
+    }
+    if texts.len() > TEXTS_PER_GROUP {
+        out.line(format!(
+            "    - … and {} more (diff.json has them all)",
+            texts.len() - TEXTS_PER_GROUP
+        ));
+    }
+}
+
+/// The servers' reported names and versions, from the contract stage's snapshots once it took
+/// them; said once on the log when the specs differ (the header then shows them).
+pub(super) fn reported(ctx: &Ctx, record: &mut crate::rundir::CheckRecord) {
+    if record.candidate_reported.is_some() {
+        return;
+    }
+    let of = |s: &Option<crate::contract::Snapshot>| {
+        let info = s.as_ref()?.server.get("serverInfo")?;
+        let text = |k: &str| {
+            info.get(k)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        };
+        Some(crate::rundir::Reported {
+            name: text("name").unwrap_or_default(),
+            version: text("version")?,
+        })
+    };
+    record.baseline_reported = of(&ctx.baseline_snapshot);
+    record.candidate_reported = of(&ctx.candidate_snapshot);
+    if record.candidate_reported.is_some() && record.baseline != record.candidate {
+        (ctx.log)(&crate::report::check_sides(record));
+    }
 }
 
 /// `supportedVersions` against the config's list, and against the versions the server's

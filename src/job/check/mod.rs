@@ -334,6 +334,7 @@ pub async fn check(
             (ctx.log)(&format!("{}: kept from check.json", stage.name()));
             resume::restore(&mut ctx, &kept);
             record.stages.push(kept);
+            contract::reported(&ctx, &mut record);
             continue;
         }
         (ctx.log)(&format!("{}…", stage.name()));
@@ -345,6 +346,7 @@ pub async fn check(
         }
         (ctx.log)(&crate::report::stage_line(&result));
         record.stages.push(result);
+        contract::reported(&ctx, &mut record);
         // Nothing is lost if the check is cut short: the record so far is on disk.
         write_record(&record, &dir, false)?;
     }
@@ -368,6 +370,8 @@ fn new_record(ctx: &Ctx, request: &CheckRequest) -> CheckRecord {
             (None, None) => "(none)".into(),
         },
         candidate: ctx.candidate.display(),
+        baseline_reported: None,
+        candidate_reported: None,
         stages: Vec::new(),
         interrupted: false,
         args: request.args.clone(),

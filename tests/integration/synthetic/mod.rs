@@ -234,6 +234,7 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
         tasks,
         trigger: None,
         trigger_changes: Vec::new(),
+        trigger_texts: Vec::new(),
         started_at: STARTED_AT.into(),
         finished_at: Some(FINISHED_AT.into()),
         git_commit: None,
