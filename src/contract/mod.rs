@@ -14,6 +14,7 @@ mod probe;
 mod report;
 pub mod safety;
 mod schema;
+mod server_diff;
 mod snapshot;
 pub mod token_diff;
 pub mod tokens;
@@ -24,7 +25,7 @@ pub mod writes;
 pub use diff::diff;
 pub use group::{counts, counts_line, group, Group};
 pub use model::{
-    Change, ChangeKind, Diff, ErrorProbes, ProbeOutcome, ProfileMismatch, ServerFacts, Side,
+    AcceptedVersions, Change, ChangeKind, Diff, ErrorProbes, ProbeOutcome, ProfileMismatch, ServerFacts, Side,
     Snapshot, SnapshotReadError, ERRORS_JSON, PROMPTS_JSON, RESOURCES_JSON,
     RESOURCE_TEMPLATES_JSON, SERVER_JSON, TOOLS_JSON,
 };

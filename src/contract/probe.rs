@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use super::model::ProbeOutcome;
+use super::model::{AcceptedVersions, ProbeOutcome};
 use crate::config::{ServerSpec, Transport};
 use crate::mcp::{CallOutcome, McpConnection, McpError};
 
@@ -18,11 +18,41 @@ pub const NO_SUCH_TOOL: &str = "mcpeval_probe_no_such_tool";
 pub const NO_SUCH_RESOURCE: &str = "mcpeval-probe://no-such-resource";
 /// A protocol version no server supports.
 pub const NO_SUCH_VERSION: &str = "1900-01-01";
+/// The first protocol version without `initialize`: the one `server/discover` is offered in.
+pub const FIRST_MODERN_VERSION: &str = "2026-07-28";
+/// The JSON-RPC code of an unsupported protocol version (2026-07-28).
+const UNSUPPORTED_VERSION: i64 = -32022;
 
-/// Runs every probe; `tools` is the snapshot's normalized tool list.
+/// Runs every probe; `tools` is the snapshot's normalized tool list, `accepted` what the server
+/// accepts in each era. The probes over the connection are made in its era; the
+/// unsupported-version probe in each era the server speaks, the session's first (so a diff
+/// compares the same era on both sides, and `check` reads the session's first).
 pub async fn probe_errors(
     conn: &McpConnection,
     spec: &ServerSpec,
+    tools: &[Value],
+    accepted: &AcceptedVersions,
+) -> Result<Vec<ProbeOutcome>, McpError> {
+    let session = conn.server_info().era.clone();
+    let mut out = session_probes(conn, tools).await?;
+    for probe in &mut out {
+        probe.era = Some(session.clone());
+    }
+    let other = if session == "modern" { "legacy" } else { "modern" };
+    let other_spoken = match other {
+        "modern" => !accepted.modern.is_empty(),
+        _ => !accepted.legacy.is_empty(),
+    };
+    out.push(version_probe(spec, session == "modern").await);
+    if other_spoken {
+        out.push(version_probe(spec, other == "modern").await);
+    }
+    Ok(out)
+}
+
+/// The probes over the session's own connection.
+async fn session_probes(
+    conn: &McpConnection,
     tools: &[Value],
 ) -> Result<Vec<ProbeOutcome>, McpError> {
     let mut out = Vec::new();
@@ -67,7 +97,6 @@ pub async fn probe_errors(
         format!("resources/read of `{NO_SUCH_RESOURCE}`"),
         outcome,
     ));
-    out.push(version_probe(spec, conn.server_info().era == "modern").await);
     Ok(out)
 }
 
@@ -92,6 +121,7 @@ fn recorded(probe: &str, request: String, outcome: CallOutcome) -> ProbeOutcome 
     };
     ProbeOutcome {
         probe: probe.to_owned(),
+        era: None,
         request,
         outcome: kind.to_owned(),
         code,
@@ -103,6 +133,7 @@ fn recorded(probe: &str, request: String, outcome: CallOutcome) -> ProbeOutcome 
 fn skipped(probe: &str, why: &str) -> ProbeOutcome {
     ProbeOutcome {
         probe: probe.to_owned(),
+        era: None,
         request: why.to_owned(),
         outcome: "skipped".to_owned(),
         code: None,
@@ -191,13 +222,44 @@ fn placeholder(schema: &Value) -> Value {
 /// The protocol versions that have `initialize`, oldest first.
 pub const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
+/// What `spec` accepts in each era, probed over fresh connections whichever era the snapshot's
+/// session is in. `session` is that session's era and agreed version (accepted, whatever the
+/// probes say); `discovered` what its own `server/discover` listed, when it is modern.
+pub async fn accepted_versions(
+    spec: &ServerSpec,
+    session: (&str, &str),
+    discovered: Option<&[String]>,
+) -> AcceptedVersions {
+    let legacy = legacy_supported_versions(spec).await;
+    let modern = match discovered {
+        Some(versions) => versions.to_vec(),
+        None => modern_supported_versions(spec).await,
+    };
+    // A legacy version `server/discover` lists is spoken through `initialize`: `legacy` says.
+    let modern = modern
+        .into_iter()
+        .filter(|v| v.as_str() >= FIRST_MODERN_VERSION)
+        .collect();
+    let mut accepted = AcceptedVersions { legacy, modern };
+    let (era, version) = session;
+    let own = match era {
+        "modern" => &mut accepted.modern,
+        _ => &mut accepted.legacy,
+    };
+    if !version.is_empty() && !own.iter().any(|v| v == version) {
+        own.push(version.to_owned());
+        own.sort();
+    }
+    accepted
+}
+
 /// The versions a legacy server supports: `initialize` cannot list them, so each known legacy
 /// version is offered over a fresh connection and kept when the server answers with it.
 pub async fn legacy_supported_versions(spec: &ServerSpec) -> Vec<String> {
     let mut supported = Vec::new();
     for version in LEGACY_VERSIONS {
         let request = initialize(version);
-        let answer = raw_request(spec, &request).await;
+        let answer = raw_request(spec, &request, version).await;
         if let Ok(Answer {
             outcome: "result",
             message: Some(message),
@@ -210,6 +272,27 @@ pub async fn legacy_supported_versions(spec: &ServerSpec) -> Vec<String> {
         }
     }
     supported
+}
+
+/// The versions a server supports in the modern era, from a `server/discover` offering
+/// [`FIRST_MODERN_VERSION`] over a fresh connection: its `supportedVersions`, or the
+/// `data.supported` of a `-32022` refusal; none when it answers otherwise (a legacy server's
+/// "method not found") or not at all.
+pub async fn modern_supported_versions(spec: &ServerSpec) -> Vec<String> {
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {
+        "_meta": modern_meta(FIRST_MODERN_VERSION)}});
+    match raw_request(spec, &request, FIRST_MODERN_VERSION).await {
+        Ok(answer) => answer.versions,
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The client context a modern request carries in `_meta`.
+fn modern_meta(version: &str) -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "mcpeval-probe",
+            "version": env!("CARGO_PKG_VERSION")}})
 }
 
 fn initialize(version: &str) -> Value {
@@ -235,8 +318,13 @@ enum ProbeFailure {
     Request(reqwest::Error),
 }
 
-/// One raw request over a fresh connection, bounded by the probe timeout.
-async fn raw_request(spec: &ServerSpec, request: &Value) -> Result<Answer, ProbeFailure> {
+/// One raw request over a fresh connection, bounded by the probe timeout; over HTTP its
+/// `MCP-Protocol-Version` header names `version`.
+async fn raw_request(
+    spec: &ServerSpec,
+    request: &Value,
+    version: &str,
+) -> Result<Answer, ProbeFailure> {
     // A probe process runs on sandbox copies of its own, like any other start of the server.
     let copies = crate::mcp::sandbox::SandboxCopies::make(spec)
         .map_err(|e| ProbeFailure::Start(std::io::Error::other(e)))?;
@@ -247,14 +335,15 @@ async fn raw_request(spec: &ServerSpec, request: &Value) -> Result<Answer, Probe
             tokio::time::timeout(PROBE_TIMEOUT, over_stdio(spec, program, args, request)).await
         }
         Transport::Http { url } => {
-            tokio::time::timeout(PROBE_TIMEOUT, over_http(spec, url, request)).await
+            let post = over_http(spec, url, request, version);
+            tokio::time::timeout(PROBE_TIMEOUT, post).await
         }
     };
     answer.unwrap_or(Err(ProbeFailure::Timeout))
 }
 
 /// Sends one request naming protocol version `1900-01-01` over a fresh connection: `initialize`
-/// for a legacy server, `tools/list` with the version in `_meta` for a modern one.
+/// in the legacy era, `tools/list` with the version in `_meta` in the modern one.
 async fn version_probe(spec: &ServerSpec, modern: bool) -> ProbeOutcome {
     let request = if modern {
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
@@ -268,12 +357,13 @@ async fn version_probe(spec: &ServerSpec, modern: bool) -> ProbeOutcome {
     } else {
         format!("initialize with protocol version {NO_SUCH_VERSION}")
     };
-    let mut outcome = match raw_request(spec, &request).await {
+    let mut outcome = match raw_request(spec, &request, NO_SUCH_VERSION).await {
         Ok(answer) => answer,
         Err(reason) => Answer::none(reason.to_string()),
     }
     .into_outcome();
     outcome.probe = "unsupported_protocol_version".into();
+    outcome.era = Some(if modern { "modern" } else { "legacy" }.into());
     outcome.request = words;
     outcome
 }
@@ -284,6 +374,16 @@ struct Answer {
     code: Option<i64>,
     message: Option<String>,
     data: Option<Value>,
+    /// The versions the answer lists: a `server/discover` result's `supportedVersions`, or a
+    /// `-32022` error's `data.supported`.
+    versions: Vec<String>,
+}
+
+/// The strings of the array at `pointer`.
+fn strings_at(value: &Value, pointer: &str) -> Vec<String> {
+    let items = value.pointer(pointer).and_then(Value::as_array);
+    let strings = items.into_iter().flatten().filter_map(Value::as_str);
+    strings.map(str::to_owned).collect()
 }
 
 impl Answer {
@@ -293,20 +393,27 @@ impl Answer {
             code: None,
             message: Some(reason),
             data: None,
+            versions: Vec::new(),
         }
     }
 
     /// A JSON-RPC response: its error, or the version a result answered with.
     fn from_response(response: &Value) -> Self {
         if let Some(error) = response.get("error") {
+            let code = error.get("code").and_then(Value::as_i64);
+            let versions = match code {
+                Some(UNSUPPORTED_VERSION) => strings_at(error, "/data/supported"),
+                _ => Vec::new(),
+            };
             return Self {
                 outcome: "jsonrpc_error",
-                code: error.get("code").and_then(Value::as_i64),
+                code,
                 message: error
                     .get("message")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
                 data: error.get("data").cloned(),
+                versions,
             };
         }
         let version = response
@@ -318,12 +425,14 @@ impl Answer {
             code: None,
             message: version,
             data: None,
+            versions: strings_at(response, "/result/supportedVersions"),
         }
     }
 
     fn into_outcome(self) -> ProbeOutcome {
         ProbeOutcome {
             probe: String::new(),
+            era: None,
             request: String::new(),
             outcome: self.outcome.to_owned(),
             code: self.code,
@@ -383,9 +492,14 @@ async fn over_stdio(
     answer
 }
 
-/// POSTs the request with `MCP-Protocol-Version: 1900-01-01`; a JSON or event-stream body with
+/// POSTs the request with `MCP-Protocol-Version: {version}`; a JSON or event-stream body with
 /// a JSON-RPC response is read as such, any other refusal is recorded as its HTTP status.
-async fn over_http(spec: &ServerSpec, url: &str, request: &Value) -> Result<Answer, ProbeFailure> {
+async fn over_http(
+    spec: &ServerSpec,
+    url: &str,
+    request: &Value,
+    version: &str,
+) -> Result<Answer, ProbeFailure> {
     let client = crate::net::client_builder()
         .build()
         .map_err(ProbeFailure::Request)?;
@@ -393,7 +507,7 @@ async fn over_http(spec: &ServerSpec, url: &str, request: &Value) -> Result<Answ
         .post(url)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", NO_SUCH_VERSION)
+        .header("MCP-Protocol-Version", version)
         .body(request.to_string());
     for (name, value) in &spec.headers {
         call = call.header(name, value);
@@ -415,6 +529,7 @@ async fn over_http(spec: &ServerSpec, url: &str, request: &Value) -> Result<Answ
             code: Some(i64::from(status.as_u16())),
             message: Some(shorten(body.trim())),
             data: None,
+            versions: Vec::new(),
         },
         _ => Answer::none(format!("HTTP {status} without a JSON-RPC response")),
     })

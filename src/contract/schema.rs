@@ -385,12 +385,33 @@ fn flag(k: Keyword, true_narrows: bool) -> Option<Finding> {
     (on(k.b) != on(k.a)).then(|| k.narrowed_if(on(k.a) == true_narrows, note))
 }
 
+/// 2^53 − 1, JavaScript's `Number.MAX_SAFE_INTEGER`: the largest integer every JSON parser holds
+/// exactly. zod writes it as the `maximum` of `.int()` (and its negative as the `minimum`).
+const EDGE_OF_JSON_NUMBERS: f64 = 9_007_199_254_740_991.0;
+
+/// A bound keyword; an upper bound at or above 2^53 − 1 (a lower one at or below its negative) is
+/// no bound: no client sends a number past it, so adding it narrows nothing.
 fn compare_bound(k: Keyword, is_max: bool) -> Option<Finding> {
     let (x, y) = (k.b.and_then(Value::as_f64), k.a.and_then(Value::as_f64));
     if x.is_none() && k.b.is_some() || y.is_none() && k.a.is_some() {
         return flag(k, true); // draft 4's boolean `exclusiveMaximum` / `exclusiveMinimum`
     }
+    let bounds = |v: &f64| match is_max {
+        true => *v < EDGE_OF_JSON_NUMBERS,
+        false => *v > -EDGE_OF_JSON_NUMBERS,
+    };
     let key = k.key;
+    let (within_x, within_y) = (x.filter(bounds), y.filter(bounds));
+    if (within_x, within_y) != (x, y) {
+        let show = |v: Option<&Value>| v.map_or("none".to_owned(), Value::to_string);
+        let note = format!("{key} {} → {} (2^53 − 1 or beyond: no bound)", show(k.b), show(k.a));
+        // One side is at the edge, so at most one is a real bound.
+        return match (within_x, within_y) {
+            (None, None) => None,
+            (Some(_), _) => Some(k.narrowed_if(false, note)),
+            (None, Some(_)) => Some(k.narrowed_if(true, note)),
+        };
+    }
     match (x, y) {
         (None, Some(y)) => Some(k.narrowed_if(true, format!("{key} {y} added"))),
         (Some(x), None) => Some(k.narrowed_if(false, format!("{key} {x} removed"))),
