@@ -436,3 +436,7 @@ fn diff_located(
 #[cfg(test)]
 #[path = "diff_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "diff_rules_tests.rs"]
+mod rules_tests;

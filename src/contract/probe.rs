@@ -566,5 +566,62 @@ mod tests {
         let b = Answer::from_response(&ok).into_outcome();
         assert_eq!(b.outcome, "result");
         assert!(b.message.unwrap().contains("2025-06-18"));
+        // The versions an answer lists: a refusal's `data.supported`, a discover result's list.
+        assert_eq!(Answer::from_response(&err).versions, ["2026-07-28"]);
+        let listed = json!({"id": 1, "result": {"supportedVersions": ["2026-07-28"]}});
+        assert_eq!(Answer::from_response(&listed).versions, ["2026-07-28"]);
+        let other = json!({"id": 1, "error": {"code": -32601, "message": "no such method",
+            "data": {"supported": ["x"]}}});
+        assert!(Answer::from_response(&other).versions.is_empty());
+    }
+
+    /// A stdio server played by `sh`: it reads one request and runs `answer` on it (`$line`).
+    fn scripted(answer: &str) -> ServerSpec {
+        let mut spec = ServerSpec::parse("scripted", "sh").unwrap();
+        let script = format!("read -r line; {answer}");
+        spec.transport = Transport::Stdio {
+            program: "sh".into(),
+            args: vec!["-c".into(), script],
+        };
+        spec
+    }
+
+    #[tokio::test]
+    async fn a_legacy_server_accepts_only_the_versions_it_answers_with() {
+        // It answers every `initialize` with 2025-06-18, and everything else "method not found".
+        let spec = scripted(
+            r#"case "$line" in
+              *'"initialize"'*) echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}';;
+              *) echo '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}';;
+            esac"#,
+        );
+        assert_eq!(legacy_supported_versions(&spec).await, ["2025-06-18"]);
+        assert!(modern_supported_versions(&spec).await.is_empty());
+        let accepted = accepted_versions(&spec, ("legacy", "2025-06-18"), None).await;
+        let expected = AcceptedVersions {
+            legacy: vec!["2025-06-18".into()],
+            modern: vec![],
+        };
+        assert_eq!(accepted, expected);
+    }
+
+    #[tokio::test]
+    async fn a_server_of_both_eras_is_recorded_in_both() {
+        // It accepts whatever legacy version is offered, and `server/discover` lists a legacy
+        // version beside the modern one (spoken through `initialize`, so kept to `legacy`).
+        let spec = scripted(
+            r#"case "$line" in
+              *server/discover*) echo '{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2025-11-25","2026-07-28"]}}';;
+              *) v=$(echo "$line" | sed 's/.*"protocolVersion":"\([^"]*\)".*/\1/')
+                 echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"$v\"}}";;
+            esac"#,
+        );
+        let accepted = accepted_versions(&spec, ("legacy", "2025-11-25"), None).await;
+        assert_eq!(accepted.legacy, LEGACY_VERSIONS);
+        assert_eq!(accepted.modern, ["2026-07-28"]);
+        // A modern session's own discover list is used as it is, without a probe.
+        let discovered = ["2026-07-28".to_owned(), "2027-01-01".to_owned()];
+        let accepted = accepted_versions(&spec, ("modern", "2026-07-28"), Some(&discovered)).await;
+        assert_eq!(accepted.modern, discovered);
     }
 }
