@@ -183,6 +183,30 @@ fn the_other_probes_still_compare_across_sessions() {
 }
 
 #[test]
+fn probes_made_in_both_eras_compare_the_era_both_sides_speak() {
+    let tool = |era, outcome, code| ("unknown_tool", Some(era), "tools/call", outcome, code);
+    // The baseline speaks legacy only; the candidate answers legacy as the baseline did, and
+    // modern otherwise: nothing changed for any client the baseline had.
+    let old = probes(&[tool("legacy", "is_error", None)]);
+    let new = probes(&[
+        tool("modern", "jsonrpc_error", Some(-32602)),
+        tool("legacy", "is_error", None),
+    ]);
+    assert!(diff(&old, &new).is_empty(), "{:#?}", diff(&old, &new));
+    // Both speak both eras; the modern answer changed: one row, in that era.
+    let both = probes(&[
+        tool("modern", "is_error", None),
+        tool("legacy", "is_error", None),
+    ]);
+    let changes = diff(&both, &new);
+    let [c] = &changes[..] else {
+        panic!("{changes:#?}");
+    };
+    let note = c.note.as_deref().unwrap();
+    assert_eq!(note, "is_error → jsonrpc_error -32602 (both in the modern era)");
+}
+
+#[test]
 fn an_empty_capability_container_offers_nothing() {
     let caps = |capabilities: Value| server(json!({ "capabilities": capabilities }));
     let with = caps(json!({"experimental": {}, "tools": {}}));

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::model::{AcceptedVersions, ProbeOutcome};
-use crate::config::{ServerSpec, Transport};
+use crate::config::{ProtocolEra, ServerSpec, Transport};
 use crate::mcp::{CallOutcome, McpConnection, McpError};
 
 /// How long one probe may take.
@@ -24,9 +24,9 @@ pub const FIRST_MODERN_VERSION: &str = "2026-07-28";
 const UNSUPPORTED_VERSION: i64 = -32022;
 
 /// Runs every probe; `tools` is the snapshot's normalized tool list, `accepted` what the server
-/// accepts in each era. The probes over the connection are made in its era; the
-/// unsupported-version probe in each era the server speaks, the session's first (so a diff
-/// compares the same era on both sides, and `check` reads the session's first).
+/// accepts in each era. Each probe is made in each era the server speaks, the session's first
+/// (over its connection; the other era's over a connection of their own), so a diff compares
+/// answers in the same era on both sides, and `check` reads the session's first.
 pub async fn probe_errors(
     conn: &McpConnection,
     spec: &ServerSpec,
@@ -34,20 +34,40 @@ pub async fn probe_errors(
     accepted: &AcceptedVersions,
 ) -> Result<Vec<ProbeOutcome>, McpError> {
     let session = conn.server_info().era.clone();
-    let mut out = session_probes(conn, tools).await?;
-    for probe in &mut out {
-        probe.era = Some(session.clone());
-    }
-    let other = if session == "modern" { "legacy" } else { "modern" };
-    let other_spoken = match other {
-        "modern" => !accepted.modern.is_empty(),
-        _ => !accepted.legacy.is_empty(),
-    };
+    let mut out = in_era(session_probes(conn, tools).await?, &session);
     out.push(version_probe(spec, session == "modern").await);
+    let (other, other_spoken) = match session.as_str() {
+        "modern" => ("legacy", !accepted.legacy.is_empty()),
+        _ => ("modern", !accepted.modern.is_empty()),
+    };
     if other_spoken {
+        out.extend(other_era_probes(spec, other, tools).await);
         out.push(version_probe(spec, other == "modern").await);
     }
     Ok(out)
+}
+
+fn in_era(mut probes: Vec<ProbeOutcome>, era: &str) -> Vec<ProbeOutcome> {
+    for probe in &mut probes {
+        probe.era = Some(era.to_owned());
+    }
+    probes
+}
+
+/// The probes over a connection of their own in `era`; none when it cannot be made (the
+/// session's probes are the snapshot's, these only let a diff compare like with like).
+async fn other_era_probes(spec: &ServerSpec, era: &str, tools: &[Value]) -> Vec<ProbeOutcome> {
+    let mut spec = spec.clone();
+    spec.protocol_era = match era {
+        "modern" => ProtocolEra::Modern,
+        _ => ProtocolEra::Legacy,
+    };
+    let Ok(conn) = McpConnection::connect(&spec).await else {
+        return Vec::new();
+    };
+    let probes = session_probes(&conn, tools).await;
+    conn.close().await;
+    probes.map(|p| in_era(p, era)).unwrap_or_default()
 }
 
 /// The probes over the session's own connection.

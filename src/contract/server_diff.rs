@@ -223,24 +223,47 @@ fn probe_era(probe: &Value) -> Option<&str> {
     }
 }
 
-/// The probes by name; the unsupported-version probe by name and era (it is made in each era the
-/// server speaks), so only answers in the same era are compared.
-fn keyed(probes: &[Value]) -> BTreeMap<(&str, Option<&str>), &Value> {
-    let keyed = probes.iter().map(|p| {
-        let name = present(p, "probe").and_then(Value::as_str)?;
-        let era = (name == VERSION_PROBE).then(|| probe_era(p)).flatten();
-        Some(((name, era), p))
-    });
-    let mut out = BTreeMap::new();
-    for (key, probe) in keyed.flatten() {
+/// The probes by name, then by era (`None`: an older snapshot's probe over its session).
+type Probes<'a> = BTreeMap<&'a str, BTreeMap<Option<&'a str>, &'a Value>>;
+
+fn keyed(probes: &[Value]) -> Probes<'_> {
+    let mut out = Probes::new();
+    for probe in probes {
+        let Some(name) = present(probe, "probe").and_then(Value::as_str) else {
+            continue;
+        };
         // The first of a name and era is the one `check` reads too.
-        out.entry(key).or_insert(probe);
+        let eras = out.entry(name).or_default();
+        eras.entry(probe_era(probe)).or_insert(probe);
     }
     out
 }
 
-/// `ErrorSemanticsChanged` for a probe whose outcome or code differs, when both snapshots ran it
-/// (the unsupported-version probe: in the same era).
+/// The pairs of one probe to compare: its answers in each era both sides made it in; else (an
+/// older snapshot, or sides that share no era) the first answer of each side, except for the
+/// unsupported-version probe, whose answer is the era's own.
+fn pairs<'a>(
+    name: &str,
+    old: &BTreeMap<Option<&'a str>, &'a Value>,
+    new: &BTreeMap<Option<&'a str>, &'a Value>,
+) -> Vec<(Option<&'a str>, &'a Value, &'a Value)> {
+    let same: Vec<_> = old
+        .iter()
+        .filter(|(era, _)| era.is_some())
+        .filter_map(|(era, b)| Some((*era, *b, *new.get(era)?)))
+        .collect();
+    if !same.is_empty() || name == VERSION_PROBE {
+        return same;
+    }
+    let first = |m: &BTreeMap<Option<&'a str>, &'a Value>| m.values().next().copied();
+    match (first(old), first(new)) {
+        (Some(b), Some(a)) => vec![(None, b, a)],
+        _ => Vec::new(),
+    }
+}
+
+/// `ErrorSemanticsChanged` for a probe whose outcome or code differs, when both snapshots ran it,
+/// in the same era where both record eras.
 pub(super) fn diff_errors(b: &Value, a: &Value, out: &mut Vec<Change>) {
     let after = keyed(array(a, "probes"));
     let outcome = |p: &Value| {
@@ -253,24 +276,26 @@ pub(super) fn diff_errors(b: &Value, a: &Value, out: &mut Vec<Change>) {
         Some(code) => format!("{} {code}", outcome(p)),
         None => outcome(p),
     };
-    for ((name, era), old) in keyed(array(b, "probes")) {
-        let Some(new) = after.get(&(name, era)) else {
+    for (name, olds) in keyed(array(b, "probes")) {
+        let Some(news) = after.get(name) else {
             continue;
         };
-        if outcome(old) == "skipped" || outcome(new) == "skipped" {
-            continue;
-        }
-        let probe = Pair::new("errors", name, old, new);
-        let change = probe.field(K::ErrorSemanticsChanged, "outcome");
-        let change = change.or_else(|| probe.field(K::ErrorSemanticsChanged, "code"));
-        let mut note = format!("{} → {}", describe(old), describe(new));
-        if let Some(era) = era {
-            note.push_str(&format!(" (both in the {era} era)"));
-        } else if let (Some(was), Some(is)) = (probe_era(old), probe_era(new)) {
-            if was != is {
-                note.push_str(&format!(" (a {was} session, then a {is} one)"));
+        for (era, old, new) in pairs(name, &olds, news) {
+            if outcome(old) == "skipped" || outcome(new) == "skipped" {
+                continue;
             }
+            let probe = Pair::new("errors", name, old, new);
+            let change = probe.field(K::ErrorSemanticsChanged, "outcome");
+            let change = change.or_else(|| probe.field(K::ErrorSemanticsChanged, "code"));
+            let mut note = format!("{} → {}", describe(old), describe(new));
+            if let Some(era) = era {
+                note.push_str(&format!(" (both in the {era} era)"));
+            } else if let (Some(was), Some(is)) = (probe_era(old), probe_era(new)) {
+                if was != is {
+                    note.push_str(&format!(" (a {was} session, then a {is} one)"));
+                }
+            }
+            out.extend(change.map(|c| c.note(note)));
         }
-        out.extend(change.map(|c| c.note(note)));
     }
 }
