@@ -20,8 +20,10 @@ fn server(facts: Value) -> Snapshot {
 /// A snapshot as mcpeval now writes it: the session's era and what each era accepts.
 fn accepting(session: &str, legacy: &[&str], modern: &[&str]) -> Snapshot {
     let supported = if session == "modern" { modern } else { legacy };
-    server(json!({"protocolEra": session, "supportedVersions": supported,
-        "acceptedVersions": {"legacy": legacy, "modern": modern}}))
+    server(
+        json!({"protocolEra": session, "supportedVersions": supported,
+        "acceptedVersions": {"legacy": legacy, "modern": modern}}),
+    )
 }
 
 /// A snapshot from before `acceptedVersions`: the session era's versions only.
@@ -52,7 +54,11 @@ fn a_release_that_adds_the_modern_era_drops_no_legacy_version() {
         (added.path.as_deref(), added.after.as_ref()),
         (Some("modern"), Some(&json!(MODERN)))
     );
-    assert!(added.note.as_deref().unwrap().contains("now speaks the modern era"));
+    assert!(added
+        .note
+        .as_deref()
+        .unwrap()
+        .contains("now speaks the modern era"));
     assert_eq!(changes.len(), 1, "{changes:#?}");
     // The other way, the modern era is what the candidate no longer speaks.
     let back = diff(&new, &old);
@@ -84,7 +90,10 @@ fn a_legacy_server_that_stops_accepting_a_version_is_reported() {
         .iter()
         .all(|c| c.note.as_deref() == Some(every)));
     // Older snapshots of the same era still compare that era.
-    let changes = diff(&older("legacy", &ALL_LEGACY), &older("legacy", &ALL_LEGACY[2..]));
+    let changes = diff(
+        &older("legacy", &ALL_LEGACY),
+        &older("legacy", &ALL_LEGACY[2..]),
+    );
     assert_eq!(breaking(&changes).len(), 2, "{changes:#?}");
 }
 
@@ -98,7 +107,10 @@ fn older_snapshots_compare_only_the_era_both_record_and_say_so() {
     assert_eq!(changes.len(), 2, "{changes:#?}");
     let legacy = rows.iter().find(|c| c.path.as_deref() == Some("legacy"));
     let note = legacy.and_then(|c| c.note.as_deref()).unwrap();
-    assert!(note.contains("candidate's snapshot does not record the legacy era"), "{note}");
+    assert!(
+        note.contains("candidate's snapshot does not record the legacy era"),
+        "{note}"
+    );
     // An older baseline against a new candidate: the legacy era is compared, the modern is not.
     let new = accepting("modern", &ALL_LEGACY[1..], &[MODERN]);
     let changes = diff(&older("legacy", &ALL_LEGACY), &new);
@@ -151,7 +163,10 @@ fn the_unsupported_version_probe_is_compared_in_one_era() {
     assert_eq!(c.kind, K::ErrorSemanticsChanged);
     assert!(c.breaks_clients);
     let note = c.note.as_deref().unwrap();
-    assert_eq!(note, "result → jsonrpc_error -32602 (both in the legacy era)");
+    assert_eq!(
+        note,
+        "result → jsonrpc_error -32602 (both in the legacy era)"
+    );
     // Older snapshots record no era: the request says which.
     let untagged = |request, outcome, code| probes(&[(VERSION, None, request, outcome, code)]);
     let (old, new) = (
@@ -165,20 +180,53 @@ fn the_unsupported_version_probe_is_compared_in_one_era() {
 fn the_other_probes_still_compare_across_sessions() {
     // The SDK's own change of error semantics is real in both eras, and stays breaking.
     let old = probes(&[
-        ("unknown_tool", Some("legacy"), "tools/call", "is_error", None),
-        ("unknown_resource", Some("legacy"), "resources/read", "jsonrpc_error", Some(-32601)),
+        (
+            "unknown_tool",
+            Some("legacy"),
+            "tools/call",
+            "is_error",
+            None,
+        ),
+        (
+            "unknown_resource",
+            Some("legacy"),
+            "resources/read",
+            "jsonrpc_error",
+            Some(-32601),
+        ),
     ]);
     let new = probes(&[
-        ("unknown_tool", Some("modern"), "tools/call", "jsonrpc_error", Some(-32602)),
-        ("unknown_resource", Some("modern"), "resources/read", "jsonrpc_error", Some(-32602)),
+        (
+            "unknown_tool",
+            Some("modern"),
+            "tools/call",
+            "jsonrpc_error",
+            Some(-32602),
+        ),
+        (
+            "unknown_resource",
+            Some("modern"),
+            "resources/read",
+            "jsonrpc_error",
+            Some(-32602),
+        ),
     ]);
     let changes = diff(&old, &new);
     assert_eq!(breaking(&changes).len(), 2, "{changes:#?}");
     let tool = changes.iter().find(|c| c.name == "unknown_tool").unwrap();
     let note = tool.note.as_deref().unwrap();
-    assert!(note.starts_with("is_error → jsonrpc_error -32602"), "{note}");
-    assert!(note.contains("a legacy session, then a modern one"), "{note}");
-    let resource = changes.iter().find(|c| c.name == "unknown_resource").unwrap();
+    assert!(
+        note.starts_with("is_error → jsonrpc_error -32602"),
+        "{note}"
+    );
+    assert!(
+        note.contains("a legacy session, then a modern one"),
+        "{note}"
+    );
+    let resource = changes
+        .iter()
+        .find(|c| c.name == "unknown_resource")
+        .unwrap();
     assert_eq!(resource.path.as_deref(), Some("code"));
 }
 
@@ -203,7 +251,10 @@ fn probes_made_in_both_eras_compare_the_era_both_sides_speak() {
         panic!("{changes:#?}");
     };
     let note = c.note.as_deref().unwrap();
-    assert_eq!(note, "is_error → jsonrpc_error -32602 (both in the modern era)");
+    assert_eq!(
+        note,
+        "is_error → jsonrpc_error -32602 (both in the modern era)"
+    );
 }
 
 #[test]
@@ -220,17 +271,29 @@ fn an_empty_capability_container_offers_nothing() {
         (K::EmptyCapabilityRemoved, Some("experimental"))
     );
     assert_eq!((c.breaks_clients, c.affects_models), (false, false));
-    assert!(!diff(&without, &with)[0].breaks_clients, "adding one neither");
+    assert!(
+        !diff(&without, &with)[0].breaks_clients,
+        "adding one neither"
+    );
     let extensions = caps(json!({"extensions": {}, "tools": {}}));
-    assert_eq!(diff(&extensions, &without)[0].kind, K::EmptyCapabilityRemoved);
+    assert_eq!(
+        diff(&extensions, &without)[0].kind,
+        K::EmptyCapabilityRemoved
+    );
     // A named experimental capability, even an empty one, is offered by being there; so is a
     // standard capability declared as `{}`.
     let named = caps(json!({"experimental": {"x": {}}, "tools": {}}));
     let changes = diff(&named, &with);
-    assert!(changes.iter().all(|c| c.kind == K::CapabilityRemoved && c.breaks_clients));
+    assert!(changes
+        .iter()
+        .all(|c| c.kind == K::CapabilityRemoved && c.breaks_clients));
     assert_eq!(changes[0].path.as_deref(), Some("experimental.x"));
     let changes = diff(&named, &without);
-    assert_eq!(changes[0].kind, K::CapabilityRemoved, "a container with one in it");
+    assert_eq!(
+        changes[0].kind,
+        K::CapabilityRemoved,
+        "a container with one in it"
+    );
     let logging = caps(json!({"logging": {}, "tools": {}}));
     assert!(diff(&logging, &without)[0].breaks_clients);
     assert!(diff(&with, &caps(json!({"experimental": {}})))[0].breaks_clients);
@@ -284,7 +347,10 @@ fn a_new_min_items_still_breaks() {
     // mcp-server-git's `git_add`: `files` now needs at least one item.
     let files = |extra: Value| {
         let mut schema = json!({"type": "array", "items": {"type": "string"}});
-        schema.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        schema
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
         param(schema)
     };
     let changes = diff(&files(json!({})), &files(json!({"minItems": 1})));

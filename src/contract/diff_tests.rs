@@ -323,7 +323,13 @@ fn protocol_versions() {
     // A server.json without `protocolEra` lists every version, each in its era by date; the
     // rows name the era (issue 49: they were unplaced before eras were compared apart).
     let legacy_era = Some("legacy");
-    let c = expect(&both, &modern, K::ProtocolVersionDropped, legacy_era, BREAKS);
+    let c = expect(
+        &both,
+        &modern,
+        K::ProtocolVersionDropped,
+        legacy_era,
+        BREAKS,
+    );
     assert_eq!(c.before, Some(json!("2025-11-25")));
     let every = "drops every legacy version: breaks every legacy client";
     assert_eq!(c.note.as_deref(), Some(every));

@@ -8,6 +8,7 @@ pub mod deprecations;
 mod diff;
 mod group;
 pub mod marked;
+mod mcp_header;
 mod model;
 pub mod portability;
 mod probe;
@@ -25,8 +26,8 @@ pub mod writes;
 pub use diff::diff;
 pub use group::{counts, counts_line, group, Group};
 pub use model::{
-    AcceptedVersions, Change, ChangeKind, Diff, ErrorProbes, ProbeOutcome, ProfileMismatch, ServerFacts, Side,
-    Snapshot, SnapshotReadError, ERRORS_JSON, PROMPTS_JSON, RESOURCES_JSON,
+    AcceptedVersions, Change, ChangeKind, Diff, ErrorProbes, ProbeOutcome, ProfileMismatch,
+    ServerFacts, Side, Snapshot, SnapshotReadError, ERRORS_JSON, PROMPTS_JSON, RESOURCES_JSON,
     RESOURCE_TEMPLATES_JSON, SERVER_JSON, TOOLS_JSON,
 };
 pub use report::{diff_snapshots, diff_table};
