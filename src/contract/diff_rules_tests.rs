@@ -124,8 +124,11 @@ fn older_snapshots_compare_only_the_era_both_record_and_say_so() {
     assert!(!rows[0].breaks_clients && !rows[0].affects_models);
 }
 
-/// An `errors.json` of these probes: (probe, era, request, outcome, code).
-fn probes(list: &[(&str, Option<&str>, &str, &str, Option<i64>)]) -> Snapshot {
+/// One probe's answer: (probe, era, request, outcome, code).
+type Probe<'a> = (&'a str, Option<&'a str>, &'a str, &'a str, Option<i64>);
+
+/// An `errors.json` of these probes.
+fn probes(list: &[Probe]) -> Snapshot {
     let probes: Vec<Value> = list
         .iter()
         .map(|(probe, era, request, outcome, code)| {
