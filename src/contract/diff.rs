@@ -44,7 +44,11 @@ pub fn diff(baseline: &Snapshot, candidate: &Snapshot) -> Vec<Change> {
         server_diff::diff_server(&b.server, &a.server, &mut out);
     }
     if let (Some(b), Some(a)) = (&b.errors, &a.errors) {
-        server_diff::diff_errors(b, a, &mut out);
+        let sessions = (
+            session_era(&baseline.server),
+            session_era(&candidate.server),
+        );
+        server_diff::diff_errors((b, a), sessions, &mut out);
     }
     out.sort_by_cached_key(|c| {
         let show = |v: &Option<Value>| v.as_ref().map(Value::to_string);
@@ -52,6 +56,11 @@ pub fn diff(baseline: &Snapshot, candidate: &Snapshot) -> Vec<Change> {
         (!c.breaks_clients, place, show(&c.before), show(&c.after))
     });
     out
+}
+
+/// The era a snapshot's session was in (`server.json`'s `protocolEra`).
+fn session_era(server: &Value) -> Option<&str> {
+    present(server, "protocolEra").and_then(Value::as_str)
 }
 
 /// How a list keys its items and names their removal and addition.

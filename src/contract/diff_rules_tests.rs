@@ -258,6 +258,16 @@ fn probes_made_in_both_eras_compare_the_era_both_sides_speak() {
         note,
         "is_error → jsonrpc_error -32602 (both in the modern era)"
     );
+    // An older baseline's probes carry no era: they are its session's (`protocolEra`).
+    let older = Snapshot {
+        server: json!({"protocolEra": "legacy"}),
+        ..probes(&[("unknown_tool", None, "tools/call", "is_error", None)])
+    };
+    let new = Snapshot {
+        server: json!({"protocolEra": "modern"}),
+        ..new
+    };
+    assert!(diff(&older, &new).is_empty(), "{:#?}", diff(&older, &new));
 }
 
 #[test]

@@ -209,24 +209,27 @@ fn not_compared(era: &str, baseline_lacks: bool) -> String {
     )
 }
 
-/// The era a probe was made in: its `era`, else (an older snapshot) the unsupported-version
-/// probe's from its request (`initialize` is legacy, a request with `_meta` modern).
-fn probe_era(probe: &Value) -> Option<&str> {
+/// The era a probe was made in: its `era`; else (an older snapshot) the unsupported-version
+/// probe's from its request (`initialize` is legacy, a request with `_meta` modern), any other's
+/// the snapshot's session era (`session`, its `protocolEra`).
+fn probe_era<'a>(probe: &'a Value, session: Option<&'a str>) -> Option<&'a str> {
     if let Some(era) = present(probe, "era").and_then(Value::as_str) {
         return Some(era);
     }
-    let request = present(probe, "request").and_then(Value::as_str)?;
+    let request = present(probe, "request")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     match present(probe, "probe").and_then(Value::as_str) {
         Some(VERSION_PROBE) if request.starts_with("initialize") => Some("legacy"),
         Some(VERSION_PROBE) if request.contains("_meta") => Some("modern"),
-        _ => None,
+        _ => session,
     }
 }
 
 /// The probes by name, then by era (`None`: an older snapshot's probe over its session).
 type Probes<'a> = BTreeMap<&'a str, BTreeMap<Option<&'a str>, &'a Value>>;
 
-fn keyed(probes: &[Value]) -> Probes<'_> {
+fn keyed<'a>(probes: &'a [Value], session: Option<&'a str>) -> Probes<'a> {
     let mut out = Probes::new();
     for probe in probes {
         let Some(name) = present(probe, "probe").and_then(Value::as_str) else {
@@ -234,7 +237,7 @@ fn keyed(probes: &[Value]) -> Probes<'_> {
         };
         // The first of a name and era is the one `check` reads too.
         let eras = out.entry(name).or_default();
-        eras.entry(probe_era(probe)).or_insert(probe);
+        eras.entry(probe_era(probe, session)).or_insert(probe);
     }
     out
 }
@@ -263,9 +266,13 @@ fn pairs<'a>(
 }
 
 /// `ErrorSemanticsChanged` for a probe whose outcome or code differs, when both snapshots ran it,
-/// in the same era where both record eras.
-pub(super) fn diff_errors(b: &Value, a: &Value, out: &mut Vec<Change>) {
-    let after = keyed(array(a, "probes"));
+/// in the same era where both record eras. `sessions`: each side's `protocolEra`, if known.
+pub(super) fn diff_errors(
+    (b, a): (&Value, &Value),
+    sessions: (Option<&str>, Option<&str>),
+    out: &mut Vec<Change>,
+) {
+    let after = keyed(array(a, "probes"), sessions.1);
     let outcome = |p: &Value| {
         present(p, "outcome")
             .and_then(Value::as_str)
@@ -276,7 +283,7 @@ pub(super) fn diff_errors(b: &Value, a: &Value, out: &mut Vec<Change>) {
         Some(code) => format!("{} {code}", outcome(p)),
         None => outcome(p),
     };
-    for (name, olds) in keyed(array(b, "probes")) {
+    for (name, olds) in keyed(array(b, "probes"), sessions.0) {
         let Some(news) = after.get(name) else {
             continue;
         };
@@ -290,7 +297,9 @@ pub(super) fn diff_errors(b: &Value, a: &Value, out: &mut Vec<Change>) {
             let mut note = format!("{} → {}", describe(old), describe(new));
             if let Some(era) = era {
                 note.push_str(&format!(" (both in the {era} era)"));
-            } else if let (Some(was), Some(is)) = (probe_era(old), probe_era(new)) {
+            } else if let (Some(was), Some(is)) =
+                (probe_era(old, sessions.0), probe_era(new, sessions.1))
+            {
                 if was != is {
                     note.push_str(&format!(" (a {was} session, then a {is} one)"));
                 }
