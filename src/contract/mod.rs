@@ -6,6 +6,7 @@ pub mod conformance;
 mod declared;
 pub mod deprecations;
 mod diff;
+mod eras;
 mod group;
 pub mod marked;
 mod mcp_header;

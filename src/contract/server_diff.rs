@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use super::diff::{array, present, Pair};
+use super::eras::FIRST_MODERN_VERSION;
 use super::model::{Change, ChangeKind as K};
-use super::probe::FIRST_MODERN_VERSION;
 
 /// Capabilities whose value is a map of named capabilities: empty, they offer nothing. (Any other
 /// capability, `logging: {}` or `tools: {}`, is offered by being there.)

@@ -7,8 +7,9 @@ use std::future::Future;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::eras::accepted_versions;
 use super::model::{ErrorProbes, ServerFacts, Snapshot};
-use super::probe::{accepted_versions, probe_errors};
+use super::probe::probe_errors;
 use crate::config::ServerSpec;
 use crate::mcp::{McpConnection, McpError};
 
