@@ -12,9 +12,7 @@ use serde_json::{json, Value};
 use super::declared;
 use super::model::{Change, ChangeKind as K, Snapshot};
 use super::schema::{self, Effect, Finding};
-
-/// The first protocol version without `initialize`; every earlier one is legacy.
-const FIRST_MODERN_VERSION: &str = "2026-07-28";
+use super::server_diff;
 
 /// The tool annotation hints and the value the spec gives each when it is absent.
 const HINTS: [(&str, bool); 4] = [
@@ -43,10 +41,14 @@ pub fn diff(baseline: &Snapshot, candidate: &Snapshot) -> Vec<Change> {
     diff_located(&TEMPLATES, moved.1, before, after, &mut out);
     // A side without server.json (another tool's snapshot) has no facts to compare.
     if !b.server.is_null() && !a.server.is_null() {
-        diff_server(&b.server, &a.server, &mut out);
+        server_diff::diff_server(&b.server, &a.server, &mut out);
     }
     if let (Some(b), Some(a)) = (&b.errors, &a.errors) {
-        diff_errors(b, a, &mut out);
+        let sessions = (
+            session_era(&baseline.server),
+            session_era(&candidate.server),
+        );
+        server_diff::diff_errors((b, a), sessions, &mut out);
     }
     out.sort_by_cached_key(|c| {
         let show = |v: &Option<Value>| v.as_ref().map(Value::to_string);
@@ -54,6 +56,11 @@ pub fn diff(baseline: &Snapshot, candidate: &Snapshot) -> Vec<Change> {
         (!c.breaks_clients, place, show(&c.before), show(&c.after))
     });
     out
+}
+
+/// The era a snapshot's session was in (`server.json`'s `protocolEra`).
+fn session_era(server: &Value) -> Option<&str> {
+    present(server, "protocolEra").and_then(Value::as_str)
 }
 
 /// How a list keys its items and names their removal and addition.
@@ -93,7 +100,7 @@ const TEMPLATES: Listing = Listing {
 };
 
 /// The array at `key`, or none.
-fn array<'a>(value: &'a Value, key: &str) -> &'a [Value] {
+pub(super) fn array<'a>(value: &'a Value, key: &str) -> &'a [Value] {
     value
         .get(key)
         .and_then(Value::as_array)
@@ -109,14 +116,14 @@ fn by_key<'a>(items: &'a [Value], key: &str) -> BTreeMap<&'a str, &'a Value> {
 }
 
 /// The value at a dotted path; JSON `null` counts as absent.
-fn present<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+pub(super) fn present<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
     let found = path.split('.').try_fold(value, |v, key| v.get(key));
     found.filter(|v| !v.is_null())
 }
 
 /// One item of a list on both sides, under one name.
 #[derive(Clone, Copy)]
-struct Pair<'a> {
+pub(super) struct Pair<'a> {
     list: &'static str,
     name: &'a str,
     b: &'a Value,
@@ -124,7 +131,7 @@ struct Pair<'a> {
 }
 
 impl<'a> Pair<'a> {
-    fn new(list: &'static str, name: &'a str, b: &'a Value, a: &'a Value) -> Self {
+    pub(super) fn new(list: &'static str, name: &'a str, b: &'a Value, a: &'a Value) -> Self {
         Self { list, name, b, a }
     }
 
@@ -133,7 +140,7 @@ impl<'a> Pair<'a> {
     }
 
     /// The change of the value at dotted `path`, if it changed.
-    fn field(&self, kind: K, path: &str) -> Option<Change> {
+    pub(super) fn field(&self, kind: K, path: &str) -> Option<Change> {
         let (before, after) = (present(self.b, path), present(self.a, path));
         let values = |c: Change| c.values(before.cloned(), after.cloned());
         (before != after).then(|| values(self.change(kind).at(path)))
@@ -435,128 +442,10 @@ fn diff_located(
     removed_and_added(spec, (&b, &a), &moved, out);
 }
 
-fn diff_server(b: &Value, a: &Value, out: &mut Vec<Change>) {
-    let server = Pair::new("server", "instructions", b, a);
-    let unplaced = |c: Change| Change { path: None, ..c };
-    out.extend(
-        server
-            .field(K::InstructionsChanged, "instructions")
-            .map(unplaced),
-    );
-    let capabilities = |s: &Value| present(s, "capabilities").cloned().unwrap_or_default();
-    diff_capabilities(&capabilities(b), &capabilities(a), "", out);
-    diff_versions(b, a, out);
-}
-
-/// Walks `capabilities`: a key (or `true`, or an array element) there before and gone after is
-/// removed; the reverse is added; any other changed value is reported as removed, to be safe.
-fn diff_capabilities(b: &Value, a: &Value, path: &str, out: &mut Vec<Change>) {
-    let on = |v: &Value| !matches!(v, Value::Null | Value::Bool(false));
-    let shown = |v: &Value| Some(v.clone()).filter(|v| !v.is_null());
-    let change = |kind, note: Option<String>| {
-        let change = Change::new("server", "capabilities", kind).values(shown(b), shown(a));
-        let change = if path.is_empty() {
-            change
-        } else {
-            change.at(path)
-        };
-        Change { note, ..change }
-    };
-    let list = |from: &[Value], without: &[Value]| {
-        let left: Vec<String> = from
-            .iter()
-            .filter(|v| !without.contains(v))
-            .map(Value::to_string)
-            .collect();
-        (!left.is_empty()).then(|| left.join(", "))
-    };
-    match (b, a) {
-        _ if b == a => {}
-        (Value::Object(bm), Value::Object(am)) => {
-            for key in bm.keys().chain(am.keys()).collect::<BTreeSet<_>>() {
-                let at = if path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{path}.{key}")
-                };
-                let null = Value::Null;
-                let (bv, av) = (bm.get(key).unwrap_or(&null), am.get(key).unwrap_or(&null));
-                diff_capabilities(bv, av, &at, out);
-            }
-        }
-        (Value::Array(bv), Value::Array(av)) => match (list(bv, av), list(av, bv)) {
-            (Some(gone), _) => out.push(change(
-                K::CapabilityRemoved,
-                Some(format!("{gone} removed")),
-            )),
-            (None, Some(new)) => out.push(change(K::CapabilityAdded, Some(format!("{new} added")))),
-            (None, None) => {}
-        },
-        _ if on(b) && !on(a) => out.push(change(K::CapabilityRemoved, None)),
-        _ if !on(b) && on(a) => out.push(change(K::CapabilityAdded, None)),
-        _ if on(b) => out.push(change(
-            K::CapabilityRemoved,
-            Some(format!("value {b} → {a}")),
-        )),
-        _ => {}
-    }
-}
-
-/// The versions a server supports: `supportedVersions`, else the one `protocolVersion`.
-fn versions(server: &Value) -> BTreeSet<&str> {
-    let mut out: BTreeSet<&str> = array(server, "supportedVersions")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    if out.is_empty() {
-        out.extend(present(server, "protocolVersion").and_then(Value::as_str));
-    }
-    out
-}
-
-fn diff_versions(b: &Value, a: &Value, out: &mut Vec<Change>) {
-    let (before, after) = (versions(b), versions(a));
-    let legacy = |v: &&str| *v < FIRST_MODERN_VERSION;
-    let drops_legacy = before.iter().any(legacy) && !after.iter().any(legacy);
-    let change = |kind| Change::new("server", "supportedVersions", kind);
-    for version in before.difference(&after) {
-        let dropped = change(K::ProtocolVersionDropped).values(Some(json!(version)), None);
-        if drops_legacy && legacy(version) {
-            out.push(dropped.note("drops every legacy version: breaks every legacy client"));
-        } else {
-            out.push(dropped);
-        }
-    }
-    for version in after.difference(&before) {
-        out.push(change(K::ProtocolVersionAdded).values(None, Some(json!(version))));
-    }
-}
-
-/// `ErrorSemanticsChanged` for a probe whose outcome or code differs, when both snapshots ran it.
-fn diff_errors(b: &Value, a: &Value, out: &mut Vec<Change>) {
-    let after = by_key(array(a, "probes"), "probe");
-    let outcome = |p: &Value| {
-        present(p, "outcome")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
-    let describe = |p: &Value| match present(p, "code") {
-        Some(code) => format!("{} {code}", outcome(p)),
-        None => outcome(p),
-    };
-    for (name, old) in by_key(array(b, "probes"), "probe") {
-        let Some(new) = after.get(name) else { continue };
-        if outcome(old) == "skipped" || outcome(new) == "skipped" {
-            continue;
-        }
-        let probe = Pair::new("errors", name, old, new);
-        let change = probe.field(K::ErrorSemanticsChanged, "outcome");
-        let change = change.or_else(|| probe.field(K::ErrorSemanticsChanged, "code"));
-        out.extend(change.map(|c| c.note(format!("{} → {}", describe(old), describe(new)))));
-    }
-}
-
 #[cfg(test)]
 #[path = "diff_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "diff_rules_tests.rs"]
+mod rules_tests;

@@ -320,15 +320,25 @@ fn protocol_versions() {
     let versions = |v: Value| snapshot(json!({"server": {"supportedVersions": v}}));
     let both = versions(json!(["2025-11-25", "2026-07-28"]));
     let modern = versions(json!(["2026-07-28"]));
-    let c = expect(&both, &modern, K::ProtocolVersionDropped, None, BREAKS);
+    // A server.json without `protocolEra` lists every version, each in its era by date; the
+    // rows name the era (issue 49: they were unplaced before eras were compared apart).
+    let legacy_era = Some("legacy");
+    let c = expect(
+        &both,
+        &modern,
+        K::ProtocolVersionDropped,
+        legacy_era,
+        BREAKS,
+    );
     assert_eq!(c.before, Some(json!("2025-11-25")));
     let every = "drops every legacy version: breaks every legacy client";
     assert_eq!(c.note.as_deref(), Some(every));
     let old = versions(json!(["2025-06-18", "2025-11-25"]));
     let legacy = versions(json!(["2025-11-25"]));
-    let c = expect(&old, &legacy, K::ProtocolVersionDropped, None, BREAKS);
-    assert_eq!(c.note, None, "a legacy version is left");
-    expect(&modern, &both, K::ProtocolVersionAdded, None, NEITHER);
+    let c = expect(&old, &legacy, K::ProtocolVersionDropped, legacy_era, BREAKS);
+    let note = c.note.unwrap_or_default();
+    assert!(!note.contains("every"), "a legacy version is left: {note}");
+    expect(&modern, &both, K::ProtocolVersionAdded, legacy_era, NEITHER);
 }
 
 #[test]

@@ -6,14 +6,17 @@ pub mod conformance;
 mod declared;
 pub mod deprecations;
 mod diff;
+mod eras;
 mod group;
 pub mod marked;
+mod mcp_header;
 mod model;
 pub mod portability;
 mod probe;
 mod report;
 pub mod safety;
 mod schema;
+mod server_diff;
 mod snapshot;
 pub mod token_diff;
 pub mod tokens;
@@ -25,8 +28,8 @@ pub mod writes;
 pub use diff::diff;
 pub use group::{counts, counts_line, group, Group};
 pub use model::{
-    Change, ChangeKind, Diff, ErrorProbes, ProbeOutcome, ProfileMismatch, ServerFacts, Side,
-    Snapshot, SnapshotReadError, ERRORS_JSON, PROMPTS_JSON, RESOURCES_JSON,
+    AcceptedVersions, Change, ChangeKind, Diff, ErrorProbes, ProbeOutcome, ProfileMismatch,
+    ServerFacts, Side, Snapshot, SnapshotReadError, ERRORS_JSON, PROMPTS_JSON, RESOURCES_JSON,
     RESOURCE_TEMPLATES_JSON, SERVER_JSON, TOOLS_JSON,
 };
 pub use report::{diff_snapshots, diff_table};

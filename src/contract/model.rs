@@ -39,8 +39,14 @@ pub struct ServerFacts {
     pub protocol_era: String,
     /// The version agreed on.
     pub protocol_version: String,
-    /// From `server/discover`; for a legacy server, the one version it answered.
+    /// The versions of the session's era: from `server/discover` in the modern era; in the
+    /// legacy era those `initialize` accepted, each offered over a fresh connection (else the
+    /// one agreed on). `acceptedVersions` has both eras.
     pub supported_versions: Vec<String>,
+    /// What the server accepts in each era, whichever era the session used; absent in snapshots
+    /// taken before mcpeval recorded it (the diff then compares only the session's era).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_versions: Option<AcceptedVersions>,
     pub capabilities: Value,
     pub instructions: Option<String>,
     pub server_info: Value,
@@ -59,6 +65,16 @@ pub struct ServerFacts {
     /// or URL (without its query); absent in older snapshots.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<String>,
+}
+
+/// The protocol versions a server accepts, per era (`acceptedVersions` in `server.json`), each
+/// list oldest first; an empty list: the server does not speak that era.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AcceptedVersions {
+    /// The legacy versions an `initialize` offering each was answered with that version.
+    pub legacy: Vec<String>,
+    /// The versions a `server/discover` over a fresh connection listed (or the session's).
+    pub modern: Vec<String>,
 }
 
 /// Two snapshots taken with different client profiles: their lists may differ for that reason
@@ -124,6 +140,11 @@ pub struct ProbeOutcome {
     /// `unknown_tool`, `missing_argument`, `wrong_type`, `unknown_resource`,
     /// `unsupported_protocol_version`.
     pub probe: String,
+    /// The protocol era the probe was made in (`legacy`, `modern`): the session's for the
+    /// probes over its connection; the unsupported-version probe is made in each era the
+    /// server speaks, the session's first. Absent in older snapshots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<String>,
     /// What was sent, in words (`tools/call` of `x` without `y`).
     pub request: String,
     /// `jsonrpc_error`, `is_error` (a result with `isError: true`), `result` (a success),
@@ -298,8 +319,14 @@ pub enum ChangeKind {
     ErrorSemanticsChanged,
     CapabilityRemoved,
     CapabilityAdded,
+    /// An empty `experimental` or `extensions` object removed: it offered nothing.
+    EmptyCapabilityRemoved,
+    /// A version the baseline accepted in an era that the candidate refuses in that era.
     ProtocolVersionDropped,
+    /// A version (or era) the candidate newly accepts.
     ProtocolVersionAdded,
+    /// An era one snapshot does not record (it predates `acceptedVersions`): not compared.
+    ProtocolVersionsNotCompared,
     /// A parameter's `x-mcp-header` annotation became invalid: HTTP clients must drop the tool.
     McpHeaderInvalid,
     /// A schema change no rule can decide (an `anyOf` rewritten…): treated as breaking.
@@ -343,6 +370,7 @@ impl ChangeKind {
             ResourceUriChanged | ResourceTemplateChanged | MimeTypeChanged => (true, false),
             ErrorSemanticsChanged | CapabilityRemoved | ProtocolVersionDropped => (true, false),
             CapabilityAdded | ProtocolVersionAdded => (false, false),
+            EmptyCapabilityRemoved | ProtocolVersionsNotCompared => (false, false),
             McpHeaderInvalid => (true, true),
             SchemaChanged => (true, true),
             InputSchemaDeclared => (false, true),

@@ -1,28 +1,69 @@
 //! Error probes: how the server answers an unknown tool, a missing or mistyped argument, an unknown
-//! resource and an unsupported protocol version. No probe calls a tool with valid arguments.
-
-use std::time::Duration;
+//! resource and an unsupported protocol version (that one in `eras.rs`), in each era it speaks.
+//! No probe calls a tool with valid arguments.
 
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use super::model::ProbeOutcome;
-use crate::config::{ServerSpec, Transport};
+use super::eras::{shorten, version_probe, PROBE_TIMEOUT};
+use super::model::{AcceptedVersions, ProbeOutcome};
+use crate::config::{ProtocolEra, ServerSpec};
 use crate::mcp::{CallOutcome, McpConnection, McpError};
 
-/// How long one probe may take.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
 /// A tool name no server has.
 pub const NO_SUCH_TOOL: &str = "mcpeval_probe_no_such_tool";
 /// A resource URI no server has.
 pub const NO_SUCH_RESOURCE: &str = "mcpeval-probe://no-such-resource";
-/// A protocol version no server supports.
-pub const NO_SUCH_VERSION: &str = "1900-01-01";
 
-/// Runs every probe; `tools` is the snapshot's normalized tool list.
+/// Runs every probe; `tools` is the snapshot's normalized tool list, `accepted` what the server
+/// accepts in each era. Each probe is made in each era the server speaks, the session's first
+/// (over its connection; the other era's over a connection of their own), so a diff compares
+/// answers in the same era on both sides, and `check` reads the session's first.
 pub async fn probe_errors(
     conn: &McpConnection,
     spec: &ServerSpec,
+    tools: &[Value],
+    accepted: &AcceptedVersions,
+) -> Result<Vec<ProbeOutcome>, McpError> {
+    let session = conn.server_info().era.clone();
+    let mut out = in_era(session_probes(conn, tools).await?, &session);
+    out.push(version_probe(spec, session == "modern").await);
+    let (other, other_spoken) = match session.as_str() {
+        "modern" => ("legacy", !accepted.legacy.is_empty()),
+        _ => ("modern", !accepted.modern.is_empty()),
+    };
+    if other_spoken {
+        out.extend(other_era_probes(spec, other, tools).await);
+        out.push(version_probe(spec, other == "modern").await);
+    }
+    Ok(out)
+}
+
+fn in_era(mut probes: Vec<ProbeOutcome>, era: &str) -> Vec<ProbeOutcome> {
+    for probe in &mut probes {
+        probe.era = Some(era.to_owned());
+    }
+    probes
+}
+
+/// The probes over a connection of their own in `era`; none when it cannot be made (the
+/// session's probes are the snapshot's, these only let a diff compare like with like).
+async fn other_era_probes(spec: &ServerSpec, era: &str, tools: &[Value]) -> Vec<ProbeOutcome> {
+    let mut spec = spec.clone();
+    spec.protocol_era = match era {
+        "modern" => ProtocolEra::Modern,
+        _ => ProtocolEra::Legacy,
+    };
+    let Ok(conn) = McpConnection::connect(&spec).await else {
+        return Vec::new();
+    };
+    let probes = session_probes(&conn, tools).await;
+    conn.close().await;
+    probes.map(|p| in_era(p, era)).unwrap_or_default()
+}
+
+/// The probes over the session's own connection.
+async fn session_probes(
+    conn: &McpConnection,
     tools: &[Value],
 ) -> Result<Vec<ProbeOutcome>, McpError> {
     let mut out = Vec::new();
@@ -67,7 +108,6 @@ pub async fn probe_errors(
         format!("resources/read of `{NO_SUCH_RESOURCE}`"),
         outcome,
     ));
-    out.push(version_probe(spec, conn.server_info().era == "modern").await);
     Ok(out)
 }
 
@@ -92,6 +132,7 @@ fn recorded(probe: &str, request: String, outcome: CallOutcome) -> ProbeOutcome 
     };
     ProbeOutcome {
         probe: probe.to_owned(),
+        era: None,
         request,
         outcome: kind.to_owned(),
         code,
@@ -103,19 +144,12 @@ fn recorded(probe: &str, request: String, outcome: CallOutcome) -> ProbeOutcome 
 fn skipped(probe: &str, why: &str) -> ProbeOutcome {
     ProbeOutcome {
         probe: probe.to_owned(),
+        era: None,
         request: why.to_owned(),
         outcome: "skipped".to_owned(),
         code: None,
         message: None,
         data: None,
-    }
-}
-
-/// Messages can be long (a stack trace); the first 300 characters say what kind of error it is.
-fn shorten(text: &str) -> String {
-    match text.char_indices().nth(300) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
     }
 }
 
@@ -188,238 +222,6 @@ fn placeholder(schema: &Value) -> Value {
     }
 }
 
-/// The protocol versions that have `initialize`, oldest first.
-pub const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-
-/// The versions a legacy server supports: `initialize` cannot list them, so each known legacy
-/// version is offered over a fresh connection and kept when the server answers with it.
-pub async fn legacy_supported_versions(spec: &ServerSpec) -> Vec<String> {
-    let mut supported = Vec::new();
-    for version in LEGACY_VERSIONS {
-        let request = initialize(version);
-        let answer = raw_request(spec, &request).await;
-        if let Ok(Answer {
-            outcome: "result",
-            message: Some(message),
-            ..
-        }) = answer
-        {
-            if message.ends_with(version) {
-                supported.push(version.to_owned());
-            }
-        }
-    }
-    supported
-}
-
-fn initialize(version: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {},
-        "clientInfo": {"name": "mcpeval-probe", "version": env!("CARGO_PKG_VERSION")}}})
-}
-
-/// Why a probe got no answer to read.
-#[derive(Debug, thiserror::Error)]
-enum ProbeFailure {
-    #[error("no answer within the probe timeout")]
-    Timeout,
-    #[error("cannot start: {0}")]
-    Start(std::io::Error),
-    #[error("no {0}")]
-    Pipe(&'static str),
-    #[error("cannot write: {0}")]
-    Write(std::io::Error),
-    #[error("cannot read: {0}")]
-    Read(std::io::Error),
-    #[error("request failed: {0}")]
-    Request(reqwest::Error),
-}
-
-/// One raw request over a fresh connection, bounded by the probe timeout.
-async fn raw_request(spec: &ServerSpec, request: &Value) -> Result<Answer, ProbeFailure> {
-    // A probe process runs on sandbox copies of its own, like any other start of the server.
-    let copies = crate::mcp::sandbox::SandboxCopies::make(spec)
-        .map_err(|e| ProbeFailure::Start(std::io::Error::other(e)))?;
-    let sandboxed = copies.as_ref().map(|c| c.apply(spec));
-    let spec = sandboxed.as_ref().unwrap_or(spec);
-    let answer = match &spec.transport {
-        Transport::Stdio { program, args } => {
-            tokio::time::timeout(PROBE_TIMEOUT, over_stdio(spec, program, args, request)).await
-        }
-        Transport::Http { url } => {
-            tokio::time::timeout(PROBE_TIMEOUT, over_http(spec, url, request)).await
-        }
-    };
-    answer.unwrap_or(Err(ProbeFailure::Timeout))
-}
-
-/// Sends one request naming protocol version `1900-01-01` over a fresh connection: `initialize`
-/// for a legacy server, `tools/list` with the version in `_meta` for a modern one.
-async fn version_probe(spec: &ServerSpec, modern: bool) -> ProbeOutcome {
-    let request = if modern {
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
-            "io.modelcontextprotocol/protocolVersion": NO_SUCH_VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {}}}})
-    } else {
-        initialize(NO_SUCH_VERSION)
-    };
-    let words = if modern {
-        format!("tools/list with protocol version {NO_SUCH_VERSION} in _meta")
-    } else {
-        format!("initialize with protocol version {NO_SUCH_VERSION}")
-    };
-    let mut outcome = match raw_request(spec, &request).await {
-        Ok(answer) => answer,
-        Err(reason) => Answer::none(reason.to_string()),
-    }
-    .into_outcome();
-    outcome.probe = "unsupported_protocol_version".into();
-    outcome.request = words;
-    outcome
-}
-
-/// A raw answer to one request.
-struct Answer {
-    outcome: &'static str,
-    code: Option<i64>,
-    message: Option<String>,
-    data: Option<Value>,
-}
-
-impl Answer {
-    fn none(reason: String) -> Self {
-        Self {
-            outcome: "no_answer",
-            code: None,
-            message: Some(reason),
-            data: None,
-        }
-    }
-
-    /// A JSON-RPC response: its error, or the version a result answered with.
-    fn from_response(response: &Value) -> Self {
-        if let Some(error) = response.get("error") {
-            return Self {
-                outcome: "jsonrpc_error",
-                code: error.get("code").and_then(Value::as_i64),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                data: error.get("data").cloned(),
-            };
-        }
-        let version = response
-            .pointer("/result/protocolVersion")
-            .and_then(Value::as_str)
-            .map(|v| format!("answered with protocol version {v}"));
-        Self {
-            outcome: "result",
-            code: None,
-            message: version,
-            data: None,
-        }
-    }
-
-    fn into_outcome(self) -> ProbeOutcome {
-        ProbeOutcome {
-            probe: String::new(),
-            request: String::new(),
-            outcome: self.outcome.to_owned(),
-            code: self.code,
-            message: self.message.map(|m| shorten(&m)),
-            data: self.data,
-        }
-    }
-}
-
-/// Starts the server again (never through a shell), writes the request, reads the response.
-async fn over_stdio(
-    spec: &ServerSpec,
-    program: &str,
-    args: &[String],
-    request: &Value,
-) -> Result<Answer, ProbeFailure> {
-    let mut command = tokio::process::Command::new(program);
-    command
-        .args(args)
-        .envs(&spec.env)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
-    if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
-    }
-    let mut child = command.spawn().map_err(ProbeFailure::Start)?;
-    let mut stdin = child.stdin.take().ok_or(ProbeFailure::Pipe("stdin"))?;
-    let stdout = child.stdout.take().ok_or(ProbeFailure::Pipe("stdout"))?;
-    let line = format!("{request}\n");
-    stdin
-        .write_all(line.as_bytes())
-        .await
-        .map_err(ProbeFailure::Write)?;
-    let mut lines = BufReader::new(stdout).lines();
-    let answer = loop {
-        match lines.next_line().await {
-            Ok(Some(line)) => {
-                let Ok(value) = serde_json::from_str::<Value>(&line) else {
-                    continue;
-                };
-                if value.get("id") == Some(&json!(1)) {
-                    break Ok(Answer::from_response(&value));
-                }
-            }
-            Ok(None) => {
-                break Ok(Answer::none(
-                    "the server closed stdout without answering".into(),
-                ))
-            }
-            Err(e) => break Err(ProbeFailure::Read(e)),
-        }
-    };
-    drop(stdin);
-    let _ = child.kill().await;
-    answer
-}
-
-/// POSTs the request with `MCP-Protocol-Version: 1900-01-01`; a JSON or event-stream body with
-/// a JSON-RPC response is read as such, any other refusal is recorded as its HTTP status.
-async fn over_http(spec: &ServerSpec, url: &str, request: &Value) -> Result<Answer, ProbeFailure> {
-    let client = crate::net::client_builder()
-        .build()
-        .map_err(ProbeFailure::Request)?;
-    let mut call = client
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", NO_SUCH_VERSION)
-        .body(request.to_string());
-    for (name, value) in &spec.headers {
-        call = call.header(name, value);
-    }
-    let response = call.send().await.map_err(ProbeFailure::Request)?;
-    let status = response.status();
-    let body = response.text().await.unwrap_or_default();
-    let json = serde_json::from_str::<Value>(&body).ok().or_else(|| {
-        body.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-    });
-    Ok(match json {
-        Some(value) if value.get("error").is_some() || value.get("result").is_some() => {
-            Answer::from_response(&value)
-        }
-        _ if !status.is_success() => Answer {
-            outcome: "http_error",
-            code: Some(i64::from(status.as_u16())),
-            message: Some(shorten(body.trim())),
-            data: None,
-        },
-        _ => Answer::none(format!("HTTP {status} without a JSON-RPC response")),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,21 +237,5 @@ mod tests {
         assert_eq!(args["status"], json!("open"));
         assert_eq!(tool_with_required(&tools).unwrap().1, "id");
         assert!(mistyped_call(&[json!({"name": "x", "inputSchema": {}})]).is_none());
-    }
-
-    #[test]
-    fn a_response_becomes_an_outcome() {
-        let err = json!({"id": 1, "error": {"code": -32022, "message": "unsupported",
-            "data": {"supported": ["2026-07-28"]}}});
-        let a = Answer::from_response(&err).into_outcome();
-        assert_eq!(
-            (a.outcome.as_str(), a.code),
-            ("jsonrpc_error", Some(-32022))
-        );
-        assert!(a.data.is_some());
-        let ok = json!({"id": 1, "result": {"protocolVersion": "2025-06-18"}});
-        let b = Answer::from_response(&ok).into_outcome();
-        assert_eq!(b.outcome, "result");
-        assert!(b.message.unwrap().contains("2025-06-18"));
     }
 }

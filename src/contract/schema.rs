@@ -1,19 +1,20 @@
 //! JSON Schema for the contract diff: the canonical form two schemas are compared in (local `$ref`s
 //! resolved), a keyword-by-keyword comparison that says whether a schema now accepts more or fewer
-//! values, and the validity rules of the `x-mcp-header` parameter annotation.
+//! values; the validity rules of the `x-mcp-header` parameter annotation are in `mcp_header.rs`.
 //!
 //! Key order needs no canonical form: serde_json is built here without `preserve_order` (its
 //! features in this build are `std`, `alloc`, `default` and `raw_value`), so `Map` is a `BTreeMap`,
 //! and its equality ignores insertion order either way.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
 use self::Effect::{Narrowed, Replaced, Widened};
+pub use super::mcp_header::header_annotations;
 
 /// Keywords whose values are instances, not schemas: never resolved, walked or compared inside.
-const DATA_KEYWORDS: &str = "enum const default examples";
+pub(super) const DATA_KEYWORDS: &str = "enum const default examples";
 
 /// Keywords whose value maps names to schemas.
 const SCHEMA_MAPS: &str = "properties patternProperties dependentSchemas";
@@ -29,7 +30,7 @@ const IGNORED_KEYWORDS: &str = "$comment $id $anchor $schema $defs definitions r
     contentEncoding contentMediaType";
 
 /// Whether `key` is one of the space-separated `keywords`.
-fn listed(keywords: &str, key: &str) -> bool {
+pub(super) fn listed(keywords: &str, key: &str) -> bool {
     keywords.split_whitespace().any(|k| k == key)
 }
 
@@ -385,12 +386,37 @@ fn flag(k: Keyword, true_narrows: bool) -> Option<Finding> {
     (on(k.b) != on(k.a)).then(|| k.narrowed_if(on(k.a) == true_narrows, note))
 }
 
+/// 2^53 − 1, JavaScript's `Number.MAX_SAFE_INTEGER`: the largest integer every JSON parser holds
+/// exactly. zod writes it as the `maximum` of `.int()` (and its negative as the `minimum`).
+const EDGE_OF_JSON_NUMBERS: f64 = 9_007_199_254_740_991.0;
+
+/// A bound keyword; an upper bound at or above 2^53 − 1 (a lower one at or below its negative) is
+/// no bound: no client sends a number past it, so adding it narrows nothing.
 fn compare_bound(k: Keyword, is_max: bool) -> Option<Finding> {
     let (x, y) = (k.b.and_then(Value::as_f64), k.a.and_then(Value::as_f64));
     if x.is_none() && k.b.is_some() || y.is_none() && k.a.is_some() {
         return flag(k, true); // draft 4's boolean `exclusiveMaximum` / `exclusiveMinimum`
     }
+    let bounds = |v: &f64| match is_max {
+        true => *v < EDGE_OF_JSON_NUMBERS,
+        false => *v > -EDGE_OF_JSON_NUMBERS,
+    };
     let key = k.key;
+    let (within_x, within_y) = (x.filter(bounds), y.filter(bounds));
+    if (within_x, within_y) != (x, y) {
+        let show = |v: Option<&Value>| v.map_or("none".to_owned(), Value::to_string);
+        let note = format!(
+            "{key} {} → {} (2^53 − 1 or beyond: no bound)",
+            show(k.b),
+            show(k.a)
+        );
+        // One side is at the edge, so at most one is a real bound.
+        return match (within_x, within_y) {
+            (None, None) => None,
+            (Some(_), _) => Some(k.narrowed_if(false, note)),
+            (None, Some(_)) => Some(k.narrowed_if(true, note)),
+        };
+    }
     match (x, y) {
         (None, Some(y)) => Some(k.narrowed_if(true, format!("{key} {y} added"))),
         (Some(x), None) => Some(k.narrowed_if(false, format!("{key} {x} removed"))),
@@ -498,131 +524,4 @@ fn compare_properties(b: &Schema, a: &Schema, path: &str, out: &mut Vec<Finding>
             out.push(Keyword::new(name, &at, Some(&flags[0]), Some(&flags[1])).finding(effect));
         }
     }
-}
-
-/// An `x-mcp-header` annotation of a tool's input schema and why it is invalid, if it is.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HeaderAnnotation {
-    /// The annotation's value (the `{name}` of `Mcp-Param-{name}`).
-    pub value: Value,
-    pub problem: Option<String>,
-}
-
-/// The `tchar` of RFC 9110 §5.6.2: `!#$%&'*+-.^_`|~`, digits and letters.
-fn is_tchar(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
-}
-
-/// Every `x-mcp-header` annotation in a raw input schema (not [`normalize`]d: a `$ref` on the way
-/// to a property makes its annotation invalid), by the dotted path of the schema carrying it.
-///
-/// The rules, from MCP 2026-07-28, Streamable HTTP, "Custom Headers from Tool Parameters"
-/// (`basic/transports/streamable-http`): the value "MUST NOT be empty", "MUST match HTTP
-/// field-name token syntax (`1*tchar`, RFC 9110 Section 5.1)", "MUST NOT contain control
-/// characters", "MUST be case-insensitively unique among all `x-mcp-header` values in the
-/// `inputSchema`", "MUST only be applied to parameters with primitive types (integer, string,
-/// boolean). Parameters with type `number` are not permitted", and "MUST only be applied to
-/// properties that are statically reachable from the schema root: reachable via a chain consisting
-/// solely of `properties` keys. The chain MUST NOT pass through `items` (or any other array
-/// keyword), composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
-/// (`if`/`then`/`else`), or `$ref`." And: "Clients using the Streamable HTTP transport MUST reject
-/// tool definitions where any `x-mcp-header` value violates these constraints. Rejection means
-/// the client MUST exclude the invalid tool from the result of `tools/list`."
-///
-/// Read here: a `type` array passes when its types other than `"null"` are all string, integer or
-/// boolean (a null value only omits the header); a property without `type` fails. The safe-integer
-/// range constrains call values, not the definition, so it is not checked.
-pub fn header_annotations(input_schema: &Value, path: &str) -> BTreeMap<String, HeaderAnnotation> {
-    let mut out = BTreeMap::new();
-    collect_headers(input_schema, path, Reach::Root, &mut out);
-    let names = out
-        .values()
-        .filter_map(|h| h.value.as_str())
-        .map(str::to_ascii_lowercase);
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    names.for_each(|name| *counts.entry(name).or_default() += 1);
-    for header in out.values_mut().filter(|h| h.problem.is_none()) {
-        let name = header.value.as_str().unwrap_or_default();
-        if counts[&name.to_ascii_lowercase()] > 1 {
-            let problem = format!("header name `{name}` is not case-insensitively unique");
-            header.problem = Some(problem);
-        }
-    }
-    out
-}
-
-/// Where a schema sits relative to the root, for the static-reachability rule.
-#[derive(Clone, Copy, PartialEq)]
-enum Reach {
-    Root,
-    /// Through `properties` keys alone.
-    Property,
-    Elsewhere,
-}
-
-fn collect_headers(
-    node: &Value,
-    path: &str,
-    reach: Reach,
-    out: &mut BTreeMap<String, HeaderAnnotation>,
-) {
-    match node {
-        Value::Object(map) => {
-            if let Some(value) = map.get("x-mcp-header") {
-                let problem = header_problem(node, value, reach);
-                let header = HeaderAnnotation {
-                    value: value.clone(),
-                    problem,
-                };
-                out.insert(path.to_owned(), header);
-            }
-            for (key, child) in map.iter().filter(|(k, _)| !listed(DATA_KEYWORDS, k)) {
-                match (key.as_str(), child) {
-                    ("x-mcp-header", _) => {}
-                    ("properties", Value::Object(props)) if reach != Reach::Elsewhere => {
-                        for (name, schema) in props {
-                            let at = format!("{path}.properties.{name}");
-                            collect_headers(schema, &at, Reach::Property, out);
-                        }
-                    }
-                    _ => collect_headers(child, &format!("{path}.{key}"), Reach::Elsewhere, out),
-                }
-            }
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                collect_headers(item, &format!("{path}.{i}"), Reach::Elsewhere, out);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn header_problem(schema: &Value, value: &Value, reach: Reach) -> Option<String> {
-    let Some(name) = value.as_str() else {
-        return Some(format!("the annotation {value} is not a string"));
-    };
-    let types = match schema.get("type") {
-        Some(Value::Array(many)) => many.iter().filter(|t| *t != "null").collect(),
-        one => Vec::from_iter(one),
-    };
-    let primitive = |t: &&Value| matches!(t.as_str(), Some("string" | "integer" | "boolean"));
-    let problem = if name.is_empty() {
-        "the header name is empty".to_owned()
-    } else if !name.bytes().all(is_tchar) {
-        format!(
-            "`{}` is not an HTTP field-name token (RFC 9110 `1*tchar`)",
-            name.escape_debug()
-        )
-    } else if reach != Reach::Property {
-        "the annotated schema is not reachable from the root through `properties` alone".to_owned()
-    } else if types.is_empty() || !types.iter().all(primitive) {
-        let found = schema
-            .get("type")
-            .map_or("no type".to_owned(), |t| format!("type {t}"));
-        format!("the parameter has {found}; only string, integer and boolean ones may be mirrored")
-    } else {
-        return None;
-    };
-    Some(problem)
 }

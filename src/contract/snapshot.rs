@@ -1,13 +1,15 @@
 //! Takes a contract snapshot of a live server: every page of the four lists, fetched from the start
-//! until two fetches agree, normalized and sorted; the handshake's facts; the error probes.
+//! until two fetches agree, normalized and sorted; the handshake's facts and the protocol versions
+//! accepted in each era; the error probes.
 
 use std::future::Future;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::eras::accepted_versions;
 use super::model::{ErrorProbes, ServerFacts, Snapshot};
-use super::probe::{legacy_supported_versions, probe_errors};
+use super::probe::probe_errors;
 use crate::config::ServerSpec;
 use crate::mcp::{McpConnection, McpError};
 
@@ -55,21 +57,20 @@ async fn snapshot_of(conn: &McpConnection, spec: &ServerSpec) -> Result<Snapshot
     let prompts = consistent("prompts/list", || conn.list_prompts(), "name").await?;
     let info = conn.server_info();
     let facts = conn.handshake_facts();
-    let supported_versions = match conn.supported_versions().await {
+    let discovered = conn.supported_versions().await;
+    let session = (info.era.as_str(), info.protocol_version.as_str());
+    let accepted = accepted_versions(spec, session, discovered.as_deref()).await;
+    // `supportedVersions` keeps its meaning: the session era's versions.
+    let supported_versions = match discovered {
         Some(versions) => versions,
-        None => {
-            let versions = legacy_supported_versions(spec).await;
-            if versions.is_empty() {
-                vec![info.protocol_version.clone()]
-            } else {
-                versions
-            }
-        }
+        None if !accepted.legacy.is_empty() => accepted.legacy.clone(),
+        None => vec![info.protocol_version.clone()],
     };
     let server = ServerFacts {
         protocol_era: info.era.clone(),
         protocol_version: info.protocol_version.clone(),
         supported_versions,
+        accepted_versions: Some(accepted.clone()),
         capabilities: normalize(&facts.capabilities),
         instructions: info.instructions.clone(),
         server_info: normalize(&facts.server_info),
@@ -78,7 +79,7 @@ async fn snapshot_of(conn: &McpConnection, spec: &ServerSpec) -> Result<Snapshot
         requested_era: Some(format!("{:?}", spec.protocol_era).to_lowercase()),
         spec: Some(super::versions::identity(&spec.display())),
     };
-    let probes = probe_errors(conn, spec, &tools).await?;
+    let probes = probe_errors(conn, spec, &tools, &accepted).await?;
     Ok(Snapshot {
         tools,
         resources,

@@ -64,6 +64,16 @@ fn demo_releases_diff_over_stdio_in_both_eras() {
         let server: Value =
             serde_json::from_str(&std::fs::read_to_string(a.join("server.json")).unwrap()).unwrap();
         assert_eq!(server["protocolEra"], era);
+        // Both eras are recorded whichever the session used (the demo speaks both).
+        let legacy = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+        assert_eq!(
+            server["acceptedVersions"]["legacy"],
+            serde_json::json!(legacy)
+        );
+        assert_eq!(
+            server["acceptedVersions"]["modern"],
+            serde_json::json!(["2026-07-28"])
+        );
         let (code, d) = diff(&a, &b, dir.path());
         assert_demo_diff(code, &d);
         // A snapshot against itself: no change at all.
@@ -88,21 +98,29 @@ fn demo_releases_diff_over_stdio_in_both_eras() {
         &std::fs::read_to_string(dir.path().join("a-modern/errors.json")).unwrap(),
     )
     .unwrap();
-    let probes: Vec<&str> = errors["probes"]
+    let probes: Vec<(&str, &str)> = errors["probes"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| p["probe"].as_str().unwrap())
+        .map(|p| (p["probe"].as_str().unwrap(), p["era"].as_str().unwrap()))
         .collect();
+    // Each probe in each era the server speaks, the session's first (issue 49: the diff
+    // compares answers of the same era; before, only the session's five were made).
+    let names = [
+        "unknown_tool",
+        "missing_argument",
+        "wrong_type",
+        "unknown_resource",
+        "unsupported_protocol_version",
+    ];
+    let expected: Vec<(&str, &str)> = ["modern", "legacy"]
+        .iter()
+        .flat_map(|era| names.iter().map(move |name| (*name, *era)))
+        .collect();
+    assert_eq!(probes, expected);
     assert_eq!(
-        probes,
-        [
-            "unknown_tool",
-            "missing_argument",
-            "wrong_type",
-            "unknown_resource",
-            "unsupported_protocol_version"
-        ]
+        errors["probes"][4]["code"], -32022,
+        "the session's own first"
     );
 }
 
