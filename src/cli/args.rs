@@ -630,10 +630,12 @@ pub struct SnapshotArgs {
 const SNAPSHOT_HELP: &str = "\
 Files: tools.json, resources.json, resource-templates.json, prompts.json (the MCP Inspector CLI's
 --format json output normalized with jq -S '.result.tools | sort_by(.name)' and the like),
-server.json (era, supportedVersions, capabilities, instructions, serverInfo, the client
-profile: its name, the capabilities it declared and the era it asked for) and errors.json (how the server answers an unknown tool, a missing or
-mistyped argument, an unknown resource, an unsupported protocol version; no probe calls a tool
-with valid arguments), and tokens.json (what each tool, the list and the instructions cost in
+server.json (era, supportedVersions, acceptedVersions: the versions accepted in each era,
+legacy and modern, whichever era the session used; capabilities, instructions, serverInfo, the
+client profile: its name, the capabilities it declared and the era it asked for) and errors.json
+(how the server answers an unknown tool, a missing or mistyped argument, an unknown resource, an
+unsupported protocol version, in each era it speaks; no probe calls a tool with valid
+arguments), and tokens.json (what each tool, the list and the instructions cost in
 tokens as the OpenAI chat `tools` array sends them, with o200k_base and cl100k_base; counted
 offline: docs/tokens.md).
 Environment: $VAR and ${VAR} in --config (a server's env and headers, [auth.NAME]) are read
