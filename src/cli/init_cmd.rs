@@ -62,8 +62,12 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
     for line in state_lines(&done.files, report) {
         outln!("{line}");
     }
-    if report.refused_everything {
-        outln!("every tool call was refused (an error answer): the call tasks pin the refusals");
+    if let Some((head, rest)) = crate::job::init::refused_words(report) {
+        let head = head.to_lowercase();
+        match report.refused_values.is_empty() {
+            true => outln!("{head} (an error answer): the call tasks pin the refusals"),
+            false => outln!("{head}{rest}"),
+        }
     }
     for note in &report.notes {
         outln!("note: {note}");

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::args_from_schema::required;
 use super::models::{refuse, Drafts, ExpectedCall, ModelDraft, Origin, Purpose, Rejected, Stage};
-use crate::contract::boundary::fill;
+use super::values::{eg, value_for, Known};
 
 /// Verbs a tool name or description starts with, and how a user would say them instead.
 const VERBS: &[(&str, &str)] = &[
@@ -74,13 +74,13 @@ const PER_TOOL: usize = 3;
 /// them); a tool not in it gets its first candidate.
 pub type Chosen = std::collections::BTreeMap<String, Map<String, Value>>;
 
-/// Drafts model tasks for `tools` from their descriptions and schemas; `paths` are absolute
-/// paths the server was started with or answered with, for path parameters.
-pub fn draft(tools: &[rmcp::model::Tool], chosen: &Chosen, paths: &[String]) -> Drafts {
-    let args_for = |t: &rmcp::model::Tool, paths: &[String]| -> Map<String, Value> {
+/// Drafts model tasks for `tools` from their descriptions and schemas; `known` holds the paths
+/// the server was started with or answered with, and its command line's flags.
+pub fn draft(tools: &[rmcp::model::Tool], chosen: &Chosen, known: &Known) -> Drafts {
+    let args_for = |t: &rmcp::model::Tool, known: &Known| -> Map<String, Value> {
         match chosen.get(t.name.as_ref()) {
             Some(args) => args.clone(),
-            None => args_for(t, paths),
+            None => args_for(t, known),
         }
     };
     let mut out = Drafts::default();
@@ -95,17 +95,17 @@ pub fn draft(tools: &[rmcp::model::Tool], chosen: &Chosen, paths: &[String]) -> 
         }),
     };
     for tool in tools {
-        for (i, prompt) in phrasings(tool, &args_for(tool, paths))
+        for (i, prompt) in phrasings(tool, &args_for(tool, known))
             .into_iter()
             .enumerate()
         {
-            let d = serves(tool, prompt, &args_for(tool, paths), format!("{}", i + 1));
+            let d = serves(tool, prompt, &args_for(tool, known), format!("{}", i + 1));
             push(&mut out, d);
         }
     }
     for (a, b) in overlapping(tools) {
         for (this, other) in [(a, b), (b, a)] {
-            let args = distinguishing(this, other, args_for(this, paths), paths);
+            let args = distinguishing(this, other, args_for(this, known), known);
             let Some(prompt) = phrasings(this, &args).into_iter().next() else {
                 continue;
             };
@@ -172,16 +172,17 @@ fn looks_like_path(v: &Value) -> bool {
 
 /// The argument sets to try for a tool's requests, best first: the hinted values
 /// ([`args_for`]), then the plain schema-filled ones of the call tasks.
-pub fn candidates(tool: &rmcp::model::Tool, paths: &[String]) -> Vec<Map<String, Value>> {
-    let hinted = args_for(tool, paths);
-    let filled = super::args_from_schema::valid_args(&Value::Object((*tool.input_schema).clone()));
+pub fn candidates(tool: &rmcp::model::Tool, known: &Known) -> Vec<Map<String, Value>> {
+    let hinted = args_for(tool, known);
+    let filled =
+        super::args_from_schema::valid_args(&Value::Object((*tool.input_schema).clone()), known);
     let mut out = vec![hinted.clone()];
     // A path parameter tries the other known paths too (a file where a directory failed).
     for (key, value) in &hinted {
-        if !value.as_str().is_some_and(|v| paths.iter().any(|p| p == v)) {
+        if !value.as_str().is_some_and(|v| known.paths.iter().any(|p| p == v)) {
             continue;
         }
-        for other in paths.iter().take(8) {
+        for other in known.paths.iter().take(8) {
             let mut args = hinted.clone();
             args.insert(key.clone(), json!(other));
             if !out.contains(&args) {
@@ -204,7 +205,7 @@ pub fn candidates(tool: &rmcp::model::Tool, paths: &[String]) -> Vec<Map<String,
 /// The arguments a request carries: every required parameter, and the optional ones the schema
 /// gives an example or default for; values from the schema (examples, "e.g. X" in the
 /// description, defaults, enums), a known path for a path parameter, else a word.
-pub fn args_for(tool: &rmcp::model::Tool, paths: &[String]) -> Map<String, Value> {
+pub fn args_for(tool: &rmcp::model::Tool, known: &Known) -> Map<String, Value> {
     let schema = Value::Object((*tool.input_schema).clone());
     let required = required(&schema);
     let mut args = Map::new();
@@ -212,80 +213,14 @@ pub fn args_for(tool: &rmcp::model::Tool, paths: &[String]) -> Map<String, Value
         return args;
     };
     for (name, prop) in props {
-        let hinted = prop.get("examples").is_some() || eg(prop).is_some();
+        let hinted = prop.get("examples").is_some()
+            || prop["description"].as_str().and_then(eg).is_some();
         if !required.contains(&name.as_str()) && !hinted {
             continue;
         }
-        args.insert(name.clone(), value_for(name, prop, paths));
+        args.insert(name.clone(), value_for(name, prop, known));
     }
     args
-}
-
-/// A value for parameter `name`.
-fn value_for(name: &str, prop: &Value, paths: &[String]) -> Value {
-    if prop.get("examples").is_some() || prop.get("enum").is_some() || prop.get("const").is_some() {
-        return fill(prop);
-    }
-    let ty = prop["type"].as_str().unwrap_or("string");
-    if let Some(example) = eg(prop) {
-        match ty {
-            "integer" => {
-                if let Ok(n) = example.parse::<i64>() {
-                    return json!(n);
-                }
-            }
-            "number" => {
-                if let Ok(n) = example.parse::<f64>() {
-                    return json!(n);
-                }
-            }
-            "string" => return json!(example),
-            _ => {}
-        }
-    }
-    if ty == "string" && prop.get("format").is_none() {
-        let lower = name.to_ascii_lowercase();
-        if lower.contains("path") || lower.contains("dir") || lower.contains("file") {
-            let want_file = lower.contains("file");
-            let pick = (paths.iter())
-                .find(|p| want_file == has_extension(p))
-                .or_else(|| paths.first());
-            if let Some(p) = pick {
-                return json!(p);
-            }
-        }
-        if prop.get("default").is_none() {
-            return json!("example");
-        }
-    }
-    fill(prop)
-}
-
-fn has_extension(path: &str) -> bool {
-    let last = path.rsplit('/').next().unwrap_or_default();
-    last.contains('.') && !last.starts_with('.')
-}
-
-/// The example a parameter's description gives: "e.g. 42", "for example apollo".
-fn eg(prop: &Value) -> Option<String> {
-    let text = prop["description"].as_str()?;
-    let lower = text.to_ascii_lowercase();
-    let at = [
-        "e.g. ",
-        "e.g., ",
-        "for example ",
-        "for example, ",
-        "such as ",
-    ]
-    .iter()
-    .find_map(|m| lower.find(m).map(|i| i + m.len()))?;
-    let word: String = text[at..]
-        .trim_start_matches(['`', '"', '\''])
-        .chars()
-        .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | ')' | ';' | '`' | '"' | '\''))
-        .collect();
-    let word = word.trim_end_matches('.').to_owned();
-    (!word.is_empty()).then_some(word)
 }
 
 /// Up to three requests for `tool` carrying `args`, none naming it.
@@ -409,7 +344,7 @@ fn capital(s: &str) -> String {
 
 /// A name's words, lower case: `search_issues` and `searchIssues` → `search`, `issues` (the
 /// suggestion rule's splitting, so `getURL` is `get`, `url`).
-fn name_words(name: &str) -> Vec<String> {
+pub fn name_words(name: &str) -> Vec<String> {
     crate::suite::name_words(name)
 }
 
@@ -462,7 +397,7 @@ fn distinguishing(
     this: &rmcp::model::Tool,
     other: &rmcp::model::Tool,
     mut args: Map<String, Value>,
-    paths: &[String],
+    known: &Known,
 ) -> Map<String, Value> {
     let theirs = other
         .input_schema
@@ -474,7 +409,7 @@ fn distinguishing(
             let lacks = theirs.is_none_or(|t| !t.contains_key(name));
             let concrete = prop.get("enum").is_some() || prop.get("examples").is_some();
             if lacks && concrete && !args.contains_key(name) {
-                args.insert(name.clone(), value_for(name, prop, paths));
+                args.insert(name.clone(), value_for(name, prop, known));
             }
         }
     }
@@ -558,7 +493,7 @@ mod tests {
                 "project": {"type": "string", "examples": ["apollo"]}},
                 "required": ["query"]}),
         );
-        let args = args_for(&t, &[]);
+        let args = args_for(&t, &Known::default());
         assert_eq!(
             Value::Object(args.clone()),
             json!({"query": "example", "project": "apollo"})
@@ -582,7 +517,7 @@ mod tests {
             json!({"type": "object", "properties": {
                 "id": {"type": "integer", "description": "The issue number, e.g. 42"}}}),
         );
-        assert_eq!(args_for(&t, &[])["id"], json!(42));
+        assert_eq!(args_for(&t, &Known::default())["id"], json!(42));
         let f = tool(
             "read_text_file",
             "Read a file.",
@@ -591,7 +526,7 @@ mod tests {
         );
         let paths = ["/tmp/d".to_owned(), "/tmp/d/notes.txt".to_owned()];
         assert_eq!(
-            args_for(&f, &paths)["path"],
+            args_for(&f, &Known::paths(&paths))["path"],
             json!("/tmp/d"),
             "a path, not a file"
         );
@@ -605,7 +540,7 @@ mod tests {
             tool("find_issues", "Find issues that match a text.", s.clone()),
             tool("list_projects", "List every project.", s),
         ];
-        let drafts = draft(&tools, &Chosen::new(), &[]);
+        let drafts = draft(&tools, &Chosen::new(), &Known::default());
         let pairs: Vec<&ModelDraft> = (drafts.drafts.iter())
             .filter(|d| matches!(d.purpose, Purpose::Confusion { .. }))
             .collect();

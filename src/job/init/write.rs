@@ -102,6 +102,9 @@ pub struct Report {
     pub left_out: Vec<LeftOut>,
     /// Every valid tool call was refused (an error): the tasks pin that.
     pub refused_everything: bool,
+    /// `(tool, argument, value)`: values init drafted that a valid call was refused on (its
+    /// task not kept).
+    pub refused_values: Vec<(String, String, serde_json::Value)>,
     pub notes: Vec<String>,
     /// The model tasks' stage (`None` with `--no-models`).
     pub models: Option<super::model_tasks::ModelOutcome>,
@@ -125,6 +128,7 @@ impl Report {
             drafted: Vec::new(),
             left_out: Vec::new(),
             refused_everything: false,
+            refused_values: Vec::new(),
             notes: Vec::new(),
             models: None,
             ci: Default::default(),
@@ -300,12 +304,8 @@ pub fn report_md(files: &Files, report: &Report) -> String {
         report.malformed(),
         report.left_out.len()
     ));
-    if report.refused_everything {
-        out.push_str(
-            "**Every tool call was refused** (an error answer): the call tasks pin the refusals. \
-             If the server was started wrong (a directory it may not read, missing credentials), \
-             fix that and run `mcpeval init --force` again.\n\n",
-        );
+    if let Some(refused) = refused_words(report) {
+        out.push_str(&format!("**{}**{}\n\n", refused.0, refused.1));
     }
     out.push_str("## Drafted\n\n| task | request | checks |\n| --- | --- | --- |\n");
     for d in &report.drafted {
@@ -345,6 +345,39 @@ pub fn report_md(files: &Files, report: &Report) -> String {
         report.sandbox_args(),
     ));
     out
+}
+
+/// What the report and the output say when the server refused valid calls: every one
+/// ("Every tool call was refused", then the rest), or some on values init drafted. Which
+/// values (tool, argument, value) when the refusals answered those.
+pub fn refused_words(report: &Report) -> Option<(String, String)> {
+    let values: Vec<String> = (report.refused_values.iter())
+        .map(|(tool, arg, value)| format!("`{tool}` {arg} = {value}"))
+        .collect();
+    let fix = "put values the server accepts in the tasks' `args` of tasks/calls.yaml (or in \
+               the parameters' descriptions, `e.g. …`, and run `mcpeval init --force` again)";
+    match (report.refused_everything, values.is_empty()) {
+        (true, true) => Some((
+            "Every tool call was refused".into(),
+            " (an error answer): the call tasks pin the refusals. If the server was started \
+             wrong (a directory it may not read, missing credentials), fix that and run \
+             `mcpeval init --force` again."
+                .into(),
+        )),
+        (true, false) => Some((
+            "Every tool call was refused".into(),
+            format!(
+                " (an error answer), and the refusals named values init drafted, not the \
+                 server's own: {}. Those calls are not kept as tasks; {fix}.",
+                values.join("; ")
+            ),
+        )),
+        (false, false) => Some((
+            "Some tool calls were refused on values init drafted".into(),
+            format!(": {}. Those calls are not kept as tasks; {fix}.", values.join("; ")),
+        )),
+        (false, true) => None,
+    }
 }
 
 /// The checks of a task, in words: `is_error: false, output_schema, 2 texts, 3 paths`.
