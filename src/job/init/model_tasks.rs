@@ -37,6 +37,9 @@ pub struct ModelOutcome {
     pub unverified: Vec<(ModelDraft, Option<Teardown>)>,
     /// Whether verification ran (else every draft is in `unverified`).
     pub verified: bool,
+    /// The tools with a `TODO` stub (DIR/todo.yaml) instead of a task: templates could write
+    /// no sensible request, or every drafted task was turned down.
+    pub todo: Vec<super::todo::Todo>,
 }
 
 /// How a kept draft fared in verification.
@@ -159,6 +162,19 @@ pub async fn model_tasks(
     outcome.writer_output_tokens = drafts.writer_output_tokens;
     notes.extend(drafts.notes);
     outcome.notes.splice(0..0, notes);
+    outcome.todo = drafts.todo;
+    // Every tool gets a model task: one whose drafts were all turned down gets a stub.
+    for tool in &tools {
+        let name = tool.name.as_ref();
+        let has = |d: &ModelDraft| d.tool.as_deref() == Some(name);
+        let covered = outcome.kept.iter().any(|(d, _)| has(d))
+            || outcome.unverified.iter().any(|(d, _)| has(d))
+            || outcome.todo.iter().any(|t| t.tool == name);
+        if !covered {
+            let why = "every task drafted for it was turned down (see rejected.yaml for why)";
+            outcome.todo.push(super::todo::Todo::new(tool, why.into()));
+        }
+    }
     Ok(outcome)
 }
 

@@ -9,43 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::args_from_schema::required;
 use super::models::{refuse, Drafts, ExpectedCall, ModelDraft, Origin, Purpose, Rejected, Stage};
-use super::values::{eg, value_for, Known};
-
-/// Verbs a tool name or description starts with, and how a user would say them instead.
-const VERBS: &[(&str, &str)] = &[
-    ("search", "look for"),
-    ("find", "look up"),
-    ("lookup", "look up"),
-    ("look", "look"),
-    ("query", "look up"),
-    ("get", "show me"),
-    ("fetch", "bring me"),
-    ("retrieve", "bring me"),
-    ("read", "show me the contents of"),
-    ("list", "show me"),
-    ("show", "give me"),
-    ("describe", "tell me about"),
-    ("create", "make"),
-    ("add", "post"),
-    ("update", "change"),
-    ("edit", "change"),
-    ("modify", "change"),
-    ("set", "change"),
-    ("write", "save"),
-    ("delete", "get rid of"),
-    ("remove", "get rid of"),
-    ("move", "relocate"),
-    ("rename", "give a new name to"),
-    ("send", "deliver"),
-    ("run", "start"),
-    ("execute", "carry out"),
-    ("check", "verify"),
-    ("count", "tell me how many"),
-    ("calculate", "work out"),
-    ("compute", "work out"),
-    ("convert", "turn"),
-    ("echo", "repeat back"),
-];
+use super::phrasing::phrasings;
+use super::values::{eg, pick, value_for, Known, Source};
 
 /// Verbs that mean the same for the confusion-pair rule.
 const SAME_VERBS: &[&[&str]] = &[
@@ -66,9 +31,6 @@ const STOP: &[&str] = &[
     "is", "are", "be", "it", "this", "that", "from", "as", "at", "each", "one", "all", "any",
     "returns", "return", "given", "e", "g", "use", "used", "can", "will", "into", "if",
 ];
-
-/// How many requests a tool gets.
-const PER_TOOL: usize = 3;
 
 /// The arguments chosen per tool (by the caller, from [`candidates`], as the server answers
 /// them); a tool not in it gets its first candidate.
@@ -94,7 +56,13 @@ pub fn draft(tools: &[rmcp::model::Tool], chosen: &Chosen, known: &Known) -> Dra
             calls: Vec::new(),
         }),
     };
+    let mut stubbed = BTreeSet::new();
     for tool in tools {
+        if let Some(why) = super::todo::reason(tool, known) {
+            out.todo.push(super::todo::Todo::new(tool, why));
+            stubbed.insert(tool.name.to_string());
+            continue;
+        }
         for (i, prompt) in phrasings(tool, &args_for(tool, known))
             .into_iter()
             .enumerate()
@@ -104,6 +72,9 @@ pub fn draft(tools: &[rmcp::model::Tool], chosen: &Chosen, known: &Known) -> Dra
         }
     }
     for (a, b) in overlapping(tools) {
+        if stubbed.contains(a.name.as_ref()) || stubbed.contains(b.name.as_ref()) {
+            continue;
+        }
         for (this, other) in [(a, b), (b, a)] {
             let args = distinguishing(this, other, args_for(this, known), known);
             let Some(prompt) = phrasings(this, &args).into_iter().next() else {
@@ -203,8 +174,8 @@ pub fn candidates(tool: &rmcp::model::Tool, known: &Known) -> Vec<Map<String, Va
 }
 
 /// The arguments a request carries: every required parameter, and the optional ones the schema
-/// gives an example or default for; values from the schema (examples, "e.g. X" in the
-/// description, defaults, enums), a known path for a path parameter, else a word.
+/// or the description gives an example for (not those that would carry their default); values
+/// as [`super::values`] picks them.
 pub fn args_for(tool: &rmcp::model::Tool, known: &Known) -> Map<String, Value> {
     let schema = Value::Object((*tool.input_schema).clone());
     let required = required(&schema);
@@ -215,131 +186,16 @@ pub fn args_for(tool: &rmcp::model::Tool, known: &Known) -> Map<String, Value> {
     for (name, prop) in props {
         let hinted = prop.get("examples").is_some()
             || prop["description"].as_str().and_then(eg).is_some();
-        if !required.contains(&name.as_str()) && !hinted {
+        if required.contains(&name.as_str()) {
+            args.insert(name.clone(), value_for(name, prop, known));
             continue;
         }
-        args.insert(name.clone(), value_for(name, prop, known));
+        let (value, source) = pick(name, prop, known);
+        if hinted && source != Source::Default && !value.is_null() {
+            args.insert(name.clone(), value);
+        }
     }
     args
-}
-
-/// Up to three requests for `tool` carrying `args`, none naming it.
-fn phrasings(tool: &rmcp::model::Tool, args: &Map<String, Value>) -> Vec<String> {
-    let description = tool.description.as_deref().unwrap_or_default();
-    let sentence = first_sentence(description);
-    let (verb, rest) = split_verb(&sentence, &tool.name);
-    let values = values_clause(args);
-    let rest = rest.trim().trim_end_matches('.');
-    let mut out = Vec::new();
-    let say = say_verb(&verb);
-    let lead = |s: &str| match say.is_empty() {
-        true => s.to_owned(),
-        false => format!("{say} {s}"),
-    };
-    let things: Vec<String> = name_words(&tool.name).into_iter().skip(1).collect();
-    if !rest.is_empty() {
-        out.push(capital(&format!("{}{values}.", lead(rest))));
-        out.push(format!("Could you {}{values}?", lower_first(&lead(rest))));
-    }
-    if !things.is_empty() && !say.is_empty() {
-        out.push(capital(&format!(
-            "{say} the {}{values}, please.",
-            things.join(" ")
-        )));
-    }
-    if rest.is_empty() && out.is_empty() {
-        out.push(capital(&format!(
-            "{}{values}.",
-            lead(&name_words(&tool.name).join(" "))
-        )));
-    }
-    out.truncate(PER_TOOL);
-    out
-}
-
-/// `, with project "apollo" and id 42` (strings quoted, so a model copies them verbatim).
-fn values_clause(args: &Map<String, Value>) -> String {
-    if args.is_empty() {
-        return String::new();
-    }
-    let parts: Vec<String> = (args.iter())
-        .map(|(k, v)| {
-            let words = name_words(k).join(" ");
-            match v {
-                Value::String(s) => format!("{words} \"{s}\""),
-                other => format!("{words} {other}"),
-            }
-        })
-        .collect();
-    format!(", with {}", parts.join(" and "))
-}
-
-/// The first sentence of a description, without parentheses.
-fn first_sentence(text: &str) -> String {
-    let mut out = String::new();
-    let mut depth = 0;
-    for c in text.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' if depth > 0 => depth -= 1,
-            _ if depth > 0 => {}
-            '.' | '\n' | '!' | '?' if !out.trim().is_empty() => break,
-            _ => out.push(c),
-        }
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The description's leading verb (or the name's first word) and what follows it; a leading
-/// verb that is the name's own is dropped, so the request does not say the name.
-fn split_verb(sentence: &str, name: &str) -> (String, String) {
-    let mut words = sentence.splitn(2, ' ');
-    let first = words.next().unwrap_or_default().to_ascii_lowercase();
-    let rest = words.next().unwrap_or_default().to_owned();
-    let base = first.trim_end_matches('s');
-    if VERBS.iter().any(|(v, _)| *v == first || *v == base) {
-        let verb = VERBS.iter().find(|(v, _)| *v == first || *v == base);
-        return (
-            verb.map(|v| v.0).unwrap_or(base).to_owned(),
-            lower_first(&rest),
-        );
-    }
-    // Not a verb we know: the sentence as it is (an imperative, as descriptions mostly are),
-    // unless it starts with the name's own verb.
-    let name_verb = name_words(name).into_iter().next().unwrap_or_default();
-    match first == name_verb {
-        true => (name_verb, rest),
-        false => (String::new(), sentence.to_owned()),
-    }
-}
-
-fn say_verb(verb: &str) -> String {
-    if verb.is_empty() {
-        return String::new();
-    }
-    (VERBS.iter())
-        .find(|(v, _)| *v == verb)
-        .map(|(_, say)| (*say).to_owned())
-        .unwrap_or_else(|| "help me with this:".to_owned())
-}
-
-fn lower_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) if c.clone().next().is_some_and(char::is_lowercase) => {
-            f.to_lowercase().chain(c).collect()
-        }
-        Some(f) => std::iter::once(f).chain(c).collect(),
-        None => String::new(),
-    }
-}
-
-fn capital(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
 }
 
 /// A name's words, lower case: `search_issues` and `searchIssues` → `search`, `issues` (the

@@ -289,7 +289,8 @@ fn has_extension(path: &str) -> bool {
     last.contains('.') && !last.starts_with('.')
 }
 
-/// A neutral value of the type: a word (`example`, as long as `minLength` asks), a number in
+/// A neutral value of the type: a word (`example`, as long as `minLength` asks; `HEAD` for a
+/// revision), a number in
 /// the bounds (1 where it may be), `true`, one item of an array (or `minItems`), an object's
 /// required members.
 fn neutral(name: &str, prop: &Value, ty: &str, known: &Known) -> Value {
@@ -319,6 +320,12 @@ fn neutral(name: &str, prop: &Value, ty: &str, known: &Known) -> Value {
         }
         _ => {
             let min = prop["minLength"].as_u64().unwrap_or(0) as usize;
+            // A revision of a repository: the one every repository with a commit has.
+            let words = super::templates::name_words(name);
+            let revision = ["revision", "rev", "ref", "commit", "sha", "treeish"];
+            if words.iter().any(|w| revision.contains(&w.as_str())) && min <= 4 {
+                return json!("HEAD");
+            }
             let mut word = "example".to_owned();
             while word.chars().count() < min {
                 word.push_str(" example");

@@ -65,6 +65,7 @@ fn last_a_neutral_value_never_one_letter_and_within_the_schema() {
     assert_eq!(pick("q", &json!({"type": "string"}), &k), (json!("example"), Source::Neutral));
     let long = pick("q", &json!({"type": "string", "minLength": 10}), &k).0;
     assert!(long.as_str().unwrap().len() >= 10, "{long}");
+    assert_eq!(pick("revision", &json!({"type": "string"}), &k).0, json!("HEAD"));
     let bounded = json!({"type": "integer", "minimum": 3, "maximum": 9});
     assert_eq!(pick("n", &bounded, &k).0, json!(3));
     let list = json!({"type": "array", "items": {"type": "string"}, "minItems": 2});

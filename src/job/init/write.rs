@@ -21,6 +21,9 @@ pub struct Files {
     /// The tasks drafted and not verified, since they would reach a tool that may change the
     /// server's real state (`DIR/unverified.yaml`: outside the suite).
     pub unverified: PathBuf,
+    /// The `TODO` stubs: a model task per tool init could not draft a sensible one for
+    /// (`DIR/todo.yaml`: outside the suite).
+    pub todo: PathBuf,
     pub report: PathBuf,
     /// The CI files: `DIR/mcpeval.toml`, `DIR/contract/`, the workflow.
     pub ci: super::ci::CiFiles,
@@ -33,6 +36,7 @@ impl Files {
             models: dir.join("tasks").join("models.yaml"),
             rejected: dir.join("rejected.yaml"),
             unverified: dir.join("unverified.yaml"),
+            todo: dir.join("todo.yaml"),
             report: dir.join("init-report.md"),
             ci: super::ci::CiFiles::under(dir),
         }
@@ -44,6 +48,7 @@ impl Files {
             self.models.clone(),
             self.rejected.clone(),
             self.unverified.clone(),
+            self.todo.clone(),
             self.report.clone(),
         ]
     }
@@ -208,6 +213,14 @@ pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io
             super::models_write::rejected_yaml(models, &report.server),
         )?;
     }
+    let todo = report.models.as_ref().map(|m| m.todo.as_slice()).unwrap_or_default();
+    match todo.is_empty() {
+        false => write(&files.todo, super::todo::todo_yaml(todo, &report.server))?,
+        true if files.todo.exists() => {
+            std::fs::remove_file(&files.todo).map_err(|e| (files.todo.clone(), e))?
+        }
+        true => {}
+    }
     match super::unverified::unverified_yaml(report) {
         Some(text) => write(&files.unverified, text)?,
         None if files.unverified.exists() => {
@@ -304,6 +317,7 @@ pub fn report_md(files: &Files, report: &Report) -> String {
         report.malformed(),
         report.left_out.len()
     ));
+    out.push_str(&trust_section(files, report));
     if let Some(refused) = refused_words(report) {
         out.push_str(&format!("**{}**{}\n\n", refused.0, refused.1));
     }
@@ -344,6 +358,66 @@ pub fn report_md(files: &Files, report: &Report) -> String {
         report.server_args(files),
         report.sandbox_args(),
     ));
+    out
+}
+
+/// The report's list of what was verified and what was not: the call tasks (a third call
+/// passed each), the model tasks (by a real model, or only by the simulated one), the drafts
+/// not run, the `TODO` stubs.
+fn trust_section(files: &Files, report: &Report) -> String {
+    let mut out = String::from("## Verified and unverified
+
+");
+    out.push_str(&format!(
+        "- **verified**: {} call task(s) in `{}` (each passed a third call as `mcpeval run` \
+         grades it)\n",
+        report.drafted.len(),
+        files.calls.display()
+    ));
+    if let Some(m) = &report.models {
+        let how = match &m.writer {
+            Some(w) => format!("written by `{w}`"),
+            None => "templated from the tools' descriptions and schemas".to_owned(),
+        };
+        match (m.verified, m.simulated) {
+            (true, false) => out.push_str(&format!(
+                "- **verified**: {} model task(s) in `{}` ({how}; kept when `{}` passed them)\n",
+                m.kept.len(),
+                files.models.display(),
+                m.host
+            )),
+            (true, true) => out.push_str(&format!(
+                "- **{}, not verified by a real model**: {} model task(s) in `{}` (only `sim`, \
+                 mcpeval's simulated model, ran them: `mcpeval init --force --host \
+                 openai:MODEL` keeps what a real model passes)\n",
+                match m.writer {
+                    Some(_) => "written",
+                    None => "templated",
+                },
+                m.kept.len(),
+                files.models.display()
+            )),
+            (false, _) => out.push_str(&format!(
+                "- **not verified**: {} model task(s) in `{}` ({how}; not run, see below)\n",
+                report.unverified.models.len(),
+                files.unverified.display()
+            )),
+        }
+        if !m.todo.is_empty() {
+            let tools: Vec<String> = m.todo.iter().map(|t| format!("`{}`", t.tool)).collect();
+            out.push_str(&format!(
+                "- **TODO**: {} stub(s) in `{}` (outside the suite), for {}: init could not \
+                 draft a sensible model task; write the request and move it into tasks/\n",
+                m.todo.len(),
+                files.todo.display(),
+                tools.join(", ")
+            ));
+            for t in &m.todo {
+                out.push_str(&format!("  - `{}`: {}\n", t.tool, t.why));
+            }
+        }
+    }
+    out.push('\n');
     out
 }
 
