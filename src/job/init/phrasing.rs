@@ -245,3 +245,55 @@ fn capital(s: &str) -> String {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn tool(name: &str, description: &str) -> rmcp::model::Tool {
+        let schema = serde_json::json!({"type": "object"});
+        let Value::Object(schema) = schema else {
+            panic!("an object")
+        };
+        rmcp::model::Tool::new(name.to_owned(), description.to_owned(), Arc::new(schema))
+    }
+
+    #[test]
+    fn a_request_is_one_a_user_would_write() {
+        let args = |pairs: &[(&str, &str)]| -> Map<String, Value> {
+            (pairs.iter())
+                .map(|(k, v)| (k.to_string(), Value::from(*v)))
+                .collect()
+        };
+        let checkout = tool("git_checkout", "Switches branches");
+        let p = phrasings(&checkout, &args(&[("branch_name", "main")]));
+        assert_eq!(
+            p,
+            [
+                "Switch branches, with branch name \"main\".",
+                "Could you switch branches, with branch name \"main\"?"
+            ],
+            "no \"the checkout\" from a name whose first word is no verb"
+        );
+        let thinking = tool(
+            "sequentialthinking",
+            "A detailed tool for dynamic and reflective problem-solving through thoughts.\nMore.",
+        );
+        let p = phrasings(&thinking, &Map::new());
+        assert_eq!(
+            p[0],
+            "Help me with dynamic and reflective problem-solving through thoughts."
+        );
+        assert!(p.iter().all(|p| !p.contains("A detailed tool")), "{p:?}");
+        let that = tool("tz", "A tool that converts times between zones.");
+        assert_eq!(
+            request_of(&that),
+            Some(("turn".into(), "times between zones".into()))
+        );
+        let null = serde_json::json!({"a": null, "b": 2}).as_object().cloned().unwrap();
+        assert_eq!(values_clause(&null), ", with b 2", "a null is not said");
+        assert_eq!(request_of(&tool("x", "The stations of a region.")), None);
+        assert_eq!(request_of(&tool("x", "")), None);
+    }
+}
