@@ -127,7 +127,7 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
     }
     let instructions = conn.server_info().instructions.clone();
     let known = Known::of(&request.server, &[]);
-    let probes = probes(
+    let mut probes = probes(
         &listed,
         request.include_writes,
         &guard,
@@ -135,6 +135,8 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
         &known,
         &mut report,
     );
+    let timeout = request.timeout;
+    super::settle::settle(&request.server, &listed.tools, &mut probes, &known, timeout).await;
     let texts = call_tasks(request, &listed, conn, &probes, &mut report).await?;
     if !request.no_models {
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -274,7 +276,7 @@ async fn ask_all(
 
 /// One request's answer; on sandbox copies, with the copy's paths put back as `{sandbox}`, so
 /// that two answers (from two copies) compare and a pinned text holds on the next copy.
-async fn ask(conn: &McpConnection, call: &CallSpec, timeout: Duration) -> Result<Answer, McpError> {
+pub(super) async fn ask(conn: &McpConnection, call: &CallSpec, timeout: Duration) -> Result<Answer, McpError> {
     let mut outcome = match call {
         CallSpec::Tool { name, args } => {
             // A drafted value may name the sandbox copy (`{sandbox}` from the command line).
@@ -417,7 +419,7 @@ fn refused_everything(drafted: &[Drafted], dropped: usize) -> bool {
 /// The values init chose for a valid call (`probe.chosen`) that its refusal `text` names: the
 /// value itself, or the argument's name (the tool's own name taken out of the text first, so
 /// `time` is not found in `convert_time`). Empty: the refusal is the server's own.
-fn refused_on_drafted(probe: &Probe, text: &str) -> Vec<(String, Value)> {
+pub(super) fn refused_on_drafted(probe: &Probe, text: &str) -> Vec<(String, Value)> {
     let CallSpec::Tool { name, .. } = &probe.request else {
         return Vec::new();
     };

@@ -16,6 +16,7 @@ mod models_write;
 mod paths;
 mod phrasing;
 mod probes;
+mod settle;
 mod teardown;
 mod todo;
 mod templates;

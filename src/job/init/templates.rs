@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use super::args_from_schema::required;
 use super::models::{refuse, Drafts, ExpectedCall, ModelDraft, Origin, Purpose, Rejected, Stage};
 use super::phrasing::phrasings;
-use super::values::{eg, pick, value_for, Known, Source};
+use super::values::{alternatives, eg, pick, value_for, Known, Source};
 
 /// Verbs that mean the same for the confusion-pair rule.
 const SAME_VERBS: &[&[&str]] = &[
@@ -142,7 +142,8 @@ fn looks_like_path(v: &Value) -> bool {
 }
 
 /// The argument sets to try for a tool's requests, best first: the hinted values
-/// ([`args_for`]), then the plain schema-filled ones of the call tasks.
+/// ([`args_for`]), other known paths for a path, each value's alternatives, then the call
+/// tasks' arguments.
 pub fn candidates(tool: &rmcp::model::Tool, known: &Known) -> Vec<Map<String, Value>> {
     let hinted = args_for(tool, known);
     let filled =
@@ -157,6 +158,17 @@ pub fn candidates(tool: &rmcp::model::Tool, known: &Known) -> Vec<Map<String, Va
             let mut args = hinted.clone();
             args.insert(key.clone(), json!(other));
             if !out.contains(&args) {
+                out.push(args);
+            }
+        }
+    }
+    // Then each drafted value's alternatives (`id` 1 where the description's 42 is refused).
+    let schema = Value::Object((*tool.input_schema).clone());
+    for (key, value) in &hinted {
+        for alt in alternatives(key, &schema["properties"][key.as_str()], known) {
+            let mut args = hinted.clone();
+            args.insert(key.clone(), alt);
+            if &args[key.as_str()] != value && !out.contains(&args) {
                 out.push(args);
             }
         }

@@ -87,17 +87,42 @@ pub fn value_for(name: &str, prop: &Value, known: &Known) -> Value {
 
 /// A value for parameter `name` of schema `prop`, and where it came from.
 pub fn pick(name: &str, prop: &Value, known: &Known) -> (Value, Source) {
+    (candidates(name, prop, known).into_iter().next())
+        .unwrap_or_else(|| (neutral(name, prop, type_of(prop), known), Source::Neutral))
+}
+
+/// The values init would try for a parameter after the first one ([`pick`]) was refused: the
+/// later candidates, then the plain value of its type (`contract::boundary::fill`'s), each once.
+pub fn alternatives(name: &str, prop: &Value, known: &Known) -> Vec<Value> {
+    let mut all: Vec<Value> = (candidates(name, prop, known).into_iter())
+        .map(|(v, _)| v)
+        .collect();
+    all.push(crate::contract::boundary::fill(prop));
+    let first = all.first().cloned();
+    let mut out: Vec<Value> = Vec::new();
+    for v in all {
+        if Some(&v) != first.as_ref() && !out.contains(&v) && v.as_str().is_none_or(|s| s.len() > 1) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Every value init has for a parameter, best first: the schema's own value alone when it
+/// gives one; else the description's, the format's, the command line's (each when the schema
+/// takes it), then the neutral one.
+fn candidates(name: &str, prop: &Value, known: &Known) -> Vec<(Value, Source)> {
     if let Some(v) = prop.get("default") {
-        return (v.clone(), Source::Default);
+        return vec![(v.clone(), Source::Default)];
     }
     if let Some(v) = prop["examples"].as_array().and_then(|e| e.first()) {
-        return (v.clone(), Source::Example);
+        return vec![(v.clone(), Source::Example)];
     }
     if let Some(v) = prop.get("const") {
-        return (v.clone(), Source::Enum);
+        return vec![(v.clone(), Source::Enum)];
     }
     if let Some(v) = prop["enum"].as_array().and_then(|e| e.first()) {
-        return (v.clone(), Source::Enum);
+        return vec![(v.clone(), Source::Enum)];
     }
     // `anyOf: [{type: string}, {type: null}]` (an optional parameter of the Python SDK): the
     // first branch that is not null, read with the parameter's own description.
@@ -108,22 +133,20 @@ pub fn pick(name: &str, prop: &Value, known: &Known) -> (Value, Source) {
             if let (Some(m), Some(d)) = (merged.as_object_mut(), prop.get("description")) {
                 m.entry("description").or_insert(d.clone());
             }
-            return pick(name, &merged, known);
+            return candidates(name, &merged, known);
         }
     }
     let ty = type_of(prop);
-    let fits = |v: &Value| valid(prop, v);
     let tries: [(Source, Option<Value>); 3] = [
         (Source::Description, described(prop, ty)),
         (Source::Format, formatted(prop)),
         (Source::CommandLine, from_command_line(name, ty, known)),
     ];
-    for (source, value) in tries {
-        if let Some(v) = value.filter(fits) {
-            return (v, source);
-        }
-    }
-    (neutral(name, prop, ty, known), Source::Neutral)
+    let mut out: Vec<(Value, Source)> = (tries.into_iter())
+        .filter_map(|(source, value)| value.filter(|v| valid(prop, v)).map(|v| (v, source)))
+        .collect();
+    out.push((neutral(name, prop, ty, known), Source::Neutral));
+    out
 }
 
 /// The schema's single type (`string` when it says none; the first not null of a list).

@@ -81,3 +81,14 @@ fn last_a_neutral_value_never_one_letter_and_within_the_schema() {
         assert!(v.as_str().is_none_or(|s| s.chars().count() > 1), "{prop}: {v}");
     }
 }
+
+#[test]
+fn alternatives_are_the_later_values_then_the_plain_one() {
+    let id = json!({"type": "integer", "description": "The issue number, e.g. 42"});
+    assert_eq!(pick("id", &id, &Known::default()).0, json!(42));
+    assert_eq!(alternatives("id", &id, &Known::default()), [json!(1)]);
+    let tz = json!({"type": "string", "description": "A zone (e.g. 'Europe/Paris')"});
+    assert_eq!(alternatives("tz", &tz, &Known::default()), [json!("example")]);
+    let given = json!({"type": "string", "enum": ["a", "b"]});
+    assert!(alternatives("s", &given, &Known::default()).is_empty());
+}
