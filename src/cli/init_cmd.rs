@@ -122,7 +122,11 @@ fn model_lines(m: &ModelOutcome, files: &Files, report: &Report) {
             files.rejected.display(),
             writer,
             m.host,
-            if m.simulated { ", the simulated model" } else { "" },
+            if m.simulated {
+                ", the simulated model"
+            } else {
+                ""
+            },
             m.trials
         );
         let none: Vec<&str> = (m.tools.iter())

@@ -44,7 +44,13 @@ fn config(dir: &Path, name: &str, command: &str) -> PathBuf {
 /// `mcpeval init --config CONFIG --server NAME --out OUT EXTRA…`, one trial per model task, run
 /// in `dir` (a git repository of its own, so the workflow goes there).
 fn init(dir: &Path, config: &Path, name: &str, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["init", "--config", config.to_str().unwrap(), "--server", name];
+    let mut args = vec![
+        "init",
+        "--config",
+        config.to_str().unwrap(),
+        "--server",
+        name,
+    ];
     args.extend(["--out", out.to_str().unwrap(), "--verify-trials", "1"]);
     args.extend(extra);
     Command::new(bin())
@@ -93,14 +99,21 @@ fn task<'a>(yaml: &'a str, id: &str) -> &'a str {
 
 /// One `key = value` of a TOML table.
 fn entry(toml: &toml::Value, table: &str, key: &str) -> String {
-    toml["servers"][table][key].as_str().unwrap_or_default().to_owned()
+    toml["servers"][table][key]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 #[test]
 fn init_over_mcp_server_time_drafts_time_zones_and_a_model_task_for_every_tool() {
     let dir = temp_dir();
     let root = dir.path();
-    let git = Command::new("git").args(["init", "-q"]).current_dir(root).output().unwrap();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(root)
+        .output()
+        .unwrap();
     assert!(git.status.success(), "{}", text(&git));
     let program = time_server();
     let config = config(root, "time", program.to_str().unwrap());
@@ -120,7 +133,10 @@ fn init_over_mcp_server_time_drafts_time_zones_and_a_model_task_for_every_tool()
         serde_json::json!({"source_timezone": "America/New_York",
                            "target_timezone": "Asia/Tokyo", "time": "14:30"})
     );
-    assert!(task(&yaml, "call-convert-time").contains("is_error: false"), "{yaml}");
+    assert!(
+        task(&yaml, "call-convert-time").contains("is_error: false"),
+        "{yaml}"
+    );
     let now = task(&yaml, "call-get-current-time");
     assert!(now.contains(r#""timezone":"America/New_York""#), "{now}");
     assert!(now.contains("is_error: false"), "{now}");
@@ -129,21 +145,33 @@ fn init_over_mcp_server_time_drafts_time_zones_and_a_model_task_for_every_tool()
     // A model task for every tool, and the output tells verified from templated.
     let models = read(&out.join("tasks/models.yaml"));
     for tool in ["convert_time", "get_current_time"] {
-        assert!(models.contains(&format!("      - tool: {tool}\n")), "{tool}: {models}");
+        assert!(
+            models.contains(&format!("      - tool: {tool}\n")),
+            "{tool}: {models}"
+        );
     }
     assert!(!out.join("todo.yaml").exists(), "no stub needed: {said}");
     assert!(said.contains("call task(s), verified"), "{said}");
-    assert!(said.contains("templated and not verified by a real model"), "{said}");
+    assert!(
+        said.contains("templated and not verified by a real model"),
+        "{said}"
+    );
     let report = read(&out.join("init-report.md"));
     assert!(report.contains("## Verified and unverified"), "{report}");
-    assert!(report.contains("**templated, not verified by a real model**"), "{report}");
+    assert!(
+        report.contains("**templated, not verified by a real model**"),
+        "{report}"
+    );
 
     // No argument anywhere is a one-letter placeholder.
     let mut all = Vec::new();
     for (_, call) in &drafted {
         strings(&call["args"], &mut all);
     }
-    for line in models.lines().filter(|l| l.trim_start().starts_with("args: ")) {
+    for line in models
+        .lines()
+        .filter(|l| l.trim_start().starts_with("args: "))
+    {
         let args: serde_json::Value = serde_json::from_str(line.trim()[6..].trim()).unwrap();
         strings(&args, &mut all);
     }
@@ -157,7 +185,10 @@ fn init_over_mcp_server_time_drafts_time_zones_and_a_model_task_for_every_tool()
     assert_ne!(base, entry(&toml, "server", "command"));
     assert!(base.starts_with("TODO"), "{base}");
     assert!(read(&out.join("mcpeval.toml")).contains("installed\n# outside this repository"));
-    assert!(said.contains("a program installed outside the repository"), "{said}");
+    assert!(
+        said.contains("a program installed outside the repository"),
+        "{said}"
+    );
     let flow = read(&root.join(".github/workflows/mcpeval.yml"));
     assert!(flow.contains("uses: mcpeval/mcpeval@main\n"), "{flow}");
     assert!(flow.contains("install: source\n"), "{flow}");

@@ -459,8 +459,12 @@ fn installed_outside(spec: &str, root: &Path) -> Option<String> {
     if outside(program) {
         return Some(program.clone());
     }
-    let name = Path::new(program).file_name()?.to_string_lossy().to_string();
-    let interpreter = ["node", "deno", "bun"].contains(&name.as_str()) || name.starts_with("python");
+    let name = Path::new(program)
+        .file_name()?
+        .to_string_lossy()
+        .to_string();
+    let interpreter =
+        ["node", "deno", "bun"].contains(&name.as_str()) || name.starts_with("python");
     let script = words[1..].iter().find(|w| !w.starts_with('-'))?;
     (interpreter && outside(script) && Path::new(script).is_file()).then(|| script.clone())
 }
@@ -549,9 +553,15 @@ mod tests {
         );
         let node = format!("node {}", at(&script));
         assert_eq!(installed_outside(&node, &root), Some(at(&script)));
-        assert_eq!(installed_outside(&format!("{} --x", at(&inside)), &root), None);
+        assert_eq!(
+            installed_outside(&format!("{} --x", at(&inside)), &root),
+            None
+        );
         assert_eq!(installed_outside("node dist/index.js", &root), None);
-        assert_eq!(installed_outside("uv run srv --repository /tmp/r", &root), None);
+        assert_eq!(
+            installed_outside("uv run srv --repository /tmp/r", &root),
+            None
+        );
     }
 
     #[test]

@@ -377,7 +377,11 @@ mod tests {
         let steps = yaml["jobs"]["check"]["steps"].as_array().unwrap();
         let check = steps.last().unwrap();
         assert_eq!(check["uses"].as_str(), Some("mcpeval/mcpeval@main"));
-        assert_eq!(check["with"]["install"].as_str(), Some("source"), "no release yet");
+        assert_eq!(
+            check["with"]["install"].as_str(),
+            Some("source"),
+            "no release yet"
+        );
         assert_eq!(
             check["with"]["config"].as_str(),
             Some("candidate/mcp eval/mcpeval.toml")

@@ -276,7 +276,11 @@ async fn ask_all(
 
 /// One request's answer; on sandbox copies, with the copy's paths put back as `{sandbox}`, so
 /// that two answers (from two copies) compare and a pinned text holds on the next copy.
-pub(super) async fn ask(conn: &McpConnection, call: &CallSpec, timeout: Duration) -> Result<Answer, McpError> {
+pub(super) async fn ask(
+    conn: &McpConnection,
+    call: &CallSpec,
+    timeout: Duration,
+) -> Result<Answer, McpError> {
     let mut outcome = match call {
         CallSpec::Tool { name, args } => {
             // A drafted value may name the sandbox copy (`{sandbox}` from the command line).

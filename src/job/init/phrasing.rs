@@ -143,7 +143,10 @@ fn third_person(word: &str, after: &str) -> Option<String> {
     }
     let plain = if let Some(stem) = word.strip_suffix("ies") {
         format!("{stem}y")
-    } else if ["ches", "shes", "sses", "xes", "zes"].iter().any(|e| word.ends_with(e)) {
+    } else if ["ches", "shes", "sses", "xes", "zes"]
+        .iter()
+        .any(|e| word.ends_with(e))
+    {
         word[..word.len() - 2].to_owned()
     } else {
         word[..word.len() - 1].to_owned()
@@ -245,7 +248,6 @@ fn capital(s: &str) -> String {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,7 +293,10 @@ mod tests {
             request_of(&that),
             Some(("turn".into(), "times between zones".into()))
         );
-        let null = serde_json::json!({"a": null, "b": 2}).as_object().cloned().unwrap();
+        let null = serde_json::json!({"a": null, "b": 2})
+            .as_object()
+            .cloned()
+            .unwrap();
         assert_eq!(values_clause(&null), ", with b 2", "a null is not said");
         assert_eq!(request_of(&tool("x", "The stations of a region.")), None);
         assert_eq!(request_of(&tool("x", "")), None);

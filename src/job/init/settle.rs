@@ -42,7 +42,9 @@ pub async fn settle(
             continue;
         };
         let refused = match ask(&conn, &probe.request, timeout).await {
-            Ok(answer) => refusal(&answer.outcome) && !refused_on_drafted(probe, &answer.text).is_empty(),
+            Ok(answer) => {
+                refusal(&answer.outcome) && !refused_on_drafted(probe, &answer.text).is_empty()
+            }
             Err(_) => false,
         };
         if !refused {

@@ -151,7 +151,10 @@ pub fn candidates(tool: &rmcp::model::Tool, known: &Known) -> Vec<Map<String, Va
     let mut out = vec![hinted.clone()];
     // A path parameter tries the other known paths too (a file where a directory failed).
     for (key, value) in &hinted {
-        if !value.as_str().is_some_and(|v| known.paths.iter().any(|p| p == v)) {
+        if !value
+            .as_str()
+            .is_some_and(|v| known.paths.iter().any(|p| p == v))
+        {
             continue;
         }
         for other in known.paths.iter().take(8) {
@@ -196,8 +199,8 @@ pub fn args_for(tool: &rmcp::model::Tool, known: &Known) -> Map<String, Value> {
         return args;
     };
     for (name, prop) in props {
-        let hinted = prop.get("examples").is_some()
-            || prop["description"].as_str().and_then(eg).is_some();
+        let hinted =
+            prop.get("examples").is_some() || prop["description"].as_str().and_then(eg).is_some();
         if required.contains(&name.as_str()) {
             args.insert(name.clone(), value_for(name, prop, known));
             continue;

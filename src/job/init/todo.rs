@@ -37,9 +37,30 @@ impl Todo {
 /// Parameter-name words of text a user supplies in a request (`query`, `title`, `message`…):
 /// a neutral word there still makes a request a user could write.
 const USER_TEXT: &[&str] = &[
-    "query", "q", "text", "title", "body", "message", "content", "name", "comment",
-    "description", "keyword", "keywords", "search", "term", "prompt", "question", "note",
-    "subject", "summary", "label", "tag", "input", "topic", "word",
+    "query",
+    "q",
+    "text",
+    "title",
+    "body",
+    "message",
+    "content",
+    "name",
+    "comment",
+    "description",
+    "keyword",
+    "keywords",
+    "search",
+    "term",
+    "prompt",
+    "question",
+    "note",
+    "subject",
+    "summary",
+    "label",
+    "tag",
+    "input",
+    "topic",
+    "word",
 ];
 
 /// Why no sensible templated request can be written for `tool`: its description says no
@@ -89,7 +110,10 @@ pub fn todo_yaml(todo: &[Todo], server: &str) -> String {
             t.about.replace('\n', " "),
             t.why,
             super::draft::slug(&t.tool),
-            json!(format!("TODO: a request that needs this tool ({})", t.about)),
+            json!(format!(
+                "TODO: a request that needs this tool ({})",
+                t.about
+            )),
             t.tool,
         ));
     }
@@ -130,8 +154,16 @@ mod tests {
             json!({"type": "object", "required": ["query"],
                    "properties": {"query": {"type": "string"}}}),
         );
-        assert_eq!(reason(&search, &Known::default()), None, "a query is the user's");
-        let noun = tool("stations", "The weather stations of a region.", json!({"type": "object"}));
+        assert_eq!(
+            reason(&search, &Known::default()),
+            None,
+            "a query is the user's"
+        );
+        let noun = tool(
+            "stations",
+            "The weather stations of a region.",
+            json!({"type": "object"}),
+        );
         assert!(reason(&noun, &Known::default()).is_some());
 
         let dir = tempfile::tempdir().unwrap();

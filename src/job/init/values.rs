@@ -101,7 +101,8 @@ pub fn alternatives(name: &str, prop: &Value, known: &Known) -> Vec<Value> {
     let first = all.first().cloned();
     let mut out: Vec<Value> = Vec::new();
     for v in all {
-        if Some(&v) != first.as_ref() && !out.contains(&v) && v.as_str().is_none_or(|s| s.len() > 1) {
+        if Some(&v) != first.as_ref() && !out.contains(&v) && v.as_str().is_none_or(|s| s.len() > 1)
+        {
             out.push(v);
         }
     }
@@ -127,8 +128,8 @@ fn candidates(name: &str, prop: &Value, known: &Known) -> Vec<(Value, Source)> {
     // `anyOf: [{type: string}, {type: null}]` (an optional parameter of the Python SDK): the
     // first branch that is not null, read with the parameter's own description.
     for key in ["anyOf", "oneOf"] {
-        let branches = prop[key].as_array().into_iter().flatten();
-        if let Some(branch) = branches.filter(|b| b["type"] != "null").next() {
+        let mut branches = prop[key].as_array().into_iter().flatten();
+        if let Some(branch) = branches.find(|b| b["type"] != "null") {
             let mut merged = branch.clone();
             if let (Some(m), Some(d)) = (merged.as_object_mut(), prop.get("description")) {
                 m.entry("description").or_insert(d.clone());
@@ -264,7 +265,15 @@ fn formatted(prop: &Value) -> Option<Value> {
 
 /// Words of a parameter name that say its kind, not what it is about.
 const KIND_WORDS: &[&str] = &[
-    "path", "dir", "directory", "file", "folder", "name", "id", "url", "value",
+    "path",
+    "dir",
+    "directory",
+    "file",
+    "folder",
+    "name",
+    "id",
+    "url",
+    "value",
 ];
 
 /// A value from the server's command line: a flag whose name matches the parameter's
@@ -296,7 +305,16 @@ fn from_command_line(name: &str, ty: &str, known: &Known) -> Option<Value> {
         return None;
     }
     let lower = name.to_ascii_lowercase();
-    let pathy = ["path", "dir", "file", "folder", "repo", "root", "workspace", "cwd"];
+    let pathy = [
+        "path",
+        "dir",
+        "file",
+        "folder",
+        "repo",
+        "root",
+        "workspace",
+        "cwd",
+    ];
     if !pathy.iter().any(|p| lower.contains(p)) {
         return None;
     }
@@ -354,9 +372,11 @@ fn neutral(name: &str, prop: &Value, ty: &str, known: &Known) -> Value {
                 word.push_str(" example");
             }
             match prop["maxLength"].as_u64() {
-                Some(max) if (max as usize) < word.chars().count() => {
-                    word.chars().take(max.max(2) as usize).collect::<String>().into()
-                }
+                Some(max) if (max as usize) < word.chars().count() => word
+                    .chars()
+                    .take(max.max(2) as usize)
+                    .collect::<String>()
+                    .into(),
                 _ => json!(word),
             }
         }

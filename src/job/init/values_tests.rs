@@ -19,7 +19,10 @@ fn the_schema_s_own_values_come_first_default_examples_then_enum() {
     assert_eq!(pick("p", &no_default, &k), (json!("x"), Source::Example));
     let just_enum = json!({"enum": ["open", "closed"], "description": "e.g. 'shut'"});
     assert_eq!(pick("p", &just_enum, &k), (json!("open"), Source::Enum));
-    assert_eq!(pick("p", &json!({"const": 3}), &k), (json!(3), Source::Enum));
+    assert_eq!(
+        pick("p", &json!({"const": 3}), &k),
+        (json!(3), Source::Enum)
+    );
     assert!(!Source::Enum.chosen() && Source::Description.chosen());
 }
 
@@ -32,8 +35,12 @@ fn then_the_description_then_the_format_then_the_command_line() {
         pick("repo_path", &eg, &k),
         (json!("America/New_York"), Source::Description)
     );
-    let form = json!({"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"});
-    assert_eq!(pick("time", &form, &k), (json!("14:30"), Source::Description));
+    let form =
+        json!({"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"});
+    assert_eq!(
+        pick("time", &form, &k),
+        (json!("14:30"), Source::Description)
+    );
     let quoted = json!({"type": "string", "description": "The branch, like `main`."});
     assert_eq!(pick("b", &quoted, &k).0, json!("main"));
     let spaced = json!({"type": "string", "description": "A city, for example \"New York\"."});
@@ -41,9 +48,15 @@ fn then_the_description_then_the_format_then_the_command_line() {
     let number = json!({"type": "integer", "description": "The issue number, e.g. 42"});
     assert_eq!(pick("id", &number, &k), (json!(42), Source::Description));
     let format = json!({"type": "string", "format": "email", "description": "Who"});
-    assert_eq!(pick("repo", &format, &k), (json!("user@example.com"), Source::Format));
+    assert_eq!(
+        pick("repo", &format, &k),
+        (json!("user@example.com"), Source::Format)
+    );
     let path = json!({"type": "string", "title": "Repo Path"});
-    assert_eq!(pick("repo_path", &path, &k), (json!("/srv/repo"), Source::CommandLine));
+    assert_eq!(
+        pick("repo_path", &path, &k),
+        (json!("/srv/repo"), Source::CommandLine)
+    );
     let file = json!({"type": "string"});
     assert_eq!(pick("file_path", &file, &k).0, json!("/srv/repo/notes.txt"));
 }
@@ -52,20 +65,41 @@ fn then_the_description_then_the_format_then_the_command_line() {
 fn a_flag_of_the_command_line_fills_the_parameter_named_like_it() {
     let spec = crate::config::ServerSpec::parse("s", "srv --repository /r --port=8080 -v").unwrap();
     let k = Known::of(&spec, &[]);
-    assert_eq!(k.flags, [("repository".into(), "/r".into()), ("port".into(), "8080".into())]);
-    assert_eq!(pick("repo_path", &json!({"type": "string"}), &k).0, json!("/r"));
-    assert_eq!(pick("port", &json!({"type": "integer"}), &k), (json!(8080), Source::CommandLine));
+    assert_eq!(
+        k.flags,
+        [
+            ("repository".into(), "/r".into()),
+            ("port".into(), "8080".into())
+        ]
+    );
+    assert_eq!(
+        pick("repo_path", &json!({"type": "string"}), &k).0,
+        json!("/r")
+    );
+    assert_eq!(
+        pick("port", &json!({"type": "integer"}), &k),
+        (json!(8080), Source::CommandLine)
+    );
     // `path` alone is a kind, not a subject: it does not match `--port`.
-    assert_eq!(pick("name", &json!({"type": "string"}), &k), (json!("example"), Source::Neutral));
+    assert_eq!(
+        pick("name", &json!({"type": "string"}), &k),
+        (json!("example"), Source::Neutral)
+    );
 }
 
 #[test]
 fn last_a_neutral_value_never_one_letter_and_within_the_schema() {
     let k = Known::default();
-    assert_eq!(pick("q", &json!({"type": "string"}), &k), (json!("example"), Source::Neutral));
+    assert_eq!(
+        pick("q", &json!({"type": "string"}), &k),
+        (json!("example"), Source::Neutral)
+    );
     let long = pick("q", &json!({"type": "string", "minLength": 10}), &k).0;
     assert!(long.as_str().unwrap().len() >= 10, "{long}");
-    assert_eq!(pick("revision", &json!({"type": "string"}), &k).0, json!("HEAD"));
+    assert_eq!(
+        pick("revision", &json!({"type": "string"}), &k).0,
+        json!("HEAD")
+    );
     let bounded = json!({"type": "integer", "minimum": 3, "maximum": 9});
     assert_eq!(pick("n", &bounded, &k).0, json!(3));
     let list = json!({"type": "array", "items": {"type": "string"}, "minItems": 2});
@@ -76,9 +110,16 @@ fn last_a_neutral_value_never_one_letter_and_within_the_schema() {
     // A description's value the schema refuses is passed over.
     let pattern = json!({"type": "string", "pattern": "^[0-9]+$", "description": "e.g. 'abc'"});
     assert_ne!(pick("p", &pattern, &k).0, json!("abc"));
-    for prop in [json!({"type": "string"}), json!({}), json!({"type": ["string", "null"]})] {
+    for prop in [
+        json!({"type": "string"}),
+        json!({}),
+        json!({"type": ["string", "null"]}),
+    ] {
         let v = pick("x", &prop, &k).0;
-        assert!(v.as_str().is_none_or(|s| s.chars().count() > 1), "{prop}: {v}");
+        assert!(
+            v.as_str().is_none_or(|s| s.chars().count() > 1),
+            "{prop}: {v}"
+        );
     }
 }
 
@@ -88,7 +129,10 @@ fn alternatives_are_the_later_values_then_the_plain_one() {
     assert_eq!(pick("id", &id, &Known::default()).0, json!(42));
     assert_eq!(alternatives("id", &id, &Known::default()), [json!(1)]);
     let tz = json!({"type": "string", "description": "A zone (e.g. 'Europe/Paris')"});
-    assert_eq!(alternatives("tz", &tz, &Known::default()), [json!("example")]);
+    assert_eq!(
+        alternatives("tz", &tz, &Known::default()),
+        [json!("example")]
+    );
     let given = json!({"type": "string", "enum": ["a", "b"]});
     assert!(alternatives("s", &given, &Known::default()).is_empty());
 }

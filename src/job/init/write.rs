@@ -213,7 +213,11 @@ pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io
             super::models_write::rejected_yaml(models, &report.server),
         )?;
     }
-    let todo = report.models.as_ref().map(|m| m.todo.as_slice()).unwrap_or_default();
+    let todo = report
+        .models
+        .as_ref()
+        .map(|m| m.todo.as_slice())
+        .unwrap_or_default();
     match todo.is_empty() {
         false => write(&files.todo, super::todo::todo_yaml(todo, &report.server))?,
         true if files.todo.exists() => {
@@ -365,9 +369,11 @@ pub fn report_md(files: &Files, report: &Report) -> String {
 /// passed each), the model tasks (by a real model, or only by the simulated one), the drafts
 /// not run, the `TODO` stubs.
 fn trust_section(files: &Files, report: &Report) -> String {
-    let mut out = String::from("## Verified and unverified
+    let mut out = String::from(
+        "## Verified and unverified
 
-");
+",
+    );
     out.push_str(&format!(
         "- **verified**: {} call task(s) in `{}` (each passed a third call as `mcpeval run` \
          grades it)\n",
@@ -448,7 +454,10 @@ pub fn refused_words(report: &Report) -> Option<(String, String)> {
         )),
         (false, false) => Some((
             "Some tool calls were refused on values init drafted".into(),
-            format!(": {}. Those calls are not kept as tasks; {fix}.", values.join("; ")),
+            format!(
+                ": {}. Those calls are not kept as tasks; {fix}.",
+                values.join("; ")
+            ),
         )),
         (false, true) => None,
     }
