@@ -110,9 +110,9 @@ pub const ACTION: &str = "mcpeval/mcpeval@main";
 
 /// What the check step says about [`ACTION`].
 const ACTION_COMMENT: &str = "        \
-# No release of mcpeval is published yet: the action at its default branch, building mcpeval
-        # from that source (`install: source`, cached after the first run). Once a release
-        # exists, pin it instead (`uses: mcpeval/mcpeval@vX.Y.Z`) and drop `install`.
+# No release of mcpeval is published yet: the action at its default branch, building
+        # mcpeval from that source (`install: source`, cached after the first run). Once a
+        # release exists, pin it instead (`uses: mcpeval/mcpeval@vX.Y.Z`) and drop `install`.
 ";
 
 const HEADER: &str = "\

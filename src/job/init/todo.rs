@@ -97,10 +97,11 @@ pub fn reason(tool: &rmcp::model::Tool, known: &Known) -> Option<String> {
 /// `DIR/todo.yaml`: one stub per tool, each a task that loads once its request is written.
 pub fn todo_yaml(todo: &[Todo], server: &str) -> String {
     let mut out = format!(
-        "# TODO stubs written by `mcpeval init` from {server}: a model task for each tool init\n\
-         # could not draft a sensible one for. This file is outside the suite: nothing here is\n\
-         # run. Write the request a user would make (without naming the tool), add the\n\
-         # arguments the call must carry under `args`, then move the task into tasks/.\n"
+        "# TODO stubs written by `mcpeval init` from {server}.\n\
+         # A model task for each tool init could not draft a sensible one for. This file is\n\
+         # outside the suite: nothing here is run. Write the request a user would make (without\n\
+         # naming the tool), add the arguments the call must carry under `args`, then move the\n\
+         # task into tasks/.\n"
     );
     for t in todo {
         out.push_str(&format!(
