@@ -473,3 +473,45 @@ pub fn slug(text: &str) -> String {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_refusal_is_init_s_doing_when_it_names_a_drafted_value_or_its_argument() {
+        let probe = Probe {
+            id: "call-convert-time".into(),
+            request: CallSpec::Tool {
+                name: "convert_time".into(),
+                args: json!({"time": "example", "zone": "Europe/Paris"})
+                    .as_object()
+                    .cloned()
+                    .unwrap(),
+            },
+            why: String::new(),
+            writes: false,
+            malformed: false,
+            chosen: vec![("time".into(), json!("example"))],
+        };
+        let named = |text: &str| refused_on_drafted(&probe, text);
+        assert_eq!(
+            named("Invalid time: 'example'"),
+            [("time".into(), json!("example"))]
+        );
+        assert_eq!(
+            named("1 validation error: time should match HH:MM").len(),
+            1
+        );
+        // The tool's own name holds `time`: not a mention of the argument.
+        assert!(named("Error executing tool convert_time: access denied").is_empty());
+        assert!(
+            named("examples are not allowed here").is_empty(),
+            "a whole word only"
+        );
+        let mut schema_given = probe.clone();
+        schema_given.chosen.clear();
+        assert!(refused_on_drafted(&schema_given, "Invalid time: 'example'").is_empty());
+    }
+}

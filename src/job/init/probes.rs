@@ -157,12 +157,9 @@ fn tool_probes(name: &str, schema: &Value, writes: bool, known: &Known) -> Vec<P
     let args: serde_json::Map<String, Value> = (picked.iter())
         .map(|(k, v, _)| (k.clone(), v.clone()))
         .collect();
-    let shown = match picked.iter().any(|(_, _, s)| s.chosen()) {
-        _ if args.is_empty() => "no arguments".to_owned(),
-        true => "arguments drafted from its input schema (descriptions, formats) and the \
-                 server's command line"
-            .to_owned(),
-        false => "arguments from its input schema".to_owned(),
+    let shown = match args.is_empty() {
+        true => "no arguments".to_owned(),
+        false => format!("arguments from {}", sources_words(&picked)),
     };
     let mut valid = probe(format!("call-{slug}"), args.clone(), shown, false);
     valid.chosen = (picked.into_iter())
@@ -186,6 +183,30 @@ fn tool_probes(name: &str, schema: &Value, writes: bool, known: &Known) -> Vec<P
         out.push(probe(format!("call-{slug}-wrong-type"), wrong, why, false));
     }
     out
+}
+
+/// Where a call's values came from, in words: `its input schema, the descriptions and the
+/// server's command line`.
+fn sources_words(picked: &[(String, Value, super::values::Source)]) -> String {
+    use super::values::Source;
+    let mut words: Vec<&str> = Vec::new();
+    for (_, _, source) in picked {
+        let word = match source {
+            Source::Default | Source::Example | Source::Enum => "its input schema",
+            Source::Description => "the parameters' descriptions",
+            Source::Format => "their formats",
+            Source::CommandLine => "the server's command line",
+            Source::Neutral => "neutral values of their types",
+        };
+        if !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    match words.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 fn prompt_probe(prompt: &rmcp::model::Prompt) -> Probe {
