@@ -574,9 +574,13 @@ const INIT_HELP: &str = "\
 Each request is sent twice; a task expects only what both answers share (is_error or the
 JSON-RPC error code, output-schema validity, stable texts and structured values; no dates,
 times, uuids or long numbers), and is kept only when a third call passes it as `mcpeval run`
-grades it. Per tool: a call with arguments from its input schema (examples, defaults, enums,
-formats, bounds), one with a wrong type, one without a required argument; one unknown tool;
-each listed resource and prompt. A request malformed on purpose says `malformed: true`.
+grades it. Per tool: a call whose values are the schema's (default, examples, enum), else the
+description's (`e.g. 'America/New_York'`, `(HH:MM)`), the format's, the server's command line's
+(`--repository PATH` for `repo_path`), else neutral ones (never one letter); a call refused on a
+value init drafted tries its others and is not kept when none is answered. Then one with a
+wrong type, one without a required argument; one unknown tool; each listed resource and
+prompt. A request malformed on purpose says `malformed: true`. A tool no sensible model task
+can be templated for gets a TODO stub in DIR/todo.yaml.
 The server's state: a tool not annotated readOnlyHint: true may change it, and on a server
 whose state may outlive its process (any command line or URL but the demo, a replay or
 `state = \"process\"`) init calls none of them, and verifies no model task when it lists one;

@@ -48,7 +48,8 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
         }
     }
     outln!(
-        "{} call task(s) ({} malformed on purpose, for the error semantics) -> {}",
+        "{} call task(s), verified (each passed a third call; {} malformed on purpose, for the \
+         error semantics) -> {}",
         report.drafted.len(),
         report.malformed(),
         done.files.calls.display()
@@ -62,8 +63,12 @@ pub async fn init(args: &InitArgs) -> Result<Exit, Failure> {
     for line in state_lines(&done.files, report) {
         outln!("{line}");
     }
-    if report.refused_everything {
-        outln!("every tool call was refused (an error answer): the call tasks pin the refusals");
+    if let Some((head, rest)) = crate::job::init::refused_words(report) {
+        let head = head.to_lowercase();
+        match report.refused_values.is_empty() {
+            true => outln!("{head} (an error answer): the call tasks pin the refusals"),
+            false => outln!("{head}{rest}"),
+        }
     }
     for note in &report.notes {
         outln!("note: {note}");
@@ -104,15 +109,24 @@ fn model_lines(m: &ModelOutcome, files: &Files, report: &Report) {
         }
     }
     if let Some(m) = Some(m).filter(|m| m.verified) {
+        let trust = match m.simulated {
+            true => format!("{writer} and not verified by a real model"),
+            false => "verified".to_owned(),
+        };
         outln!(
-            "{} model task(s) kept -> {}; {} rejected -> {} ({}, verified by {}{} over {} trial(s))",
+            "{} model task(s) kept, {trust} -> {}; {} rejected -> {} ({}, verified by {}{} over \
+             {} trial(s))",
             m.kept.len(),
             files.models.display(),
             m.rejected.len(),
             files.rejected.display(),
             writer,
             m.host,
-            if m.simulated { ", the simulated model" } else { "" },
+            if m.simulated {
+                ", the simulated model"
+            } else {
+                ""
+            },
             m.trials
         );
         let none: Vec<&str> = (m.tools.iter())
@@ -126,6 +140,19 @@ fn model_lines(m: &ModelOutcome, files: &Files, report: &Report) {
         if !none.is_empty() {
             outln!("no kept model task for: {}", none.join(", "));
         }
+    }
+    if !m.todo.is_empty() {
+        let tools: Vec<&str> = m.todo.iter().map(|t| t.tool.as_str()).collect();
+        outln!(
+            "{} TODO stub(s) -> {}: init could not draft a sensible model task for {} (the \
+             report says why): write the request and move it into {}",
+            m.todo.len(),
+            files.todo.display(),
+            tools.join(", "),
+            files.suite().display()
+        );
+    }
+    if let Some(m) = Some(m).filter(|m| m.verified) {
         for note in &m.notes {
             outln!("note: {note}");
         }

@@ -64,8 +64,8 @@ fn steps(flow: &Value) -> Vec<Value> {
 fn check_step(flow: &Value) -> Value {
     steps(flow)
         .into_iter()
-        .find(|s| s["uses"].as_str() == Some("mcpeval/mcpeval@v1"))
-        .expect("a step uses mcpeval/mcpeval@v1")
+        .find(|s| s["uses"].as_str() == Some("mcpeval/mcpeval@main"))
+        .expect("a step uses mcpeval/mcpeval@main")
 }
 
 fn uses(flow: &Value) -> Vec<String> {
@@ -302,7 +302,7 @@ fn every_file_init_writes_is_refused_without_force() {
     std::fs::write(&flow, "# mine\n").unwrap();
     let forced = init("demo:1.4.0", &out, &["--force"], &[]);
     assert_eq!(forced.status.code(), Some(0), "{}", text(&forced));
-    assert!(read(&flow).contains("mcpeval/mcpeval@v1"));
+    assert!(read(&flow).contains("mcpeval/mcpeval@main"));
     assert!(config.exists());
 }
 

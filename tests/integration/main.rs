@@ -35,6 +35,7 @@ mod graders;
 mod html_report;
 mod init;
 mod init_ci;
+mod init_real;
 mod init_state;
 mod init_writer;
 mod judge;

@@ -20,6 +20,10 @@ pub struct Probe {
     /// The request is malformed on purpose (an unknown tool, a missing argument): the task says
     /// `malformed: true`, so `tasks check --server` knows it is meant.
     pub malformed: bool,
+    /// The arguments of a valid call whose values init chose (the schema gave none: a value
+    /// from the description, the format, the command line, or a neutral one), with the value:
+    /// a refusal that names one is init's doing, not the server's.
+    pub chosen: Vec<(String, Value)>,
 }
 
 /// The task's `call` mapping as JSON (a YAML flow mapping), as the task format writes it.

@@ -207,6 +207,21 @@ pub async fn write(
         ));
     }
     report.todo = report.todo.or(state.todo);
+    if layout.url.is_none() {
+        if let Some(program) = installed_outside(&layout.command, &ci.root) {
+            let todo = format!(
+                "the server is a program installed outside the repository ({program}), so the \
+                 drafted config cannot give the base branch the same command (CI would compare \
+                 a server with itself): fill in [servers.base-branch] `command` in {} and the \
+                 workflow's step \"Build the server\"",
+                ci.config.display()
+            );
+            report.todo = Some(match report.todo.take() {
+                Some(before) => format!("{before}; {todo}"),
+                None => todo,
+            });
+        }
+    }
     Ok(report)
 }
 
@@ -398,17 +413,60 @@ fn config_toml(
             out.push_str(&format!("command = {}\ncwd = {}\n", q(&spec), q(&cwd)));
             out.push_str(&state.server);
             let base = base_branch(ci, layout, &spec, &run);
-            out.push_str(&format!(
-                "\n# The base branch's server, for the workflow: its checkout `{BASE_CHECKOUT}/` \
-                 beside the pull\n# request's `{PR_CHECKOUT}/`.\n[servers.base-branch]\n\
-                 command = {}\ncwd = {}\n",
-                q(&base.0),
-                q(&base.1)
-            ));
+            match installed_outside(&spec, &ci.root) {
+                None => out.push_str(&format!(
+                    "\n# The base branch's server, for the workflow: its checkout \
+                     `{BASE_CHECKOUT}/` beside the pull\n# request's `{PR_CHECKOUT}/`.\n\
+                     [servers.base-branch]\ncommand = {}\ncwd = {}\n",
+                    q(&base.0),
+                    q(&base.1)
+                )),
+                Some(program) => out.push_str(&format!(
+                    "\n# The base branch's server, for the workflow: its checkout \
+                     `{BASE_CHECKOUT}/` beside the pull\n# request's `{PR_CHECKOUT}/`. \
+                     `mcpeval init` reached the server as a program installed\n# outside this \
+                     repository (`{program}`): the base branch's checkout cannot\n# run that \
+                     same program, or CI would compare a server with itself.\n# TODO: build \
+                     the base branch's server in the workflow's step \"Build the server\" and\n\
+                     # put its command here (it runs in `cwd`); [servers.server] likewise needs \
+                     the pull\n# request's build in CI.\n[servers.base-branch]\n\
+                     command = {}\ncwd = {}\n",
+                    q(BASE_PLACEHOLDER),
+                    q(&base.1)
+                )),
+            }
             out.push_str(&state.server);
         }
     }
     out
+}
+
+/// The base branch's command in the drafted config when the server is a program installed
+/// outside the repository: a placeholder the user fills.
+pub const BASE_PLACEHOLDER: &str = "TODO: the base branch's server, built in its checkout";
+
+/// The program a stdio command line runs when it is installed outside the repository at
+/// `root`: an absolute program path outside it, or the script an interpreter (`node`, `python`,
+/// `deno`, `bun`) is given as an absolute path outside it. `None`: a program the repository
+/// builds, one on PATH, or a runner (`uv run`, `npx`) that resolves it in the checkout.
+fn installed_outside(spec: &str, root: &Path) -> Option<String> {
+    let words = shlex::split(spec)?;
+    let outside = |w: &str| {
+        let p = Path::new(w);
+        p.is_absolute() && !absolute(p).starts_with(root)
+    };
+    let program = words.first()?;
+    if outside(program) {
+        return Some(program.clone());
+    }
+    let name = Path::new(program)
+        .file_name()?
+        .to_string_lossy()
+        .to_string();
+    let interpreter =
+        ["node", "deno", "bun"].contains(&name.as_str()) || name.starts_with("python");
+    let script = words[1..].iter().find(|w| !w.starts_with('-'))?;
+    (interpreter && outside(script) && Path::new(script).is_file()).then(|| script.clone())
 }
 
 /// The base branch's command and folder (from this file as the workflow checks it out): a
@@ -479,6 +537,32 @@ pub fn report_section(ci: &CiReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_program_installed_outside_the_repository_is_found() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let script = elsewhere.path().join("index.js");
+        std::fs::write(&script, "").unwrap();
+        let inside = root.path().join("bin/srv");
+        let at = |p: &Path| p.display().to_string();
+        let root = absolute(root.path());
+        assert_eq!(
+            installed_outside("/opt/srv/bin/mcp-server-time --x", &root).as_deref(),
+            Some("/opt/srv/bin/mcp-server-time")
+        );
+        let node = format!("node {}", at(&script));
+        assert_eq!(installed_outside(&node, &root), Some(at(&script)));
+        assert_eq!(
+            installed_outside(&format!("{} --x", at(&inside)), &root),
+            None
+        );
+        assert_eq!(installed_outside("node dist/index.js", &root), None);
+        assert_eq!(
+            installed_outside("uv run srv --repository /tmp/r", &root),
+            None
+        );
+    }
 
     #[test]
     fn a_python_command_runs_from_the_virtualenv() {

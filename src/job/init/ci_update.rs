@@ -39,6 +39,7 @@ pub fn files(dir: &Path) -> Result<Files, CiError> {
             models: tasks.join(format!("models{tail}.yaml")),
             rejected: dir.join(format!("rejected{tail}.yaml")),
             unverified: dir.join(format!("unverified{tail}.yaml")),
+            todo: dir.join(format!("todo{tail}.yaml")),
             report: dir.join(format!("init-report{tail}.md")),
             ci: CiFiles::under(dir),
         }

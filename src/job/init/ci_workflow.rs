@@ -93,15 +93,27 @@ pub fn workflow_yaml(layout: &Layout) -> String {
             .to_owned(),
     };
     out.push_str(&format!(
-        "      - name: mcpeval check\n        uses: mcpeval/mcpeval@v1\n        # The host's \
+        "      - name: mcpeval check\n{ACTION_COMMENT}        uses: {ACTION}\n        # The host's \
          API key, from a repository secret (secrets are empty for forks' PRs).\n        env:\n          \
          OPENAI_API_KEY: ${{{{ secrets.OPENAI_API_KEY }}}}\n          ANTHROPIC_API_KEY: ${{{{ \
-         secrets.ANTHROPIC_API_KEY }}}}\n        with:\n          config: {config}\n          \
-         suite: {suite}\n{baseline}{HOST_COMMENT}          host: ${{{{ vars.MCPEVAL_HOST }}}}\n          \
+         secrets.ANTHROPIC_API_KEY }}}}\n        with:\n          install: source\n          \
+         config: {config}\n          suite: {suite}\n{baseline}{HOST_COMMENT}          host: ${{{{ vars.MCPEVAL_HOST }}}}\n          \
          args: --stop-on-breaking\n"
     ));
     out
 }
+
+/// The action the check step uses: its default branch, since no release is published yet (a
+/// version tag such as `@v1` names nothing until one is); `install: source` builds mcpeval from
+/// the action's own source, as `action.yml` offers.
+pub const ACTION: &str = "mcpeval/mcpeval@main";
+
+/// What the check step says about [`ACTION`].
+const ACTION_COMMENT: &str = "        \
+# No release of mcpeval is published yet: the action at its default branch, building
+        # mcpeval from that source (`install: source`, cached after the first run). Once a
+        # release exists, pin it instead (`uses: mcpeval/mcpeval@vX.Y.Z`) and drop `install`.
+";
 
 const HEADER: &str = "\
 # mcpeval check on every pull request, written by `mcpeval init`: the pull request's server is
@@ -364,7 +376,12 @@ mod tests {
         let yaml: serde_json::Value = serde_saphyr::from_str(&workflow_yaml(&layout)).unwrap();
         let steps = yaml["jobs"]["check"]["steps"].as_array().unwrap();
         let check = steps.last().unwrap();
-        assert_eq!(check["uses"].as_str(), Some("mcpeval/mcpeval@v1"));
+        assert_eq!(check["uses"].as_str(), Some("mcpeval/mcpeval@main"));
+        assert_eq!(
+            check["with"]["install"].as_str(),
+            Some("source"),
+            "no release yet"
+        );
         assert_eq!(
             check["with"]["config"].as_str(),
             Some("candidate/mcp eval/mcpeval.toml")

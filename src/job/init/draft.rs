@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::calls::{expect, Answer, Expect, Probe};
 use super::guard::Guard;
 use super::probes::{probes, Listed};
+use super::values::Known;
 use super::write::{self, Drafted, Files, LeftOut, Report};
 use crate::config::ServerSpec;
 use crate::episode::TrialOutput;
@@ -125,23 +126,27 @@ pub async fn init(request: &InitRequest) -> Result<InitOutcome, InitError> {
         return Ok(InitOutcome { files, report });
     }
     let instructions = conn.server_info().instructions.clone();
-    let probes = probes(
+    let known = Known::of(&request.server, &[]);
+    let mut probes = probes(
         &listed,
         request.include_writes,
         &guard,
         only.as_ref(),
+        &known,
         &mut report,
     );
+    let timeout = request.timeout;
+    super::settle::settle(&request.server, &listed.tools, &mut probes, &known, timeout).await;
     let texts = call_tasks(request, &listed, conn, &probes, &mut report).await?;
     if !request.no_models {
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let paths = super::paths::known_paths(&request.server, &texts);
+        let known = Known::of(&request.server, &texts);
         let tools = super::ci_update::in_scope(&listed.tools, only.as_ref());
         let mut outcome = super::model_tasks::model_tasks(
             request,
             &tools,
             instructions.as_deref(),
-            &paths,
+            &known,
             &guard,
         )
         .await
@@ -184,6 +189,7 @@ async fn call_tasks(
         .await
         .map_err(unreachable)?;
     let mut drafted = Vec::new();
+    let mut dropped_refusals = 0;
     for ((probe, a), b) in probes.iter().zip(&first).zip(&second) {
         let schema = output_schema(&listed.tools, &probe.request);
         let (a, b) = match (a, b) {
@@ -195,6 +201,24 @@ async fn call_tasks(
             }
         };
         match expect(&probe.request, a, b, schema.as_ref()) {
+            Ok(expect) if refused(&expect) && !refused_on_drafted(probe, &a.text).is_empty() => {
+                let named = refused_on_drafted(probe, &a.text);
+                let values: Vec<String> = (named.iter())
+                    .map(|(k, v)| format!("`{k}` = {v}"))
+                    .collect();
+                let why = format!(
+                    "refused the value(s) init drafted ({}), not a behaviour worth pinning: \
+                     answered {}",
+                    values.join(", "),
+                    short(&a.text, 100)
+                );
+                report.left_out.push(LeftOut::new(&probe.id, why));
+                if let CallSpec::Tool { name, .. } = &probe.request {
+                    (report.refused_values)
+                        .extend(named.into_iter().map(|(k, v)| (name.clone(), k, v)));
+                }
+                dropped_refusals += 1;
+            }
             Ok(expect) => drafted.push(Drafted {
                 probe: probe.clone(),
                 expect,
@@ -209,7 +233,7 @@ async fn call_tasks(
         true => drafted,
         false => verify(request, listed, drafted, report).await?,
     };
-    report.refused_everything = refused_everything(&drafted);
+    report.refused_everything = refused_everything(&drafted, dropped_refusals);
     report.drafted = drafted;
     Ok(first.into_iter().flatten().map(|a| a.text).collect())
 }
@@ -252,9 +276,21 @@ async fn ask_all(
 
 /// One request's answer; on sandbox copies, with the copy's paths put back as `{sandbox}`, so
 /// that two answers (from two copies) compare and a pinned text holds on the next copy.
-async fn ask(conn: &McpConnection, call: &CallSpec, timeout: Duration) -> Result<Answer, McpError> {
+pub(super) async fn ask(
+    conn: &McpConnection,
+    call: &CallSpec,
+    timeout: Duration,
+) -> Result<Answer, McpError> {
     let mut outcome = match call {
-        CallSpec::Tool { name, args } => conn.call_tool(name, Some(args.clone()), timeout).await?,
+        CallSpec::Tool { name, args } => {
+            // A drafted value may name the sandbox copy (`{sandbox}` from the command line).
+            let mut sent = Value::Object(args.clone());
+            if let Some(copies) = conn.sandbox() {
+                copies.substitute_json(&mut sent);
+            }
+            conn.call_tool(name, sent.as_object().cloned(), timeout)
+                .await?
+        }
         CallSpec::Resource { uri } => conn.read_resource(uri).await?,
         CallSpec::Prompt { name, args } => conn.get_prompt(name, args, timeout).await?,
     };
@@ -373,14 +409,43 @@ async fn call_on(
     output
 }
 
-/// Whether the server refused every valid tool call it was sent (a server started wrong, or
-/// one that denies everything): the report says so.
-fn refused_everything(drafted: &[Drafted]) -> bool {
+/// Whether the server refused every valid tool call it was sent (a server started wrong, one
+/// that denies everything, or values init drafted that it refuses: `dropped` calls were refused
+/// on those and not kept): the report says so.
+fn refused_everything(drafted: &[Drafted], dropped: usize) -> bool {
     let valid: Vec<&Drafted> = (drafted.iter())
         .filter(|d| matches!(d.probe.request, CallSpec::Tool { .. }))
         .filter(|d| !d.probe.malformed && !d.probe.id.ends_with("-wrong-type"))
         .collect();
-    !valid.is_empty() && valid.iter().all(|d| refused(&d.expect))
+    (dropped > 0 || !valid.is_empty()) && valid.iter().all(|d| refused(&d.expect))
+}
+
+/// The values init chose for a valid call (`probe.chosen`) that its refusal `text` names: the
+/// value itself, or the argument's name (the tool's own name taken out of the text first, so
+/// `time` is not found in `convert_time`). Empty: the refusal is the server's own.
+pub(super) fn refused_on_drafted(probe: &Probe, text: &str) -> Vec<(String, Value)> {
+    let CallSpec::Tool { name, .. } = &probe.request else {
+        return Vec::new();
+    };
+    if probe.malformed {
+        return Vec::new();
+    }
+    let text = text.to_lowercase().replace(&name.to_lowercase(), " ");
+    let word = |w: &str| {
+        let w = regex::escape(&w.to_lowercase());
+        regex::Regex::new(&format!(r"(^|[^a-z0-9_]){w}($|[^a-z0-9_])"))
+            .is_ok_and(|re| re.is_match(&text))
+    };
+    (probe.chosen.iter())
+        .filter(|(arg, value)| {
+            let shown = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            word(arg) || (shown.chars().count() >= 2 && word(&shown))
+        })
+        .cloned()
+        .collect()
 }
 
 fn refused(expect: &Expect) -> bool {
@@ -406,5 +471,47 @@ pub fn slug(text: &str) -> String {
         "x".to_owned()
     } else {
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_refusal_is_init_s_doing_when_it_names_a_drafted_value_or_its_argument() {
+        let probe = Probe {
+            id: "call-convert-time".into(),
+            request: CallSpec::Tool {
+                name: "convert_time".into(),
+                args: json!({"time": "example", "zone": "Europe/Paris"})
+                    .as_object()
+                    .cloned()
+                    .unwrap(),
+            },
+            why: String::new(),
+            writes: false,
+            malformed: false,
+            chosen: vec![("time".into(), json!("example"))],
+        };
+        let named = |text: &str| refused_on_drafted(&probe, text);
+        assert_eq!(
+            named("Invalid time: 'example'"),
+            [("time".into(), json!("example"))]
+        );
+        assert_eq!(
+            named("1 validation error: time should match HH:MM").len(),
+            1
+        );
+        // The tool's own name holds `time`: not a mention of the argument.
+        assert!(named("Error executing tool convert_time: access denied").is_empty());
+        assert!(
+            named("examples are not allowed here").is_empty(),
+            "a whole word only"
+        );
+        let mut schema_given = probe.clone();
+        schema_given.chosen.clear();
+        assert!(refused_on_drafted(&schema_given, "Invalid time: 'example'").is_empty());
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::guard::Guard;
 use super::models::{Drafts, ModelDraft, Rejected};
 use super::teardown::Teardown;
+use super::values::Known;
 use super::InitRequest;
 use crate::config::{resolve, Overrides, RunConfig};
 use crate::episode::Driver;
@@ -36,6 +37,9 @@ pub struct ModelOutcome {
     pub unverified: Vec<(ModelDraft, Option<Teardown>)>,
     /// Whether verification ran (else every draft is in `unverified`).
     pub verified: bool,
+    /// The tools with a `TODO` stub (DIR/todo.yaml) instead of a task: templates could write
+    /// no sensible request, or every drafted task was turned down.
+    pub todo: Vec<super::todo::Todo>,
 }
 
 /// How a kept draft fared in verification.
@@ -94,14 +98,14 @@ pub fn build_host(request: &InitRequest, spec: &str) -> Result<BuiltHost, ModelS
 }
 
 /// Drafts the model tasks of `tools` and verifies them against the server, where `guard` lets
-/// a model reach every tool it is offered; elsewhere they are drafted unverified. `paths` are
+/// a model reach every tool it is offered; elsewhere they are drafted unverified. `known` holds
 /// the absolute paths the server was started with or answered with (values for path
-/// parameters).
+/// parameters) and its command line's flags.
 pub async fn model_tasks(
     request: &InitRequest,
     tools: &[rmcp::model::Tool],
     instructions: Option<&str>,
-    paths: &[String],
+    known: &Known,
     guard: &Guard,
 ) -> Result<ModelOutcome, ModelStageError> {
     let verifier = build_host(request, &request.host)?;
@@ -138,8 +142,8 @@ pub async fn model_tasks(
                      tasks: templates drafted them instead"
                 ));
             }
-            let chosen = choose_args(request, &tools, paths).await;
-            super::templates::draft(&tools, &chosen, paths)
+            let chosen = choose_args(request, &tools, known).await;
+            super::templates::draft(&tools, &chosen, known)
         }
     };
     let mut outcome = match guard.may_verify_models() {
@@ -158,6 +162,19 @@ pub async fn model_tasks(
     outcome.writer_output_tokens = drafts.writer_output_tokens;
     notes.extend(drafts.notes);
     outcome.notes.splice(0..0, notes);
+    outcome.todo = drafts.todo;
+    // Every tool gets a model task: one whose drafts were all turned down gets a stub.
+    for tool in &tools {
+        let name = tool.name.as_ref();
+        let has = |d: &ModelDraft| d.tool.as_deref() == Some(name);
+        let covered = outcome.kept.iter().any(|(d, _)| has(d))
+            || outcome.unverified.iter().any(|(d, _)| has(d))
+            || outcome.todo.iter().any(|t| t.tool == name);
+        if !covered {
+            let why = "every task drafted for it was turned down (see rejected.yaml for why)";
+            outcome.todo.push(super::todo::Todo::new(tool, why.into()));
+        }
+    }
     Ok(outcome)
 }
 
@@ -209,10 +226,10 @@ fn destroys(tool: &rmcp::model::Tool) -> bool {
 async fn choose_args(
     request: &InitRequest,
     tools: &[rmcp::model::Tool],
-    paths: &[String],
+    known: &Known,
 ) -> super::templates::Chosen {
     let mut chosen = super::templates::Chosen::new();
-    let mut paths = paths.to_vec();
+    let mut known = known.clone();
     let Ok(conn) = crate::mcp::McpConnection::connect(&request.server).await else {
         return chosen;
     };
@@ -224,7 +241,7 @@ async fn choose_args(
             _ => std::mem::take(&mut failed),
         };
         for tool in this_round {
-            let candidates = super::templates::candidates(tool, &paths);
+            let candidates = super::templates::candidates(tool, &known);
             chosen
                 .entry(tool.name.to_string())
                 .or_insert(candidates[0].clone());
@@ -251,7 +268,7 @@ async fn choose_args(
             }
             match found {
                 Some((args, text)) => {
-                    super::paths::learn_paths(&args, &text, &mut paths);
+                    super::paths::learn_paths(&args, &text, &mut known.paths);
                     chosen.insert(tool.name.to_string(), args);
                 }
                 None => failed.push(tool),

@@ -155,6 +155,8 @@ pub struct Drafts {
     pub writer_output_tokens: u64,
     /// Lines for the report (a writer that failed for a tool, say).
     pub notes: Vec<String>,
+    /// The tools templates could write no sensible request for: a `TODO` stub each.
+    pub todo: Vec<super::todo::Todo>,
 }
 
 /// Why a draft cannot be a task, checked before any trial: its request names its tool (the

@@ -7,12 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::args_from_schema::{required, valid_args, wrong_type_args};
+use super::args_from_schema::{picked_args, required, wrong_type_args};
 use super::calls::Probe;
 use super::draft::slug;
 use super::guard::{change_words, Guard};
 use super::teardown::derive;
 use super::unverified::UnverifiedCall;
+use super::values::Known;
 use super::write::{LeftOut, Report};
 use crate::contract::writes::is_read_only;
 use crate::mcp::{McpConnection, McpError};
@@ -58,6 +59,7 @@ pub fn probes(
     include_writes: bool,
     guard: &Guard,
     only: Option<&BTreeSet<String>>,
+    known: &Known,
     report: &mut Report,
 ) -> Vec<Probe> {
     let mut out = Vec::new();
@@ -76,7 +78,7 @@ pub fn probes(
             continue;
         }
         let schema = Value::Object((*tool.input_schema).clone());
-        let mut drafted = tool_probes(&name, &schema, writes);
+        let mut drafted = tool_probes(&name, &schema, writes, known);
         if writes && !guard.may_call(tool) {
             // Only the valid call: what a malformed one answers (an error result or a
             // JSON-RPC error) cannot be guessed without sending it.
@@ -107,6 +109,7 @@ pub fn probes(
         why: format!("a tool the server does not list (`{UNKNOWN_TOOL}`)"),
         writes: false,
         malformed: true,
+        chosen: Vec::new(),
     });
     for resource in listed.resources.iter().take(MAX_RESOURCES) {
         out.push(Probe {
@@ -117,6 +120,7 @@ pub fn probes(
             why: format!("reads the listed resource `{}`", resource.uri),
             writes: false,
             malformed: false,
+            chosen: Vec::new(),
         });
     }
     if listed.resources.len() > MAX_RESOURCES {
@@ -134,9 +138,9 @@ pub fn probes(
     out
 }
 
-/// A tool's probes: a valid call, one without its first required argument, one with a wrong
-/// type.
-fn tool_probes(name: &str, schema: &Value, writes: bool) -> Vec<Probe> {
+/// A tool's probes: a valid call (its values as [`super::values`] picks them), one without its
+/// first required argument, one with a wrong type.
+fn tool_probes(name: &str, schema: &Value, writes: bool, known: &Known) -> Vec<Probe> {
     let slug = slug(name);
     let probe = |id: String, args, why: String, malformed| Probe {
         id,
@@ -147,14 +151,22 @@ fn tool_probes(name: &str, schema: &Value, writes: bool) -> Vec<Probe> {
         why,
         writes,
         malformed,
+        chosen: Vec::new(),
     };
-    let args = valid_args(schema);
-    let shown = if args.is_empty() {
-        "no arguments".to_owned()
-    } else {
-        "arguments filled from its input schema".to_owned()
+    let picked = picked_args(schema, known);
+    let args: serde_json::Map<String, Value> = (picked.iter())
+        .map(|(k, v, _)| (k.clone(), v.clone()))
+        .collect();
+    let shown = match args.is_empty() {
+        true => "no arguments".to_owned(),
+        false => format!("arguments from {}", sources_words(&picked)),
     };
-    let mut out = vec![probe(format!("call-{slug}"), args.clone(), shown, false)];
+    let mut valid = probe(format!("call-{slug}"), args.clone(), shown, false);
+    valid.chosen = (picked.into_iter())
+        .filter(|(_, _, s)| s.chosen())
+        .map(|(k, v, _)| (k, v))
+        .collect();
+    let mut out = vec![valid];
     if let Some(first) = required(schema).first() {
         let mut without = args.clone();
         without.remove(*first);
@@ -166,11 +178,35 @@ fn tool_probes(name: &str, schema: &Value, writes: bool) -> Vec<Probe> {
             true,
         ));
     }
-    if let Some((param, wrong)) = wrong_type_args(schema) {
+    if let Some((param, wrong)) = wrong_type_args(schema, known) {
         let why = format!("`{param}` of the wrong type");
         out.push(probe(format!("call-{slug}-wrong-type"), wrong, why, false));
     }
     out
+}
+
+/// Where a call's values came from, in words: `its input schema, the descriptions and the
+/// server's command line`.
+fn sources_words(picked: &[(String, Value, super::values::Source)]) -> String {
+    use super::values::Source;
+    let mut words: Vec<&str> = Vec::new();
+    for (_, _, source) in picked {
+        let word = match source {
+            Source::Default | Source::Example | Source::Enum => "its input schema",
+            Source::Description => "the parameters' descriptions",
+            Source::Format => "their formats",
+            Source::CommandLine => "the server's command line",
+            Source::Neutral => "neutral values of their types",
+        };
+        if !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    match words.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 fn prompt_probe(prompt: &rmcp::model::Prompt) -> Probe {
@@ -198,6 +234,7 @@ fn prompt_probe(prompt: &rmcp::model::Prompt) -> Probe {
         why,
         writes: false,
         malformed: false,
+        chosen: Vec::new(),
     }
 }
 
@@ -222,7 +259,7 @@ mod tests {
     fn a_tool_gets_a_valid_call_a_missing_argument_and_a_wrong_type() {
         let schema = serde_json::json!({"type": "object",
             "properties": {"id": {"type": "integer"}}, "required": ["id"]});
-        let probes = tool_probes("get_issue", &schema, false);
+        let probes = tool_probes("get_issue", &schema, false, &Known::default());
         let ids: Vec<&str> = probes.iter().map(|p| p.id.as_str()).collect();
         assert_eq!(
             ids,

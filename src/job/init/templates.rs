@@ -9,43 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::args_from_schema::required;
 use super::models::{refuse, Drafts, ExpectedCall, ModelDraft, Origin, Purpose, Rejected, Stage};
-use crate::contract::boundary::fill;
-
-/// Verbs a tool name or description starts with, and how a user would say them instead.
-const VERBS: &[(&str, &str)] = &[
-    ("search", "look for"),
-    ("find", "look up"),
-    ("lookup", "look up"),
-    ("look", "look"),
-    ("query", "look up"),
-    ("get", "show me"),
-    ("fetch", "bring me"),
-    ("retrieve", "bring me"),
-    ("read", "show me the contents of"),
-    ("list", "show me"),
-    ("show", "give me"),
-    ("describe", "tell me about"),
-    ("create", "make"),
-    ("add", "post"),
-    ("update", "change"),
-    ("edit", "change"),
-    ("modify", "change"),
-    ("set", "change"),
-    ("write", "save"),
-    ("delete", "get rid of"),
-    ("remove", "get rid of"),
-    ("move", "relocate"),
-    ("rename", "give a new name to"),
-    ("send", "deliver"),
-    ("run", "start"),
-    ("execute", "carry out"),
-    ("check", "verify"),
-    ("count", "tell me how many"),
-    ("calculate", "work out"),
-    ("compute", "work out"),
-    ("convert", "turn"),
-    ("echo", "repeat back"),
-];
+use super::phrasing::phrasings;
+use super::values::{alternatives, eg, pick, value_for, Known, Source};
 
 /// Verbs that mean the same for the confusion-pair rule.
 const SAME_VERBS: &[&[&str]] = &[
@@ -67,20 +32,17 @@ const STOP: &[&str] = &[
     "returns", "return", "given", "e", "g", "use", "used", "can", "will", "into", "if",
 ];
 
-/// How many requests a tool gets.
-const PER_TOOL: usize = 3;
-
 /// The arguments chosen per tool (by the caller, from [`candidates`], as the server answers
 /// them); a tool not in it gets its first candidate.
 pub type Chosen = std::collections::BTreeMap<String, Map<String, Value>>;
 
-/// Drafts model tasks for `tools` from their descriptions and schemas; `paths` are absolute
-/// paths the server was started with or answered with, for path parameters.
-pub fn draft(tools: &[rmcp::model::Tool], chosen: &Chosen, paths: &[String]) -> Drafts {
-    let args_for = |t: &rmcp::model::Tool, paths: &[String]| -> Map<String, Value> {
+/// Drafts model tasks for `tools` from their descriptions and schemas; `known` holds the paths
+/// the server was started with or answered with, and its command line's flags.
+pub fn draft(tools: &[rmcp::model::Tool], chosen: &Chosen, known: &Known) -> Drafts {
+    let args_for = |t: &rmcp::model::Tool, known: &Known| -> Map<String, Value> {
         match chosen.get(t.name.as_ref()) {
             Some(args) => args.clone(),
-            None => args_for(t, paths),
+            None => args_for(t, known),
         }
     };
     let mut out = Drafts::default();
@@ -94,18 +56,27 @@ pub fn draft(tools: &[rmcp::model::Tool], chosen: &Chosen, paths: &[String]) -> 
             calls: Vec::new(),
         }),
     };
+    let mut stubbed = BTreeSet::new();
     for tool in tools {
-        for (i, prompt) in phrasings(tool, &args_for(tool, paths))
+        if let Some(why) = super::todo::reason(tool, known) {
+            out.todo.push(super::todo::Todo::new(tool, why));
+            stubbed.insert(tool.name.to_string());
+            continue;
+        }
+        for (i, prompt) in phrasings(tool, &args_for(tool, known))
             .into_iter()
             .enumerate()
         {
-            let d = serves(tool, prompt, &args_for(tool, paths), format!("{}", i + 1));
+            let d = serves(tool, prompt, &args_for(tool, known), format!("{}", i + 1));
             push(&mut out, d);
         }
     }
     for (a, b) in overlapping(tools) {
+        if stubbed.contains(a.name.as_ref()) || stubbed.contains(b.name.as_ref()) {
+            continue;
+        }
         for (this, other) in [(a, b), (b, a)] {
-            let args = distinguishing(this, other, args_for(this, paths), paths);
+            let args = distinguishing(this, other, args_for(this, known), known);
             let Some(prompt) = phrasings(this, &args).into_iter().next() else {
                 continue;
             };
@@ -171,20 +142,36 @@ fn looks_like_path(v: &Value) -> bool {
 }
 
 /// The argument sets to try for a tool's requests, best first: the hinted values
-/// ([`args_for`]), then the plain schema-filled ones of the call tasks.
-pub fn candidates(tool: &rmcp::model::Tool, paths: &[String]) -> Vec<Map<String, Value>> {
-    let hinted = args_for(tool, paths);
-    let filled = super::args_from_schema::valid_args(&Value::Object((*tool.input_schema).clone()));
+/// ([`args_for`]), other known paths for a path, each value's alternatives, then the call
+/// tasks' arguments.
+pub fn candidates(tool: &rmcp::model::Tool, known: &Known) -> Vec<Map<String, Value>> {
+    let hinted = args_for(tool, known);
+    let filled =
+        super::args_from_schema::valid_args(&Value::Object((*tool.input_schema).clone()), known);
     let mut out = vec![hinted.clone()];
     // A path parameter tries the other known paths too (a file where a directory failed).
     for (key, value) in &hinted {
-        if !value.as_str().is_some_and(|v| paths.iter().any(|p| p == v)) {
+        if !value
+            .as_str()
+            .is_some_and(|v| known.paths.iter().any(|p| p == v))
+        {
             continue;
         }
-        for other in paths.iter().take(8) {
+        for other in known.paths.iter().take(8) {
             let mut args = hinted.clone();
             args.insert(key.clone(), json!(other));
             if !out.contains(&args) {
+                out.push(args);
+            }
+        }
+    }
+    // Then each drafted value's alternatives (`id` 1 where the description's 42 is refused).
+    let schema = Value::Object((*tool.input_schema).clone());
+    for (key, value) in &hinted {
+        for alt in alternatives(key, &schema["properties"][key.as_str()], known) {
+            let mut args = hinted.clone();
+            args.insert(key.clone(), alt);
+            if &args[key.as_str()] != value && !out.contains(&args) {
                 out.push(args);
             }
         }
@@ -202,9 +189,9 @@ pub fn candidates(tool: &rmcp::model::Tool, paths: &[String]) -> Vec<Map<String,
 }
 
 /// The arguments a request carries: every required parameter, and the optional ones the schema
-/// gives an example or default for; values from the schema (examples, "e.g. X" in the
-/// description, defaults, enums), a known path for a path parameter, else a word.
-pub fn args_for(tool: &rmcp::model::Tool, paths: &[String]) -> Map<String, Value> {
+/// or the description gives an example for (not those that would carry their default); values
+/// as [`super::values`] picks them.
+pub fn args_for(tool: &rmcp::model::Tool, known: &Known) -> Map<String, Value> {
     let schema = Value::Object((*tool.input_schema).clone());
     let required = required(&schema);
     let mut args = Map::new();
@@ -212,204 +199,23 @@ pub fn args_for(tool: &rmcp::model::Tool, paths: &[String]) -> Map<String, Value
         return args;
     };
     for (name, prop) in props {
-        let hinted = prop.get("examples").is_some() || eg(prop).is_some();
-        if !required.contains(&name.as_str()) && !hinted {
+        let hinted =
+            prop.get("examples").is_some() || prop["description"].as_str().and_then(eg).is_some();
+        if required.contains(&name.as_str()) {
+            args.insert(name.clone(), value_for(name, prop, known));
             continue;
         }
-        args.insert(name.clone(), value_for(name, prop, paths));
+        let (value, source) = pick(name, prop, known);
+        if hinted && source != Source::Default && !value.is_null() {
+            args.insert(name.clone(), value);
+        }
     }
     args
 }
 
-/// A value for parameter `name`.
-fn value_for(name: &str, prop: &Value, paths: &[String]) -> Value {
-    if prop.get("examples").is_some() || prop.get("enum").is_some() || prop.get("const").is_some() {
-        return fill(prop);
-    }
-    let ty = prop["type"].as_str().unwrap_or("string");
-    if let Some(example) = eg(prop) {
-        match ty {
-            "integer" => {
-                if let Ok(n) = example.parse::<i64>() {
-                    return json!(n);
-                }
-            }
-            "number" => {
-                if let Ok(n) = example.parse::<f64>() {
-                    return json!(n);
-                }
-            }
-            "string" => return json!(example),
-            _ => {}
-        }
-    }
-    if ty == "string" && prop.get("format").is_none() {
-        let lower = name.to_ascii_lowercase();
-        if lower.contains("path") || lower.contains("dir") || lower.contains("file") {
-            let want_file = lower.contains("file");
-            let pick = (paths.iter())
-                .find(|p| want_file == has_extension(p))
-                .or_else(|| paths.first());
-            if let Some(p) = pick {
-                return json!(p);
-            }
-        }
-        if prop.get("default").is_none() {
-            return json!("example");
-        }
-    }
-    fill(prop)
-}
-
-fn has_extension(path: &str) -> bool {
-    let last = path.rsplit('/').next().unwrap_or_default();
-    last.contains('.') && !last.starts_with('.')
-}
-
-/// The example a parameter's description gives: "e.g. 42", "for example apollo".
-fn eg(prop: &Value) -> Option<String> {
-    let text = prop["description"].as_str()?;
-    let lower = text.to_ascii_lowercase();
-    let at = [
-        "e.g. ",
-        "e.g., ",
-        "for example ",
-        "for example, ",
-        "such as ",
-    ]
-    .iter()
-    .find_map(|m| lower.find(m).map(|i| i + m.len()))?;
-    let word: String = text[at..]
-        .trim_start_matches(['`', '"', '\''])
-        .chars()
-        .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | ')' | ';' | '`' | '"' | '\''))
-        .collect();
-    let word = word.trim_end_matches('.').to_owned();
-    (!word.is_empty()).then_some(word)
-}
-
-/// Up to three requests for `tool` carrying `args`, none naming it.
-fn phrasings(tool: &rmcp::model::Tool, args: &Map<String, Value>) -> Vec<String> {
-    let description = tool.description.as_deref().unwrap_or_default();
-    let sentence = first_sentence(description);
-    let (verb, rest) = split_verb(&sentence, &tool.name);
-    let values = values_clause(args);
-    let rest = rest.trim().trim_end_matches('.');
-    let mut out = Vec::new();
-    let say = say_verb(&verb);
-    let lead = |s: &str| match say.is_empty() {
-        true => s.to_owned(),
-        false => format!("{say} {s}"),
-    };
-    let things: Vec<String> = name_words(&tool.name).into_iter().skip(1).collect();
-    if !rest.is_empty() {
-        out.push(capital(&format!("{}{values}.", lead(rest))));
-        out.push(format!("Could you {}{values}?", lower_first(&lead(rest))));
-    }
-    if !things.is_empty() && !say.is_empty() {
-        out.push(capital(&format!(
-            "{say} the {}{values}, please.",
-            things.join(" ")
-        )));
-    }
-    if rest.is_empty() && out.is_empty() {
-        out.push(capital(&format!(
-            "{}{values}.",
-            lead(&name_words(&tool.name).join(" "))
-        )));
-    }
-    out.truncate(PER_TOOL);
-    out
-}
-
-/// `, with project "apollo" and id 42` (strings quoted, so a model copies them verbatim).
-fn values_clause(args: &Map<String, Value>) -> String {
-    if args.is_empty() {
-        return String::new();
-    }
-    let parts: Vec<String> = (args.iter())
-        .map(|(k, v)| {
-            let words = name_words(k).join(" ");
-            match v {
-                Value::String(s) => format!("{words} \"{s}\""),
-                other => format!("{words} {other}"),
-            }
-        })
-        .collect();
-    format!(", with {}", parts.join(" and "))
-}
-
-/// The first sentence of a description, without parentheses.
-fn first_sentence(text: &str) -> String {
-    let mut out = String::new();
-    let mut depth = 0;
-    for c in text.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' if depth > 0 => depth -= 1,
-            _ if depth > 0 => {}
-            '.' | '\n' | '!' | '?' if !out.trim().is_empty() => break,
-            _ => out.push(c),
-        }
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The description's leading verb (or the name's first word) and what follows it; a leading
-/// verb that is the name's own is dropped, so the request does not say the name.
-fn split_verb(sentence: &str, name: &str) -> (String, String) {
-    let mut words = sentence.splitn(2, ' ');
-    let first = words.next().unwrap_or_default().to_ascii_lowercase();
-    let rest = words.next().unwrap_or_default().to_owned();
-    let base = first.trim_end_matches('s');
-    if VERBS.iter().any(|(v, _)| *v == first || *v == base) {
-        let verb = VERBS.iter().find(|(v, _)| *v == first || *v == base);
-        return (
-            verb.map(|v| v.0).unwrap_or(base).to_owned(),
-            lower_first(&rest),
-        );
-    }
-    // Not a verb we know: the sentence as it is (an imperative, as descriptions mostly are),
-    // unless it starts with the name's own verb.
-    let name_verb = name_words(name).into_iter().next().unwrap_or_default();
-    match first == name_verb {
-        true => (name_verb, rest),
-        false => (String::new(), sentence.to_owned()),
-    }
-}
-
-fn say_verb(verb: &str) -> String {
-    if verb.is_empty() {
-        return String::new();
-    }
-    (VERBS.iter())
-        .find(|(v, _)| *v == verb)
-        .map(|(_, say)| (*say).to_owned())
-        .unwrap_or_else(|| "help me with this:".to_owned())
-}
-
-fn lower_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) if c.clone().next().is_some_and(char::is_lowercase) => {
-            f.to_lowercase().chain(c).collect()
-        }
-        Some(f) => std::iter::once(f).chain(c).collect(),
-        None => String::new(),
-    }
-}
-
-fn capital(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
-}
-
 /// A name's words, lower case: `search_issues` and `searchIssues` → `search`, `issues` (the
 /// suggestion rule's splitting, so `getURL` is `get`, `url`).
-fn name_words(name: &str) -> Vec<String> {
+pub fn name_words(name: &str) -> Vec<String> {
     crate::suite::name_words(name)
 }
 
@@ -462,7 +268,7 @@ fn distinguishing(
     this: &rmcp::model::Tool,
     other: &rmcp::model::Tool,
     mut args: Map<String, Value>,
-    paths: &[String],
+    known: &Known,
 ) -> Map<String, Value> {
     let theirs = other
         .input_schema
@@ -474,7 +280,7 @@ fn distinguishing(
             let lacks = theirs.is_none_or(|t| !t.contains_key(name));
             let concrete = prop.get("enum").is_some() || prop.get("examples").is_some();
             if lacks && concrete && !args.contains_key(name) {
-                args.insert(name.clone(), value_for(name, prop, paths));
+                args.insert(name.clone(), value_for(name, prop, known));
             }
         }
     }
@@ -558,7 +364,7 @@ mod tests {
                 "project": {"type": "string", "examples": ["apollo"]}},
                 "required": ["query"]}),
         );
-        let args = args_for(&t, &[]);
+        let args = args_for(&t, &Known::default());
         assert_eq!(
             Value::Object(args.clone()),
             json!({"query": "example", "project": "apollo"})
@@ -582,7 +388,7 @@ mod tests {
             json!({"type": "object", "properties": {
                 "id": {"type": "integer", "description": "The issue number, e.g. 42"}}}),
         );
-        assert_eq!(args_for(&t, &[])["id"], json!(42));
+        assert_eq!(args_for(&t, &Known::default())["id"], json!(42));
         let f = tool(
             "read_text_file",
             "Read a file.",
@@ -591,7 +397,7 @@ mod tests {
         );
         let paths = ["/tmp/d".to_owned(), "/tmp/d/notes.txt".to_owned()];
         assert_eq!(
-            args_for(&f, &paths)["path"],
+            args_for(&f, &Known::paths(&paths))["path"],
             json!("/tmp/d"),
             "a path, not a file"
         );
@@ -605,7 +411,7 @@ mod tests {
             tool("find_issues", "Find issues that match a text.", s.clone()),
             tool("list_projects", "List every project.", s),
         ];
-        let drafts = draft(&tools, &Chosen::new(), &[]);
+        let drafts = draft(&tools, &Chosen::new(), &Known::default());
         let pairs: Vec<&ModelDraft> = (drafts.drafts.iter())
             .filter(|d| matches!(d.purpose, Purpose::Confusion { .. }))
             .collect();

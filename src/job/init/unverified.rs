@@ -188,6 +188,7 @@ mod tests {
                 why: "arguments filled from its input schema".into(),
                 writes: true,
                 malformed: false,
+                chosen: Vec::new(),
             },
             teardown: Some(teardown.clone()),
         });

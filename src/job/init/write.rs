@@ -21,6 +21,9 @@ pub struct Files {
     /// The tasks drafted and not verified, since they would reach a tool that may change the
     /// server's real state (`DIR/unverified.yaml`: outside the suite).
     pub unverified: PathBuf,
+    /// The `TODO` stubs: a model task per tool init could not draft a sensible one for
+    /// (`DIR/todo.yaml`: outside the suite).
+    pub todo: PathBuf,
     pub report: PathBuf,
     /// The CI files: `DIR/mcpeval.toml`, `DIR/contract/`, the workflow.
     pub ci: super::ci::CiFiles,
@@ -33,6 +36,7 @@ impl Files {
             models: dir.join("tasks").join("models.yaml"),
             rejected: dir.join("rejected.yaml"),
             unverified: dir.join("unverified.yaml"),
+            todo: dir.join("todo.yaml"),
             report: dir.join("init-report.md"),
             ci: super::ci::CiFiles::under(dir),
         }
@@ -44,6 +48,7 @@ impl Files {
             self.models.clone(),
             self.rejected.clone(),
             self.unverified.clone(),
+            self.todo.clone(),
             self.report.clone(),
         ]
     }
@@ -102,6 +107,9 @@ pub struct Report {
     pub left_out: Vec<LeftOut>,
     /// Every valid tool call was refused (an error): the tasks pin that.
     pub refused_everything: bool,
+    /// `(tool, argument, value)`: values init drafted that a valid call was refused on (its
+    /// task not kept).
+    pub refused_values: Vec<(String, String, serde_json::Value)>,
     pub notes: Vec<String>,
     /// The model tasks' stage (`None` with `--no-models`).
     pub models: Option<super::model_tasks::ModelOutcome>,
@@ -125,6 +133,7 @@ impl Report {
             drafted: Vec::new(),
             left_out: Vec::new(),
             refused_everything: false,
+            refused_values: Vec::new(),
             notes: Vec::new(),
             models: None,
             ci: Default::default(),
@@ -203,6 +212,18 @@ pub fn write_all(files: &Files, report: &Report) -> Result<(), (PathBuf, std::io
             &files.rejected,
             super::models_write::rejected_yaml(models, &report.server),
         )?;
+    }
+    let todo = report
+        .models
+        .as_ref()
+        .map(|m| m.todo.as_slice())
+        .unwrap_or_default();
+    match todo.is_empty() {
+        false => write(&files.todo, super::todo::todo_yaml(todo, &report.server))?,
+        true if files.todo.exists() => {
+            std::fs::remove_file(&files.todo).map_err(|e| (files.todo.clone(), e))?
+        }
+        true => {}
     }
     match super::unverified::unverified_yaml(report) {
         Some(text) => write(&files.unverified, text)?,
@@ -300,12 +321,9 @@ pub fn report_md(files: &Files, report: &Report) -> String {
         report.malformed(),
         report.left_out.len()
     ));
-    if report.refused_everything {
-        out.push_str(
-            "**Every tool call was refused** (an error answer): the call tasks pin the refusals. \
-             If the server was started wrong (a directory it may not read, missing credentials), \
-             fix that and run `mcpeval init --force` again.\n\n",
-        );
+    out.push_str(&trust_section(files, report));
+    if let Some(refused) = refused_words(report) {
+        out.push_str(&format!("**{}**{}\n\n", refused.0, refused.1));
     }
     out.push_str("## Drafted\n\n| task | request | checks |\n| --- | --- | --- |\n");
     for d in &report.drafted {
@@ -345,6 +363,104 @@ pub fn report_md(files: &Files, report: &Report) -> String {
         report.sandbox_args(),
     ));
     out
+}
+
+/// The report's list of what was verified and what was not: the call tasks (a third call
+/// passed each), the model tasks (by a real model, or only by the simulated one), the drafts
+/// not run, the `TODO` stubs.
+fn trust_section(files: &Files, report: &Report) -> String {
+    let mut out = String::from(
+        "## Verified and unverified
+
+",
+    );
+    out.push_str(&format!(
+        "- **verified**: {} call task(s) in `{}` (each passed a third call as `mcpeval run` \
+         grades it)\n",
+        report.drafted.len(),
+        files.calls.display()
+    ));
+    if let Some(m) = &report.models {
+        let how = match &m.writer {
+            Some(w) => format!("written by `{w}`"),
+            None => "templated from the tools' descriptions and schemas".to_owned(),
+        };
+        match (m.verified, m.simulated) {
+            (true, false) => out.push_str(&format!(
+                "- **verified**: {} model task(s) in `{}` ({how}; kept when `{}` passed them)\n",
+                m.kept.len(),
+                files.models.display(),
+                m.host
+            )),
+            (true, true) => out.push_str(&format!(
+                "- **{}, not verified by a real model**: {} model task(s) in `{}` (only `sim`, \
+                 mcpeval's simulated model, ran them: `mcpeval init --force --host \
+                 openai:MODEL` keeps what a real model passes)\n",
+                match m.writer {
+                    Some(_) => "written",
+                    None => "templated",
+                },
+                m.kept.len(),
+                files.models.display()
+            )),
+            (false, _) => out.push_str(&format!(
+                "- **not verified**: {} model task(s) in `{}` ({how}; not run, see below)\n",
+                report.unverified.models.len(),
+                files.unverified.display()
+            )),
+        }
+        if !m.todo.is_empty() {
+            let tools: Vec<String> = m.todo.iter().map(|t| format!("`{}`", t.tool)).collect();
+            out.push_str(&format!(
+                "- **TODO**: {} stub(s) in `{}` (outside the suite), for {}: init could not \
+                 draft a sensible model task; write the request and move it into tasks/\n",
+                m.todo.len(),
+                files.todo.display(),
+                tools.join(", ")
+            ));
+            for t in &m.todo {
+                out.push_str(&format!("  - `{}`: {}\n", t.tool, t.why));
+            }
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// What the report and the output say when the server refused valid calls: every one
+/// ("Every tool call was refused", then the rest), or some on values init drafted. Which
+/// values (tool, argument, value) when the refusals answered those.
+pub fn refused_words(report: &Report) -> Option<(String, String)> {
+    let values: Vec<String> = (report.refused_values.iter())
+        .map(|(tool, arg, value)| format!("`{tool}` {arg} = {value}"))
+        .collect();
+    let fix = "put values the server accepts in the tasks' `args` of tasks/calls.yaml (or in \
+               the parameters' descriptions, `e.g. …`, and run `mcpeval init --force` again)";
+    match (report.refused_everything, values.is_empty()) {
+        (true, true) => Some((
+            "Every tool call was refused".into(),
+            " (an error answer): the call tasks pin the refusals. If the server was started \
+             wrong (a directory it may not read, missing credentials), fix that and run \
+             `mcpeval init --force` again."
+                .into(),
+        )),
+        (true, false) => Some((
+            "Every tool call was refused".into(),
+            format!(
+                " (an error answer), and the refusals named values init drafted, not the \
+                 server's own: {}. Those calls are not kept as tasks; {fix}.",
+                values.join("; ")
+            ),
+        )),
+        (false, false) => Some((
+            "Some tool calls were refused on values init drafted".into(),
+            format!(
+                ": {}. Those calls are not kept as tasks; {fix}.",
+                values.join("; ")
+            ),
+        )),
+        (false, true) => None,
+    }
 }
 
 /// The checks of a task, in words: `is_error: false, output_schema, 2 texts, 3 paths`.
