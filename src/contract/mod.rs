@@ -2,6 +2,7 @@
 //! diff into the tasks worth running.
 
 pub mod boundary;
+mod bounds;
 pub mod conformance;
 mod declared;
 pub mod deprecations;

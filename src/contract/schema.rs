@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use self::Effect::{Narrowed, Replaced, Widened};
+use super::bounds::EDGE_OF_JSON_NUMBERS;
 pub use super::mcp_header::header_annotations;
 
 /// Keywords whose values are instances, not schemas: never resolved, walked or compared inside.
@@ -279,9 +280,10 @@ fn compare_at(before: &Value, after: &Value, path: &str, out: &mut Vec<Finding>)
         out.push(whole.undecided("a boolean or malformed schema"));
         return;
     };
+    let decided = super::bounds::compare_bounds(b, a, path, out);
     for key in b.keys().chain(a.keys()).collect::<BTreeSet<_>>() {
         let at = format!("{path}.{key}");
-        if b.get(key) != a.get(key) {
+        if b.get(key) != a.get(key) && !decided.contains(&key.as_str()) {
             compare_keyword(Keyword::new(key, &at, b.get(key), a.get(key)), out);
         }
     }
@@ -386,11 +388,8 @@ fn flag(k: Keyword, true_narrows: bool) -> Option<Finding> {
     (on(k.b) != on(k.a)).then(|| k.narrowed_if(on(k.a) == true_narrows, note))
 }
 
-/// 2^53 − 1, JavaScript's `Number.MAX_SAFE_INTEGER`: the largest integer every JSON parser holds
-/// exactly. zod writes it as the `maximum` of `.int()` (and its negative as the `minimum`).
-const EDGE_OF_JSON_NUMBERS: f64 = 9_007_199_254_740_991.0;
-
-/// A bound keyword; an upper bound at or above 2^53 − 1 (a lower one at or below its negative) is
+/// A bound keyword (the numeric `maximum`/`minimum` pairs are compared as ranges first, in
+/// `bounds.rs`); an upper bound at or above 2^53 − 1 (a lower one at or below its negative) is
 /// no bound: no client sends a number past it, so adding it narrows nothing.
 fn compare_bound(k: Keyword, is_max: bool) -> Option<Finding> {
     let (x, y) = (k.b.and_then(Value::as_f64), k.a.and_then(Value::as_f64));
