@@ -99,11 +99,30 @@ pub fn request_of(tool: &rmcp::model::Tool) -> Option<(String, String)> {
         return tool_for(&after);
     }
     if let Some(plain) = third_person(&first, &after) {
+        let after = plain_after_and(&after);
         return Some((String::new(), format!("{plain} {after}").trim().to_owned()));
     }
     // An imperative we do not know ("Summarize the page"): as it is, if it reads like one.
     let imperative = !first.ends_with("ing") && !first.ends_with("ed");
     (imperative && !after.is_empty()).then(|| (String::new(), lower_first(&rest)))
+}
+
+/// A second verb joined by `and` (or `or`) as the first one is said: "… and optionally extracts
+/// its contents" → "… and optionally extract its contents".
+fn plain_after_and(text: &str) -> String {
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    for (i, word) in words.iter().enumerate() {
+        let joined = |at: usize| at > 0 && ["and", "or"].contains(&words[at - 1]);
+        // `and VERBs` or `and ADVERB-ly VERBs`.
+        let after_and = joined(i) || (i > 1 && words[i - 1].ends_with("ly") && joined(i - 1));
+        let rest = words.get(i + 1..).map(|w| w.join(" ")).unwrap_or_default();
+        match (after_and, third_person(word, &rest)) {
+            (true, Some(plain)) => out.push(plain),
+            _ => out.push((*word).to_owned()),
+        }
+    }
+    out.join(" ")
 }
 
 /// `[detailed] tool for X` → `help me with X`; `… tool to X` → `X`; `… tool that Xs …` → `X …`.
@@ -299,6 +318,18 @@ mod tests {
             .unwrap();
         assert_eq!(values_clause(&null), ", with b 2", "a null is not said");
         assert_eq!(request_of(&tool("x", "The stations of a region.")), None);
+        // mcp-server-fetch: the second verb is said as the first.
+        let fetch = tool(
+            "fetch",
+            "Fetches a URL from the internet and optionally extracts its contents as markdown.",
+        );
+        assert_eq!(
+            request_of(&fetch).map(|(_, rest)| rest),
+            Some(
+                "fetch a URL from the internet and optionally extract its contents as markdown"
+                    .into()
+            )
+        );
         assert_eq!(request_of(&tool("x", "")), None);
     }
 }

@@ -133,7 +133,7 @@ pub fn probes(
         let why = "a template needs values for its URI that its listing does not give";
         left_out.push(LeftOut::new(&what, why.into()));
     }
-    out.extend(listed.prompts.iter().map(prompt_probe));
+    out.extend(listed.prompts.iter().map(|p| prompt_probe(p, known)));
     dedupe_ids(&mut out);
     out
 }
@@ -209,7 +209,9 @@ fn sources_words(picked: &[(String, Value, super::values::Source)]) -> String {
     }
 }
 
-fn prompt_probe(prompt: &rmcp::model::Prompt) -> Probe {
+/// The listed prompt with its required arguments, each drafted as a tool's string parameter of
+/// that name and description would be (prompt arguments are strings: a number is written out).
+fn prompt_probe(prompt: &rmcp::model::Prompt, known: &Known) -> Probe {
     let args: BTreeMap<String, String> = (prompt.arguments.iter().flatten())
         .filter(|a| a.required == Some(true))
         .map(|a| {
@@ -217,8 +219,15 @@ fn prompt_probe(prompt: &rmcp::model::Prompt) -> Probe {
             let numeric = ["id", "number", "count", "limit", "page"]
                 .iter()
                 .any(|w| lower == *w || lower.ends_with(&format!("_{w}")));
-            let value = if numeric { "1" } else { "example" };
-            (a.name.clone(), value.to_owned())
+            let schema = serde_json::json!({
+                "type": if numeric { "integer" } else { "string" },
+                "description": a.description.clone().unwrap_or_default(),
+            });
+            let value = match super::values::value_for(&a.name, &schema, known) {
+                serde_json::Value::String(text) => text,
+                other => other.to_string(),
+            };
+            (a.name.clone(), value)
         })
         .collect();
     let why = match args.is_empty() {

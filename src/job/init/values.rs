@@ -367,6 +367,14 @@ fn neutral(name: &str, prop: &Value, ty: &str, known: &Known) -> Value {
             if words.iter().any(|w| revision.contains(&w.as_str())) && min <= 4 {
                 return json!("HEAD");
             }
+            // A link or an address by its name: the value of its format.
+            let web = ["url", "uri", "link", "href", "endpoint", "website"];
+            if words.iter().any(|w| web.contains(&w.as_str())) {
+                return json!("https://example.com/");
+            }
+            if words.iter().any(|w| w == "email") {
+                return json!("user@example.com");
+            }
             let mut word = "example".to_owned();
             while word.chars().count() < min {
                 word.push_str(" example");

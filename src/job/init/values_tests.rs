@@ -136,3 +136,25 @@ fn alternatives_are_the_later_values_then_the_plain_one() {
     let given = json!({"type": "string", "enum": ["a", "b"]});
     assert!(alternatives("s", &given, &Known::default()).is_empty());
 }
+
+#[test]
+fn a_link_or_an_address_named_so_gets_a_value_of_its_kind() {
+    // mcp-server-fetch's `fetch` prompt: argument `url`, "URL to fetch", no schema.
+    let text = json!({"type": "string", "description": "URL to fetch"});
+    assert_eq!(
+        pick("url", &text, &Known::default()),
+        (json!("https://example.com/"), Source::Neutral)
+    );
+    assert_eq!(
+        value_for(
+            "contact_email",
+            &json!({"type": "string"}),
+            &Known::default()
+        ),
+        json!("user@example.com")
+    );
+    assert_eq!(
+        value_for("title", &json!({"type": "string"}), &Known::default()),
+        json!("example")
+    );
+}
