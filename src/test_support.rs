@@ -1,5 +1,5 @@
-//! Helpers shared by the unit tests of several modules: sample episodes and run records. Test
-//! code only; no module's production code owns or imports it.
+//! Helpers shared by the unit tests of several modules: sample episodes, run records and listed
+//! tools. Test code only; no module's production code owns or imports it.
 
 use crate::episode::{Episode, Side};
 use crate::grade::{Check, Grade};
@@ -122,4 +122,20 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         estimate: None,
         candidate_only_tasks: Vec::new(),
     }
+}
+
+/// A listed tool with `schema` as its input schema (an object).
+pub(crate) fn listed_tool(
+    name: &str,
+    description: &str,
+    schema: serde_json::Value,
+) -> rmcp::model::Tool {
+    let serde_json::Value::Object(schema) = schema else {
+        panic!("an input schema is an object")
+    };
+    rmcp::model::Tool::new(
+        name.to_owned(),
+        description.to_owned(),
+        std::sync::Arc::new(schema),
+    )
 }

@@ -270,14 +270,9 @@ fn capital(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     fn tool(name: &str, description: &str) -> rmcp::model::Tool {
-        let schema = serde_json::json!({"type": "object"});
-        let Value::Object(schema) = schema else {
-            panic!("an object")
-        };
-        rmcp::model::Tool::new(name.to_owned(), description.to_owned(), Arc::new(schema))
+        crate::test_support::listed_tool(name, description, serde_json::json!({"type": "object"}))
     }
 
     #[test]

@@ -345,14 +345,8 @@ fn no_tool_draft(id: &str, prompt: &str, purpose: Purpose) -> ModelDraft {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
-    fn tool(name: &str, description: &str, schema: Value) -> rmcp::model::Tool {
-        let Value::Object(schema) = schema else {
-            panic!("an object")
-        };
-        rmcp::model::Tool::new(name.to_owned(), description.to_owned(), Arc::new(schema))
-    }
+    use crate::test_support::listed_tool as tool;
 
     #[test]
     fn a_request_says_the_verb_another_way_and_carries_the_values() {

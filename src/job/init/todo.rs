@@ -124,14 +124,8 @@ pub fn todo_yaml(todo: &[Todo], server: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
-    fn tool(name: &str, description: &str, schema: Value) -> rmcp::model::Tool {
-        let Value::Object(schema) = schema else {
-            panic!("an object")
-        };
-        rmcp::model::Tool::new(name.to_owned(), description.to_owned(), Arc::new(schema))
-    }
+    use crate::test_support::listed_tool as tool;
 
     #[test]
     fn a_tool_with_values_no_user_gives_gets_a_stub_that_loads() {
