@@ -172,13 +172,28 @@ fn collect(
         // Tasks or hosts the other run's baseline lacks stay untested rather than failing: a
         // stored baseline may cover a smaller suite.
         let missing = collector.unmatched();
-        if !missing.is_empty() {
-            let names: Vec<String> = missing.iter().map(|(t, h)| format!("{t} ({h})")).collect();
+        let names = |model: bool| -> Vec<String> {
+            (missing.iter())
+                .filter(|(_, _, m)| *m == model)
+                .map(|(t, h, _)| format!("{t} ({h})"))
+                .collect()
+        };
+        let (models, calls) = (names(true), names(false));
+        if !models.is_empty() {
             notes.push(Note::warn(format!(
                 "warning: run `{}` has no baseline episodes for {} task(s), left untested: {}",
                 other.run_id,
-                missing.len(),
-                names.join(", ")
+                models.len(),
+                models.join(", ")
+            )));
+        }
+        if !calls.is_empty() {
+            notes.push(Note::warn(format!(
+                "warning: run `{}` has no baseline episodes for {} call task(s), judged on the \
+                 candidate alone (test `candidate_only`): {}",
+                other.run_id,
+                calls.len(),
+                calls.join(", ")
             )));
         }
     }

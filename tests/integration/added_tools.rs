@@ -188,3 +188,29 @@ fn an_added_tool_that_fails_its_call_task_is_a_regression_in_run_and_check() {
     );
     assert_eq!(run_rows, check_rows);
 }
+
+#[test]
+fn a_stored_baseline_without_a_call_task_judges_it_on_the_candidate_alone_and_says_so() {
+    let dir = temp_dir();
+    let (small, large) = (dir.path().join("small.yaml"), dir.path().join("large.yaml"));
+    let get_issue = &SUITE[SUITE.find("- id: get-issue-5").unwrap()..];
+    std::fs::write(&small, get_issue).unwrap();
+    std::fs::write(&large, SUITE).unwrap();
+    let (stored, new) = (dir.path().join("stored"), dir.path().join("new"));
+    assert_eq!(run(&small, &stored).status.code(), Some(0));
+    assert_eq!(run(&large, &new).status.code(), Some(0));
+    let out = mcpeval(&[
+        "compare",
+        new.to_str().unwrap(),
+        "--against",
+        stored.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no baseline episodes for 1 call task(s), judged on the candidate alone")
+            && stderr.contains("find-issues-finds-the-vat-bug (direct)")
+            && !stderr.contains("left untested"),
+        "{stderr}"
+    );
+}

@@ -114,13 +114,14 @@ impl Collector {
             .sum()
     }
 
-    /// The (task, host) pairs that have candidate episodes but no baseline episode at all.
-    pub fn unmatched(&self) -> Vec<(String, String)> {
+    /// The (task, host) pairs that have candidate episodes but no baseline episode at all, and
+    /// whether each is a model's task (a `kind: call` task is then judged on the candidate alone).
+    pub fn unmatched(&self) -> Vec<(String, String, bool)> {
         let mut out = Vec::new();
         for (host, cells) in &self.hosts {
             for (task, cell) in cells {
                 if cell.has_side(1) && !cell.has_side(0) {
-                    out.push((task.clone(), host.clone()));
+                    out.push((task.clone(), host.clone(), cell.kind.has_model()));
                 }
             }
         }
