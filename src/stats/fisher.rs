@@ -18,7 +18,7 @@ impl LnFactorials {
         Self((0..=n).map(ln_factorial).collect())
     }
 
-    fn ln_choose(&self, n: u64, k: u64) -> f64 {
+    pub(crate) fn ln_choose(&self, n: u64, k: u64) -> f64 {
         self.0[n as usize] - self.0[k as usize] - self.0[(n - k) as usize]
     }
 }

@@ -8,6 +8,7 @@ mod bootstrap;
 mod cmh;
 mod compare;
 mod fisher;
+mod freeman_halton;
 mod mann_whitney;
 mod mde;
 mod multiplicity;
@@ -33,6 +34,7 @@ pub use compare::{
     NORMAL_INTERVAL_FROM,
 };
 pub use fisher::fisher_exact;
+pub use freeman_halton::{freeman_halton, FreemanHalton, MAX_TABLES, MONTE_CARLO_RESAMPLES};
 pub use mann_whitney::mann_whitney_u;
 pub use mde::{cmh_mde, fisher_mde, mann_whitney_mde, min_fisher_p, van_elteren_mde, FisherPlan};
 pub use multiplicity::{p_adjusted, Adjustment};
