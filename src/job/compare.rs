@@ -80,6 +80,9 @@ pub fn compare(request: &CompareRequest) -> Result<Compared, JobError> {
         comparison: &comparison,
     };
     write_reports(&report, &out).map_err(|e| JobError::write(&out, e))?;
+    let baseline_dir = request.against.as_ref().unwrap_or(&request.run);
+    crate::report::write_tool_shift(baseline_dir, &request.run, &out, stats.alpha, info.seed)
+        .map_err(|e| JobError::write(&out, e))?;
     Ok(Compared {
         comparison,
         out,

@@ -254,6 +254,9 @@ pub async fn run(
     };
     write_reports_with(&report, &finished.dir, !request.no_step_summary)
         .map_err(|e| JobError::write(&finished.dir, e))?;
+    let (dir, info) = (&finished.dir, &finished.end.info);
+    crate::report::write_tool_shift(dir, dir, dir, info.config.stats.alpha, info.seed)
+        .map_err(|e| JobError::write(dir, e))?;
     face.finished(&finished);
     Ok(RunOutcome::Finished(Box::new(finished)))
 }
