@@ -249,6 +249,7 @@ fn sigterm_stops_a_run_as_a_first_ctrl_c_and_resume_finishes_it() {
         "summary.md",
         "junit.xml",
         "report.html",
+        "tool_shift.csv",
     ] {
         assert!(out.join(file).is_file(), "{file} missing");
     }
@@ -294,6 +295,7 @@ fn a_run_into_a_closed_pipe_finishes_its_files_without_a_panic() {
         "summary.md",
         "junit.xml",
         "report.html",
+        "tool_shift.csv",
     ] {
         assert!(out.join(file).is_file(), "{file} missing");
     }

@@ -192,6 +192,7 @@ fn merged_shards_equal_the_unsharded_run() {
         "comparison.parquet",
         "summary.md",
         "junit.xml",
+        "tool_shift.csv",
     ] {
         assert!(merged.join(file).is_file(), "missing {file}");
     }
