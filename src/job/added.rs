@@ -19,10 +19,20 @@ pub struct AddedToolTask {
     pub tools: Vec<String>,
 }
 
-/// The call tasks of `tasks` that call (in their request or a fixture) a tool in `candidate`
-/// but not in `baseline`. A tool neither lists is not one: such a task checks how both answer
-/// an unknown tool. Model tasks never are: a model on the baseline is offered what it has.
+/// The call tasks of `tasks` that call (in their request or a fixture) a tool the `candidate`
+/// lists and the `baseline` does not. A tool neither lists is not one: such a task checks how
+/// both answer an unknown tool. Model tasks never are: a model on the baseline is offered what it
+/// has.
 pub fn added_tool_tasks(
+    tasks: &[Task],
+    baseline: &[rmcp::model::Tool],
+    candidate: &[rmcp::model::Tool],
+) -> Vec<AddedToolTask> {
+    added_among(tasks, &names(baseline), &names(candidate))
+}
+
+/// [`added_tool_tasks`] over the tools' names.
+fn added_among(
     tasks: &[Task],
     baseline: &BTreeSet<String>,
     candidate: &BTreeSet<String>,
@@ -51,7 +61,7 @@ pub fn added_tool_tasks(
 }
 
 /// The names of `tools`.
-pub fn names(tools: &[rmcp::model::Tool]) -> BTreeSet<String> {
+fn names(tools: &[rmcp::model::Tool]) -> BTreeSet<String> {
     tools.iter().map(|t| t.name.to_string()).collect()
 }
 
@@ -121,7 +131,7 @@ mod tests {
             fixture,
             task("tool", "model", None, &["find_issues"]),
         ];
-        let found = added_tool_tasks(
+        let found = added_among(
             &tasks,
             &set(&["search_issues"]),
             &set(&["search_issues", "find_issues"]),

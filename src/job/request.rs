@@ -488,16 +488,12 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
             None => return Ok(skipped(notes, Skipped::NothingTriggered)),
         }
     }
-    {
+    let added = {
         let (b, c) = preflight.tools();
-        let (b, c) = (super::added::names(b), super::added::names(c));
-        let added = super::added::added_tool_tasks(&suite.tasks, &b, &c);
-        notes.extend(
-            super::added::added_lines(&added, "  - ")
-                .into_iter()
-                .map(Note::warn),
-        );
-    }
+        super::added::added_tool_tasks(&suite.tasks, b, c)
+    };
+    let lines = super::added::added_lines(&added, "  - ");
+    notes.extend(lines.into_iter().map(Note::warn));
     let design = RunDesign {
         tasks: (suite.tasks.iter())
             .filter(|t| t.kind.has_model())
@@ -544,6 +540,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         trigger,
         shard,
         recording,
+        added,
     };
     Ok(Prepared {
         notes,

@@ -144,6 +144,9 @@ pub struct RunJob {
     pub shard: Option<Shard>,
     /// `--record DIR`: each side's server traffic, written into cassettes when the trials end.
     pub recording: Option<Recording>,
+    /// The call tasks that use a tool only the candidate lists (the pre-flight's lists): they
+    /// run on the candidate alone.
+    pub added: Vec<super::added::AddedToolTask>,
 }
 
 /// How a run ended: its final `run.json` and the comparison of its sides.
@@ -163,14 +166,6 @@ pub struct RunEnd {
 }
 
 impl RunJob {
-    /// The call tasks that use a tool only the candidate lists (the pre-flight's lists): they run
-    /// on the candidate alone.
-    pub fn added_tool_tasks(&self) -> Vec<super::added::AddedToolTask> {
-        let (b, c) = self.preflight.tools();
-        let (b, c) = (super::added::names(b), super::added::names(c));
-        super::added::added_tool_tasks(&self.suite.tasks, &b, &c)
-    }
-
     /// `run.json` as the run starts.
     fn info(&self) -> RunInfo {
         let (config, previous) = (&self.config, self.previous.as_ref());
@@ -237,7 +232,7 @@ impl RunJob {
             merged_from: Vec::new(),
             stopped_hosts: Vec::new(),
             estimate: None,
-            candidate_only_tasks: self.added_tool_tasks().into_iter().map(|t| t.id).collect(),
+            candidate_only_tasks: self.added.iter().map(|t| t.id.clone()).collect(),
         }
     }
 
@@ -268,7 +263,7 @@ impl RunJob {
             now,
         } = stop;
         let info = self.info();
-        let candidate_only = self.added_tool_tasks().iter().map(|t| t.index).collect();
+        let candidate_only = self.added.iter().map(|t| t.index).collect();
         let dir = self.dir;
         info.write(&dir)?;
         let lists = {

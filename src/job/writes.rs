@@ -10,7 +10,7 @@ use crate::config::{placeholders_in, RunConfig, ServerSpec};
 use crate::contract::writes::{process_state, state_changing};
 use crate::episode::Side;
 use crate::mcp::sandbox::{placeholders_of, tree_size, LARGE_TREE_BYTES};
-use crate::suite::{CallSpec, Suite, Task};
+use crate::suite::{Suite, Task};
 
 /// A suite refused before its first trial, or placeholders without sandboxes (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -173,17 +173,8 @@ fn reachable(side: &SideTasks<'_>) -> Reachable {
         }
     }
     for task in &side.tasks {
-        let request = match &task.call {
-            Some(CallSpec::Tool { name, .. }) => Some(name),
-            _ => None,
-        };
-        let fixtures = task.setup.iter().chain(&task.teardown);
-        let called = fixtures
-            .chain(task.after.iter().map(|a| &a.call))
-            .map(|f| &f.tool)
-            .chain(request);
-        for tool in called.filter(|t| writes.contains(*t)) {
-            found.tools.insert(tool.clone());
+        for tool in task.tools_called().filter(|t| writes.contains(*t)) {
+            found.tools.insert(tool.to_owned());
             if found.how.len() < 4 {
                 found.how.push(format!(
                     "task `{}` ({}) calls `{tool}`",

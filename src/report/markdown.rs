@@ -798,9 +798,7 @@ fn others(out: &mut String, c: &Comparison) {
         let verdict = c.task_verdict(t);
         // An improvement over a baseline that failed every trial is marked as such, and so is a
         // task judged on the candidate alone.
-        let alone = (c.task_rows(&t.task_id, &t.host))
-            .any(|r| r.test == crate::analysis::TestName::CandidateOnly);
-        let verdict = match alone
+        let verdict = match c.candidate_alone(t)
             || verdict.verdict == Verdict::Improvement
                 && crate::analysis::Diagnosis::baseline_never_passed(t)
         {

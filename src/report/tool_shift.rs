@@ -26,12 +26,17 @@ pub fn write_tool_shift(
     seed: u64,
 ) -> anyhow::Result<Vec<TaskShift>> {
     let mut facts: Vec<Facts> = Vec::new();
-    for (dir, side) in [
-        (baseline_dir, Side::Baseline),
-        (candidate_dir, Side::Candidate),
-    ] {
+    // Each directory read once, for the sides it provides (both, in a run's own directory).
+    let sources: Vec<(&Path, Vec<Side>)> = match baseline_dir == candidate_dir {
+        true => vec![(baseline_dir, vec![Side::Baseline, Side::Candidate])],
+        false => vec![
+            (baseline_dir, vec![Side::Baseline]),
+            (candidate_dir, vec![Side::Candidate]),
+        ],
+    };
+    for (dir, sides) in sources {
         scan_episodes(dir, |e| {
-            if e.side == side && e.kind.has_model() && e.infra_error.is_none() {
+            if sides.contains(&e.side) && e.kind.has_model() && e.infra_error.is_none() {
                 facts.push((e.task_id, e.host, e.side, e.trial, e.first_tool));
             }
         })?;

@@ -51,7 +51,7 @@ fn tested(columns: &[(u64, u64)], seed: u64, max_tables: u64, resamples: u32) ->
         lf: &lf,
         totals: &totals,
         n0,
-        ln_observed,
+        threshold: ln_observed + RELATIVE_TOLERANCE.ln_1p(),
     };
     match tables_at_most(&totals, n0, max_tables) {
         Some(_) => FreemanHalton {
@@ -62,12 +62,13 @@ fn tested(columns: &[(u64, u64)], seed: u64, max_tables: u64, resamples: u32) ->
     }
 }
 
-/// A table's margins and how probable the observed one is.
+/// A table's margins, and the log-probability up to which a table counts as at most as
+/// probable as the observed one ([`RELATIVE_TOLERANCE`] above it).
 struct Table<'a> {
     lf: &'a LnFactorials,
     totals: &'a [u64],
     n0: u64,
-    ln_observed: f64,
+    threshold: f64,
 }
 
 /// `ln P(first row = a)`: Π C(total_j, a_j) / C(N, n0), the multivariate hypergeometric.
@@ -104,9 +105,8 @@ fn exact_p(table: &Table<'_>) -> f64 {
         lf,
         totals,
         n0,
-        ln_observed,
+        threshold,
     } = *table;
-    let threshold = ln_observed + RELATIVE_TOLERANCE.ln_1p();
     let base = -lf.ln_choose(totals.iter().sum(), n0);
     // What the columns after each one can still hold, to prune rows that cannot reach n0.
     let mut room = vec![0u64; totals.len() + 1];
@@ -137,9 +137,8 @@ fn monte_carlo_p(table: &Table<'_>, seed: u64, resamples: u32) -> FreemanHalton 
         lf,
         totals,
         n0,
-        ln_observed,
+        threshold,
     } = *table;
-    let threshold = ln_observed + RELATIVE_TOLERANCE.ln_1p();
     let mut labels: Vec<usize> = (totals.iter().enumerate())
         .flat_map(|(j, t)| std::iter::repeat_n(j, *t as usize))
         .collect();

@@ -411,19 +411,18 @@ pub struct Task {
 }
 
 impl Task {
-    /// The tools this task calls itself, not through a model: a call task's request, and every
-    /// `setup`, `teardown` and `after` call, in that order (a name may repeat).
+    /// The tools this task calls itself, not through a model: every `setup`, `teardown` and
+    /// `after` call, then a call task's request, in that order (a name may repeat).
     pub fn tools_called(&self) -> impl Iterator<Item = &str> {
         let request = match &self.call {
             Some(CallSpec::Tool { name, .. }) => Some(name.as_str()),
             _ => None,
         };
         let fixtures = self.setup.iter().chain(&self.teardown);
-        request.into_iter().chain(
-            fixtures
-                .chain(self.after.iter().map(|a| &a.call))
-                .map(|f| f.tool.as_str()),
-        )
+        fixtures
+            .chain(self.after.iter().map(|a| &a.call))
+            .map(|f| f.tool.as_str())
+            .chain(request)
     }
 
     /// The task as the candidate side grades it when the candidate renamed tools (`old → new`):

@@ -375,6 +375,12 @@ impl Comparison {
     }
 
     /// The rows of one task × host.
+    /// Whether the task ran on the candidate alone (a call task on a tool only the candidate
+    /// lists): its row's test is `candidate_only`.
+    pub fn candidate_alone(&self, t: &TaskOutcome) -> bool {
+        (self.task_rows(&t.task_id, &t.host)).any(|r| r.test == TestName::CandidateOnly)
+    }
+
     pub fn task_rows<'a>(&'a self, task: &'a str, host: &'a str) -> impl Iterator<Item = &'a Row> {
         self.rows
             .iter()

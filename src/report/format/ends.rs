@@ -242,7 +242,7 @@ pub fn task_verdict_short(c: &Comparison, t: &TaskOutcome) -> String {
 fn task_words(c: &Comparison, t: &TaskOutcome, length: Length) -> String {
     let verdict = c.task_verdict(t);
     // A call task on a tool only the candidate lists ran there alone (`job::added`).
-    if (c.task_rows(&t.task_id, &t.host)).any(|r| r.test == TestName::CandidateOnly) {
+    if c.candidate_alone(t) {
         return match length {
             Length::Full => format!(
                 "{verdict}: judged on the candidate alone (it uses a tool the baseline does not \
