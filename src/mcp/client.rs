@@ -506,6 +506,12 @@ impl McpConnection {
             .unwrap_or_default()
     }
 
+    /// The stderr tail once the server has closed stderr (or after a short grace): for a
+    /// server that just died, whose last lines may still be in the pipe.
+    pub async fn settled_stderr_tail(&self) -> String {
+        settled(self.stderr.as_ref()).await
+    }
+
     /// The process id of a stdio server.
     pub fn process_id(&self) -> Option<u32> {
         self.pid

@@ -127,7 +127,7 @@ impl Calls {
             crate::error::chain(&other)
         );
         if loss.ends_serving.load(Ordering::Relaxed) {
-            let tail = self.connection().stderr_tail();
+            let tail = self.connection().settled_stderr_tail().await;
             let text = match tail.trim().is_empty() {
                 true => why.clone(),
                 false => format!(
