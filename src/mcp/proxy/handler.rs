@@ -279,8 +279,10 @@ fn server_config(connection: &McpConnection, overlay: &Overlay) -> ServerConfig 
     if let Some(info) = base.and_then(|i| i.server_info.clone()) {
         config = config.with_server_info(info);
     }
-    let instructions =
-        (overlay.instructions.clone()).or_else(|| base.and_then(|i| i.instructions.clone()));
+    let instructions = match &overlay.instructions {
+        Some(set) => set.clone(),
+        None => base.and_then(|i| i.instructions.clone()),
+    };
     if let Some(instructions) = instructions {
         config = config.with_instructions(instructions);
     }

@@ -1,6 +1,6 @@
 //! The overlay file: changes put over a server's lists (descriptions, titles, parameter
-//! descriptions, annotations, instructions, a tool renamed or hidden), read with file:line
-//! errors, checked against the base's lists, and applied to them.
+//! descriptions, annotations, instructions, a tool renamed or hidden; `null` removes a key the
+//! base has), read with file:line errors, checked against the base's lists, and applied to them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,15 +29,30 @@ pub enum OverlayError {
     },
 }
 
+/// A key of the file: absent (`None`: the base's value stays), `null` (`Some(None)`: the key is
+/// removed) or a value.
+pub type Set<T> = Option<Option<T>>;
+
+/// Reads a key that is present: `null` is `Some(None)`, so that absent and `null` differ.
+fn present<'de, D, T>(d: D) -> Result<Set<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
 /// The changes of one tool.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolChange {
-    pub description: Option<String>,
-    pub title: Option<String>,
-    /// Parameter name → its new description.
+    #[serde(default, deserialize_with = "present")]
+    pub description: Set<String>,
+    #[serde(default, deserialize_with = "present")]
+    pub title: Set<String>,
+    /// Parameter name → its new description (`null`: the parameter has none).
     #[serde(default)]
-    pub params: BTreeMap<String, String>,
+    pub params: BTreeMap<String, Option<String>>,
     /// Merged into the tool's annotations (a key given here replaces the base's).
     pub annotations: Option<AnnotationChange>,
     /// The name the tool is listed and called under; calls reach the base under its old name.
@@ -51,25 +66,32 @@ pub struct ToolChange {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct AnnotationChange {
-    pub title: Option<String>,
-    pub read_only_hint: Option<bool>,
-    pub destructive_hint: Option<bool>,
-    pub idempotent_hint: Option<bool>,
-    pub open_world_hint: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    pub title: Set<String>,
+    #[serde(default, deserialize_with = "present")]
+    pub read_only_hint: Set<bool>,
+    #[serde(default, deserialize_with = "present")]
+    pub destructive_hint: Set<bool>,
+    #[serde(default, deserialize_with = "present")]
+    pub idempotent_hint: Set<bool>,
+    #[serde(default, deserialize_with = "present")]
+    pub open_world_hint: Set<bool>,
 }
 
 /// The changes of one prompt.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PromptChange {
-    pub description: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    pub description: Set<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct OverlayFile {
     overlay: Spanned<u32>,
-    instructions: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    instructions: Set<String>,
     #[serde(default)]
     tools: BTreeMap<String, Spanned<ToolChange>>,
     #[serde(default)]
@@ -80,7 +102,8 @@ struct OverlayFile {
 #[derive(Debug, Clone, Default)]
 pub struct Overlay {
     path: Option<PathBuf>,
-    pub instructions: Option<String>,
+    /// `Some(None)`: the server has no instructions.
+    pub instructions: Set<String>,
     /// Tool name (as the base lists it) → its changes and the line they start on.
     pub tools: BTreeMap<String, (ToolChange, u64)>,
     pub prompts: BTreeMap<String, (PromptChange, u64)>,
@@ -246,7 +269,7 @@ impl Overlay {
             .map(|mut prompt| {
                 if let Some((change, _)) = self.prompts.get(&prompt.name) {
                     if let Some(description) = &change.description {
-                        prompt.description = Some(description.clone());
+                        prompt.description = description.clone();
                     }
                 }
                 prompt
@@ -279,17 +302,22 @@ impl ToolChange {
             tool.name = new.clone().into();
         }
         if let Some(description) = &self.description {
-            tool.description = Some(description.clone().into());
+            tool.description = description.clone().map(Into::into);
         }
         if let Some(title) = &self.title {
-            tool.title = Some(title.clone());
+            tool.title = title.clone();
         }
         if !self.params.is_empty() {
             let mut schema = (*tool.input_schema).clone();
             if let Some(properties) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
                 for (param, description) in &self.params {
                     if let Some(serde_json::Value::Object(property)) = properties.get_mut(param) {
-                        property.insert("description".into(), description.clone().into());
+                        match description {
+                            Some(text) => {
+                                property.insert("description".into(), text.clone().into())
+                            }
+                            None => property.remove("description"),
+                        };
                     }
                 }
             }
@@ -297,19 +325,21 @@ impl ToolChange {
         }
         if let Some(change) = &self.annotations {
             let mut merged: ToolAnnotations = tool.annotations.take().unwrap_or_default();
-            let set = |slot: &mut Option<bool>, value: Option<bool>| {
-                if value.is_some() {
+            let set = |slot: &mut Option<bool>, value: Set<bool>| {
+                if let Some(value) = value {
                     *slot = value;
                 }
             };
-            if change.title.is_some() {
-                merged.title = change.title.clone();
+            if let Some(title) = &change.title {
+                merged.title = title.clone();
             }
             set(&mut merged.read_only_hint, change.read_only_hint);
             set(&mut merged.destructive_hint, change.destructive_hint);
             set(&mut merged.idempotent_hint, change.idempotent_hint);
             set(&mut merged.open_world_hint, change.open_world_hint);
-            tool.annotations = Some(merged);
+            let none = serde_json::to_value(&merged)
+                .is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()));
+            tool.annotations = (!none).then_some(merged);
         }
         Some(tool)
     }
@@ -390,6 +420,32 @@ mod tests {
         let overlay = parse("overlay: 1\ntools:\n  a:\n    rename: b\n").unwrap();
         assert!(overlay.check(&[tool("a"), tool("b")], &[]).is_err());
         assert!(parse("tools: {}\n").is_err());
+    }
+
+    #[test]
+    fn null_removes_what_the_base_has_and_absent_keeps_it() {
+        let overlay = parse(
+            "overlay: 1\ninstructions: null\ntools:\n  a:\n    description: null\n    params: {query: null}\n    annotations: {readOnlyHint: null}\n  b:\n    annotations: {destructiveHint: null}\n",
+        )
+        .unwrap();
+        assert_eq!(overlay.instructions, Some(None));
+        let mut b = tool("b");
+        let mut hints = ToolAnnotations::default();
+        hints.read_only_hint = Some(true);
+        hints.destructive_hint = Some(false);
+        b.annotations = Some(hints);
+        let shown = overlay.tools(vec![tool("a"), b, tool("c")]);
+        let a = serde_json::to_value(&shown[0]).unwrap();
+        assert!(a.get("description").is_none(), "{a}");
+        assert!(a.get("annotations").is_none(), "{a}");
+        assert_eq!(
+            a["inputSchema"]["properties"]["query"],
+            json!({"type": "string"})
+        );
+        let b = serde_json::to_value(&shown[1]).unwrap();
+        assert_eq!(b["annotations"], json!({"readOnlyHint": true}));
+        assert_eq!(shown[2].description.as_deref(), Some("old"));
+        assert_eq!(parse("overlay: 1\n").unwrap().instructions, None);
     }
 
     #[test]
