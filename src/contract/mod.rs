@@ -35,4 +35,4 @@ pub use model::{
 };
 pub use report::{diff_snapshots, diff_table};
 pub use snapshot::{normalize, take, SnapshotError};
-pub use trigger::{line_kind, select, ChangedText, Selection};
+pub use trigger::{line_kind, select, touches, ChangedText, Selection};

@@ -165,31 +165,7 @@ pub fn select(diff: &Diff, tasks: &[Task]) -> Selection {
     let mut picked: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for (i, task) in tasks.iter().enumerate() {
         let mut why = Vec::new();
-        let names: BTreeSet<&str> = task
-            .tools
-            .iter()
-            .chain(task.expect.calls.iter().flat_map(|c| c.tool.names()))
-            .chain(&task.expect.forbidden_tools)
-            .map(String::as_str)
-            .collect();
-        let mut hit: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|n| touched.contains(*n))
-            .collect();
-        // A pattern names no tool: each changed tool it matches is one the task uses.
-        for call in &task.expect.calls {
-            if let ToolName::Pattern { .. } = &call.tool {
-                hit.extend(
-                    touched
-                        .iter()
-                        .map(|t| t.as_str())
-                        .filter(|t| call.tool.matches(t)),
-                );
-            }
-        }
-        hit.sort_unstable();
-        hit.dedup();
+        let hit = used_of(task, &touched);
         if !hit.is_empty() {
             why.push(format!("uses changed tool {}", quoted(&hit)));
         }
@@ -210,6 +186,56 @@ pub fn select(diff: &Diff, tasks: &[Task]) -> Selection {
             .into_iter()
             .map(|(i, why)| (tasks[i].id.clone(), why))
             .collect(),
+    }
+}
+
+/// The tools of `touched` that `task` uses: named in its `tools`, expected calls or forbidden
+/// tools, or matched by an expected call's pattern.
+fn used_of<'a>(task: &'a Task, touched: &'a BTreeSet<String>) -> Vec<&'a str> {
+    let names: BTreeSet<&str> = task
+        .tools
+        .iter()
+        .chain(task.expect.calls.iter().flat_map(|c| c.tool.names()))
+        .chain(&task.expect.forbidden_tools)
+        .map(String::as_str)
+        .collect();
+    let mut hit: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| touched.contains(*n))
+        .collect();
+    // A pattern names no tool: each changed tool it matches is one the task uses.
+    for call in &task.expect.calls {
+        if let ToolName::Pattern { .. } = &call.tool {
+            hit.extend(
+                touched
+                    .iter()
+                    .map(|t| t.as_str())
+                    .filter(|t| call.tool.matches(t)),
+            );
+        }
+    }
+    hit.sort_unstable();
+    hit.dedup();
+    hit
+}
+
+/// Whether one model-affecting change touches `task` as [`select`] reads it: the server
+/// instructions and an added tool touch every task; a change of a tool (renamed: either name)
+/// touches the tasks that use it. Changes of other lists touch none.
+pub fn touches(change: &Change, task: &Task) -> bool {
+    match (change.list.as_str(), change.kind) {
+        ("tools", ChangeKind::ToolAdded) | ("server", ChangeKind::InstructionsChanged) => true,
+        ("tools", _) => {
+            let mut touched = BTreeSet::from([change.name.clone()]);
+            if change.kind == ChangeKind::ToolRenamed {
+                for v in [&change.before, &change.after].into_iter().flatten() {
+                    touched.extend(v.as_str().map(str::to_owned));
+                }
+            }
+            !used_of(task, &touched).is_empty()
+        }
+        _ => false,
     }
 }
 
@@ -333,6 +359,26 @@ mod tests {
         let s = select(&d, &suite());
         assert_eq!(ids(&s).len(), 4);
         assert!(s.tasks[1].1[0].contains("instructions"));
+    }
+
+    #[test]
+    fn a_change_touches_the_tasks_that_use_its_tool_and_the_whole_list_ones_touch_all() {
+        let tasks = suite();
+        let described = Change::new("tools", "search_issues", ChangeKind::DescriptionChanged);
+        let touched: Vec<&str> = (tasks.iter())
+            .filter(|t| touches(&described, t))
+            .map(|t| t.id.as_str())
+            .collect();
+        assert_eq!(touched, ["search"]);
+        let added = Change::new("tools", "find_issues", ChangeKind::ToolAdded);
+        assert!(tasks.iter().all(|t| touches(&added, t)));
+        let renamed = Change::new("tools", "create_ticket", ChangeKind::ToolRenamed)
+            .values(Some("create_issue".into()), Some("create_ticket".into()));
+        assert!(tasks
+            .iter()
+            .any(|t| t.id == "create" && touches(&renamed, t)));
+        let prompt = Change::new("prompts", "triage", ChangeKind::DescriptionChanged);
+        assert!(!tasks.iter().any(|t| touches(&prompt, t)));
     }
 
     #[test]
