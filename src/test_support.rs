@@ -121,6 +121,7 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         stopped_hosts: Vec::new(),
         estimate: None,
         candidate_only_tasks: Vec::new(),
+        trigger_diff: None,
     }
 }
 

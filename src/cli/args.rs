@@ -102,6 +102,11 @@ pub enum Command {
     },
     /// Recompute the comparison, verdicts and reports of a run from its stored episodes.
     Compare(CompareArgs),
+    /// Why a run regressed: each change of its diff undone alone on the candidate (overlays),
+    /// tried with the run's hosts, seeds and trials, and tested against the run's own episodes.
+    ///
+    /// More: docs/explain.md.
+    Explain(ExplainArgs),
     /// Trials per side that Fisher's exact test needs to detect a drop in success rate.
     Plan(PlanArgs),
     /// Snapshot a server's contract: its tools, resources, templates, prompts, handshake facts
@@ -706,6 +711,50 @@ pub struct CompareArgs {
     pub alpha: Option<f64>,
 }
 
+#[derive(Debug, Args)]
+#[command(after_help = EXPLAIN_HELP)]
+pub struct ExplainArgs {
+    /// A run directory (holding run.json and episodes.jsonl).
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+    /// Explain the improved tasks too.
+    #[arg(long)]
+    pub all: bool,
+    /// Trials to spend at most, over every change tried: instructions and added tools first,
+    /// then the changes of each task's own tools; what does not fit is skipped and said so.
+    #[arg(long, value_name = "N", default_value_t = crate::job::explain::DEFAULT_BUDGET)]
+    pub budget: u64,
+    /// Also try each regressed task with the candidate's tool list offered in reverse order:
+    /// says when a regression follows a tool's position rather than its text.
+    #[arg(long)]
+    pub order: bool,
+    /// The config file to read the servers' secrets (env, headers) from [default: the run's
+    /// own config file, when it is still there].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+const EXPLAIN_HELP: &str = "\
+Reads the run's verdicts first: with no regressed task it says `nothing to explain` (exit 0).
+Otherwise it takes the run's diff (RUN_DIR/contract/diff.json, or the diff its trigger read; else
+both servers are snapshotted and diffed into RUN_DIR/explain/contract/) and, for each regressed
+task, undoes each model-affecting change that touches it alone on the candidate with an overlay
+(old description, title, parameter description, annotation or instructions; an added tool hidden;
+a rename undone), one file per change in RUN_DIR/explain/overlays/ (rerun one by hand with
+`--candidate overlay:FILE+SPEC`). Each change's trials use the run's hosts, trial seeds and trial
+count, and are compared with the run's own candidate episodes by the run's test, Holm across the
+changes tried for the task: explains, partly, no_effect, inconclusive or not_tried (with why).
+When no single change explains a task, the baseline plus one change is tried.
+
+Writes RUN_DIR/explain/attribution.csv, attribution.json and summary.md, and a \"Why\" section
+into the run's summary.md and report.html; prints one line per regressed task. Each set of
+trials is a run directory of its own under RUN_DIR/explain/runs/: explain again after a Ctrl-C
+and it resumes.
+
+Exit codes: 0 finished (whatever it found), 2 not a run directory, or a run that regressed with no
+model-affecting change between its servers, 3 a server cannot be started.
+More: docs/explain.md.";
+
 const COMPARE_HELP: &str = concat!(
     "\
 Writes comparison.parquet, comparison.csv, summary.md, junit.xml and report.html (one
@@ -1056,6 +1105,7 @@ impl RunArgs {
             no_step_summary: false,
             update_snapshots: self.update_snapshots,
             record: self.record.clone(),
+            resolved: None,
         }
     }
 

@@ -6,6 +6,7 @@ mod cassette_cmd;
 mod check_cmd;
 mod compare_cmd;
 mod diff_cmd;
+mod explain_cmd;
 mod history_cmd;
 mod hosts;
 mod init_cmd;
@@ -26,7 +27,7 @@ pub use args::{
     CassetteAction, Cli, Command, CompareArgs, DemoServerArgs, DiffArgs, PlanArgs, RunArgs,
     SimServerArgs, SnapshotArgs, TasksAction,
 };
-pub use args::{CheckArgs, HistoryArgs, InitArgs, NightlyArgs};
+pub use args::{CheckArgs, ExplainArgs, HistoryArgs, InitArgs, NightlyArgs};
 
 /// Runs a parsed command line. Without a subcommand it prints the usage (exit 2) rather than
 /// start a run nobody asked for: the demo is `mcpeval run` with no arguments.
@@ -39,6 +40,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         }
         Some(Command::Run(args)) => run_cmd::run_command(&args).await,
         Some(Command::Compare(args)) => compare_cmd::compare(&args),
+        Some(Command::Explain(args)) => explain_cmd::explain(&args).await,
         Some(Command::Plan(args)) => plan_cmd::plan(&args),
         Some(Command::Snapshot(args)) => snapshot_cmd::snapshot(&args).await,
         Some(Command::Diff(args)) => diff_cmd::diff(&args),

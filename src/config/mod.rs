@@ -31,7 +31,7 @@ pub use resolve::{
     RunConfig, UnsetVar, UnsetVariable, DEFAULT_CONFIG, DEMO_CONFIG,
 };
 pub use resolve::{
-    config_allows_writes, resolve_extra_host, with_write_flags, WriteFlags, NO_HOST,
+    config_allows_writes, overlay_over, resolve_extra_host, with_write_flags, WriteFlags, NO_HOST,
 };
 pub use server::{ClientProfile, ProtocolEra, ServerSpec, Transport, BASE_HEADERS_ENV};
 pub use sim::SimConfig;

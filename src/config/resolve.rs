@@ -884,6 +884,13 @@ fn layered_base(
 
 /// The spec of `mcpeval serve` over `base` (`transport`): the base's era and headers handed
 /// over, the headers through the environment, never the command line, and kept secret.
+/// `base` served with the overlay `file` over it, under its own name, as a `[servers.NAME]`
+/// with `overlay` and `base` is (`mcpeval explain`'s reverts).
+pub fn overlay_over(base: &ServerSpec, file: &Path) -> Result<ServerSpec, InvalidSetting> {
+    let transport = ServerSpec::overlay_transport(file, &base.display())?;
+    Ok(served_over(&base.name, base, transport))
+}
+
 fn served_over(name: &str, base: &ServerSpec, mut transport: Transport) -> ServerSpec {
     if base.protocol_era != crate::config::ProtocolEra::Auto {
         if let Transport::Stdio { args, .. } = &mut transport {

@@ -222,10 +222,12 @@ fn used_of<'a>(task: &'a Task, touched: &'a BTreeSet<String>) -> Vec<&'a str> {
 
 /// Whether one model-affecting change touches `task` as [`select`] reads it: the server
 /// instructions and an added tool touch every task; a change of a tool (renamed: either name)
-/// touches the tasks that use it. Changes of other lists touch none.
+/// touches the tasks that use it, and every no-tool task (any tool can draw its call). Changes
+/// of other lists touch none.
 pub fn touches(change: &Change, task: &Task) -> bool {
     match (change.list.as_str(), change.kind) {
         ("tools", ChangeKind::ToolAdded) | ("server", ChangeKind::InstructionsChanged) => true,
+        ("tools", _) if task.kind == TaskKind::NoTool => true,
         ("tools", _) => {
             let mut touched = BTreeSet::from([change.name.clone()]);
             if change.kind == ChangeKind::ToolRenamed {
@@ -369,7 +371,7 @@ mod tests {
             .filter(|t| touches(&described, t))
             .map(|t| t.id.as_str())
             .collect();
-        assert_eq!(touched, ["search"]);
+        assert_eq!(touched, ["search", "chat"]);
         let added = Change::new("tools", "find_issues", ChangeKind::ToolAdded);
         assert!(tasks.iter().all(|t| touches(&added, t)));
         let renamed = Change::new("tools", "create_ticket", ChangeKind::ToolRenamed)

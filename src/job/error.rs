@@ -120,6 +120,15 @@ pub enum JobError {
     /// do not go together.
     #[error(transparent)]
     Writes(#[from] super::writes::WriteError),
+    /// `explain` on a run that regressed although its two servers differ in nothing that
+    /// affects models.
+    #[error(
+        "`{}` regressed, but its diff `{}` has no change that affects models: the regression \
+         is noise or the environment (hosts, network, the model's provider), not the release",
+        dir.display(),
+        diff.display()
+    )]
+    NothingToExplain { dir: PathBuf, diff: PathBuf },
     /// The run itself failed (its event sinks, its tables).
     #[error("the run failed")]
     Run(#[source] Source),
@@ -153,7 +162,8 @@ impl Coded for JobError {
             | Self::NoEpisodes { .. }
             | Self::Stats(_)
             | Self::Writes(_)
-            | Self::Compare(_) => Exit::Usage,
+            | Self::Compare(_)
+            | Self::NothingToExplain { .. } => Exit::Usage,
             Self::RunInfo(e) => e.exit(),
             Self::Judge { source, .. } => source.exit(),
             Self::RunDir(e) => e.exit(),

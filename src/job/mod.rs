@@ -8,6 +8,7 @@ pub mod check;
 mod compare;
 mod error;
 mod expectations;
+pub mod explain;
 mod hosts;
 pub mod init;
 mod models;
@@ -29,8 +30,8 @@ pub use models::{build as build_model, Built};
 pub use plan::{plan, PlanRequest};
 pub use record::{Recorded, Recording};
 pub use request::{
-    prepare, run, BudgetNeeds, Face, Finished, Note, Prepared, ReadyRun, RunOutcome, RunRequest,
-    Skipped, Start, TaskKinds,
+    prepare, run, stored_config, BudgetNeeds, Face, Finished, Note, Prepared, ReadyRun, RunOutcome,
+    RunRequest, Skipped, Start, TaskKinds,
 };
 pub use run::{preflight, Preflight, PreflightError, RunEnd, RunJob, Stop};
 pub use served::read_served_files;

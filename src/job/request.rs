@@ -56,6 +56,9 @@ pub struct RunRequest {
     pub update_snapshots: bool,
     /// Record each side's server traffic into a cassette in this directory (`--record DIR`).
     pub record: Option<PathBuf>,
+    /// A config already resolved, used as it is (`mcpeval explain`'s reverts: the candidate
+    /// with one change undone); with `resume`, the directory's trials are kept as done.
+    pub resolved: Option<Box<RunConfig>>,
 }
 
 /// Which kinds of task a run takes from its suite.
@@ -364,9 +367,17 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         return Err(JobError::NoServers);
     }
     let mut notes = Vec::new();
-    let (config, dir, previous) = match &request.resume {
-        Some(dir) => resume_state(dir, request.overrides.concurrency)?,
-        None => (resolve(&request.overrides)?, None, None),
+    let (config, dir, previous) = match (&request.resume, &request.resolved) {
+        (Some(dir), Some(config)) => {
+            let info = RunInfo::read(dir).map_err(|e| JobError::Resume {
+                dir: dir.to_path_buf(),
+                source: e.into(),
+            })?;
+            (*config.clone(), Some(dir.clone()), Some(info))
+        }
+        (Some(dir), None) => resume_state(dir, request.overrides.concurrency)?,
+        (None, Some(config)) => (*config.clone(), None, None),
+        (None, None) => (resolve(&request.overrides)?, None, None),
     };
     let shard = shard_of(request.shard, previous.as_ref())?;
     for spec in [&config.baseline, &config.candidate] {
@@ -599,9 +610,21 @@ fn resume_state(
         dir: dir.to_path_buf(),
         source: e.into(),
     })?;
+    let mut config = stored_config(&info, None)?;
+    if let Some(c) = concurrency {
+        config.concurrency = c.max(1);
+    }
+    Ok((config, Some(dir.to_path_buf()), Some(info)))
+}
+
+/// The config a run directory records, with the secrets it does not store (server env and
+/// headers, literal host headers) read again from its config file, or from `config_file` when
+/// given.
+pub fn stored_config(info: &RunInfo, config_file: Option<&Path>) -> Result<RunConfig, JobError> {
     let mut config = info.config.clone();
     // Secrets (server env, headers) are not stored: read them again from the config file.
-    let source = PathBuf::from(&config.config_source);
+    let source =
+        config_file.map_or_else(|| PathBuf::from(&config.config_source), Path::to_path_buf);
     if source.is_file() {
         let again = resolve(&Overrides {
             config: Some(source),
@@ -618,8 +641,5 @@ fn resume_state(
         config.candidate.env = again.candidate.env;
         config.candidate.headers = again.candidate.headers;
     }
-    if let Some(c) = concurrency {
-        config.concurrency = c.max(1);
-    }
-    Ok((config, Some(dir.to_path_buf()), Some(info)))
+    Ok(config)
 }

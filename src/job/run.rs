@@ -233,6 +233,11 @@ impl RunJob {
             stopped_hosts: Vec::new(),
             estimate: None,
             candidate_only_tasks: self.added.iter().map(|t| t.id.clone()).collect(),
+            trigger_diff: match (&self.trigger, previous) {
+                (Some(t), _) => Some(t.path.clone()),
+                (None, Some(p)) => p.trigger_diff.clone(),
+                (None, None) => None,
+            },
         }
     }
 

@@ -23,6 +23,8 @@ pub struct Triggered {
     pub changes: Vec<String>,
     /// The triggering changes of a text, both sides whole, for the reports' word diffs.
     pub texts: Vec<crate::contract::ChangedText>,
+    /// The diff file, made absolute.
+    pub path: std::path::PathBuf,
 }
 
 /// Reads a diff written by `mcpeval diff --out`.
@@ -120,6 +122,7 @@ pub fn apply(
         ),
         changes,
         texts,
+        path: std::path::absolute(source).unwrap_or_else(|_| source.into()),
     })
 }
 
@@ -143,6 +146,22 @@ pub async fn auto(
     notes: &mut Vec<Note>,
 ) -> Result<AutoDiff, JobError> {
     let contract_dir = dir.join("contract");
+    let diff = snapshot_and_diff(config, &contract_dir).await?;
+    let path = contract_dir.join("diff.json");
+    notes.push(Note::text(shortened(&diff_table(&diff), &path)));
+    if diff.breaks_clients() && !allow_breaking {
+        notes.push(Note::warn(format!(
+            "stopping: the candidate breaks clients (see {}); {advice}",
+            path.display()
+        )));
+        return Ok(AutoDiff::Breaking);
+    }
+    Ok(AutoDiff::Diff(Box::new(diff)))
+}
+
+/// Snapshots both servers of `config` into `contract_dir/baseline` and `/candidate`, diffs them
+/// and writes `contract_dir/diff.json`.
+pub async fn snapshot_and_diff(config: &RunConfig, contract_dir: &Path) -> Result<Diff, JobError> {
     let mut snapshots = Vec::new();
     for (side, spec) in [
         ("baseline", &config.baseline),
@@ -166,15 +185,7 @@ pub async fn auto(
     let mut text = serde_json::to_string_pretty(&diff).map_err(|e| JobError::write(&path, e))?;
     text.push('\n');
     std::fs::write(&path, text).map_err(|e| JobError::write(&path, e))?;
-    notes.push(Note::text(shortened(&diff_table(&diff), &path)));
-    if diff.breaks_clients() && !allow_breaking {
-        notes.push(Note::warn(format!(
-            "stopping: the candidate breaks clients (see {}); {advice}",
-            path.display()
-        )));
-        return Ok(AutoDiff::Breaking);
-    }
-    Ok(AutoDiff::Diff(Box::new(diff)))
+    Ok(diff)
 }
 
 /// The diff's table for the console: its header, counts and first rows; the rest is in the

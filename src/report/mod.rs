@@ -28,7 +28,7 @@ pub use export::{
     append_step_summary, exporters, write_reports, write_reports_with, Exporter, Report, JUNIT_XML,
     SUMMARY_MD,
 };
-pub use format::{percent as format_percent, points as format_points, TaskCounts};
+pub use format::{p as format_p, percent as format_percent, points as format_points, TaskCounts};
 pub use frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
 pub use html::{HtmlReport, REPORT_HTML};
 pub use live::{lock as lock_collector, LiveReports, REFRESH_EVERY};

@@ -232,6 +232,10 @@ pub struct RunInfo {
     /// candidate alone (absent when there are none, and in runs before it was recorded).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidate_only_tasks: Vec<String>,
+    /// The diff file the run's trigger read (`--trigger`, `--auto-trigger`, `check`), made
+    /// absolute: `mcpeval explain` attributes the run's regressions to its changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_diff: Option<std::path::PathBuf>,
 }
 
 /// A run's estimate of its trials' wall time (docs/speed.md), what it was made from, and the

@@ -247,6 +247,7 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
         stopped_hosts: Vec::new(),
         estimate: None,
         candidate_only_tasks: Vec::new(),
+        trigger_diff: None,
     }
 }
 
