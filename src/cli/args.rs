@@ -277,6 +277,10 @@ pub struct RunArgs {
     /// on both sides, and a missing one stops the run before its first trial (exit 2).
     #[arg(long, conflicts_with = "resume")]
     pub update_snapshots: bool,
+    /// After the verdict, say why the run regressed: `mcpeval explain` on its directory, with
+    /// its default budget (docs/explain.md). The run's exit code stays the verdict's.
+    #[arg(long)]
+    pub explain: bool,
     /// Record each side's server traffic into DIR/baseline.cassette.jsonl and
     /// DIR/candidate.cassette.jsonl (written when the trials end, also when cut short): the
     /// handshake and lists, and every tools/call, resources/read and prompts/get with its
@@ -329,6 +333,11 @@ pub struct CheckArgs {
     /// Evaluate the whole suite, not only the tasks the contract's changes mark.
     #[arg(long)]
     pub all: bool,
+    /// After the verdict, say why the evaluation regressed: `mcpeval explain` on
+    /// DIR/evaluation, with its default budget (docs/explain.md). The exit code stays the
+    /// check's.
+    #[arg(long)]
+    pub explain: bool,
     /// Skip the evaluation when a change breaks clients.
     #[arg(long)]
     pub stop_on_breaking: bool,

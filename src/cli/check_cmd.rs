@@ -39,6 +39,10 @@ pub async fn check(args: &CheckArgs) -> Result<Exit, Failure> {
         exit.code(),
         checked.dir.display()
     );
+    let evaluation = checked.dir.join("evaluation");
+    if args.explain && !checked.interrupted && evaluation.join(crate::rundir::RUN_JSON).is_file() {
+        super::explain_cmd::after_verdict(&evaluation).await;
+    }
     if checked.interrupted {
         errln!(
             "interrupted: the stages after the one cut short did not run; check.json and the \

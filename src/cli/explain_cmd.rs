@@ -54,6 +54,22 @@ pub async fn explain_run(request: &ExplainRequest) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `--explain` on `run` and `check`: the run directory explained after the verdict; a failure
+/// to explain is said, and leaves the verdict's exit code alone.
+pub async fn after_verdict(dir: &Path) {
+    let request = ExplainRequest {
+        dir: dir.to_path_buf(),
+        ..ExplainRequest::default()
+    };
+    if let Err(failure) = explain_run(&request).await {
+        errln!(
+            "explain: cannot explain {}: {:#}",
+            dir.display(),
+            failure.error
+        );
+    }
+}
+
 fn attribution_path(dir: &Path) -> std::path::PathBuf {
     dir.join("explain")
         .join(crate::job::explain::ATTRIBUTION_CSV)

@@ -20,6 +20,11 @@ use crate::runner::EventSink;
 pub async fn run_command(args: &RunArgs) -> Result<Exit, Failure> {
     crate::memory::fixed_mmap_threshold();
     let outcome = crate::job::run(&args.to_request(), Stop::default(), &Console).await?;
+    if let (true, crate::job::RunOutcome::Finished(finished)) = (args.explain, &outcome) {
+        if !finished.end.cancelled {
+            super::explain_cmd::after_verdict(&finished.dir).await;
+        }
+    }
     Ok(outcome.exit())
 }
 

@@ -27,6 +27,7 @@ mod description_safety;
 mod diagnostics;
 mod estimate;
 mod exit_codes;
+mod explain;
 mod false_alarm;
 mod faults;
 mod fixtures;
