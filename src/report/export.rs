@@ -124,7 +124,7 @@ pub fn write_reports_with(report: &Report, dir: &Path, step_summary: bool) -> an
             append_step_summary(&bytes)?;
         }
     }
-    Ok(())
+    super::why::refresh(dir)
 }
 
 /// Appends `summary` to the file `$GITHUB_STEP_SUMMARY` names, when it is set.

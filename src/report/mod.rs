@@ -15,6 +15,7 @@ mod markdown;
 mod tool_shift;
 mod tool_tokens;
 mod triggered;
+mod why;
 
 pub use check::{
     check_junit, check_summary, exit as check_exit, record_exit as check_record_exit,
@@ -34,3 +35,4 @@ pub use html::{HtmlReport, REPORT_HTML};
 pub use live::{lock as lock_collector, LiveReports, REFRESH_EVERY};
 pub use tool_shift::{write_tool_shift, TOOL_SHIFT_CSV};
 pub use triggered::code as markdown_code;
+pub use why::{refresh as refresh_why, WHY_MD};

@@ -38,7 +38,12 @@ pub fn write(dir: &Path, attribution: &Attribution) -> anyhow::Result<()> {
     json.push('\n');
     std::fs::write(out.join(ATTRIBUTION_JSON), json)?;
     std::fs::write(out.join("summary.md"), summary(attribution))?;
-    Ok(())
+    let why = format!(
+        "{}\n`explain/summary.md` has every change tried, `explain/attribution.csv` every row.\n",
+        section(attribution)
+    );
+    std::fs::write(out.join(crate::report::WHY_MD), why)?;
+    crate::report::refresh_why(dir)
 }
 
 fn frame(rows: &[Row]) -> PolarsResult<DataFrame> {

@@ -10,3 +10,4 @@ mod tools;
 mod transcripts;
 
 pub use page::{HtmlReport, REPORT_HTML};
+pub(super) use text::blocks;
