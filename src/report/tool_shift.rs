@@ -86,3 +86,20 @@ fn frame(shifts: &[TaskShift]) -> PolarsResult<DataFrame> {
         col("shifted", field!(|(s, _, _)| s.shifted)),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_without_episodes_has_no_shift_and_an_empty_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let facts = read_tool_shift(dir.path(), dir.path(), 0.05, 1).unwrap();
+        assert_eq!(facts, ToolShiftFacts::default());
+        assert!(crate::report::tool_choice_lines(&facts).is_empty());
+        write_tool_shift(&facts, dir.path()).unwrap();
+        let csv = std::fs::read_to_string(dir.path().join(TOOL_SHIFT_CSV)).unwrap();
+        assert_eq!(csv.lines().count(), 1, "{csv}");
+        assert!(csv.starts_with("task_id,host,from_tool,to_tool,"), "{csv}");
+    }
+}
