@@ -37,7 +37,9 @@ pub struct TaskShift {
 
 impl TaskShift {
     /// The move that took the most paired trials, in words: `find_issues took 10 of
-    /// search_issues' 10 first calls`; `None` when no first call moved.
+    /// search_issues' 10 first calls`; from or to no call, `find_issues came first in 4 of the 10
+    /// trials that called no tool`, `3 of get_issue's 3 first calls became no call`; `None` when
+    /// no first call moved.
     pub fn words(&self) -> Option<String> {
         let ((from, to), n) = (self.pairs.iter())
             .filter(|((from, to), _)| from != to)
@@ -50,7 +52,69 @@ impl TaskShift {
             true => format!("{from}'"),
             false => format!("{from}'s"),
         };
-        Some(format!("{to} took {n} of {owner} {of_from} first calls"))
+        Some(match (from.as_str(), to.as_str()) {
+            (NO_CALL, _) => {
+                format!("{to} came first in {n} of the {of_from} trials that called no tool")
+            }
+            (_, NO_CALL) => format!("{n} of {owner} {of_from} first calls became no call"),
+            _ => format!("{to} took {n} of {owner} {of_from} first calls"),
+        })
+    }
+}
+
+/// Every call one side's model made in a task's episodes, per tool: descriptive only, shown
+/// beside the tested first call (a tool taken first may still be called later, or the other way).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallTally {
+    /// tool → (calls, the sum of their positions in their episodes: 0 for a first call).
+    tools: BTreeMap<String, (u32, usize)>,
+}
+
+impl CallTally {
+    /// Adds one episode's calls: `tools_called`, the tools in call order, comma-separated
+    /// (empty: no call).
+    pub fn add(&mut self, tools_called: &str) {
+        let calls = tools_called.split(',').filter(|t| !t.is_empty());
+        for (at, tool) in calls.enumerate() {
+            let entry = self.tools.entry(tool.to_owned()).or_default();
+            entry.0 += 1;
+            entry.1 += at;
+        }
+    }
+
+    /// Each tool with its calls, the most called first; on a tie the one called earlier in its
+    /// episodes on average (`search_issues` before the `get_issue` that follows it), then by
+    /// name. Empty when the side called no tool.
+    pub fn ranked(&self) -> Vec<(&str, u32)> {
+        let mut tools: Vec<(&String, &(u32, usize))> = self.tools.iter().collect();
+        // Equal counts: the smaller sum of positions is the earlier mean position.
+        tools.sort_by_key(|(name, (n, at))| (std::cmp::Reverse(*n), *at, *name));
+        tools
+            .into_iter()
+            .map(|(t, (n, _))| (t.as_str(), *n))
+            .collect()
+    }
+}
+
+/// A comparison's tool choice: every task's tested shift of the first call, and each side's
+/// calls of the task (all of them) beside it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolShiftFacts {
+    pub shifts: Vec<TaskShift>,
+    /// (task, host) → [baseline, candidate] calls, of every episode that counts (a model task's,
+    /// not ended by an infrastructure error), paired or not.
+    pub calls: BTreeMap<(String, String), [CallTally; 2]>,
+}
+
+impl ToolShiftFacts {
+    /// The tasks whose first call shifted (significant after Holm), in the shifts' order.
+    pub fn shifted(&self) -> impl Iterator<Item = &TaskShift> {
+        self.shifts.iter().filter(|s| s.shifted)
+    }
+
+    /// Both sides' calls of `task` on `host`.
+    pub fn calls_of(&self, task: &str, host: &str) -> Option<&[CallTally; 2]> {
+        self.calls.get(&(task.to_owned(), host.to_owned()))
     }
 }
 
@@ -197,7 +261,26 @@ mod tests {
     }
 
     #[test]
-    fn only_paired_trials_count_and_a_name_without_s_takes_s() {
+    fn calls_rank_by_count_then_by_how_early_they_were_called() {
+        let mut tally = CallTally::default();
+        for calls in [
+            "search_issues,get_issue",
+            "search_issues,get_issue",
+            "",
+            "get_issue",
+        ] {
+            tally.add(calls);
+        }
+        tally.add("list_projects,search_issues,search_issues,get_issue");
+        assert_eq!(
+            tally.ranked(),
+            [("search_issues", 4), ("get_issue", 4), ("list_projects", 1)]
+        );
+        assert!(CallTally::default().ranked().is_empty());
+    }
+
+    #[test]
+    fn only_paired_trials_count_and_a_move_from_or_to_no_call_says_so() {
         let mut calls = moved("t", Some("get_issue"), None, 0, 3);
         // A baseline trial without its candidate is left out.
         calls.push(FirstCall {
@@ -211,7 +294,12 @@ mod tests {
         assert_eq!(shifts[0].pairs.values().sum::<u32>(), 3);
         assert_eq!(
             shifts[0].words().unwrap(),
-            "(none) took 3 of get_issue's 3 first calls"
+            "3 of get_issue's 3 first calls became no call"
+        );
+        let back = tool_shift(moved("t", None, Some("find_issues"), 0, 4), 0.05, 1).unwrap();
+        assert_eq!(
+            back[0].words().unwrap(),
+            "find_issues came first in 4 of the 4 trials that called no tool"
         );
     }
 }

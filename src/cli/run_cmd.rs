@@ -116,6 +116,7 @@ impl Face for Console {
             congestion,
             cache,
             simulated,
+            tool_shift: _,
         } = finished;
         let info = &end.info;
         if end.cancelled {

@@ -10,7 +10,7 @@ use super::{JobError, Note};
 use crate::analysis::{Collector, Comparison};
 use crate::config::InvalidSetting;
 use crate::episode::Side;
-use crate::report::{write_reports, Report};
+use crate::report::{read_tool_shift, write_reports, write_tool_shift, Report};
 use crate::rundir::{rebuild_tables, scan_facts, table_is_current, RunInfo, EPISODES_JSONL};
 use crate::stats::Adjustment;
 
@@ -74,15 +74,19 @@ pub fn compare(request: &CompareRequest) -> Result<Compared, JobError> {
     // from the files itself).
     drop(collector);
     std::fs::create_dir_all(&out).map_err(|e| JobError::write(&out, e))?;
+    // Read from the episodes once (each run directory once), for tool_shift.csv and the reports
+    // that say it in words.
+    let baseline_dir = request.against.as_ref().unwrap_or(&request.run);
+    let shift = read_tool_shift(baseline_dir, &request.run, stats.alpha, info.seed)
+        .and_then(|shift| write_tool_shift(&shift, &out).map(|()| shift))
+        .map_err(|e| JobError::write(&out, e))?;
     let report = Report {
         info: &info,
         baseline_run: against.as_ref(),
         comparison: &comparison,
+        tool_shift: Some(&shift),
     };
     write_reports(&report, &out).map_err(|e| JobError::write(&out, e))?;
-    let baseline_dir = request.against.as_ref().unwrap_or(&request.run);
-    crate::report::write_tool_shift(baseline_dir, &request.run, &out, stats.alpha, info.seed)
-        .map_err(|e| JobError::write(&out, e))?;
     Ok(Compared {
         comparison,
         out,

@@ -10,12 +10,13 @@ use std::sync::Arc;
 use super::hosts::{add_direct_host, build_hosts, build_judges, cached, rate_limited};
 use super::trigger::{self, AutoDiff};
 use super::{preflight, JobError, RunEnd, RunJob, Stop};
+use crate::analysis::tool_shift::ToolShiftFacts;
 use crate::analysis::RunDesign;
 use crate::config::{resolve, Overrides, RunConfig};
 use crate::error::Exit;
 use crate::host::aimd::Congestion;
 use crate::host::cache::{ResponseCache, CACHE_DIR};
-use crate::report::{write_reports_with, Report};
+use crate::report::{read_tool_shift, write_reports_with, write_tool_shift, Report};
 use crate::rundir::{RunInfo, Shard};
 use crate::runner::EventSink;
 
@@ -158,6 +159,9 @@ pub struct Finished {
     pub congestion: Vec<(String, Arc<Congestion>)>,
     pub cache: Option<Arc<ResponseCache>>,
     pub simulated: Vec<String>,
+    /// The tool-choice shift of the finished run (its `tool_shift.csv`), once [`run`] has read
+    /// it from the episodes; `None` before.
+    pub tool_shift: Option<ToolShiftFacts>,
 }
 
 impl Finished {
@@ -245,21 +249,25 @@ pub async fn run(
     if let Some(writer) = &writer {
         sinks.push(Box::new(writer.clone()));
     }
-    let finished = ready.run(stop, sinks).await?;
+    let mut finished = ready.run(stop, sinks).await?;
     if let Some(writer) = writer {
         let notes: Vec<Note> = writer.notes().into_iter().map(Note::warn).collect();
         face.notes(&notes);
     }
+    let (dir, info) = (&finished.dir, &finished.end.info);
+    // Read from the episodes once, for tool_shift.csv and the reports that say it in words.
+    let shift = read_tool_shift(dir, dir, info.config.stats.alpha, info.seed)
+        .and_then(|shift| write_tool_shift(&shift, dir).map(|()| shift))
+        .map_err(|e| JobError::write(dir, e))?;
     let report = Report {
-        info: &finished.end.info,
+        info,
         baseline_run: None,
         comparison: &finished.end.comparison,
+        tool_shift: Some(&shift),
     };
-    write_reports_with(&report, &finished.dir, !request.no_step_summary)
-        .map_err(|e| JobError::write(&finished.dir, e))?;
-    let (dir, info) = (&finished.dir, &finished.end.info);
-    crate::report::write_tool_shift(dir, dir, dir, info.config.stats.alpha, info.seed)
+    write_reports_with(&report, dir, !request.no_step_summary)
         .map_err(|e| JobError::write(dir, e))?;
+    finished.tool_shift = Some(shift);
     face.finished(&finished);
     Ok(RunOutcome::Finished(Box::new(finished)))
 }
@@ -285,6 +293,7 @@ impl ReadyRun {
             congestion: self.congestion,
             cache: self.cache,
             simulated: self.simulated,
+            tool_shift: None,
         })
     }
 }

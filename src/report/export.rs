@@ -6,6 +6,7 @@ use anyhow::Context;
 use polars_io::prelude::{CsvWriter, ParquetWriter, SerWriter};
 
 use super::frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
+use crate::analysis::tool_shift::ToolShiftFacts;
 use crate::analysis::Comparison;
 use crate::rundir::RunInfo;
 
@@ -19,6 +20,9 @@ pub struct Report<'a> {
     /// The run the baseline episodes came from, when it is another one (`compare --against`).
     pub baseline_run: Option<&'a RunInfo>,
     pub comparison: &'a Comparison,
+    /// The tool-choice shift read from the episodes on disk ([`super::read_tool_shift`]), shown
+    /// in summary.md and report.html; `None` while a run goes (the live reports).
+    pub tool_shift: Option<&'a ToolShiftFacts>,
 }
 
 impl Report<'_> {

@@ -88,6 +88,7 @@ impl LiveReports {
                 info: &info,
                 baseline_run: None,
                 comparison: &comparison,
+                tool_shift: None,
             };
             // Not appended to $GITHUB_STEP_SUMMARY: only the final summary goes there.
             write_reports_with(&report, &dir, false)?;

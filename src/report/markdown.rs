@@ -33,6 +33,7 @@ pub fn summary(report: &Report) -> String {
     broken(&mut out, c);
     regressed(&mut out, c);
     others(&mut out, c);
+    super::tool_choice::markdown(&mut out, report);
     adaptive(&mut out, c);
     usage(&mut out, report);
     answers(&mut out, report);

@@ -12,6 +12,7 @@ mod html;
 mod junit;
 mod live;
 mod markdown;
+mod tool_choice;
 mod tool_shift;
 mod tool_tokens;
 mod triggered;
@@ -33,6 +34,9 @@ pub use format::{p as format_p, percent as format_percent, points as format_poin
 pub use frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
 pub use html::{HtmlReport, REPORT_HTML};
 pub use live::{lock as lock_collector, LiveReports, REFRESH_EVERY};
-pub use tool_shift::{write_tool_shift, TOOL_SHIFT_CSV};
+pub use tool_choice::{
+    all_calls as tool_choice_all_calls, lines as tool_choice_lines, TOOL_CHOICE,
+};
+pub use tool_shift::{read_tool_shift, write_tool_shift, TOOL_SHIFT_CSV};
 pub use triggered::code as markdown_code;
 pub use why::{refresh as refresh_why, WHY_MD};

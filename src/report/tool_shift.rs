@@ -1,12 +1,13 @@
+//! The tool-choice shift read from the stored episodes of each side ([`read_tool_shift`]), and
 //! `tool_shift.csv`: every model task's paired table of first tools (baseline tool × candidate
 //! tool, the diagonal included) with its Fisher–Freeman–Halton p, Holm-adjusted p and whether it
-//! shifted, from the stored episodes of each side.
+//! shifted.
 
 use std::path::Path;
 
 use polars_core::prelude::*;
 
-use crate::analysis::tool_shift::{tool_shift, FirstCall, TaskShift};
+use crate::analysis::tool_shift::{tool_shift, FirstCall, TaskShift, ToolShiftFacts};
 use crate::episode::Side;
 use crate::rundir::{col, scan_episodes, write_csv};
 
@@ -16,16 +17,17 @@ pub const TOOL_SHIFT_CSV: &str = "tool_shift.csv";
 type Facts = (String, String, Side, u32, Option<String>);
 
 /// Reads the baseline's episodes from `baseline_dir` and the candidate's from `candidate_dir`
-/// (the same run directory but for `compare --against`), and writes `out/tool_shift.csv`.
-/// Episodes of call tasks and those that ended in an infrastructure error are left out.
-pub fn write_tool_shift(
+/// (the same run directory but for `compare --against`), each directory once: every model task's
+/// shift of the first call, tested at `alpha` (sampled p-values draw from `seed`), and each side's
+/// calls. Episodes of call tasks and those that ended in an infrastructure error are left out.
+pub fn read_tool_shift(
     baseline_dir: &Path,
     candidate_dir: &Path,
-    out: &Path,
     alpha: f64,
     seed: u64,
-) -> anyhow::Result<Vec<TaskShift>> {
+) -> anyhow::Result<ToolShiftFacts> {
     let mut facts: Vec<Facts> = Vec::new();
+    let mut out = ToolShiftFacts::default();
     // Each directory read once, for the sides it provides (both, in a run's own directory).
     let sources: Vec<(&Path, Vec<Side>)> = match baseline_dir == candidate_dir {
         true => vec![(baseline_dir, vec![Side::Baseline, Side::Candidate])],
@@ -37,11 +39,14 @@ pub fn write_tool_shift(
     for (dir, sides) in sources {
         scan_episodes(dir, |e| {
             if sides.contains(&e.side) && e.kind.has_model() && e.infra_error.is_none() {
+                let key = (e.task_id.clone(), e.host.clone());
+                let side = usize::from(e.side != Side::Baseline);
+                out.calls.entry(key).or_default()[side].add(&e.tools_called);
                 facts.push((e.task_id, e.host, e.side, e.trial, e.first_tool));
             }
         })?;
     }
-    let calls = facts
+    let first = facts
         .iter()
         .map(|(task, host, side, trial, first)| FirstCall {
             task_id: task,
@@ -50,9 +55,14 @@ pub fn write_tool_shift(
             trial: *trial,
             first_tool: first.as_deref(),
         });
-    let shifts = tool_shift(calls, alpha, seed)?;
-    write_csv(&mut frame(&shifts)?, &out.join(TOOL_SHIFT_CSV))?;
-    Ok(shifts)
+    out.shifts = tool_shift(first, alpha, seed)?;
+    Ok(out)
+}
+
+/// Writes `out/tool_shift.csv` of `facts`.
+pub fn write_tool_shift(facts: &ToolShiftFacts, out: &Path) -> anyhow::Result<()> {
+    write_csv(&mut frame(&facts.shifts)?, &out.join(TOOL_SHIFT_CSV))?;
+    Ok(())
 }
 
 /// One row per task, host and (from, to) pair, each with its task's test.
@@ -75,4 +85,21 @@ fn frame(shifts: &[TaskShift]) -> PolarsResult<DataFrame> {
         col("p_holm", field!(|(s, _, _)| s.p_holm)),
         col("shifted", field!(|(s, _, _)| s.shifted)),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_without_episodes_has_no_shift_and_an_empty_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let facts = read_tool_shift(dir.path(), dir.path(), 0.05, 1).unwrap();
+        assert_eq!(facts, ToolShiftFacts::default());
+        assert!(crate::report::tool_choice_lines(&facts).is_empty());
+        write_tool_shift(&facts, dir.path()).unwrap();
+        let csv = std::fs::read_to_string(dir.path().join(TOOL_SHIFT_CSV)).unwrap();
+        assert_eq!(csv.lines().count(), 1, "{csv}");
+        assert!(csv.starts_with("task_id,host,from_tool,to_tool,"), "{csv}");
+    }
 }

@@ -149,6 +149,13 @@ fn the_demo_pair_passes_the_contract_and_the_evaluation_flags_the_regression() {
         page.contains("**Verdict: failed** (exit 1): evaluation failed."),
         "{page}"
     );
+    // The evaluation's tool-choice shift (issue 50), information beside the verdicts: the
+    // lookup tasks' first calls went to `find_issues`; `show-issue-3`'s held.
+    assert!(
+        page.contains("- tool choice: `search-crash-zephyr` · `sim`: find_issues took "),
+        "{page}"
+    );
+    assert!(!page.contains("tool choice: `show-issue-3`"), "{page}");
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<testsuite ").count(), 5, "{junit}");
     // In GitHub Actions the summary goes to the step summary too, once.

@@ -4,7 +4,7 @@
 
 use super::{regressed_tasks, skipped, Ctx, Host, Outcome, Stage, Tasks};
 use crate::error::Exit;
-use crate::job::{Face, RunOutcome, RunRequest, Skipped, TaskKinds};
+use crate::job::{Face, Finished, RunOutcome, RunRequest, Skipped, TaskKinds};
 use crate::rundir::{Case, StageRecord, StageStatus};
 
 /// Why the evaluation was skipped without a suite, and how to get one: `mcpeval init` drafts a
@@ -91,77 +91,89 @@ pub(super) async fn run(ctx: &mut Ctx, face: &dyn Face) -> StageRecord {
             "no contract change affects models: no task to run (--all runs the whole suite)",
         ),
         Ok(RunOutcome::Skipped(Skipped::Breaking)) => skipped(stage, "the contract breaks clients"),
-        Ok(RunOutcome::Finished(finished)) => {
-            let info = &finished.end.info;
-            let regressions = regressed_tasks(&finished.end.comparison);
-            out.line(format!(
-                "- {} task(s), {} episodes ({} infrastructure errors) in `evaluation/` (its own \
-                 summary.md and report.html)",
-                info.tasks.len(),
-                info.episodes,
-                info.infra_errors
-            ));
-            for r in &finished.end.recorded {
-                out.line(format!(
-                    "- recorded: `{}` ({} requests, {} answers)",
-                    r.path.display(),
-                    r.requests,
-                    r.answers
-                ));
-            }
-            if let Some(error) = &finished.end.record_error {
-                out.line(format!("- cannot write the cassettes: {error}"));
-            }
-            for task in &info.tasks {
-                let regressed = regressions.contains(task);
-                out.line(format!(
-                    "  - {task}: {}",
-                    if regressed {
-                        "**regression**"
-                    } else {
-                        "no gated regression"
-                    }
-                ));
-                out.case(match regressed {
-                    true => Case::failed(task.clone(), "a gated metric regressed"),
-                    false => Case::passed(task.clone()),
-                });
-            }
-            // Why the verdict may mean little (a baseline that never passed, a host that made
-            // no structured call…), said in the stage line too.
-            let diagnosis = crate::analysis::Diagnosis::of(&finished.end.comparison);
-            for line in crate::report::diagnosis_text(&diagnosis).lines() {
-                out.line(format!("- note: {}", line.trim_start()));
-            }
-            let notes: String = crate::report::diagnosis_headlines(&diagnosis)
-                .iter()
-                .map(|h| format!("; note: {h}"))
-                .collect();
-            let summary = format!(
-                "{} task(s) evaluated, {} regression(s){}{notes}",
-                info.tasks.len(),
-                regressions.len(),
-                if regressions.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", regressions.join(", "))
-                }
-            );
-            match finished.exit() {
-                Exit::Ok | Exit::Regression => out.judged(summary),
-                Exit::Interrupted => out.end(StageStatus::Error, format!("interrupted; {summary}")),
-                _ => out.end(
-                    StageStatus::Error,
-                    format!("infrastructure errors decided the run; {summary}"),
-                ),
-            }
-        }
+        Ok(RunOutcome::Finished(finished)) => finished_stage(out, &finished),
         Err(e) => out.end(StageStatus::Error, crate::error::chain(&e)),
     };
     // A verdict of the simulated model says so wherever it is shown.
     record.simulated =
         simulated && matches!(record.status, StageStatus::Passed | StageStatus::Failed);
     record
+}
+
+/// The stage of a finished evaluation: a line per task with its verdict, the tool-choice
+/// shift, the diagnosis' notes, and the stage's status from the run's exit.
+fn finished_stage(mut out: Outcome, finished: &Finished) -> StageRecord {
+    let info = &finished.end.info;
+    let regressions = regressed_tasks(&finished.end.comparison);
+    out.line(format!(
+        "- {} task(s), {} episodes ({} infrastructure errors) in `evaluation/` (its own \
+         summary.md and report.html)",
+        info.tasks.len(),
+        info.episodes,
+        info.infra_errors
+    ));
+    for r in &finished.end.recorded {
+        out.line(format!(
+            "- recorded: `{}` ({} requests, {} answers)",
+            r.path.display(),
+            r.requests,
+            r.answers
+        ));
+    }
+    if let Some(error) = &finished.end.record_error {
+        out.line(format!("- cannot write the cassettes: {error}"));
+    }
+    for task in &info.tasks {
+        let regressed = regressions.contains(task);
+        out.line(format!(
+            "  - {task}: {}",
+            if regressed {
+                "**regression**"
+            } else {
+                "no gated regression"
+            }
+        ));
+        out.case(match regressed {
+            true => Case::failed(task.clone(), "a gated metric regressed"),
+            false => Case::passed(task.clone()),
+        });
+    }
+    // The tool-choice shift (information, not a gate): what moved, also where success held.
+    let shift = finished.tool_shift.as_ref();
+    for line in shift
+        .map(crate::report::tool_choice_lines)
+        .unwrap_or_default()
+    {
+        out.line(format!("- tool choice: {line}"));
+    }
+    // Why the verdict may mean little (a baseline that never passed, a host that made
+    // no structured call…), said in the stage line too.
+    let diagnosis = crate::analysis::Diagnosis::of(&finished.end.comparison);
+    for line in crate::report::diagnosis_text(&diagnosis).lines() {
+        out.line(format!("- note: {}", line.trim_start()));
+    }
+    let notes: String = crate::report::diagnosis_headlines(&diagnosis)
+        .iter()
+        .map(|h| format!("; note: {h}"))
+        .collect();
+    let summary = format!(
+        "{} task(s) evaluated, {} regression(s){}{notes}",
+        info.tasks.len(),
+        regressions.len(),
+        if regressions.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", regressions.join(", "))
+        }
+    );
+    match finished.exit() {
+        Exit::Ok | Exit::Regression => out.judged(summary),
+        Exit::Interrupted => out.end(StageStatus::Error, format!("interrupted; {summary}")),
+        _ => out.end(
+            StageStatus::Error,
+            format!("infrastructure errors decided the run; {summary}"),
+        ),
+    }
 }
 
 /// Why the evaluation is skipped when no host is named (outside the embedded demo `sim` is no

@@ -104,6 +104,7 @@ fn summary(out: &mut String, report: &Report) {
     // The contract's changes come after the verdict table (`contract::render`).
     for title in [
         "Regression-set tasks that broke",
+        crate::report::TOOL_CHOICE,
         "Tokens and cost",
         "What this run could detect",
     ] {
@@ -450,6 +451,7 @@ pub(crate) mod tests {
             info: &info,
             baseline_run: None,
             comparison: &c,
+            tool_shift: None,
         };
         String::from_utf8(HtmlReport.render_in(&report, dir).unwrap()).unwrap()
     }
