@@ -165,6 +165,16 @@ fn the_demo_s_regressions_are_explained_by_the_changes_that_caused_them() {
     }
     let summary = std::fs::read_to_string(run.join("explain").join("summary.md")).unwrap();
     assert!(summary.contains("| search-crash-zephyr | sim | tool_added find_issues | revert | 10/10 | 0/10 | 10/10 |"), "{summary}");
+    // The run's own reports say it too, and keep saying it when written again.
+    let _ = mcpeval(&["compare", run.to_str().unwrap()]);
+    let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    assert_eq!(summary.matches("## Why").count(), 1, "{summary}");
+    assert!(
+        summary.contains("- delete-issue-4: explained by instructions_changed"),
+        "{summary}"
+    );
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(html.contains("<section id=\"why\">") && html.contains("delete-issue-4: explained by"));
     rerun_a_kept_overlay(dir.path(), &run);
 }
 
