@@ -635,8 +635,10 @@ pub fn stored_config(info: &RunInfo, config_file: Option<&Path>) -> Result<RunCo
     let source =
         config_file.map_or_else(|| PathBuf::from(&config.config_source), Path::to_path_buf);
     if source.is_file() {
+        // The run's suites stand in for a file that names none (they came from `--suite`).
         let again = resolve(&Overrides {
             config: Some(source),
+            suites: config.suites.clone(),
             ..Default::default()
         })?;
         // Literal host header values are written as `[REDACTED]`: take them from the file.

@@ -388,6 +388,21 @@ impl Comparison {
     }
 
     /// The suite rows of one host, scope by scope.
+    /// The task rows a suite row stands for: its metric and host, tasks of its scope.
+    pub fn task_rows_of<'a>(&'a self, suite: &'a Row) -> impl Iterator<Item = &'a Row> {
+        let in_scope = move |task: &str| {
+            (self.tasks.iter()).any(|t| {
+                t.task_id == task && t.host == suite.host && suite.scope.holds(t.kind, t.set)
+            })
+        };
+        (self.rows.iter()).filter(move |r| {
+            r.scope == Scope::Task
+                && r.metric == suite.metric
+                && r.host == suite.host
+                && in_scope(&r.task_id)
+        })
+    }
+
     pub fn suite_rows<'a>(&'a self, host: &'a str) -> impl Iterator<Item = &'a Row> {
         self.rows
             .iter()

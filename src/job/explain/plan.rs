@@ -24,16 +24,35 @@ pub struct Target {
 /// The task rows `explain` attributes: every regressed task row, and the improved ones with
 /// `all`.
 pub fn targets(comparison: &Comparison, all: bool) -> Vec<Target> {
-    (comparison.rows.iter())
-        .filter(|r| r.scope == Scope::Task && r.tested())
-        .filter(|r| r.verdict == Verdict::Regression || (all && r.verdict == Verdict::Improvement))
+    let wanted = |v: Verdict| v == Verdict::Regression || (all && v == Verdict::Improvement);
+    let mut out: Vec<Target> = (comparison.rows.iter())
+        .filter(|r| r.scope == Scope::Task && r.tested() && wanted(r.verdict))
         .map(|r| Target {
             task_id: r.task_id.clone(),
             host: r.host.clone(),
             metric: r.metric,
             verdict: r.verdict,
         })
-        .collect()
+        .collect();
+    // A run whose regression is in suite rows only (a few tokens more on every no-tool task,
+    // none significant alone): the tasks whose own row moved the same way are explained on
+    // that metric.
+    let suites = (comparison.rows.iter()).filter(|r| r.is_suite() && wanted(r.verdict));
+    for suite in suites.filter(|_| out.is_empty()).collect::<Vec<_>>() {
+        let bad = |delta: f64| delta * suite.delta.unwrap_or(0.0) > 0.0;
+        for row in comparison.task_rows_of(suite) {
+            let target = Target {
+                task_id: row.task_id.clone(),
+                host: row.host.clone(),
+                metric: row.metric,
+                verdict: suite.verdict,
+            };
+            if row.tested() && row.delta.is_some_and(bad) && !out.contains(&target) {
+                out.push(target);
+            }
+        }
+    }
+    out
 }
 
 /// How a unit's trials change the candidate.

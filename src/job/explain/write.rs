@@ -151,21 +151,28 @@ fn verdict_words(rows: &[&Row]) -> String {
         found.sort_by(|a, b| (b.reverted.unwrap_or(0.0)).total_cmp(&a.reverted.unwrap_or(0.0)));
         found
     };
+    // At most this many changes named per task; attribution.csv has them all.
+    const NAMED: usize = 3;
+    let named = |rows: &[&Row]| {
+        let mut all: Vec<String> = rows.iter().take(NAMED).map(|r| said(r)).collect();
+        if rows.len() > NAMED {
+            all.push(format!("{} more (attribution.csv)", rows.len() - NAMED));
+        }
+        all.join("; and by ")
+    };
     let explains = of(Attributed::Explains);
     if !explains.is_empty() {
-        let all: Vec<String> = explains.iter().map(|r| said(r)).collect();
         let combined = explains.iter().any(|r| r.tried == "only_this");
         let how = if combined {
             "explained in combination by"
         } else {
             "explained by"
         };
-        return format!("{how} {}", all.join("; and by "));
+        return format!("{how} {}", named(&explains));
     }
     let partly = of(Attributed::Partly);
     if !partly.is_empty() {
-        let all: Vec<String> = partly.iter().map(|r| said(r)).collect();
-        return format!("partly explained by {}", all.join("; and by "));
+        return format!("partly explained by {}", named(&partly));
     }
     let tried = rows.iter().filter(|r| r.tried != "none").count();
     let skipped = (rows.iter())
