@@ -252,3 +252,77 @@ fn a_regression_between_servers_with_no_model_affecting_change_is_not_the_releas
     assert!(said.contains("has no change that affects models"), "{said}");
     assert!(run.join("explain/contract/diff.json").is_file());
 }
+
+#[test]
+fn a_budget_tries_the_instructions_first_and_says_what_it_skipped() {
+    let dir = temp_dir();
+    let run = dir.path().join("run");
+    let suite = repo_path("tasks/demo/lookup.yaml").display().to_string();
+    let out = mcpeval(&[
+        "run",
+        "--baseline",
+        "demo:1.4.0",
+        "--candidate",
+        "demo:1.5.0",
+        "--host",
+        "sim",
+        "--suite",
+        &suite,
+        "--trials",
+        "10",
+        "--seed",
+        "3",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // Four regressed lookup tasks × 10 trials: the instructions fit, nothing after them does.
+    let out = mcpeval(&["explain", run.to_str().unwrap(), "--budget", "50"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("40 trial(s) spent of a budget of 50"),
+        "{said}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(run.join("explain").join("attribution.json")).unwrap(),
+    )
+    .unwrap();
+    let tried = json["tried"].as_array().unwrap();
+    assert_eq!(tried.len(), 1, "{json:#}");
+    assert!(tried[0]
+        .as_str()
+        .unwrap()
+        .starts_with("01-instructions: 4 task(s)"));
+    let skipped: Vec<&str> = (json["skipped"].as_array().unwrap().iter())
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s.starts_with("02-find_issues-tool_added")),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped
+            .iter()
+            .all(|s| s.ends_with("(the budget was spent)")),
+        "{skipped:?}"
+    );
+    let rows = attribution(&run);
+    let key = |task: &str| {
+        (
+            task.to_owned(),
+            "tool_added find_issues".to_owned(),
+            "none".to_owned(),
+        )
+    };
+    let (_, verdict, _, reason) = &rows[&key("search-crash-zephyr")];
+    assert_eq!(verdict, "not_tried");
+    assert!(reason.starts_with("skipped"), "{reason}");
+    let summary = std::fs::read_to_string(run.join("explain").join("summary.md")).unwrap();
+    assert!(
+        summary.contains("- skipped 02-find_issues-tool_added"),
+        "{summary}"
+    );
+}

@@ -386,3 +386,78 @@ fn inconclusive_reason(
         (None, _) => format!("too few trials to tell: no result at {n} trials would have shown"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::ChangeKind;
+
+    fn unit(change: usize) -> Unit {
+        Unit {
+            id: format!("{change:02}"),
+            trial: Trial::Revert(change),
+            overlay: Some(serde_json::json!({"overlay": 1})),
+            tasks: ["t".to_owned()].into(),
+            hosts: ["sim".to_owned()].into(),
+        }
+    }
+
+    fn tried(unit: usize, vs_candidate: (f64, f64), vs_baseline: (f64, f64)) -> Tried {
+        let against = |(p, delta): (f64, f64)| Against {
+            mean: Some(0.5),
+            trials: 10,
+            p: Some(p),
+            delta: Some(delta),
+        };
+        Tried {
+            unit,
+            vs_candidate: against(vs_candidate),
+            vs_baseline: against(vs_baseline),
+        }
+    }
+
+    #[test]
+    fn each_verdict_follows_both_tests_and_explaining_changes_name_each_other() {
+        let target = Target {
+            task_id: "t".into(),
+            host: "sim".into(),
+            metric: Metric::Success,
+            verdict: crate::analysis::Verdict::Regression,
+        };
+        let sides = Sides {
+            baseline: Some(1.0),
+            baseline_trials: 10,
+            candidate: Some(0.0),
+            candidate_trials: 10,
+        };
+        let changes: Vec<Change> = (0..5)
+            .map(|i| Change::new("tools", &format!("tool_{i}"), ChangeKind::ToolAdded))
+            .collect();
+        let units: Vec<Unit> = (0..5).map(unit).collect();
+        let all = [
+            // Back from the candidate, level with the baseline: explains.
+            tried(0, (1e-5, 1.0), (1.0, 0.0)),
+            tried(1, (1e-4, 0.7), (0.2, -0.3)),
+            // Back from the candidate, still short of the baseline: partly.
+            tried(2, (1e-3, 0.5), (0.01, -0.5)),
+            // Short of the baseline, not back from the candidate: no effect.
+            tried(3, (0.5, 0.1), (1e-4, -0.9)),
+            // Neither: inconclusive, with what would have shown.
+            tried(4, (0.2, 0.3), (0.08, -0.7)),
+        ];
+        let rows = verdicts(&target, &sides, &all, &units, &changes, 0.05).unwrap();
+        let got: Vec<Attributed> = rows.iter().map(|r| r.verdict).collect();
+        use Attributed::*;
+        assert_eq!(got, [Explains, Explains, Partly, NoEffect, Inconclusive]);
+        assert_eq!(rows[0].together_with, ["tool_added tool_1"]);
+        assert_eq!(rows[1].together_with, ["tool_added tool_0"]);
+        assert!(rows[2].together_with.is_empty());
+        assert!(rows[4].reason.contains("recovery to"), "{}", rows[4].reason);
+        // Holm: the smallest p is multiplied by the number of changes tried.
+        assert!((rows[0].p_holm.unwrap() - 5e-5).abs() < 1e-12);
+        // A revert that moves the task further from the baseline does not explain it.
+        let worse = [tried(0, (1e-5, -1.0), (1e-5, -1.0))];
+        let rows = verdicts(&target, &sides, &worse, &units, &changes, 0.05).unwrap();
+        assert_eq!(rows[0].verdict, NoEffect);
+    }
+}
