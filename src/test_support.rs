@@ -110,6 +110,7 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         trigger_changes: Vec::new(),
         trigger_texts: Vec::new(),
         started_at: "2026-11-30T00:00:00Z".into(),
+        tools_offered: String::new(),
         finished_at: None,
         git_commit: None,
         episodes: 0,

@@ -211,8 +211,14 @@ pub struct RunArgs {
     /// [default: auto, or the server's in the config].
     #[arg(long, value_name = "ERA")]
     pub protocol_era: Option<ProtocolEra>,
+    /// The order each host lists the servers' tools in, before a profile's max_tools cuts the
+    /// list: server (as tools/list gives them), reverse, or shuffle (a permutation per trial
+    /// seed; the tools both sides list keep one relative order in a pair) [default: server, or
+    /// the config's [profile] tool_order]. More: docs/hosts.md (Tool order).
+    #[arg(long, value_name = "ORDER")]
+    pub tool_order: Option<crate::config::ToolOrder>,
     /// Finish a cut-short run in DIR without repeating its finished trials.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order"])]
     pub resume: Option<PathBuf>,
     /// Adaptive trials ([stats] adaptive = true): each task runs in looks of [stats] look_every
     /// trials per side (5) up to --max-trials, and stops once its verdict is settled (futility,
@@ -379,6 +385,12 @@ pub struct CheckArgs {
     /// MCP lifecycle for both servers: legacy, modern or auto [default: auto, or the config's].
     #[arg(long, value_name = "ERA")]
     pub protocol_era: Option<ProtocolEra>,
+    /// The order each host lists the servers' tools in, before a profile's max_tools cuts the
+    /// list: server (as tools/list gives them), reverse, or shuffle (a permutation per trial
+    /// seed; the tools both sides list keep one relative order in a pair) [default: server, or
+    /// the config's [profile] tool_order]. More: docs/hosts.md (Tool order).
+    #[arg(long, value_name = "ORDER")]
+    pub tool_order: Option<crate::config::ToolOrder>,
     /// A stage named in --stages that is skipped (Node too old for conformance, no baseline
     /// server…) passes instead of making the check exit 3.
     #[arg(long)]
@@ -395,7 +407,7 @@ pub struct CheckArgs {
         "config", "baseline", "baseline_snapshot", "candidate", "suite", "host", "stages", "out",
         "expected_failures", "all", "stop_on_breaking", "write_baseline", "client_profile",
         "conformance", "fail_on_new_deprecations", "fail_on_description_risks", "protocol_versions", "trials", "protocol_era",
-        "allow_skipped", "record", "max_tool_tokens_increase",
+        "tool_order", "allow_skipped", "record", "max_tool_tokens_increase",
     ])]
     pub resume: Option<PathBuf>,
     #[command(flatten)]
@@ -995,6 +1007,7 @@ impl CheckArgs {
                 hosts: self.host.clone(),
                 trials: self.trials,
                 protocol_era: self.protocol_era,
+                tool_order: self.tool_order,
                 suite_optional: true,
                 writes: self.writes.to_flags(),
                 ..Overrides::default()
@@ -1044,6 +1057,7 @@ impl CheckArgs {
             ("conformance", self.conformance.clone()),
             ("trials", self.trials.map(|t| t.to_string())),
             ("protocol-era", self.protocol_era.map(era_word)),
+            ("tool-order", self.tool_order.map(|o| o.as_str().to_owned())),
             (
                 "max-tool-tokens-increase",
                 (self.max_tool_tokens_increase).map(|l| l.to_string().replace(" tokens", "")),
@@ -1138,6 +1152,7 @@ impl RunArgs {
             trial_budget: self.trial_budget,
             suite_optional: false,
             writes: self.writes.to_flags(),
+            tool_order: self.tool_order,
         }
     }
 }

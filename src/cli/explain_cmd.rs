@@ -39,6 +39,9 @@ pub async fn explain_run(request: &ExplainRequest) -> Result<(), Failure> {
             for line in crate::job::explain::lines(&found.rows) {
                 outln!("  {line}");
             }
+            if let Some(line) = crate::job::explain::order_line(&found.rows) {
+                outln!("{line}");
+            }
             outln!(
                 "{} trial(s) spent of a budget of {}{}",
                 found.trials_spent,

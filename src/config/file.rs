@@ -102,6 +102,7 @@ pub struct ProfileFile {
     pub system_prompt: Option<String>,
     pub server_label: Option<String>,
     pub max_tools: Option<usize>,
+    pub tool_order: Option<crate::config::ToolOrder>,
 }
 
 /// `[servers.NAME]`: one server version.
@@ -310,6 +311,7 @@ impl ProfileFile {
             system_prompt: over.system_prompt.or(self.system_prompt),
             server_label: over.server_label.or(self.server_label),
             max_tools: over.max_tools.or(self.max_tools),
+            tool_order: over.tool_order.or(self.tool_order),
         }
     }
 
@@ -332,6 +334,9 @@ impl ProfileFile {
         }
         if let Some(v) = self.max_tools {
             profile.max_tools = Some(v);
+        }
+        if let Some(v) = self.tool_order {
+            profile.tool_order = v;
         }
     }
 }

@@ -14,6 +14,46 @@ pub enum ToolNaming {
     Prefixed,
 }
 
+/// The order a host lists a server's tools in (`tool_order`, `--tool-order`), before
+/// `max_tools` cuts the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolOrder {
+    /// As the server's `tools/list` gives them.
+    #[default]
+    Server,
+    /// The server's order reversed.
+    Reverse,
+    /// A permutation of both sides' tool names by the trial's seed: the tools both sides list
+    /// (a renamed tool under its old name) come in the same relative order on both sides of a
+    /// pair, and in another order in the next trial.
+    Shuffle,
+}
+
+impl ToolOrder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Server => "server",
+            Self::Reverse => "reverse",
+            Self::Shuffle => "shuffle",
+        }
+    }
+}
+
+impl std::str::FromStr for ToolOrder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "server" => Ok(Self::Server),
+            "reverse" => Ok(Self::Reverse),
+            "shuffle" => Ok(Self::Shuffle),
+            other => Err(format!(
+                "unknown tool order `{other}` (expected server, reverse or shuffle)"
+            )),
+        }
+    }
+}
+
 /// How a host presents a server to the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -28,10 +68,12 @@ pub struct HostProfile {
     /// The server's name in `mcp__<server>__<tool>`: the same on both sides, so that the name
     /// shown to the model does not differ between baseline and candidate.
     pub server_label: String,
-    /// Show the model at most this many tools, in the server's `tools/list` order, as hosts
+    /// Show the model at most this many tools, the first of the list in `tool_order`, as hosts
     /// with a tool limit do (a new tool can then push an old one out of sight).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tools: Option<usize>,
+    /// The order the tools are listed in.
+    pub tool_order: ToolOrder,
 }
 
 impl Default for HostProfile {
@@ -45,6 +87,7 @@ impl Default for HostProfile {
                 .to_owned(),
             server_label: "server".to_owned(),
             max_tools: None,
+            tool_order: ToolOrder::Server,
         }
     }
 }

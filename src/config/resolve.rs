@@ -95,6 +95,8 @@ pub struct Overrides {
     pub suite_optional: bool,
     /// `--sandbox`, `--keep-sandboxes`, `--allow-writes`.
     pub writes: WriteFlags,
+    /// `--tool-order`: every host's `tool_order`, over the config's profiles.
+    pub tool_order: Option<super::ToolOrder>,
 }
 
 /// How the command line lets trials touch the servers' state.
@@ -563,10 +565,13 @@ fn build(
         None if demo_pair => vec!["sim".to_owned()],
         None => Vec::new(),
     };
-    let hosts = hosts
+    let mut hosts = hosts
         .iter()
         .map(|h| resolve_host(h, &file.named_hosts, &base_profile))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(order) = over.tool_order {
+        hosts.iter_mut().for_each(|h| h.profile.tool_order = order);
+    }
     let mut stats = file.stats.clone().unwrap_or_default().resolve();
     if let Some(correction) = over.correction {
         stats.correction = correction;

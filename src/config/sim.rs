@@ -36,6 +36,13 @@ pub struct SimConfig {
     pub retry_margin: f64,
     /// Tool results are quoted in the final answer up to this many characters each.
     pub max_result_chars: usize,
+    /// The share of tool choices (0 to 1, drawn from the trial's seed) in which the sim takes
+    /// the earliest-listed tool scoring within `near_tie` of the best, instead of sampling: a
+    /// stand-in for the published position bias (models prefer earlier-listed tools), not a
+    /// measured one. 0 (the default): only exact ties follow the list's order.
+    pub position_bias: f64,
+    /// How far below the best score a tool still counts as a near tie for `position_bias`.
+    pub near_tie: f64,
 }
 
 impl Default for SimConfig {
@@ -56,6 +63,8 @@ impl Default for SimConfig {
             missing_arg_penalty: 1.5,
             retry_margin: 1.0,
             max_result_chars: 600,
+            position_bias: 0.0,
+            near_tie: 0.5,
         }
     }
 }

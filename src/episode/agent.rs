@@ -67,6 +67,9 @@ pub struct TrialOutput {
     /// The answers that wrote a tool call as text instead of making it (see
     /// [`super::text_calls`]).
     pub text_calls: super::TextToolCalls,
+    /// The tools the model was offered, by their server names in the order it saw them, joined
+    /// by `,` (empty where mcpeval does not list them: call tasks, app hosts).
+    pub tools_offered: String,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without

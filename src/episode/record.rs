@@ -146,6 +146,11 @@ pub struct Episode {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub request_retries: Vec<String>,
     pub started_at: String,
+    /// The tools offered to the model, by their server names in the order it saw them, joined
+    /// by `,` (the host's `tool_order`, cut at `max_tools`); empty for call tasks, app hosts
+    /// and records written before it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tools_offered: String,
     /// The model's answers that carried a tool call written as text instead of made (JSON or
     /// XML naming an offered tool): `text_tool_calls` (how many) and `text_tool_call` (an
     /// excerpt of the first), absent when none did.

@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use crate::config::ToolNaming;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::config::{ToolNaming, ToolOrder};
 use crate::host::{HostProfile, ToolSpec};
 
 /// The tools as shown to the model, with the way back to the server's names.
@@ -12,12 +14,62 @@ pub struct ToolView {
     to_server: HashMap<String, String>,
 }
 
+/// What a trial's tool list is ordered by beside the profile: the trial's seed (`shuffle`), and
+/// the name a tool has on both sides (a tool the candidate renamed keeps its old name's place).
+#[derive(Debug, Clone, Copy)]
+pub struct Offer<'a> {
+    pub seed: u64,
+    /// Tools the candidate renamed, old name → new (`[renames]`); empty on the baseline side.
+    pub renamed: &'a std::collections::BTreeMap<String, String>,
+}
+
+impl Offer<'_> {
+    /// The server's own order, whatever the profile says of shuffling (a view made once).
+    pub fn fixed() -> Offer<'static> {
+        static NONE: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+        Offer {
+            seed: 0,
+            renamed: &NONE,
+        }
+    }
+
+    /// The name both sides know `name` by.
+    fn shared<'n>(&'n self, name: &'n str) -> &'n str {
+        self.renamed
+            .iter()
+            .find(|(_, new)| new.as_str() == name)
+            .map_or(name, |(old, _)| old.as_str())
+    }
+}
+
+/// The tools in the order `order` lists them: `shuffle` sorts by a hash of each tool's shared
+/// name under the seed, a permutation of the union of both sides' names that each side's list
+/// follows, so the tools both sides have keep one relative order in a pair.
+pub fn ordered<'t>(
+    tools: &'t [rmcp::model::Tool],
+    order: ToolOrder,
+    offer: &Offer<'_>,
+) -> Vec<&'t rmcp::model::Tool> {
+    let mut out: Vec<&rmcp::model::Tool> = tools.iter().collect();
+    match order {
+        ToolOrder::Server => {}
+        ToolOrder::Reverse => out.reverse(),
+        ToolOrder::Shuffle => out.sort_by_cached_key(|t| {
+            let name = offer.shared(&t.name);
+            (xxh3_64_with_seed(name.as_bytes(), offer.seed), name.to_owned())
+        }),
+    }
+    out
+}
+
 impl ToolView {
-    pub fn new(tools: &[rmcp::model::Tool], profile: &HostProfile) -> Self {
+    /// The tools as `profile` shows them in a trial `offer` describes: ordered, then cut at
+    /// `max_tools`, named and titled.
+    pub fn new(tools: &[rmcp::model::Tool], profile: &HostProfile, offer: &Offer<'_>) -> Self {
         let mut to_server = HashMap::with_capacity(tools.len());
         let shown = profile.max_tools.unwrap_or(usize::MAX);
-        let specs = tools
-            .iter()
+        let specs = ordered(tools, profile.tool_order, offer)
+            .into_iter()
             .take(shown)
             .map(|tool| {
                 let shown = match profile.tool_naming {
@@ -38,6 +90,17 @@ impl ToolView {
             })
             .collect();
         Self { specs, to_server }
+    }
+
+    /// The offered tools' server names in the order the model saw them, joined by `,` (the
+    /// episode's `tools_offered`).
+    pub fn offered(&self) -> String {
+        let names: Vec<&str> = self
+            .specs
+            .iter()
+            .map(|s| self.server_name(&s.name).unwrap_or(&s.name))
+            .collect();
+        names.join(",")
     }
 
     /// Every tool's name as the model was shown it and as the server names it.
@@ -86,7 +149,7 @@ mod tests {
             server_label: "tracker".into(),
             ..HostProfile::default()
         };
-        let view = ToolView::new(&[tool("get_issue")], &profile);
+        let view = ToolView::new(&[tool("get_issue")], &profile, &Offer::fixed());
         assert_eq!(view.specs[0].name, "mcp__tracker__get_issue");
         assert_eq!(view.specs[0].title, None);
         assert_eq!(
@@ -103,14 +166,63 @@ mod tests {
             max_tools: Some(2),
             ..HostProfile::default()
         };
-        let view = ToolView::new(&tools, &profile);
+        let view = ToolView::new(&tools, &profile, &Offer::fixed());
         let names: Vec<&str> = view.specs.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
+        assert_eq!(view.offered(), "a,b");
         assert_eq!(
             view.server_name("c"),
             None,
             "a hidden tool cannot be called"
         );
+    }
+
+    fn names(view: &ToolView) -> Vec<String> {
+        view.specs.iter().map(|s| s.name.clone()).collect()
+    }
+
+    #[test]
+    fn reverse_cuts_after_ordering_so_the_limit_keeps_the_last_served_tools() {
+        let tools = [tool("a"), tool("b"), tool("c")];
+        let profile = HostProfile {
+            max_tools: Some(2),
+            tool_order: ToolOrder::Reverse,
+            ..HostProfile::default()
+        };
+        let view = ToolView::new(&tools, &profile, &Offer::fixed());
+        assert_eq!(names(&view), ["c", "b"]);
+    }
+
+    #[test]
+    fn shuffle_keeps_shared_tools_in_one_order_on_both_sides_and_moves_them_between_trials() {
+        let base: Vec<_> = ["get", "list", "search", "delete", "update", "old"]
+            .into_iter()
+            .map(tool)
+            .collect();
+        let mut cand: Vec<_> = ["find", "delete", "update", "get", "new", "list", "search"]
+            .into_iter()
+            .map(tool)
+            .collect();
+        cand.reverse();
+        let profile = HostProfile {
+            tool_order: ToolOrder::Shuffle,
+            ..HostProfile::default()
+        };
+        let renamed = [("old".to_owned(), "new".to_owned())].into_iter().collect();
+        let none = Default::default();
+        let mut orders = std::collections::BTreeSet::new();
+        for seed in 0..20u64 {
+            let b = names(&ToolView::new(&base, &profile, &Offer { seed, renamed: &none }));
+            let c = ToolView::new(&cand, &profile, &Offer { seed, renamed: &renamed });
+            let c: Vec<String> = names(&c)
+                .into_iter()
+                .map(|n| if n == "new" { "old".into() } else { n })
+                .filter(|n| n != "find")
+                .collect();
+            assert_eq!(b, c, "seed {seed}: the shared tools' order differs between sides");
+            orders.insert(b);
+        }
+        assert!(orders.len() >= 15, "20 seeds gave {} orders", orders.len());
     }
 
     #[test]

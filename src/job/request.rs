@@ -635,10 +635,16 @@ pub fn stored_config(info: &RunInfo, config_file: Option<&Path>) -> Result<RunCo
     let source =
         config_file.map_or_else(|| PathBuf::from(&config.config_source), Path::to_path_buf);
     if source.is_file() {
-        // The run's suites stand in for a file that names none (they came from `--suite`).
+        // The run's suites stand in for a file that names none (they came from `--suite`), and
+        // a side the file does not name came from a flag, with no secrets in the file: a
+        // stand-in spec lets the file resolve, and that side keeps what the run stored.
+        let named = crate::config::config_targets(&source).unwrap_or_default();
+        let stand_in = |given: &Option<String>| given.is_none().then(|| "demo:1.4.0".to_owned());
         let again = resolve(&Overrides {
             config: Some(source),
             suites: config.suites.clone(),
+            baseline: stand_in(&named.baseline),
+            candidate: stand_in(&named.candidate),
             ..Default::default()
         })?;
         // Literal host header values are written as `[REDACTED]`: take them from the file.
@@ -647,10 +653,14 @@ pub fn stored_config(info: &RunInfo, config_file: Option<&Path>) -> Result<RunCo
                 host.settings.headers = fresh.settings.headers;
             }
         }
-        config.baseline.env = again.baseline.env;
-        config.baseline.headers = again.baseline.headers;
-        config.candidate.env = again.candidate.env;
-        config.candidate.headers = again.candidate.headers;
+        if named.baseline.is_some() {
+            config.baseline.env = again.baseline.env;
+            config.baseline.headers = again.baseline.headers;
+        }
+        if named.candidate.is_some() {
+            config.candidate.env = again.candidate.env;
+            config.candidate.headers = again.candidate.headers;
+        }
     }
     Ok(config)
 }

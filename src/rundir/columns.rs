@@ -178,6 +178,7 @@ table!(
         request_retries: Num<UInt32Type> = e.request_retries.len() as u32,
         grade_failures: Text = &e.grade.failure_summary(),
         started_at: Text = &e.started_at,
+        tools_offered: Text = &e.tools_offered,
     }
 );
 
@@ -260,8 +261,8 @@ mod tests {
         ] {
             assert_eq!(dtype(&df, name), expected, "{name}");
         }
-        // 38 since `replay_unmatched` (issue 39: a replayed run says how much was not replayed).
-        assert_eq!(df.width(), 38);
+        // 39 since `tools_offered` (issue 50: the order the tools were listed in).
+        assert_eq!(df.width(), 39);
         let unmatched = df
             .column("replay_unmatched")
             .unwrap()

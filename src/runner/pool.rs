@@ -7,7 +7,8 @@ use tokio::sync::{Mutex, OnceCell};
 
 use crate::cassette::Recorder;
 use crate::config::{Isolation, ServerSpec};
-use crate::episode::{Side, ToolView};
+use crate::config::ToolOrder;
+use crate::episode::{Offer, Side, ToolView};
 use crate::host::HostProfile;
 use crate::mcp::{McpConnection, McpError, ServerInfo};
 
@@ -46,12 +47,16 @@ impl Server {
         })
     }
 
-    /// The tools as the host with this index and profile shows them to its model.
-    pub fn view(&self, host: usize, profile: &HostProfile) -> Arc<ToolView> {
+    /// The tools as the host with this index and profile shows them to its model in a trial
+    /// `offer` describes; made once per host unless the profile shuffles them per trial.
+    pub fn view(&self, host: usize, profile: &HostProfile, offer: &Offer<'_>) -> Arc<ToolView> {
+        if profile.tool_order == ToolOrder::Shuffle {
+            return Arc::new(ToolView::new(&self.tools, profile, offer));
+        }
         let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
         views
             .entry(host)
-            .or_insert_with(|| Arc::new(ToolView::new(&self.tools, profile)))
+            .or_insert_with(|| Arc::new(ToolView::new(&self.tools, profile, offer)))
             .clone()
     }
 }

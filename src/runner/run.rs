@@ -15,7 +15,8 @@ use super::pool::ServerPool;
 use super::schedule::{trial_seed, Schedule, TrialKey};
 use crate::config::{HostConfig, RunConfig};
 use crate::episode::{
-    check_after, run_call, run_fixtures, run_trial, Driver, Episode, FixtureError, Redactor, Side,
+    check_after, run_call, run_fixtures, run_trial, Driver, Episode, FixtureError, Offer, Redactor,
+    Side,
     Transcript, TrialInput, TrialOutput,
 };
 use crate::grade::judge::{self, JudgedCall, JudgedTrial};
@@ -629,7 +630,13 @@ async fn attempt(
         Ok(lease) => lease,
         Err(e) => return (start_infra(&e), Vec::new().into(), None),
     };
-    let view = lease.server.view(key.host, &host.config.profile);
+    let renamed = match key.side {
+        Side::Candidate => &runner.config.renames,
+        Side::Baseline => Offer::fixed().renamed,
+    };
+    let view = lease
+        .server
+        .view(key.host, &host.config.profile, &Offer { seed, renamed });
     let timeout = shared.pool.spec(key.side).call_timeout;
     let copies = lease.server.connection.sandbox();
     let sandboxed =
@@ -641,7 +648,11 @@ async fn attempt(
         run_fixtures(&lease.server.connection, &fixtures.setup, "setup", timeout).await
     {
         shared.pool.release(lease, true).await;
-        return (fixture_infra(&error), view.specs.clone(), None);
+        let output = TrialOutput {
+            tools_offered: view.offered(),
+            ..fixture_infra(&error)
+        };
+        return (output, view.specs.clone(), None);
     }
     let input = TrialInput {
         prompt: &fixtures.prompt,
@@ -659,6 +670,7 @@ async fn attempt(
         call_timeout: shared.pool.spec(key.side).call_timeout,
     };
     let mut output = run_trial(&input, &lease.server.connection).await;
+    output.tools_offered = view.offered();
     if output.infra_error.is_none() {
         finish_fixtures(&lease.server, fixtures, timeout, &mut output).await;
     }
@@ -952,6 +964,7 @@ fn build_episode(
         started_at,
         text_calls: output.text_calls.redacted(&runner.redactor),
         app: output.app,
+        tools_offered: output.tools_offered,
     }
 }
 

@@ -47,8 +47,10 @@ pub(super) fn turn_rng(seed: u64, turn: u64) -> ChaCha8Rng {
 /// Decides this turn's action.
 pub(super) fn decide(request: &CompletionRequest, turn: u64, cfg: &SimConfig) -> Action {
     // Drawn first and always, whatever the path, to keep the random streams of the two sides
-    // of a paired trial aligned.
-    let u: f64 = turn_rng(request.seed, turn).random();
+    // of a paired trial aligned: `u` samples the tool, `v` decides whether position does.
+    let mut rng = turn_rng(request.seed, turn);
+    let u: f64 = rng.random();
+    let v: f64 = rng.random();
     let messages = &request.messages;
     let Some(user_at) = messages
         .iter()
@@ -86,7 +88,10 @@ pub(super) fn decide(request: &CompletionRequest, turn: u64, cfg: &SimConfig) ->
     }
     match scored.first() {
         Some(best) if best.score >= cfg.call_threshold => {
-            let pick = sample(&scored, cfg.temperature, u);
+            let pick = match v < cfg.position_bias {
+                true => earliest_near_tie(&scored, cfg.near_tie),
+                false => sample(&scored, cfg.temperature, u),
+            };
             call(pick)
         }
         _ if progress.served.is_empty() => Action::Answer(
@@ -186,6 +191,16 @@ pub(crate) fn looks_like_error(text: &str) -> bool {
         "can't ",
     ];
     t.len() < 400 && phrases.iter().any(|p| head.contains(p))
+}
+
+/// The earliest-listed tool scoring within `near_tie` of the best (`[sim] position_bias`).
+fn earliest_near_tie(scored: &[Scored], near_tie: f64) -> &Scored {
+    let best = scored[0].score;
+    scored
+        .iter()
+        .filter(|s| s.score >= best - near_tie)
+        .min_by_key(|s| s.tool)
+        .unwrap_or(&scored[0])
 }
 
 /// Samples a tool from a softmax over the scores, best first, with one uniform number.

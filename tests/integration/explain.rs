@@ -164,7 +164,7 @@ fn the_demo_s_regressions_are_explained_by_the_changes_that_caused_them() {
         assert_eq!(reason, "does not touch this task's tools");
     }
     let summary = std::fs::read_to_string(run.join("explain").join("summary.md")).unwrap();
-    assert!(summary.contains("| search-crash-zephyr | sim | tool_added find_issues | revert | 10/10 | 0/10 | 10/10 |"), "{summary}");
+    assert!(summary.contains("| search-crash-zephyr | sim | success | tool_added find_issues | revert | 10/10 | 0/10 | 10/10 |"), "{summary}");
     // The run's own reports say it too, and keep saying it when written again.
     let _ = mcpeval(&["compare", run.to_str().unwrap()]);
     let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
@@ -176,6 +176,17 @@ fn the_demo_s_regressions_are_explained_by_the_changes_that_caused_them() {
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     assert!(html.contains("<section id=\"why\">") && html.contains("delete-issue-4: explained by"));
     rerun_a_kept_overlay(dir.path(), &run);
+    // The tools' positions: 1.5.0's list reversed recovers none of the four (the default sim
+    // follows the text); the units tried already are kept, only the reversed list runs.
+    let out = mcpeval(&["explain", "--order", run.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(
+            "Tool order: the candidate's list reversed recovered none of 4 task(s): their \
+             regressions follow the tools' text, not their positions."
+        ),
+        "{said}"
+    );
 }
 
 /// The overlay that hides `find_issues`, rerun by hand over 1.5.0: `search-crash-zephyr`

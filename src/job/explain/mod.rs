@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 pub use attribute::{Attributed, Row};
-pub use write::{lines, section, Attribution, ATTRIBUTION_CSV, ATTRIBUTION_JSON};
+pub use write::{lines, order_line, section, Attribution, ATTRIBUTION_CSV, ATTRIBUTION_JSON};
 
 use self::attribute::{against, Tried};
 use self::plan::{Target, Trial, Unit};

@@ -84,9 +84,17 @@ fn unit_config(source: &Source<'_>, unit: &Unit, explain: &Path) -> Result<RunCo
     Ok(config)
 }
 
-/// Offers every host the candidate's tools in reverse order.
+/// Offers every host the candidate's tools in the reverse of the order the run offered them
+/// (the server's order for a run that reversed it; a shuffled run's hosts get the server's
+/// order reversed). The unit's baseline side is the run's candidate as served, already done.
 fn reverse_order(config: &mut RunConfig) {
-    let _ = config; // ORDER: set once the tool order lands
+    use crate::config::ToolOrder;
+    for host in &mut config.hosts {
+        host.profile.tool_order = match host.profile.tool_order {
+            ToolOrder::Reverse => ToolOrder::Server,
+            ToolOrder::Server | ToolOrder::Shuffle => ToolOrder::Reverse,
+        };
+    }
 }
 
 /// A new unit directory: its `run.json` (the unit's tasks) and the run's candidate episodes of

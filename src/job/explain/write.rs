@@ -138,8 +138,12 @@ pub fn lines(rows: &[Row]) -> Vec<String> {
 /// What one target's rows come to, in words.
 fn verdict_words(rows: &[&Row]) -> String {
     let said = |r: &Row| {
+        let done = match r.tried == "reversed_order" {
+            true => "reversed",
+            false => "reverted",
+        };
         format!(
-            "{} (reverted {} vs candidate {}, p_holm {})",
+            "{} ({done} {} vs candidate {}, p_holm {})",
             r.change_label(),
             shown(r.reverted, r.reverted_trials, r.metric),
             shown(r.candidate, r.candidate_trials, r.metric),
@@ -196,13 +200,14 @@ pub fn summary(a: &Attribution) -> String {
     let mut md = format!("# Why it regressed: run `{}`\n\n", a.run_id);
     md.push_str(&section(a));
     md.push_str("\n## Every change tried\n\n");
-    md.push_str("| task | host | change | tried | reverted | candidate | baseline | p_holm | verdict | together with |\n");
-    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    md.push_str("| task | host | metric | change | tried | reverted | candidate | baseline | p_holm | verdict | together with |\n");
+    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for r in a.rows.iter().filter(|r| r.tried != "none") {
         md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.task_id,
             r.host,
+            r.metric.as_str(),
             r.change_label(),
             r.tried,
             shown(r.reverted, r.reverted_trials, r.metric),
@@ -221,6 +226,42 @@ pub fn summary(a: &Attribution) -> String {
     md
 }
 
+/// What `--order` found, in one line: the tasks whose regression follows the tools' positions
+/// (the candidate's list reversed recovers them), or that none does. `None` without `--order`.
+pub fn order_line(rows: &[Row]) -> Option<String> {
+    let success = crate::config::Metric::Success;
+    let reversed: Vec<&Row> = (rows.iter())
+        .filter(|r| r.tried == "reversed_order" && r.metric == success)
+        .collect();
+    if reversed.is_empty() {
+        return None;
+    }
+    let follows: Vec<String> = (reversed.iter())
+        .filter(|r| matches!(r.verdict, Attributed::Explains | Attributed::Partly))
+        .map(|r| {
+            format!(
+                "{} ({} reversed vs {} as served)",
+                r.task_id,
+                shown(r.reverted, r.reverted_trials, r.metric),
+                shown(r.candidate, r.candidate_trials, r.metric)
+            )
+        })
+        .collect();
+    Some(match follows.as_slice() {
+        [] => format!(
+            "Tool order: the candidate's list reversed recovered none of {} task(s): their \
+             regressions follow the tools' text, not their positions.",
+            reversed.len()
+        ),
+        some => format!(
+            "Tool order: {} of {} task(s) follow the tools' positions: {}.",
+            some.len(),
+            reversed.len(),
+            some.join(", ")
+        ),
+    })
+}
+
 /// The "Why" section the run's own summary and report show: one line per task, the budget.
 pub fn section(a: &Attribution) -> String {
     let mut md = String::new();
@@ -233,6 +274,9 @@ pub fn section(a: &Attribution) -> String {
     ));
     for t in &a.tried {
         md.push_str(&format!("- tried {t}\n"));
+    }
+    if let Some(line) = order_line(&a.rows) {
+        md.push_str(&format!("\n{line}\n"));
     }
     for s in &a.skipped {
         md.push_str(&format!("- skipped {s}\n"));

@@ -184,7 +184,12 @@ async fn one_trial(
             }
         }
     };
-    let view = server.view(0, &host.host.profile);
+    let seed = trial_seed(host.config.seed, &task.id, trial);
+    let offer = crate::episode::Offer {
+        seed,
+        ..crate::episode::Offer::fixed()
+    };
+    let view = server.view(0, &host.host.profile, &offer);
     // On sandbox copies the prompt names this trial's copy, and the record `{sandbox}` again.
     let copies = server.connection.sandbox();
     let on_copies = copies.map(|c| crate::runner::sandboxed::task_on(c, task));
@@ -193,7 +198,7 @@ async fn one_trial(
         max_turns: task.max_turns,
         model: host.model.as_ref(),
         profile: &host.host.profile,
-        seed: trial_seed(host.config.seed, &task.id, trial),
+        seed,
         context: crate::host::RequestContext {
             task_id: task.id.clone(),
             side: "baseline".into(),

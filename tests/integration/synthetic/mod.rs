@@ -84,6 +84,7 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         attempts: Vec::new(),
         request_retries: Vec::new(),
         started_at: STARTED_AT.to_owned(),
+        tools_offered: String::new(),
         text_calls: Default::default(),
         app: None,
     };
