@@ -63,6 +63,7 @@ pub(crate) fn episode(
         attempts: Vec::new(),
         request_retries: Vec::new(),
         started_at: String::new(),
+        tools_offered: String::new(),
         text_calls: Default::default(),
         app: None,
     }
@@ -110,7 +111,6 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         trigger_changes: Vec::new(),
         trigger_texts: Vec::new(),
         started_at: "2026-11-30T00:00:00Z".into(),
-        tools_offered: String::new(),
         finished_at: None,
         git_commit: None,
         episodes: 0,

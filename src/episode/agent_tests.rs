@@ -91,7 +91,7 @@ async fn play(model: &Scripted, max_turns: u32) -> super::agent::TrialOutput {
     let conn = demo_connection().await;
     let tools = conn.list_tools().await.unwrap();
     let profile = HostProfile::default();
-    let view = ToolView::new(&tools, &profile);
+    let view = ToolView::new(&tools, &profile, &crate::episode::Offer::fixed());
     let input = TrialInput {
         prompt: "do the thing",
         max_turns,

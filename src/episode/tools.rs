@@ -56,7 +56,10 @@ pub fn ordered<'t>(
         ToolOrder::Reverse => out.reverse(),
         ToolOrder::Shuffle => out.sort_by_cached_key(|t| {
             let name = offer.shared(&t.name);
-            (xxh3_64_with_seed(name.as_bytes(), offer.seed), name.to_owned())
+            (
+                xxh3_64_with_seed(name.as_bytes(), offer.seed),
+                name.to_owned(),
+            )
         }),
     }
     out
@@ -212,14 +215,31 @@ mod tests {
         let none = Default::default();
         let mut orders = std::collections::BTreeSet::new();
         for seed in 0..20u64 {
-            let b = names(&ToolView::new(&base, &profile, &Offer { seed, renamed: &none }));
-            let c = ToolView::new(&cand, &profile, &Offer { seed, renamed: &renamed });
+            let b = names(&ToolView::new(
+                &base,
+                &profile,
+                &Offer {
+                    seed,
+                    renamed: &none,
+                },
+            ));
+            let c = ToolView::new(
+                &cand,
+                &profile,
+                &Offer {
+                    seed,
+                    renamed: &renamed,
+                },
+            );
             let c: Vec<String> = names(&c)
                 .into_iter()
                 .map(|n| if n == "new" { "old".into() } else { n })
                 .filter(|n| n != "find")
                 .collect();
-            assert_eq!(b, c, "seed {seed}: the shared tools' order differs between sides");
+            assert_eq!(
+                b, c,
+                "seed {seed}: the shared tools' order differs between sides"
+            );
             orders.insert(b);
         }
         assert!(orders.len() >= 15, "20 seeds gave {} orders", orders.len());

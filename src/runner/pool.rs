@@ -6,8 +6,8 @@ use std::sync::Arc;
 use tokio::sync::{Mutex, OnceCell};
 
 use crate::cassette::Recorder;
-use crate::config::{Isolation, ServerSpec};
 use crate::config::ToolOrder;
+use crate::config::{Isolation, ServerSpec};
 use crate::episode::{Offer, Side, ToolView};
 use crate::host::HostProfile;
 use crate::mcp::{McpConnection, McpError, ServerInfo};

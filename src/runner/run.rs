@@ -16,8 +16,7 @@ use super::schedule::{trial_seed, Schedule, TrialKey};
 use crate::config::{HostConfig, RunConfig};
 use crate::episode::{
     check_after, run_call, run_fixtures, run_trial, Driver, Episode, FixtureError, Offer, Redactor,
-    Side,
-    Transcript, TrialInput, TrialOutput,
+    Side, Transcript, TrialInput, TrialOutput,
 };
 use crate::grade::judge::{self, JudgedCall, JudgedTrial};
 use crate::grade::{grade, Grade, Judged, Observed, ObservedCall};

@@ -79,7 +79,10 @@ fn shuffle_keeps_shared_tools_in_one_order_per_pair_and_moves_them_across_trials
     let episodes = std::fs::read_to_string(run.join("episodes.jsonl")).unwrap();
     for line in episodes.lines() {
         let e: serde_json::Value = serde_json::from_str(line).unwrap();
-        let key = (e["task_id"].as_str().unwrap().to_owned(), e["trial"].as_u64().unwrap());
+        let key = (
+            e["task_id"].as_str().unwrap().to_owned(),
+            e["trial"].as_u64().unwrap(),
+        );
         let side = e["side"].as_str().unwrap();
         assert_eq!(e["tools_offered"], offered[&key][side].join(","));
     }
@@ -112,7 +115,12 @@ fn explain_order_names_the_regression_that_follows_a_tool_s_position() {
     let dir = temp_dir();
     let config = dir.path().join("bias.toml");
     std::fs::write(&config, "[sim]\nposition_bias = 1.0\nnear_tie = 1.5\n").unwrap();
-    let extra = ["--config", config.to_str().unwrap(), "--tool-order", "reverse"];
+    let extra = [
+        "--config",
+        config.to_str().unwrap(),
+        "--tool-order",
+        "reverse",
+    ];
     let run = demo_run(dir.path(), "demo:1.5.0", "10", &extra);
     let out = mcpeval(&["explain", "--order", run.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
