@@ -71,25 +71,13 @@ fn fields(line: &str) -> Vec<String> {
 
 fn demo_run(dir: &Path, baseline: &str, candidate: &str, trials: &str) -> std::path::PathBuf {
     let run = dir.join("run");
-    let suite = repo_path("tasks/demo").display().to_string();
-    let out = mcpeval(&[
-        "run",
-        "--baseline",
+    let out = run_pair(
         baseline,
-        "--candidate",
         candidate,
-        "--host",
-        "sim",
-        "--suite",
-        &suite,
-        "--trials",
-        trials,
-        "--seed",
-        "3",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+        &run,
+        &["--trials", trials, "--seed", "3"],
+    );
+    assert_verdict(&out);
     run
 }
 

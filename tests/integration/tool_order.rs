@@ -8,29 +8,12 @@ use std::path::Path;
 
 use crate::common::*;
 
+/// The demo's suite on `sim`, 1.4.0 against `candidate`, seed 3, with `extra` arguments.
 fn demo_run(dir: &Path, candidate: &str, trials: &str, extra: &[&str]) -> std::path::PathBuf {
     let run = dir.join("run");
-    let suite = repo_path("tasks/demo").display().to_string();
-    let mut args = vec![
-        "run",
-        "--baseline",
-        "demo:1.4.0",
-        "--candidate",
-        candidate,
-        "--host",
-        "sim",
-        "--suite",
-        &suite,
-        "--trials",
-        trials,
-        "--seed",
-        "3",
-        "--out",
-        run.to_str().unwrap(),
-    ];
+    let mut args = vec!["--trials", trials, "--seed", "3"];
     args.extend_from_slice(extra);
-    let out = mcpeval(&args);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    assert_verdict(&run_pair("demo:1.4.0", candidate, &run, &args));
     run
 }
 

@@ -169,12 +169,10 @@ pub fn verdicts(
     changes: &[Change],
     alpha: f64,
 ) -> Result<Vec<Row>, StatsError> {
-    let ps: Vec<Option<f64>> = tried.iter().map(|t| t.vs_candidate.p).collect();
-    let holm = p_adjusted(&ps, Adjustment::Holm)?;
+    let holm = holm_of(tried, |t| &t.vs_candidate)?;
     let dir = away(sides);
     let mut rows = Vec::new();
     for (t, p_holm) in tried.iter().zip(holm) {
-        let unit = &units[t.unit];
         let back = p_holm.is_some_and(|p| p <= alpha)
             && t.vs_candidate.delta.is_some_and(|d| d * dir < 0.0);
         let short = t.vs_baseline.p.is_some_and(|p| p <= alpha)
@@ -189,11 +187,13 @@ pub fn verdicts(
             Attributed::Inconclusive => inconclusive_reason(target, sides, t, tried.len(), alpha),
             _ => String::new(),
         };
-        let mut row = base_row(target, sides, unit, changes);
-        row.reverted = t.vs_candidate.mean;
-        row.reverted_trials = t.vs_candidate.trials;
-        row.p = t.vs_candidate.p;
-        row.p_holm = p_holm;
+        let mut row = tested(
+            target,
+            sides,
+            (&units[t.unit], changes),
+            &t.vs_candidate,
+            p_holm,
+        );
         row.verdict = verdict;
         row.reason = reason;
         rows.push(row);
@@ -213,18 +213,19 @@ pub fn combination_verdicts(
     changes: &[Change],
     alpha: f64,
 ) -> Result<Vec<Row>, StatsError> {
-    let ps: Vec<Option<f64>> = tried.iter().map(|t| t.vs_baseline.p).collect();
-    let holm = p_adjusted(&ps, Adjustment::Holm)?;
+    let holm = holm_of(tried, |t| &t.vs_baseline)?;
     let dir = away(sides);
     let mut rows = Vec::new();
     for (t, p_holm) in tried.iter().zip(holm) {
         let reproduces = p_holm.is_some_and(|p| p <= alpha)
             && t.vs_baseline.delta.is_some_and(|d| d * dir > 0.0);
-        let mut row = base_row(target, sides, &units[t.unit], changes);
-        row.reverted = t.vs_baseline.mean;
-        row.reverted_trials = t.vs_baseline.trials;
-        row.p = t.vs_baseline.p;
-        row.p_holm = p_holm;
+        let mut row = tested(
+            target,
+            sides,
+            (&units[t.unit], changes),
+            &t.vs_baseline,
+            p_holm,
+        );
         (row.verdict, row.reason) = match reproduces {
             true => (
                 Attributed::Explains,
@@ -243,6 +244,31 @@ pub fn combination_verdicts(
     }
     together(&mut rows);
     Ok(rows)
+}
+
+/// Holm across the units tried on one target, on their test against one side.
+fn holm_of(
+    tried: &[Tried],
+    side: impl Fn(&Tried) -> &Against,
+) -> Result<Vec<Option<f64>>, StatsError> {
+    let ps: Vec<Option<f64>> = tried.iter().map(|t| side(t).p).collect();
+    p_adjusted(&ps, Adjustment::Holm)
+}
+
+/// A row of `target` for `unit` with the test against one side: its mean, trials, p, p_holm.
+fn tested(
+    target: &Target,
+    sides: &Sides,
+    (unit, changes): (&Unit, &[Change]),
+    against: &Against,
+    p_holm: Option<f64>,
+) -> Row {
+    let mut row = base_row(target, sides, unit, changes);
+    row.reverted = against.mean;
+    row.reverted_trials = against.trials;
+    row.p = against.p;
+    row.p_holm = p_holm;
+    row
 }
 
 /// A row of `target` for `unit`, its test columns empty.
