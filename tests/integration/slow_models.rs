@@ -136,12 +136,13 @@ fn a_generation_still_going_at_the_timeout_ends_with_what_it_said() {
             assert!(e.timed_out && !e.truncated, "{host}: {e:?}");
             let answer = e.final_answer.as_deref().unwrap_or_default();
             assert!(answer.starts_with("more more"), "{answer}");
-            // Cut once, at 0.6 s: not retried, not waited for again. The turn's own time, not
-            // the episode's (that holds the server's start, seconds on a loaded machine).
+            // Cut once, at 0.6 s: one turn, not retried, not waited for again (the rambling
+            // answer would take 2 s a hundred tokens, without end). No tighter time bound: a
+            // loaded two-core machine fires timers seconds late.
             let turn = &e.model_turns;
             assert_eq!(turn.len(), 1, "{e:?}");
-            assert!(turn[0].latency_ms >= 550.0 && turn[0].latency_ms < 3000.0, "{e:?}");
-            assert!(e.latency_ms >= 550.0 && e.request_retries.is_empty(), "{e:?}");
+            assert!(turn[0].latency_ms >= 550.0 && turn[0].latency_ms < 10_000.0, "{e:?}");
+            assert!(e.request_retries.is_empty() && e.attempts.is_empty(), "{e:?}");
             // The usage never came: the tokens are what streamed, marked as estimated, not a
             // free trial. Changed by issue 40: a real provider's (these hosts are real providers
             // to mcpeval, though sim-server answers) cut turn is counted with the real
