@@ -33,13 +33,25 @@ pub async fn explain_run(request: &ExplainRequest) -> Result<(), Failure> {
     let say = |line: String| errln!("explain: {line}");
     let dir = &request.dir;
     match attribute(request, Stop::default(), &face, &say).await? {
-        Explained::Nothing => outln!("no regression in {}: nothing to explain", dir.display()),
+        Explained::Nothing { call_tasks } => match crate::job::explain::calls_line(&call_tasks) {
+            None => outln!("no regression in {}: nothing to explain", dir.display()),
+            Some(line) => {
+                outln!(
+                    "no model task regressed in {}: nothing to explain",
+                    dir.display()
+                );
+                outln!("{line}");
+            }
+        },
         Explained::Found(found) => {
             outln!("why it regressed:");
             for line in crate::job::explain::lines(&found.rows) {
                 outln!("  {line}");
             }
             if let Some(line) = crate::job::explain::order_line(&found.rows) {
+                outln!("{line}");
+            }
+            if let Some(line) = crate::job::explain::calls_line(&found.call_tasks) {
                 outln!("{line}");
             }
             outln!(

@@ -94,6 +94,11 @@ fn the_demo_s_regressions_are_explained_by_the_changes_that_caused_them() {
         ),
         "{said}"
     );
+    // The gated metrics only (latency and input tokens are not what the verdict stands on).
+    assert!(
+        said.contains("[also regressed: tool_calls, total_tokens: attribution.csv]"),
+        "{said}"
+    );
     let rows = attribution(&run);
     let row = |task: &str, change: &str| {
         let key = (task.to_owned(), change.to_owned(), "revert".to_owned());

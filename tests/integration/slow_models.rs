@@ -141,8 +141,14 @@ fn a_generation_still_going_at_the_timeout_ends_with_what_it_said() {
             // loaded two-core machine fires timers seconds late.
             let turn = &e.model_turns;
             assert_eq!(turn.len(), 1, "{e:?}");
-            assert!(turn[0].latency_ms >= 550.0 && turn[0].latency_ms < 10_000.0, "{e:?}");
-            assert!(e.request_retries.is_empty() && e.attempts.is_empty(), "{e:?}");
+            assert!(
+                turn[0].latency_ms >= 550.0 && turn[0].latency_ms < 10_000.0,
+                "{e:?}"
+            );
+            assert!(
+                e.request_retries.is_empty() && e.attempts.is_empty(),
+                "{e:?}"
+            );
             // The usage never came: the tokens are what streamed, marked as estimated, not a
             // free trial. Changed by issue 40: a real provider's (these hosts are real providers
             // to mcpeval, though sim-server answers) cut turn is counted with the real

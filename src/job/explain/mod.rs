@@ -14,7 +14,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 pub use attribute::{Attributed, Row};
-pub use write::{lines, order_line, section, Attribution, ATTRIBUTION_CSV, ATTRIBUTION_JSON};
+pub use write::{
+    calls_line, lines, order_line, section, Attribution, ATTRIBUTION_CSV, ATTRIBUTION_JSON,
+};
 
 use self::attribute::{against, Tried};
 use self::plan::{Target, Trial, Unit};
@@ -44,8 +46,9 @@ pub struct ExplainRequest {
 
 /// What `explain` came to.
 pub enum Explained {
-    /// The run has no regressed task (and, with `--all`, no improved one).
-    Nothing,
+    /// The run has no regressed model task (and, with `--all`, no improved one); the call
+    /// tasks that regressed, if any, are left to the diff.
+    Nothing { call_tasks: Vec<String> },
     /// The attribution, written under `RUN_DIR/explain/`.
     Found(Box<Attribution>),
 }
@@ -57,6 +60,8 @@ struct Explaining {
     episodes: Vec<Episode>,
     comparison: Comparison,
     targets: Vec<Target>,
+    /// The call tasks whose rows regressed (or improved, with `--all`): not targets.
+    call_tasks: Vec<String>,
 }
 
 /// Explains the run `request` names; `say` shows the job's own lines (the diff used, each unit
@@ -70,7 +75,9 @@ pub async fn explain(
     let dir = &request.dir;
     let run = read_run(dir, request.all)?;
     if run.targets.is_empty() {
-        return Ok(Explained::Nothing);
+        return Ok(Explained::Nothing {
+            call_tasks: run.call_tasks,
+        });
     }
     let config = super::request::stored_config(&run.info, request.config.as_deref())?;
     let (diff, diff_path) = the_diff(dir, &run.info, &config).await?;
@@ -136,6 +143,7 @@ pub async fn explain(
         tried: ledger.tried,
         skipped: ledger.skipped,
         rows,
+        call_tasks: run.call_tasks,
     };
     write::write(dir, &attribution).map_err(|e| JobError::write(&dir.join("explain"), e))?;
     Ok(Explained::Found(Box::new(attribution)))
@@ -148,10 +156,14 @@ fn read_run(dir: &Path, all: bool) -> Result<Explaining, JobError> {
     let stats = &info.config.stats;
     let mut collector = Collector::for_stats(stats);
     let mut episodes = Vec::new();
+    let mut models = BTreeSet::new();
     crate::rundir::scan_episodes(dir, |e| {
         collector.add(e.side, &e);
-        if e.kind.has_model() && e.infra_error.is_none() {
-            episodes.push(e);
+        if e.kind.has_model() {
+            models.insert(e.task_id.clone());
+            if e.infra_error.is_none() {
+                episodes.push(e);
+            }
         }
     })
     .map_err(|e| JobError::Episodes {
@@ -161,7 +173,12 @@ fn read_run(dir: &Path, all: bool) -> Result<Explaining, JobError> {
     let comparison = collector
         .comparison(stats, info.seed)
         .map_err(JobError::Compare)?;
-    let targets = plan::targets(&comparison, all);
+    // A call task's calls are the suite's, not a model's: no revert can move them.
+    let (targets, calls): (Vec<Target>, Vec<Target>) = plan::targets(&comparison, all, &models)
+        .into_iter()
+        .partition(|t| models.contains(&t.task_id));
+    let call_tasks: BTreeSet<String> = calls.into_iter().map(|t| t.task_id).collect();
+    let call_tasks = call_tasks.into_iter().collect();
     let kept: BTreeSet<&str> = targets.iter().map(|t| t.task_id.as_str()).collect();
     episodes.retain(|e| kept.contains(e.task_id.as_str()));
     Ok(Explaining {
@@ -169,6 +186,7 @@ fn read_run(dir: &Path, all: bool) -> Result<Explaining, JobError> {
         episodes,
         comparison,
         targets,
+        call_tasks,
     })
 }
 

@@ -21,12 +21,14 @@ pub struct Target {
     pub verdict: Verdict,
 }
 
-/// The task rows `explain` attributes: every regressed task row, and the improved ones with
-/// `all`.
-pub fn targets(comparison: &Comparison, all: bool) -> Vec<Target> {
+/// The task rows `explain` attributes: every regressed row of a gated metric (success, tool
+/// calls, tool errors, total tokens by default: what the verdict stands on), and the improved
+/// ones with `all` (call tasks among them; the caller sets those apart). Where no task of `models` (the
+/// tasks a model runs) has such a row, the model tasks under a regressed suite row.
+pub fn targets(comparison: &Comparison, all: bool, models: &BTreeSet<String>) -> Vec<Target> {
     let wanted = |v: Verdict| v == Verdict::Regression || (all && v == Verdict::Improvement);
     let mut out: Vec<Target> = (comparison.rows.iter())
-        .filter(|r| r.scope == Scope::Task && r.tested() && wanted(r.verdict))
+        .filter(|r| r.scope == Scope::Task && r.gated && r.tested() && wanted(r.verdict))
         .map(|r| Target {
             task_id: r.task_id.clone(),
             host: r.host.clone(),
@@ -37,8 +39,9 @@ pub fn targets(comparison: &Comparison, all: bool) -> Vec<Target> {
     // A run whose regression is in suite rows only (a few tokens more on every no-tool task,
     // none significant alone): the tasks whose own row moved the same way are explained on
     // that metric.
-    let suites = (comparison.rows.iter()).filter(|r| r.is_suite() && wanted(r.verdict));
-    for suite in suites.filter(|_| out.is_empty()).collect::<Vec<_>>() {
+    let suites = (comparison.rows.iter()).filter(|r| r.is_suite() && r.gated && wanted(r.verdict));
+    let none_of_models = !out.iter().any(|t| models.contains(&t.task_id));
+    for suite in suites.filter(|_| none_of_models).collect::<Vec<_>>() {
         let bad = |delta: f64| delta * suite.delta.unwrap_or(0.0) > 0.0;
         for row in comparison.task_rows_of(suite) {
             let target = Target {
@@ -47,7 +50,8 @@ pub fn targets(comparison: &Comparison, all: bool) -> Vec<Target> {
                 metric: row.metric,
                 verdict: suite.verdict,
             };
-            if row.tested() && row.delta.is_some_and(bad) && !out.contains(&target) {
+            let model = models.contains(&row.task_id);
+            if model && row.tested() && row.delta.is_some_and(bad) && !out.contains(&target) {
                 out.push(target);
             }
         }

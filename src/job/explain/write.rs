@@ -27,6 +27,28 @@ pub struct Attribution {
     /// One line per change the budget left untried.
     pub skipped: Vec<String>,
     pub rows: Vec<Row>,
+    /// The call tasks that regressed, left to the diff: no model chose their calls.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub call_tasks: Vec<String>,
+}
+
+/// The line on the call tasks a run regressed on, if any: `explain` leaves them to the diff.
+pub fn calls_line(call_tasks: &[String]) -> Option<String> {
+    const NAMED: usize = 3;
+    let named: Vec<&str> = call_tasks.iter().take(NAMED).map(String::as_str).collect();
+    let more = match call_tasks.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    (!call_tasks.is_empty()).then(|| {
+        format!(
+            "{} call task(s) regressed ({}{more}): their results are the server's answers, not \
+             a model's choice, so no revert is tried on them; the diff's changes to error \
+             semantics and schemas are what to read",
+            call_tasks.len(),
+            named.join(", ")
+        )
+    })
 }
 
 /// Writes `dir/explain/attribution.csv`, `attribution.json` and `summary.md`.
@@ -102,16 +124,20 @@ pub fn lines(rows: &[Row]) -> Vec<String> {
         }
     }
     let hosts: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.host.as_str()).collect();
-    let success = crate::config::Metric::Success;
-    let others = |task: &str, host: &str| -> Vec<&str> {
+    // One line per task and host, on its first metric (success where it regressed); the other
+    // metrics are named after it.
+    let mut primary: Vec<(&str, &str, crate::config::Metric)> = Vec::new();
+    for &(t, h, m) in &keys {
+        if !primary.iter().any(|(pt, ph, _)| *pt == t && *ph == h) {
+            primary.push((t, h, m));
+        }
+    }
+    let others = |task: &str, host: &str, first: crate::config::Metric| -> Vec<&str> {
         (keys.iter())
-            .filter(|(t, h, m)| *t == task && *h == host && *m != success)
+            .filter(|(t, h, m)| *t == task && *h == host && *m != first)
             .map(|(_, _, m)| m.as_str())
             .collect()
     };
-    let primary: Vec<_> = (keys.iter().copied())
-        .filter(|(t, h, m)| *m == success || !keys.contains(&(t, h, success)))
-        .collect();
     primary
         .into_iter()
         .map(|(task, host, metric)| {
@@ -126,9 +152,9 @@ pub fn lines(rows: &[Row]) -> Vec<String> {
                 crate::config::Metric::Success => String::new(),
                 m => format!(" ({})", m.as_str()),
             };
-            let also = match (metric == success, others(task, host).as_slice()) {
-                (true, []) | (false, _) => String::new(),
-                (true, more) => format!(" [also regressed: {}: attribution.csv]", more.join(", ")),
+            let also = match others(task, host, metric).as_slice() {
+                [] => String::new(),
+                more => format!(" [also regressed: {}: attribution.csv]", more.join(", ")),
             };
             format!("{task}{on}{what}: {}{also}", verdict_words(&of))
         })
@@ -277,6 +303,9 @@ pub fn section(a: &Attribution) -> String {
     }
     if let Some(line) = order_line(&a.rows) {
         md.push_str(&format!("\n{line}\n"));
+    }
+    if let Some(line) = calls_line(&a.call_tasks) {
+        md.push_str(&format!("\n{line}.\n"));
     }
     for s in &a.skipped {
         md.push_str(&format!("- skipped {s}\n"));
