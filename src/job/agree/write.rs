@@ -71,10 +71,14 @@ pub fn section(pairs: &[PairAgreement], csv: &Path) -> String {
             pair.host_b,
             kappa_line(pair)
         ));
-        for line in disagreements(pair) {
+        let disagree = disagreements(pair);
+        for line in &disagree {
             md.push_str(&format!("- {line}\n"));
         }
-        md.push_str(&format!("\n{}\n\n", spearman_line(pair)));
+        if !disagree.is_empty() {
+            md.push('\n');
+        }
+        md.push_str(&format!("{}\n\n", spearman_line(pair)));
     }
     md.push_str(&format!(
         "Verdicts on success: regression, improvement, or neither (no_change, inconclusive). \
