@@ -72,9 +72,9 @@ pub fn read(dir: &Path) -> Result<RunRows, AgreeError> {
         source,
     })?;
     let (path, df) = comparison(dir)?;
-    let rows = success_rows(&df).map_err(|message| AgreeError::Table {
+    let rows = success_rows(&df).map_err(|e| AgreeError::Table {
         path: path.clone(),
-        message,
+        message: e.to_string(),
     })?;
     if rows.is_empty() {
         return Err(AgreeError::NoSuccessRows { path });
@@ -129,25 +129,57 @@ pub(crate) fn read_csv(path: &Path) -> PolarsResult<DataFrame> {
         .finish()
 }
 
+/// A table whose columns are not what `agree` reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ColumnError {
+    #[error("no column `{0}`")]
+    Missing(String),
+    #[error("column `{name}`: {source}")]
+    WrongType {
+        name: String,
+        #[source]
+        source: PolarsError,
+    },
+    #[error("task `{task}` on `{host}`: `{word}` is not a verdict")]
+    NotAVerdict {
+        task: String,
+        host: String,
+        word: String,
+    },
+}
+
+/// A column of `df` cast to `to`.
+fn cast(df: &DataFrame, name: &str, to: &DataType) -> Result<Column, ColumnError> {
+    let c = (df.column(name)).map_err(|_| ColumnError::Missing(name.to_owned()))?;
+    c.cast(to).map_err(|source| ColumnError::WrongType {
+        name: name.to_owned(),
+        source,
+    })
+}
+
 /// A column of `df` as text (`None` for nulls).
-pub(crate) fn text(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>, String> {
-    let c = df.column(name).map_err(|_| format!("no column `{name}`"))?;
-    let c = (c.cast(&DataType::String)).map_err(|e| format!("column `{name}`: {e}"))?;
-    let s = c.str().map_err(|e| format!("column `{name}`: {e}"))?;
+pub(crate) fn text(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>, ColumnError> {
+    let c = cast(df, name, &DataType::String)?;
+    let s = c.str().map_err(|source| ColumnError::WrongType {
+        name: name.to_owned(),
+        source,
+    })?;
     Ok(s.iter().map(|v| v.map(str::to_owned)).collect())
 }
 
 /// A column of `df` as numbers (`None` for nulls and what is not a number).
-pub(crate) fn numbers(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>, String> {
-    let c = df.column(name).map_err(|_| format!("no column `{name}`"))?;
-    let c = (c.cast(&DataType::Float64)).map_err(|e| format!("column `{name}`: {e}"))?;
-    let s = c.f64().map_err(|e| format!("column `{name}`: {e}"))?;
+pub(crate) fn numbers(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>, ColumnError> {
+    let c = cast(df, name, &DataType::Float64)?;
+    let s = c.f64().map_err(|source| ColumnError::WrongType {
+        name: name.to_owned(),
+        source,
+    })?;
     Ok(s.iter().collect())
 }
 
 /// The rows with `metric = success` and `scope = task` (a table without `scope`, written before
 /// suite rows had one, counts every row but `task_id = "*"` as a task's).
-fn success_rows(df: &DataFrame) -> Result<Vec<SuccessRow>, String> {
+fn success_rows(df: &DataFrame) -> Result<Vec<SuccessRow>, ColumnError> {
     let (task, host, metric) = (text(df, "task_id")?, text(df, "host")?, text(df, "metric")?);
     let verdict = text(df, "verdict")?;
     let delta = numbers(df, "delta")?;
@@ -165,8 +197,11 @@ fn success_rows(df: &DataFrame) -> Result<Vec<SuccessRow>, String> {
             continue;
         }
         let word = verdict[i].as_deref().unwrap_or("");
-        let class = Class::of_verdict(word)
-            .ok_or_else(|| format!("task `{task_id}` on `{host}`: `{word}` is not a verdict"))?;
+        let class = Class::of_verdict(word).ok_or_else(|| ColumnError::NotAVerdict {
+            task: task_id.clone(),
+            host: host.clone(),
+            word: word.to_owned(),
+        })?;
         rows.push(SuccessRow {
             task_id: task_id.clone(),
             host: host.clone(),

@@ -22,7 +22,7 @@ pub fn screen(path: &Path) -> Result<Vec<String>, AgreeError> {
         message,
     };
     let df = read_csv(path).map_err(|e| table(e.to_string()))?;
-    let column = |name: &str| text(&df, name).map_err(table);
+    let column = |name: &str| text(&df, name).map_err(|e| table(e.to_string()));
     let (task, host_a, host_b) = (column("task_id")?, column("host_a")?, column("host_b")?);
     let (verdict_a, verdict_b) = (column("verdict_a")?, column("verdict_b")?);
     let mut pairs: BTreeMap<(String, String), Screened> = BTreeMap::new();
