@@ -875,7 +875,8 @@ pub struct PlanArgs {
     #[arg(long, value_name = "D", required_unless_present = "agreement")]
     pub drop: Option<f64>,
     /// An agreement.csv (`mcpeval agree` writes it): the regressions host_b found that
-    /// screening with host_a would have missed, and their share. Takes no other flag.
+    /// screening with host_a would have missed, and their share (not with --drop, --suite or
+    /// --baseline-rate).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["drop", "suite", "baseline_rate"])]
     pub agreement: Option<PathBuf>,
     /// Two-sided significance level. Without --suite: of the one test (for one task among many,
@@ -928,6 +929,10 @@ Haenszel over the tasks, normal approximation) detects: a uniform drop of every 
 With --from, also the episodes, tokens and cost of the recommended run. As in a run, `kind: call`
 tasks (no model) take no share of the level and no place in the suite rows, and add their own
 trials' episodes (both sides, once) to the estimate.
+
+With --agreement FILE (an agreement.csv `mcpeval agree` wrote): per pair of hosts, the tasks
+host_b says regressed that host_a did not flag, and their share: what screening with host_a
+alone would have missed (docs/hosts.md#host-agreement).
 
   mcpeval plan --baseline-rate 0.95 --drop 0.10
   mcpeval plan --suite tasks/demo --drop 0.3
