@@ -107,6 +107,11 @@ pub enum Command {
     ///
     /// More: docs/explain.md.
     Explain(ExplainArgs),
+    /// Do two hosts' verdicts agree? Cohen's kappa of the tasks' success verdicts, Spearman's
+    /// rho of their deltas, the tasks they disagree on (two runs, or one run of several hosts).
+    ///
+    /// More: docs/hosts.md#host-agreement.
+    Agree(AgreeArgs),
     /// Trials per side that Fisher's exact test needs to detect a drop in success rate.
     Plan(PlanArgs),
     /// Snapshot a server's contract: its tools, resources, templates, prompts, handshake facts
@@ -776,6 +781,41 @@ Exit codes: 0 finished (whatever it found), 2 not a run directory, or a run that
 model-affecting change between its servers, 3 a server cannot be started.
 More: docs/explain.md.";
 
+#[derive(Debug, Args)]
+#[command(after_help = AGREE_HELP)]
+pub struct AgreeArgs {
+    /// A run directory; alone, every pair of its hosts is compared.
+    #[arg(value_name = "RUN_A")]
+    pub run_a: PathBuf,
+    /// A second run directory of the same server pair and suite (same or other hosts).
+    #[arg(value_name = "RUN_B")]
+    pub run_b: Option<PathBuf>,
+    /// The directory agreement.csv is written into [default: RUN_A].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+const AGREE_HELP: &str = "\
+Reads each run's success rows of tasks (comparison.parquet, else comparison.csv) and puts each
+host's verdict in one of three classes: regression, improvement, neither (no_change and
+inconclusive). Two runs: each host with the host of the same name in the other run (labelled
+by the second run's seed, `sim(seed 4)`), or every host of one with every host of the other when
+no name is shared. One run: every pair of its hosts. Tasks are matched by task_id.
+
+Per pair: Cohen's kappa over the tasks with its asymptotic 95 % interval (as statsmodels'
+cohens_kappa), or the raw agreement when kappa is undefined (every task in one class on both
+hosts); the tasks they disagree on; Spearman's rho of the success deltas. Writes agreement.csv
+(task_id, host_a, host_b, verdict_a, verdict_b, diff_a, diff_b, agree) into --out or RUN_A, and a
+\"Host agreement\" section into RUN_A's summary.md and report.html (RUN_A/agreement.md).
+`mcpeval plan --agreement FILE` then says which regressions host_a would have missed.
+
+  mcpeval agree results/sim-run results/gpt-run
+  mcpeval agree results/two-hosts --out agreement/
+
+Exit codes: 0 finished (whatever the agreement), 2 not a run directory, no success rows, no
+shared task, or one run of one host given alone, 3 a file that cannot be written.
+More: docs/hosts.md#host-agreement.";
+
 const COMPARE_HELP: &str = concat!(
     "\
 Writes comparison.parquet, comparison.csv, summary.md, junit.xml and report.html (one
@@ -830,9 +870,15 @@ pub struct PlanArgs {
     /// --suite, 1, or each task's rate in the --from run].
     #[arg(long, value_name = "P")]
     pub baseline_rate: Option<f64>,
-    /// Drop in success rate to detect (absolute: 0.10 = ten points).
-    #[arg(long, value_name = "D")]
-    pub drop: f64,
+    /// Drop in success rate to detect (absolute: 0.10 = ten points); required without
+    /// --agreement.
+    #[arg(long, value_name = "D", required_unless_present = "agreement")]
+    pub drop: Option<f64>,
+    /// An agreement.csv (`mcpeval agree` writes it): the regressions host_b found that
+    /// screening with host_a would have missed, and their share (not with --drop, --suite or
+    /// --baseline-rate).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["drop", "suite", "baseline_rate"])]
+    pub agreement: Option<PathBuf>,
     /// Two-sided significance level. Without --suite: of the one test (for one task among many,
     /// divide by their number and by the gated families). With --suite: the run's α, split as a
     /// run would split it [default: 0.05; with --suite, the config's [stats] alpha].
@@ -883,6 +929,10 @@ Haenszel over the tasks, normal approximation) detects: a uniform drop of every 
 With --from, also the episodes, tokens and cost of the recommended run. As in a run, `kind: call`
 tasks (no model) take no share of the level and no place in the suite rows, and add their own
 trials' episodes (both sides, once) to the estimate.
+
+With --agreement FILE (an agreement.csv `mcpeval agree` wrote): per pair of hosts, the tasks
+host_b says regressed that host_a did not flag, and their share: what screening with host_a
+alone would have missed (docs/hosts.md#host-agreement).
 
   mcpeval plan --baseline-rate 0.95 --drop 0.10
   mcpeval plan --suite tasks/demo --drop 0.3

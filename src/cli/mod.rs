@@ -1,5 +1,6 @@
 //! The command line: clap definitions and the commands, resolved into library calls.
 
+mod agree_cmd;
 mod args;
 mod boundary_cmd;
 mod cassette_cmd;
@@ -23,11 +24,11 @@ mod tasks_cmd;
 pub use crate::error::{Exit, Failure};
 pub use crate::suite::DEMO_SUITE;
 pub use args::MergeArgs;
+pub use args::{AgreeArgs, CheckArgs, ExplainArgs, HistoryArgs, InitArgs, NightlyArgs};
 pub use args::{
     CassetteAction, Cli, Command, CompareArgs, DemoServerArgs, DiffArgs, PlanArgs, RunArgs,
     SimServerArgs, SnapshotArgs, TasksAction,
 };
-pub use args::{CheckArgs, ExplainArgs, HistoryArgs, InitArgs, NightlyArgs};
 
 /// Runs a parsed command line. Without a subcommand it prints the usage (exit 2) rather than
 /// start a run nobody asked for: the demo is `mcpeval run` with no arguments.
@@ -41,6 +42,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         Some(Command::Run(args)) => run_cmd::run_command(&args).await,
         Some(Command::Compare(args)) => compare_cmd::compare(&args),
         Some(Command::Explain(args)) => explain_cmd::explain(&args).await,
+        Some(Command::Agree(args)) => agree_cmd::agree(&args),
         Some(Command::Plan(args)) => plan_cmd::plan(&args),
         Some(Command::Snapshot(args)) => snapshot_cmd::snapshot(&args).await,
         Some(Command::Diff(args)) => diff_cmd::diff(&args),

@@ -3,6 +3,7 @@
 //! as a typed outcome for the command line to show.
 
 mod added;
+pub mod agree;
 mod arguments;
 pub mod check;
 mod compare;

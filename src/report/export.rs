@@ -128,7 +128,7 @@ pub fn write_reports_with(report: &Report, dir: &Path, step_summary: bool) -> an
             append_step_summary(&bytes)?;
         }
     }
-    super::why::refresh(dir)
+    super::marked::refresh(dir)
 }
 
 /// Appends `summary` to the file `$GITHUB_STEP_SUMMARY` names, when it is set.

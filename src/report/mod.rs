@@ -12,11 +12,11 @@ mod html;
 mod junit;
 mod live;
 mod markdown;
+mod marked;
 mod tool_choice;
 mod tool_shift;
 mod tool_tokens;
 mod triggered;
-mod why;
 
 pub use check::{
     check_junit, check_summary, exit as check_exit, record_exit as check_record_exit,
@@ -34,9 +34,9 @@ pub use format::{p as format_p, percent as format_percent, points as format_poin
 pub use frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
 pub use html::{HtmlReport, REPORT_HTML};
 pub use live::{lock as lock_collector, LiveReports, REFRESH_EVERY};
+pub use marked::{refresh as refresh_sections, AGREEMENT_MD, WHY_MD};
 pub use tool_choice::{
     all_calls as tool_choice_all_calls, lines as tool_choice_lines, TOOL_CHOICE,
 };
 pub use tool_shift::{read_tool_shift, write_tool_shift, TOOL_SHIFT_CSV};
 pub use triggered::code as markdown_code;
-pub use why::{refresh as refresh_why, WHY_MD};

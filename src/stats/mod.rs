@@ -2,13 +2,14 @@
 //!
 //! Every function is pure; each cites its method and is checked against scipy/statsmodels
 //! values in `tests/fixtures/stats/` (written by `make_fixtures.py` and
-//! `make_stratified_fixtures.py` there).
+//! `make_stratified_fixtures.py` there; kappa and Spearman's rho: `make_agreement_fixtures.py`).
 
 mod bootstrap;
 mod cmh;
 mod compare;
 mod fisher;
 mod freeman_halton;
+mod kappa;
 mod mann_whitney;
 mod mde;
 mod multiplicity;
@@ -19,6 +20,7 @@ mod power;
 mod rank;
 mod risk_difference;
 mod sequential;
+mod spearman;
 #[cfg(test)]
 mod test_support;
 mod types;
@@ -35,6 +37,7 @@ pub use compare::{
 };
 pub use fisher::fisher_exact;
 pub use freeman_halton::{freeman_halton, FreemanHalton, MAX_TABLES, MONTE_CARLO_RESAMPLES};
+pub use kappa::{cohens_kappa, Agreement, Kappa};
 pub use mann_whitney::mann_whitney_u;
 pub use mde::{cmh_mde, fisher_mde, mann_whitney_mde, min_fisher_p, van_elteren_mde, FisherPlan};
 pub use multiplicity::{p_adjusted, Adjustment};
@@ -49,6 +52,7 @@ pub use risk_difference::{
     StratifiedRates,
 };
 pub use sequential::{look_weights, obf_spent, one_sided_critical, predictive_power};
+pub use spearman::spearman;
 pub use types::{Interval, Proportion, StatsError, Table2x2, TestResult};
 pub use van_elteren::van_elteren;
 pub use wilcoxon::wilcoxon_signed_rank;

@@ -9,6 +9,7 @@ mod adaptive;
 mod adaptive_false_alarm;
 mod added_tools;
 mod after_retry;
+mod agree;
 mod anthropic_host;
 mod bridge;
 mod budget;

@@ -65,7 +65,7 @@ pub fn write(dir: &Path, attribution: &Attribution) -> anyhow::Result<()> {
         section(attribution)
     );
     std::fs::write(out.join(crate::report::WHY_MD), why)?;
-    crate::report::refresh_why(dir)
+    crate::report::refresh_sections(dir)
 }
 
 fn frame(rows: &[Row]) -> PolarsResult<DataFrame> {
