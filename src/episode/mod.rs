@@ -18,7 +18,7 @@ pub use facts::{server_error_line, EpisodeFacts};
 pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};
 pub use redact::Redactor;
 pub use text_calls::TextToolCalls;
-pub use tools::{ordered, system_prompt, Offer, ToolView};
+pub use tools::{system_prompt, Offer, ToolView};
 
 #[cfg(test)]
 mod agent_tests;

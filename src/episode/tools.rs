@@ -45,7 +45,7 @@ impl Offer<'_> {
 /// The tools in the order `order` lists them: `shuffle` sorts by a hash of each tool's shared
 /// name under the seed, a permutation of the union of both sides' names that each side's list
 /// follows, so the tools both sides have keep one relative order in a pair.
-pub fn ordered<'t>(
+fn ordered<'t>(
     tools: &'t [rmcp::model::Tool],
     order: ToolOrder,
     offer: &Offer<'_>,

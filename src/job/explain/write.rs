@@ -44,7 +44,7 @@ pub fn calls_line(call_tasks: &[String]) -> Option<String> {
         format!(
             "{} call task(s) regressed ({}{more}): their results are the server's answers, not \
              a model's choice, so no revert is tried on them; the diff's changes to error \
-             semantics and schemas are what to read",
+             semantics and schemas are what to read.",
             call_tasks.len(),
             named.join(", ")
         )
@@ -253,20 +253,31 @@ pub fn summary(a: &Attribution) -> String {
 }
 
 /// What `--order` found, in one line: the tasks whose regression follows the tools' positions
-/// (the candidate's list reversed recovers them), or that none does. `None` without `--order`.
+/// (the candidate's list reversed recovers them, on each task's first regressed metric), or
+/// that none does. `None` without `--order`.
 pub fn order_line(rows: &[Row]) -> Option<String> {
-    let success = crate::config::Metric::Success;
-    let reversed: Vec<&Row> = (rows.iter())
-        .filter(|r| r.tried == "reversed_order" && r.metric == success)
-        .collect();
+    // Each task's first metric (the rows come in target order: success where it regressed).
+    let mut reversed: Vec<&Row> = Vec::new();
+    for r in rows.iter().filter(|r| r.tried == "reversed_order") {
+        if !reversed
+            .iter()
+            .any(|f| f.task_id == r.task_id && f.host == r.host)
+        {
+            reversed.push(r);
+        }
+    }
     if reversed.is_empty() {
         return None;
     }
     let follows: Vec<String> = (reversed.iter())
         .filter(|r| matches!(r.verdict, Attributed::Explains | Attributed::Partly))
         .map(|r| {
+            let what = match r.metric {
+                crate::config::Metric::Success => String::new(),
+                m => format!("{} ", m.as_str()),
+            };
             format!(
-                "{} ({} reversed vs {} as served)",
+                "{} ({what}{} reversed vs {} as served)",
                 r.task_id,
                 shown(r.reverted, r.reverted_trials, r.metric),
                 shown(r.candidate, r.candidate_trials, r.metric)
@@ -301,14 +312,14 @@ pub fn section(a: &Attribution) -> String {
     for t in &a.tried {
         md.push_str(&format!("- tried {t}\n"));
     }
-    if let Some(line) = order_line(&a.rows) {
-        md.push_str(&format!("\n{line}\n"));
-    }
-    if let Some(line) = calls_line(&a.call_tasks) {
-        md.push_str(&format!("\n{line}.\n"));
-    }
     for s in &a.skipped {
         md.push_str(&format!("- skipped {s}\n"));
+    }
+    for line in [order_line(&a.rows), calls_line(&a.call_tasks)]
+        .into_iter()
+        .flatten()
+    {
+        md.push_str(&format!("\n{line}\n"));
     }
     md
 }
