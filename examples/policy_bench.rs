@@ -47,6 +47,7 @@ fn main() {
                         server_error: false,
                         text_tool_calls: 0,
                         replay_unmatched: 0,
+                        recovered_calls: 0,
                         text_tool_call: None,
                         success: rng.random_bool(rates[i]),
                         tool_calls: calls,

@@ -504,6 +504,7 @@ mod tests {
             server_error: false,
             text_tool_calls: 0,
             replay_unmatched: 0,
+            recovered_calls: 0,
             text_tool_call: None,
             success,
             tool_calls: calls,

@@ -28,6 +28,10 @@ pub struct SilentHost {
     /// Trials whose answers carried a tool call written as text, and an excerpt of the first.
     pub text_calls: u64,
     pub excerpt: Option<String>,
+    /// Tool calls made, and how many of them were written as text and made by the host
+    /// (`recover_text_calls`).
+    pub calls: u64,
+    pub recovered: u64,
 }
 
 /// Trials of one side of one task × host whose own server failed.
@@ -185,6 +189,8 @@ fn silent_hosts(c: &Comparison) -> Vec<SilentHost> {
                     with_calls: 0,
                     text_calls: 0,
                     excerpt: None,
+                    calls: 0,
+                    recovered: 0,
                 });
                 hosts.len() - 1
             }
@@ -193,6 +199,8 @@ fn silent_hosts(c: &Comparison) -> Vec<SilentHost> {
         h.tool_trials += u.tool_task_trials;
         h.with_calls += u.tool_task_trials_with_calls;
         h.text_calls += u.text_call_trials;
+        h.calls += u.tool_calls;
+        h.recovered += u.recovered_calls;
         if h.excerpt.is_none() {
             h.excerpt.clone_from(&u.text_call);
         }

@@ -222,8 +222,16 @@ pub struct RunArgs {
     /// the config's [profile] tool_order]. More: docs/hosts.md (Tool order).
     #[arg(long, value_name = "ORDER")]
     pub tool_order: Option<crate::config::ToolOrder>,
+    /// Make the tool calls a model writes as text instead of calling (a JSON block, a
+    /// <tool_call> or <function=…> element naming an offered tool) as if it had made them, on
+    /// both sides alike: the conversation goes on with their results. Recovered calls count as
+    /// calls and are also counted apart (recovered_calls); calls whose arguments do not parse
+    /// are not made (unparsed_text_calls). API hosts only [default: off, or the config's
+    /// recover_text_calls]. More: docs/hosts.md (Recovered text calls).
+    #[arg(long)]
+    pub recover_text_calls: bool,
     /// Finish a cut-short run in DIR without repeating its finished trials.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order", "recover_text_calls"])]
     pub resume: Option<PathBuf>,
     /// Adaptive trials ([stats] adaptive = true): each task runs in looks of [stats] look_every
     /// trials per side (5) up to --max-trials, and stops once its verdict is settled (futility,
@@ -1203,6 +1211,7 @@ impl RunArgs {
             suite_optional: false,
             writes: self.writes.to_flags(),
             tool_order: self.tool_order,
+            recover_text_calls: self.recover_text_calls,
         }
     }
 }

@@ -103,6 +103,8 @@ pub struct ProfileFile {
     pub server_label: Option<String>,
     pub max_tools: Option<usize>,
     pub tool_order: Option<crate::config::ToolOrder>,
+    /// Make the tool calls a model writes as text (API hosts; see docs/hosts.md).
+    pub recover_text_calls: Option<bool>,
 }
 
 /// `[servers.NAME]`: one server version.
@@ -174,6 +176,9 @@ pub struct HostFile {
     pub timeout: Option<f64>,
     pub model: Option<String>,
     pub profile: Option<ProfileFile>,
+    /// Make the tool calls the model writes as text, as if it had made them (API hosts: an app
+    /// runs its own loop). The same as `profile = { recover_text_calls = … }`.
+    pub recover_text_calls: Option<bool>,
     /// Requests per minute the runner sends this host at most (evenly spaced).
     pub rpm: Option<u32>,
     /// Tokens per minute (input + output) this host may use at most.
@@ -312,6 +317,7 @@ impl ProfileFile {
             server_label: over.server_label.or(self.server_label),
             max_tools: over.max_tools.or(self.max_tools),
             tool_order: over.tool_order.or(self.tool_order),
+            recover_text_calls: over.recover_text_calls.or(self.recover_text_calls),
         }
     }
 
@@ -337,6 +343,9 @@ impl ProfileFile {
         }
         if let Some(v) = self.tool_order {
             profile.tool_order = v;
+        }
+        if let Some(v) = self.recover_text_calls {
+            profile.recover_text_calls = v;
         }
     }
 }

@@ -74,6 +74,10 @@ pub struct HostProfile {
     pub max_tools: Option<usize>,
     /// The order the tools are listed in.
     pub tool_order: ToolOrder,
+    /// Make the tool calls the model writes as text instead of calling (`recover_text_calls`,
+    /// `--recover-text-calls`): each is executed as if made, and counted apart.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recover_text_calls: bool,
 }
 
 impl Default for HostProfile {
@@ -88,6 +92,7 @@ impl Default for HostProfile {
             server_label: "server".to_owned(),
             max_tools: None,
             tool_order: ToolOrder::Server,
+            recover_text_calls: false,
         }
     }
 }

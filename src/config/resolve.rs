@@ -97,6 +97,8 @@ pub struct Overrides {
     pub writes: WriteFlags,
     /// `--tool-order`: every host's `tool_order`, over the config's profiles.
     pub tool_order: Option<super::ToolOrder>,
+    /// `--recover-text-calls`: every API host recovers the tool calls its model writes as text.
+    pub recover_text_calls: bool,
 }
 
 /// How the command line lets trials touch the servers' state.
@@ -572,6 +574,11 @@ fn build(
     if let Some(order) = over.tool_order {
         hosts.iter_mut().for_each(|h| h.profile.tool_order = order);
     }
+    if over.recover_text_calls {
+        (hosts.iter_mut())
+            .filter(|h| h.provider != Provider::App)
+            .for_each(|h| h.profile.recover_text_calls = true);
+    }
     let mut stats = file.stats.clone().unwrap_or_default().resolve();
     if let Some(correction) = over.correction {
         stats.correction = correction;
@@ -1026,6 +1033,9 @@ fn resolve_host(
         if let Some(p) = &entry.profile {
             p.apply(&mut profile);
         }
+        if let Some(v) = entry.recover_text_calls {
+            profile.recover_text_calls = v;
+        }
         (rpm, tpm) = (entry.rpm, entry.tpm);
         settings = host_settings(given, entry)?;
         app = app_settings(given, entry)?;
@@ -1079,6 +1089,20 @@ fn resolve_host(
     }
     if let Some(why) = super::host_request::misplaced(&provider, &settings) {
         return Err(ConfigError::Invalid(format!("[host.{given}]: {why}")));
+    }
+    if provider == Provider::App {
+        let asked = named.get(given).is_some_and(|e| {
+            e.recover_text_calls == Some(true)
+                || e.profile.as_ref().and_then(|p| p.recover_text_calls) == Some(true)
+        });
+        if asked {
+            return Err(ConfigError::Invalid(format!(
+                "[host.{given}]: recover_text_calls is a setting of API hosts: an app host runs \
+                 its own agent loop, so mcpeval cannot make the calls its model writes as text"
+            )));
+        }
+        // `[profile]`'s setting is for the API hosts among all.
+        profile.recover_text_calls = false;
     }
     if !matches!(provider, Provider::Sim | Provider::App) && model.is_none() {
         return Err(ConfigError::Invalid(format!(

@@ -65,7 +65,7 @@ pub struct TrialOutput {
     /// The `expect.after` checks of the state the trial left, graded with the trial.
     pub after: Vec<crate::grade::Check>,
     /// The answers that wrote a tool call as text instead of making it (see
-    /// [`super::text_calls`]).
+    /// [`super::text_calls`]), and the calls among them that could not be recovered.
     pub text_calls: super::TextToolCalls,
     /// The tools the model was offered, by their server names in the order it saw them, joined
     /// by `,` (empty where mcpeval does not list them: call tasks, app hosts).
@@ -94,7 +94,7 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
     let mut out = TrialOutput::default();
     take_turns(input, server, &mut request, &mut out).await;
     out.messages = std::mem::take(&mut request.messages);
-    out.text_calls = text_calls(&out.messages, input.tools);
+    out.text_calls.recovered = out.calls.iter().filter(|c| c.recovered).count() as u32;
     out.latency_ms = ms(started.elapsed());
     out
 }
@@ -108,6 +108,8 @@ async fn take_turns(
     // The last turn whose provider counted its tokens: its counts, and how many messages its
     // request had.
     let mut counted: Option<(Usage, usize)> = None;
+    // Every name a call written as text may use: as shown, and the server's.
+    let names: Vec<&str> = input.tools.names().collect();
     loop {
         if out.turns >= input.max_turns {
             out.hit_max_turns = true;
@@ -149,16 +151,32 @@ async fn take_turns(
         // A generation cut at the timeout is the model's last word: calls it had begun are not
         // made (their arguments may be cut), and what it said is its answer.
         out.timed_out = completion.timed_out;
-        let calls = if completion.timed_out {
+        let mut calls = if completion.timed_out {
             Vec::new()
         } else {
             completion.tool_calls
         };
+        let mut content = completion.content;
+        let mut recovered = false;
+        if let Some(answer) = content.as_deref() {
+            let written = out.text_calls.read(answer, &names);
+            // A host that recovers calls written as text makes them as if the model had: the
+            // turn goes on carrying them in structured form, so the model sees a consistent
+            // history (a generation cut at the timeout makes none, as above).
+            let recovers = input.profile.recover_text_calls && !completion.timed_out;
+            if recovers && calls.is_empty() && !written.is_empty() {
+                let made = super::recover::recover(answer, &written, input.tools, out.turns);
+                out.text_calls.unparsed += made.unparsed;
+                if !made.calls.is_empty() {
+                    (calls, content, recovered) = (made.calls, made.said, true);
+                }
+            }
+        }
         if calls.is_empty() {
-            out.final_answer = Some(completion.content.clone().unwrap_or_default());
+            out.final_answer = Some(content.clone().unwrap_or_default());
         }
         request.messages.push(Message::Assistant {
-            content: completion.content,
+            content,
             tool_calls: calls.clone(),
             reasoning: completion.reasoning,
         });
@@ -167,7 +185,8 @@ async fn take_turns(
         }
         for call in &calls {
             match execute_call(input, server, call, out.calls.len() as u32).await {
-                Ok((record, reply)) => {
+                Ok((mut record, reply)) => {
+                    record.recovered = recovered;
                     out.calls.push(record);
                     request.messages.push(Message::Tool {
                         tool_call_id: call.id.clone(),
@@ -188,6 +207,7 @@ async fn take_turns(
                         latency_ms: 0.0,
                         result: chain(&e),
                         replay_unmatched: false,
+                        recovered,
                     });
                     out.server_failed = Some(format!("tools/call `{tool}`"));
                     out.infra_error = Some(chain(&e));
@@ -196,17 +216,6 @@ async fn take_turns(
             }
         }
     }
-}
-
-/// The model's answers (every turn's, not only the last) that wrote a tool call as text, naming
-/// a tool by the name the model was shown or by the server's.
-fn text_calls(messages: &[Message], tools: &ToolView) -> super::TextToolCalls {
-    let answers = messages.iter().filter_map(|m| match m {
-        Message::Assistant { content, .. } => content.as_deref(),
-        _ => None,
-    });
-    let names: Vec<&str> = tools.names().collect();
-    super::TextToolCalls::scan(answers, &names)
 }
 
 /// Whether a turn came back with output but without its output counted: a streamed answer cut at
@@ -276,6 +285,7 @@ async fn execute_call(
         latency_ms: 0.0,
         result: String::new(),
         replay_unmatched: false,
+        recovered: false,
     };
     let Some(tool) = input.tools.server_name(&call.name) else {
         let known: Vec<&str> = input.tools.specs.iter().map(|s| s.name.as_str()).collect();

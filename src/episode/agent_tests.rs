@@ -88,15 +88,22 @@ async fn demo_connection() -> McpConnection {
 }
 
 async fn play(model: &Scripted, max_turns: u32) -> super::agent::TrialOutput {
+    play_as(model, max_turns, &HostProfile::default()).await
+}
+
+async fn play_as(
+    model: &Scripted,
+    max_turns: u32,
+    profile: &HostProfile,
+) -> super::agent::TrialOutput {
     let conn = demo_connection().await;
     let tools = conn.list_tools().await.unwrap();
-    let profile = HostProfile::default();
-    let view = ToolView::new(&tools, &profile, &crate::episode::Offer::fixed());
+    let view = ToolView::new(&tools, profile, &crate::episode::Offer::fixed());
     let input = TrialInput {
         prompt: "do the thing",
         max_turns,
         model,
-        profile: &profile,
+        profile,
         seed: 1,
         context: Default::default(),
         tools: &view,
@@ -161,4 +168,97 @@ async fn the_loop_stops_at_max_turns_and_a_failing_model_is_an_infra_error() {
     let out = play(&Scripted::new(vec![]), 5).await;
     assert!(out.infra_error.unwrap().contains("script exhausted"));
     assert_eq!(out.turns, 0);
+}
+
+/// The answers of a model that writes its calls as text: a JSON block after a sentence, two
+/// Hermes calls (one with arguments cut short), then a plain answer.
+fn text_script() -> Vec<Completion> {
+    vec![
+        answer("Let me look.\n```json\n{\"name\": \"get_issue\", \"arguments\": {\"id\": 3}}\n```"),
+        answer(
+            "<tool_call>\n{\"name\": \"list_projects\", \"arguments\": {}}\n</tool_call>\n\
+             <tool_call>\n{\"name\": \"get_issue\", \"arguments\": {\"id\": ",
+        ),
+        answer("Issue 3 is about a crash."),
+    ]
+}
+
+#[tokio::test]
+async fn calls_written_as_text_are_made_when_the_host_recovers_them() {
+    let profile = HostProfile {
+        recover_text_calls: true,
+        ..HostProfile::default()
+    };
+    let model = Scripted::new(text_script());
+    let out = play_as(&model, 8, &profile).await;
+    assert_eq!(out.infra_error, None);
+    assert_eq!(out.turns, 3);
+    let made: Vec<(&str, &str, bool)> = (out.calls.iter())
+        .map(|c| (c.tool.as_str(), c.arguments.as_str(), c.recovered))
+        .collect();
+    assert_eq!(
+        made,
+        [
+            ("get_issue", r#"{"id":3}"#, true),
+            ("list_projects", "{}", true)
+        ]
+    );
+    assert!(
+        out.calls[0].result.contains("large photo"),
+        "{:?}",
+        out.calls
+    );
+    assert_eq!(
+        (
+            out.text_calls.count,
+            out.text_calls.recovered,
+            out.text_calls.unparsed
+        ),
+        (2, 2, 1)
+    );
+    assert_eq!(
+        out.final_answer.as_deref(),
+        Some("Issue 3 is about a crash.")
+    );
+    // The model saw its calls in structured form, each answered by its result: what it said
+    // before the first call is the turn's text, the call block is gone from it.
+    let seen = model.seen.lock().unwrap().clone();
+    let second = &seen[1];
+    let Message::Assistant {
+        content,
+        tool_calls,
+        ..
+    } = &second[2]
+    else {
+        panic!("{second:?}")
+    };
+    assert_eq!(content.as_deref(), Some("Let me look."));
+    assert_eq!(tool_calls.len(), 1);
+    assert_eq!(
+        (tool_calls[0].name.as_str(), tool_calls[0].id.as_str()),
+        ("get_issue", "text_call_1_1")
+    );
+    assert!(matches!(&second[3], Message::Tool { tool_call_id, content }
+        if tool_call_id == "text_call_1_1" && content.contains("large photo")));
+    let third = &seen[2];
+    let replies = third
+        .iter()
+        .filter(|m| matches!(m, Message::Tool { .. }))
+        .count();
+    assert_eq!(replies, 2, "the cut call was not made: {third:?}");
+
+    // The same answers without recovery: no call, the first answer is the final one.
+    let model = Scripted::new(text_script());
+    let out = play(&model, 8).await;
+    assert!(out.calls.is_empty());
+    assert_eq!(out.turns, 1);
+    assert_eq!(
+        (
+            out.text_calls.count,
+            out.text_calls.recovered,
+            out.text_calls.unparsed
+        ),
+        (1, 0, 0)
+    );
+    assert!(out.final_answer.unwrap().contains("```json"));
 }

@@ -103,6 +103,7 @@ pub async fn run_call(
                 ..
             }
         ),
+        recovered: false,
     });
     out
 }

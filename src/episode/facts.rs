@@ -27,6 +27,8 @@ pub struct EpisodeFacts<'a> {
     pub text_tool_calls: u32,
     /// Tool calls a replay server answered "no recorded answer" (its cassette lacked them).
     pub replay_unmatched: u32,
+    /// Tool calls written as text that the host made (`recover_text_calls`), of `tool_calls`.
+    pub recovered_calls: u32,
     pub text_tool_call: Option<&'a str>,
     pub success: bool,
     pub tool_calls: u32,
@@ -69,6 +71,7 @@ impl<'a> EpisodeFacts<'a> {
             server_error: e.server_error.is_some(),
             text_tool_calls: e.text_calls.count,
             replay_unmatched: e.replay_unmatched(),
+            recovered_calls: e.recovered_calls(),
             text_tool_call: e.text_calls.first.as_deref(),
             success: e.success,
             tool_calls: e.tool_calls,

@@ -6,6 +6,7 @@ mod direct;
 mod driver;
 mod facts;
 mod record;
+mod recover;
 mod redact;
 pub mod text_calls;
 mod tokens;

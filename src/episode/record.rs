@@ -53,6 +53,9 @@ pub struct ToolCallRecord {
     /// `unmatched` policy: an error, the nearest recorded call, or the live base).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replay_unmatched: bool,
+    /// The model wrote this call as text and its host made it (`recover_text_calls`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
 }
 
 impl ToolCallRecord {
@@ -153,7 +156,9 @@ pub struct Episode {
     pub tools_offered: String,
     /// The model's answers that carried a tool call written as text instead of made (JSON or
     /// XML naming an offered tool): `text_tool_calls` (how many) and `text_tool_call` (an
-    /// excerpt of the first), absent when none did.
+    /// excerpt of the first); where the host recovers them (`recover_text_calls`),
+    /// `recovered_calls` (made, among `calls`) and `unparsed_text_calls` (not made: their
+    /// arguments did not parse). Each absent when 0.
     #[serde(
         flatten,
         default,
@@ -189,6 +194,12 @@ impl Episode {
     /// Calls a replay server answered without a recording of them.
     pub fn replay_unmatched(&self) -> u32 {
         self.calls.iter().filter(|c| c.replay_unmatched).count() as u32
+    }
+
+    /// Calls the model wrote as text that its host made (`recover_text_calls`): counted in
+    /// `tool_calls` as calls, and apart here.
+    pub fn recovered_calls(&self) -> u32 {
+        self.text_calls.recovered
     }
 }
 

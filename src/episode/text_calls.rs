@@ -3,8 +3,12 @@
 //! without a tool-call parser do). Pure functions; the agent loop records what they find on the
 //! episode, so that a run whose model never called a tool can say why.
 
+mod args;
+
+use std::ops::Range;
+
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The longest excerpt kept of a call written as text (characters, the `…` included).
 pub const EXCERPT_CHARS: usize = 200;
@@ -41,6 +45,18 @@ pub struct TextToolCalls {
         skip_serializing_if = "Option::is_none"
     )]
     pub first: Option<String>,
+    /// Calls written as text that a host recovering them (`recover_text_calls`) could not make:
+    /// their arguments did not parse (JSON cut short or not JSON, a Python-style call).
+    #[serde(
+        rename = "unparsed_text_calls",
+        default,
+        skip_serializing_if = "is_zero"
+    )]
+    pub unparsed: u32,
+    /// Calls written as text that the host made (`recover_text_calls`): counted among the
+    /// episode's `tool_calls`, each marked `recovered` in `calls`.
+    #[serde(rename = "recovered_calls", default, skip_serializing_if = "is_zero")]
+    pub recovered: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -53,16 +69,25 @@ impl TextToolCalls {
     pub fn scan<'a>(answers: impl IntoIterator<Item = &'a str>, tools: &[&str]) -> Self {
         let mut found = Self::default();
         for answer in answers {
-            if let Some(call) = find_call(answer, tools) {
-                found.count += 1;
-                found.first.get_or_insert(call);
-            }
+            found.read(answer, tools);
         }
         found
     }
 
+    /// Reads one answer: counts it when it carries a call written as text, and returns the
+    /// calls it carries.
+    pub fn read(&mut self, answer: &str, tools: &[&str]) -> Vec<WrittenCall> {
+        let calls = read_calls(answer, tools);
+        if let Some(call) = calls.first() {
+            self.count += 1;
+            self.first
+                .get_or_insert_with(|| excerpt(&answer[call.span.clone()]));
+        }
+        calls
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.count == 0 && self.unparsed == 0 && self.recovered == 0
     }
 
     /// The same, with the excerpt freed of secrets (it is the model's text, written to disk).
@@ -74,95 +99,135 @@ impl TextToolCalls {
     }
 }
 
+/// A tool call found in a model's text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenCall {
+    /// The tool's name as written, without a `functions.` prefix: a name the model was shown, a
+    /// server name, or a host-style `mcp__server__tool`.
+    pub name: String,
+    /// Its arguments; `None` when they do not parse (JSON cut short or not JSON, a Python-style
+    /// call, a name with no arguments beside it).
+    pub arguments: Option<Map<String, Value>>,
+    /// Where it is in the answer (bytes).
+    pub span: Range<usize>,
+}
+
 /// The first tool call written as text in `answer`, as an excerpt; `None` when the answer has
 /// none (a tool merely named in prose is none).
 pub fn find_call(answer: &str, tools: &[&str]) -> Option<String> {
-    let tools: Vec<&str> = tools.iter().copied().filter(|t| !t.is_empty()).collect();
-    if tools.is_empty() {
-        return None;
-    }
     let text = head(answer, SCANNED_BYTES);
-    [
-        json_call(text, &tools),
-        quoted_name_call(text, &tools),
-        xml_call(text, &tools),
-        pythonic_call(text, &tools),
-    ]
-    .into_iter()
-    .flatten()
-    .min_by_key(|(start, _)| *start)
-    .map(|(_, span)| excerpt(span))
+    read_calls(text, tools)
+        .first()
+        .map(|c| excerpt(&text[c.span.clone()]))
 }
 
-/// The first JSON object in `text` that is a call: its start and its text.
-fn json_call<'t>(text: &'t str, tools: &[&str]) -> Option<(usize, &'t str)> {
+/// Every tool call written as text in `answer`, in the order written, with the arguments that
+/// parse: JSON objects in the shapes models write, XML elements (`<function=NAME>` with
+/// `<parameter=KEY>`, `<invoke name="NAME">`, `<NAME><key>…</key></NAME>`), and — arguments
+/// `None` — broken JSON and Python-style calls.
+pub fn read_calls(answer: &str, tools: &[&str]) -> Vec<WrittenCall> {
+    let tools: Vec<&str> = tools.iter().copied().filter(|t| !t.is_empty()).collect();
+    if tools.is_empty() {
+        return Vec::new();
+    }
+    let text = head(answer, SCANNED_BYTES);
+    let mut calls = json_calls(text, &tools);
+    let inside = |calls: &[WrittenCall], at: usize| calls.iter().any(|c| c.span.contains(&at));
+    for call in xml_calls(text, &tools) {
+        if !inside(&calls, call.span.start) {
+            calls.push(call);
+        }
+    }
+    if let Some(call) = pythonic_call(text, &tools) {
+        if !inside(&calls, call.span.start) {
+            calls.push(call);
+        }
+    }
+    // A name key whose object is no valid JSON: one call per broken object.
+    let mut broken: Vec<WrittenCall> = Vec::new();
+    for call in quoted_name_calls(text, &tools) {
+        let counted = broken.iter().any(|b| b.span.start == call.span.start);
+        if !inside(&calls, call.span.start) && !counted {
+            broken.push(call);
+        }
+    }
+    calls.extend(broken);
+    calls.sort_by_key(|c| c.span.start);
+    calls
+}
+
+/// The JSON objects in `text` that are calls (an object may hold several: `tool_calls`).
+fn json_calls(text: &str, tools: &[&str]) -> Vec<WrittenCall> {
+    let mut found = Vec::new();
     let mut from = 0;
     for _ in 0..JSON_TRIES {
-        let start = from + text[from..].find('{')?;
+        let Some(i) = text[from..].find('{') else {
+            break;
+        };
+        let start = from + i;
         let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
         match values.next() {
             Some(Ok(value)) => {
                 let end = start + values.byte_offset();
-                if is_call(&value, tools, 0) {
-                    return Some((start, &text[start..end]));
-                }
+                let mut calls = Vec::new();
+                args::calls_in(&value, tools, 0, &mut calls);
+                found.extend(calls.into_iter().map(|(name, arguments)| WrittenCall {
+                    name,
+                    arguments,
+                    span: start..end,
+                }));
                 from = end;
             }
             _ => from = start + 1,
         }
     }
-    None
+    found
 }
 
-/// Whether a JSON value is a call of one of `tools`, in any of the shapes models write.
-fn is_call(value: &Value, tools: &[&str], depth: u8) -> bool {
-    if depth > 4 {
-        return false;
-    }
-    match value {
-        Value::Array(items) => items.iter().any(|v| is_call(v, tools, depth + 1)),
-        Value::Object(map) => {
-            let named = NAME_KEYS.iter().any(|k| {
-                map.get(*k)
-                    .and_then(Value::as_str)
-                    .is_some_and(|n| names_tool(n, tools))
-            });
-            named
-                || CALL_KEYS.iter().any(|k| {
-                    map.get(*k).is_some_and(|v| v.is_object() || v.is_array())
-                        && is_call(&map[*k], tools, depth + 1)
-                })
-        }
-        _ => false,
-    }
+/// The tool an object names under one of [`NAME_KEYS`], as written (without `functions.`).
+pub(super) fn called_name<'v>(map: &'v Map<String, Value>, tools: &[&str]) -> Option<&'v str> {
+    NAME_KEYS.iter().find_map(|k| {
+        let name = map.get(*k)?.as_str()?.trim();
+        names_tool(name, tools).then(|| name.strip_prefix("functions.").unwrap_or(name))
+    })
 }
 
-/// Whether `name` is one of `tools`, also as `functions.NAME` (OpenAI's Harmony format).
+/// Whether `name` is one of `tools`, also as `functions.NAME` (OpenAI's Harmony format) or as
+/// a host's `mcp__SERVER__NAME` (Claude Code's form).
 fn names_tool(name: &str, tools: &[&str]) -> bool {
     let name = name.trim();
     let name = name.strip_prefix("functions.").unwrap_or(name);
-    tools.contains(&name)
+    tools.contains(&name) || host_style(name).is_some_and(|n| tools.contains(&n))
 }
 
-/// A tool's name quoted as the value of a name key, where the object around it is no valid JSON
-/// (`{'name': 'list_projects'}`, a trailing comma, a cut answer): where the object starts (or
-/// the key, without a `{` close before it) and the text from there.
-fn quoted_name_call<'t>(text: &'t str, tools: &[&str]) -> Option<(usize, &'t str)> {
-    let mut best: Option<usize> = None;
+/// The tool's own name in a host-style `mcp__SERVER__TOOL` (`None` for any other name).
+pub fn host_style(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix("mcp__")?;
+    rest.split_once("__")
+        .map(|(_, tool)| tool)
+        .filter(|t| !t.is_empty())
+}
+
+/// Tools' names quoted as the value of a name key, where the object around them is no valid
+/// JSON (`{'name': 'list_projects'}`, a trailing comma, a cut answer): each starts where its
+/// object does (or at the key, without a `{` close before it) and runs to the end of the text.
+fn quoted_name_calls(text: &str, tools: &[&str]) -> Vec<WrittenCall> {
+    let mut found = Vec::new();
     for tool in tools {
         for (at, _) in text.match_indices(tool) {
             let Some(key) = key_before_quoted(text, at, at + tool.len()) else {
                 continue;
             };
-            if best.is_none_or(|b| key < b) {
-                best = Some(key);
-            }
+            let window = &text[floor(text, key.saturating_sub(80))..key];
+            let start = window.rfind('{').map_or(key, |i| key - window.len() + i);
+            found.push(WrittenCall {
+                name: (*tool).to_owned(),
+                arguments: None,
+                span: start..text.len(),
+            });
         }
     }
-    let key = best?;
-    let window = &text[floor(text, key.saturating_sub(80))..key];
-    let start = window.rfind('{').map_or(key, |i| key - window.len() + i);
-    Some((start, &text[start..]))
+    found
 }
 
 /// Where the name key begins when `text[at..end]` is a quoted value (`"NAME"`, `'NAME'`, also
@@ -197,55 +262,95 @@ fn key_before_quoted(text: &str, at: usize, end: usize) -> Option<usize> {
     })
 }
 
-/// An XML element that names a tool: `<function=NAME>` (Llama 3.1, Qwen3-Coder), `<invoke
+/// The XML elements that name a tool: `<function=NAME>` (Llama 3.1, Qwen3-Coder), `<invoke
 /// name="NAME">` (Anthropic-style function calls), `<NAME>` (the tool as the element), or
-/// `<tool_name>NAME</tool_name>`: its start and the text from there.
-fn xml_call<'t>(text: &'t str, tools: &[&str]) -> Option<(usize, &'t str)> {
+/// `<tool_name>NAME</tool_name>`, with the arguments their parameters give.
+fn xml_calls(text: &str, tools: &[&str]) -> Vec<WrittenCall> {
+    let mut found = Vec::new();
     let mut from = 0;
     while let Some(i) = text[from..].find('<') {
         let start = from + i;
-        let tag = &text[start + 1..];
-        if names_element(tag, tools) {
-            return Some((start, element(text, start)));
-        }
-        from = start + 1;
+        let Some(tag) = element_tag(&text[start + 1..], tools) else {
+            from = start + 1;
+            continue;
+        };
+        let end = start + element(text, start).len();
+        let arguments = args::of_element(&tag, &text[start..]);
+        found.push(WrittenCall {
+            name: tag.tool().to_owned(),
+            arguments,
+            span: start..end,
+        });
+        from = end.max(start + 1);
     }
-    None
+    found
 }
 
-/// Whether the tag that `tag` opens (the text after `<`) names a tool.
-fn names_element(tag: &str, tools: &[&str]) -> bool {
+/// An opening tag that names a tool, by its form.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Tag<'t> {
+    /// `<function=NAME>`.
+    Function(&'t str),
+    /// `<invoke name="NAME">`.
+    Invoke(&'t str),
+    /// `<tool_name>NAME</tool_name>` and the like (no arguments beside it).
+    Named(&'t str),
+    /// `<NAME>`, the tool as the element.
+    Tool(&'t str),
+}
+
+impl<'t> Tag<'t> {
+    fn tool(&self) -> &'t str {
+        match self {
+            Tag::Function(t) | Tag::Invoke(t) | Tag::Named(t) | Tag::Tool(t) => t,
+        }
+    }
+}
+
+/// The tag that `tag` opens (the text after `<`), when it names a tool.
+fn element_tag<'t>(tag: &'t str, tools: &[&'t str]) -> Option<Tag<'t>> {
     let ends_name = |rest: &str| rest.starts_with(['>', '/', ' ', '\n', '\t', '\r']);
     if let Some(rest) = tag.strip_prefix("function=") {
-        return tools.iter().any(|t| {
-            rest.strip_prefix(t)
-                .is_some_and(|r| r.is_empty() || ends_name(r))
-        });
+        return tools
+            .iter()
+            .find(|t| {
+                rest.strip_prefix(**t)
+                    .is_some_and(|r| r.is_empty() || ends_name(r))
+            })
+            .map(|t| Tag::Function(t));
     }
     if let Some(rest) = tag.strip_prefix("invoke") {
-        let rest = rest.trim_start();
-        let Some(value) = rest.strip_prefix("name=") else {
-            return false;
-        };
+        let value = rest.trim_start().strip_prefix("name=")?;
         let value = value.trim_start_matches(['"', '\'']);
-        return tools.iter().any(|t| {
-            value
-                .strip_prefix(t)
-                .is_some_and(|r| r.starts_with(['"', '\'']))
-        });
+        return tools
+            .iter()
+            .find(|t| {
+                value
+                    .strip_prefix(**t)
+                    .is_some_and(|r| r.starts_with(['"', '\'']))
+            })
+            .map(|t| Tag::Invoke(t));
     }
     for name in NAME_ELEMENTS {
         if let Some(inner) = tag.strip_prefix(name).and_then(|r| r.strip_prefix('>')) {
             let close = format!("</{name}>");
             if let Some(end) = inner.find(&close) {
-                return names_tool(&inner[..end], tools);
+                let written = inner[..end].trim();
+                if names_tool(written, tools) {
+                    return Some(Tag::Named(
+                        written.strip_prefix("functions.").unwrap_or(written),
+                    ));
+                }
             }
         }
     }
-    tools.iter().any(|t| {
-        tag.strip_prefix(t)
-            .is_some_and(|r| !r.is_empty() && ends_name(r))
-    })
+    tools
+        .iter()
+        .find(|t| {
+            tag.strip_prefix(**t)
+                .is_some_and(|r| !r.is_empty() && ends_name(r))
+        })
+        .map(|t| Tag::Tool(t))
 }
 
 /// The element opened at `start`: up to the end of its closing tag when one follows soon, else
@@ -264,21 +369,26 @@ fn element(text: &str, start: usize) -> &str {
 }
 
 /// An answer that is nothing but calls in Python syntax (Llama 3.2's `[list_projects(),
-/// get_issue(id=3)]`), in a code fence or not; a call inside a sentence is prose.
-fn pythonic_call<'t>(text: &'t str, tools: &[&str]) -> Option<(usize, &'t str)> {
+/// get_issue(id=3)]`), in a code fence or not; a call inside a sentence is prose. Its arguments
+/// are not read.
+fn pythonic_call(text: &str, tools: &[&str]) -> Option<WrittenCall> {
     let body = text.trim();
     let body = body.strip_prefix("<|python_tag|>").unwrap_or(body).trim();
     let body = strip_fence(body);
     let inner = body.strip_prefix('[').unwrap_or(body).trim_start();
-    let opens = tools.iter().any(|t| {
+    let tool = tools.iter().find(|t| {
         inner
-            .strip_prefix(t)
+            .strip_prefix(**t)
             .is_some_and(|r| r.trim_start().starts_with('('))
-    });
+    })?;
     let closes = body.ends_with(')') || (body.starts_with('[') && body.ends_with(")]"));
-    (opens && closes).then(|| {
+    closes.then(|| {
         let start = text.find(body).unwrap_or(0);
-        (start, body)
+        WrittenCall {
+            name: (*tool).to_owned(),
+            arguments: None,
+            span: start..start + body.len(),
+        }
     })
 }
 
@@ -437,6 +547,7 @@ mod tests {
         let found = TextToolCalls {
             count: 2,
             first: Some("{\"name\": \"get_issue\"}".into()),
+            ..Default::default()
         };
         let v = serde_json::to_value(&found).unwrap();
         assert_eq!(v["text_tool_calls"], 2);
@@ -456,10 +567,15 @@ mod tests {
         episode.text_calls = TextToolCalls {
             count: 3,
             first: Some("{\"name\": \"get_issue\"}".into()),
+            unparsed: 1,
+            recovered: 2,
         };
         let line = serde_json::to_string(&episode).unwrap();
         let value: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(value["text_tool_calls"], 3);
+        assert_eq!(value["recovered_calls"], 2);
+        assert_eq!(value["unparsed_text_calls"], 1);
+        assert_eq!(episode.recovered_calls(), 2);
         assert_eq!(value["text_tool_call"], "{\"name\": \"get_issue\"}");
         let back: super::super::Episode = serde_json::from_str(&line).unwrap();
         assert_eq!(back, episode);

@@ -117,6 +117,21 @@ impl ToolView {
     pub fn server_name(&self, shown: &str) -> Option<&str> {
         self.to_server.get(shown).map(String::as_str)
     }
+
+    /// The name the model was shown of a tool it wrote a call of as text: written as shown, by
+    /// the server's name, or host-style (`mcp__SERVER__TOOL`, whatever the server's label).
+    pub fn shown_name(&self, written: &str) -> Option<&str> {
+        if let Some((shown, _)) = self.to_server.get_key_value(written) {
+            return Some(shown);
+        }
+        let by_server = |name: &str| {
+            self.to_server
+                .iter()
+                .find(|(_, server)| server.as_str() == name)
+                .map(|(shown, _)| shown.as_str())
+        };
+        by_server(written).or_else(|| super::text_calls::host_style(written).and_then(by_server))
+    }
 }
 
 /// The system prompt: the host's own, then the server's instructions if the profile passes them.
@@ -178,6 +193,35 @@ mod tests {
             None,
             "a hidden tool cannot be called"
         );
+    }
+
+    #[test]
+    fn a_name_written_as_text_maps_to_the_name_shown() {
+        let tools = [tool("get_issue"), tool("list_projects")];
+        let prefixed = HostProfile {
+            tool_naming: ToolNaming::Prefixed,
+            server_label: "tracker".into(),
+            ..HostProfile::default()
+        };
+        let view = ToolView::new(&tools, &prefixed, &Offer::fixed());
+        for written in [
+            "mcp__tracker__get_issue",
+            "get_issue",
+            "mcp__other__get_issue",
+        ] {
+            assert_eq!(
+                view.shown_name(written),
+                Some("mcp__tracker__get_issue"),
+                "{written}"
+            );
+        }
+        assert_eq!(view.shown_name("delete_all"), None);
+        let bare = ToolView::new(&tools, &HostProfile::default(), &Offer::fixed());
+        assert_eq!(
+            bare.shown_name("mcp__srv__list_projects"),
+            Some("list_projects")
+        );
+        assert_eq!(bare.shown_name("list_projects"), Some("list_projects"));
     }
 
     fn names(view: &ToolView) -> Vec<String> {

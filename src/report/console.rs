@@ -87,6 +87,9 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
     task_lines(&mut out, c, color);
     suite_lines(&mut out, c, color);
     outcome_line(&mut out, c, color);
+    if let Some(line) = format::recovered_line(c) {
+        let _ = writeln!(out, "{line}");
+    }
     out
 }
 
@@ -103,7 +106,7 @@ fn task_lines(out: &mut String, c: &Comparison, color: bool) {
                 )
             })
     };
-    let columns = [
+    let mut columns = vec![
         Pairs {
             header: "success b → c",
             cells: (c.tasks.iter())
@@ -130,6 +133,18 @@ fn task_lines(out: &mut String, c: &Comparison, color: bool) {
                 .collect(),
         },
     ];
+    // Calls written as text that the host made, per side: only in a run that made any.
+    if c.recovered_calls().is_some() {
+        columns.push(Pairs {
+            header: "recovered b → c",
+            cells: (c.tasks.iter())
+                .map(|t| {
+                    let (b, c) = (t.baseline.recovered_calls, t.candidate.recovered_calls);
+                    Some((b.to_string(), c.to_string()))
+                })
+                .collect(),
+        });
+    }
     let words: Vec<String> = (c.tasks.iter())
         .map(|t| format::task_verdict_short(c, t))
         .collect();

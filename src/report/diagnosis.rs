@@ -160,6 +160,13 @@ fn host_finding(h: &SilentHost) -> Finding {
             "; {} trial(s) wrote a tool call as text instead of calling it",
             h.text_calls
         ));
+        headline.push_str(&match h.recovered {
+            0 => " (`--recover-text-calls` makes such calls as if the model had: docs/hosts.md#recovered-text-calls)".to_owned(),
+            n => format!(
+                " ({n} of {} call(s) were recovered from text and made: recover_text_calls)",
+                h.calls
+            ),
+        });
     }
     headline.push_str(
         ": the usual causes are the endpoint's tool-call parser, its chat template or \
@@ -287,6 +294,8 @@ mod tests {
                 excerpt: Some(
                     "```json {\"name\": \"list_projects\", \"arguments\": {}} ```".into(),
                 ),
+                calls: 0,
+                recovered: 0,
             }],
             server_failures: vec![ServerFailures {
                 task_id: "search".into(),

@@ -35,6 +35,17 @@ pub fn value(metric: Metric, v: Option<f64>) -> String {
     }
 }
 
+/// The verdict's note on calls written as text that the hosts made (`recover_text_calls`):
+/// `None` when none were.
+pub fn recovered_line(c: &Comparison) -> Option<String> {
+    let (recovered, calls) = c.recovered_calls()?;
+    Some(format!(
+        "{recovered} of {calls} tool call(s) were recovered from text (recover_text_calls): \
+         the model wrote them as text and its host made them; they count as calls, and apart \
+         as recovered_calls."
+    ))
+}
+
 /// A delta with its sign.
 pub fn delta(metric: Metric, v: Option<f64>) -> String {
     match v {

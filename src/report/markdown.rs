@@ -24,6 +24,9 @@ pub fn summary(report: &Report) -> String {
         stopped,
         if simulated { " (simulated model)" } else { "" },
     );
+    if let Some(line) = super::format::recovered_line(c) {
+        let _ = writeln!(out, "{line}\n");
+    }
     out.push_str(&super::diagnosis::markdown(
         &crate::analysis::Diagnosis::of(c),
     ));

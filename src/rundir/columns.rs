@@ -179,6 +179,8 @@ table!(
         grade_failures: Text = &e.grade.failure_summary(),
         started_at: Text = &e.started_at,
         tools_offered: Text = &e.tools_offered,
+        recovered_calls: Num<UInt32Type> = e.recovered_calls(),
+        unparsed_text_calls: Num<UInt32Type> = e.text_calls.unparsed,
     }
 );
 
@@ -197,6 +199,7 @@ table!(
         error_code: MaybeNum<Int64Type> = c.error_code,
         error_kind: MaybeText = c.error_kind.as_deref(),
         latency_ms: Num<Float64Type> = c.latency_ms,
+        recovered: Bool = c.recovered,
     }
 );
 
@@ -231,7 +234,9 @@ mod tests {
             latency_ms: 2.5,
             result: "x".repeat(10_000),
             replay_unmatched: true,
+            recovered: true,
         }];
+        failed.text_calls.recovered = 1;
         let mut ok = sample_episode("t", Side::Candidate, true);
         ok.ttft_ms = Some(12.5);
         let mut episodes = EpisodeColumns::new(1);
@@ -258,11 +263,16 @@ mod tests {
             ("server_error", DataType::String),
             ("text_tool_calls", DataType::UInt32),
             ("replay_unmatched", DataType::UInt32),
+            ("recovered_calls", DataType::UInt32),
+            ("unparsed_text_calls", DataType::UInt32),
         ] {
             assert_eq!(dtype(&df, name), expected, "{name}");
         }
-        // 39 since `tools_offered` (issue 50: the order the tools were listed in).
-        assert_eq!(df.width(), 39);
+        // 39 since `tools_offered` (issue 50: the order the tools were listed in); 41 since
+        // `recovered_calls` and `unparsed_text_calls` (issue 51: calls written as text).
+        assert_eq!(df.width(), 41);
+        let recovered = df.column("recovered_calls").unwrap().u32().unwrap().clone();
+        assert_eq!((recovered.get(0), recovered.get(1)), (Some(1), Some(0)));
         let unmatched = df
             .column("replay_unmatched")
             .unwrap()
@@ -271,7 +281,8 @@ mod tests {
             .clone();
         assert_eq!((unmatched.get(0), unmatched.get(1)), (Some(1), Some(0)));
         assert_eq!(dtype(&tc, "error_code"), DataType::Int64);
-        assert_eq!(tc.width(), 12);
+        assert_eq!(tc.width(), 13);
+        assert_eq!(dtype(&tc, "recovered"), DataType::Boolean);
         let nulls = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();
         assert_eq!(nulls(&df, "infra_error"), 1);
         assert_eq!(nulls(&df, "ttft_ms"), 1);

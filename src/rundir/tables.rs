@@ -241,7 +241,7 @@ const READ_CHUNK: usize = 65_536;
 
 /// Columns a comparison reads that tables written before them lack (read as 0, false or empty
 /// there).
-const NEWER_FACT_COLUMNS: [&str; 7] = [
+const NEWER_FACT_COLUMNS: [&str; 8] = [
     "reasoning_tokens",
     "truncated",
     "timed_out",
@@ -249,6 +249,7 @@ const NEWER_FACT_COLUMNS: [&str; 7] = [
     "server_error",
     "text_tool_calls",
     "replay_unmatched",
+    "recovered_calls",
 ];
 
 /// The columns a comparison reads (see [`EpisodeFacts`]), besides [`NEWER_FACT_COLUMNS`].
@@ -390,6 +391,9 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
     let unmatched = optional("replay_unmatched")
         .map(|c| c.u32().cloned())
         .transpose()?;
+    let recovered = optional("recovered_calls")
+        .map(|c| c.u32().cloned())
+        .transpose()?;
     let server = optional("server_error")
         .map(|c| c.str().cloned())
         .transpose()?;
@@ -439,6 +443,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
             server_error: server_error.is_some(),
             text_tool_calls: text_calls.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
             replay_unmatched: unmatched.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
+            recovered_calls: recovered.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
             text_tool_call: None,
             failure: std::borrow::Cow::Borrowed(match server_error {
                 _ if success => "",
@@ -479,6 +484,7 @@ mod tests {
                         latency_ms: 1.5,
                         result: String::new(),
                         replay_unmatched: false,
+                        recovered: k == 1,
                     })
                     .collect();
                 e

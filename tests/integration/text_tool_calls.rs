@@ -1,5 +1,6 @@
 //! A model that writes its tool calls as text (`mcpeval sim-server --tool-calls-as-text`) is
-//! recorded as such on its episodes, and `[host.NAME] tool_choice` / `extra_body` reach the
+//! recorded as such on its episodes, `--recover-text-calls` makes those calls and gives the
+//! verdict the same model's structured calls give, and `[host.NAME] tool_choice` / `extra_body` reach the
 //! endpoint's request body in each provider's form and run.json.
 
 use crate::common;
@@ -8,6 +9,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 use serde_json::Value;
 
 /// The demo pair with tools shown prefixed (`mcp__tracker__…`) and no titles (function tools
@@ -29,8 +32,21 @@ fn write_config(dir: &Path, extra: &str) -> std::path::PathBuf {
 /// `mcpeval run --config CONFIG --host HOST --trials N` with both providers' endpoints at
 /// `server`.
 fn run(server: &Background, config: &Path, host: &str, trials: &str, out: &Path) -> Output {
+    run_with(server, config, host, trials, out, &[])
+}
+
+/// The same, with more arguments.
+fn run_with(
+    server: &Background,
+    config: &Path,
+    host: &str,
+    trials: &str,
+    out: &Path,
+    more: &[&str],
+) -> Output {
     Command::new(bin())
         .args(["run", "--config", config.to_str().unwrap(), "--host", host])
+        .args(more)
         .args(["--trials", trials, "--out", out.to_str().unwrap()])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
@@ -147,6 +163,104 @@ fn tool_calls_written_as_text_are_counted_with_an_excerpt() {
     let eps = episodes(&out);
     assert!(eps.iter().any(|e| e.tool_calls > 0), "{}", text(&output));
     assert!(eps.iter().all(|e| e.text_calls.is_empty()));
+}
+
+/// What a trial did, by (task, side, trial): success, the tools it called and how many calls.
+fn outcomes(
+    eps: &[mcpeval::episode::Episode],
+) -> std::collections::BTreeMap<(String, String, u32), (bool, String, u32)> {
+    eps.iter()
+        .map(|e| {
+            (
+                (e.task_id.clone(), e.side.to_string(), e.trial),
+                (e.success, e.tools_called.clone(), e.tool_calls),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn recovered_text_calls_give_the_verdict_of_structured_ones_and_are_counted_apart() {
+    let dir = temp_dir();
+    let config = write_config(dir.path(), "");
+    let as_text = spawn_listening(
+        &[
+            "sim-server",
+            "--addr",
+            "127.0.0.1:0",
+            "--tool-calls-as-text",
+        ],
+        false,
+    );
+    let recovered_dir = dir.path().join("recovered");
+    let output = run_with(
+        &as_text,
+        &config,
+        "openai:sim",
+        "2",
+        &recovered_dir,
+        &["--recover-text-calls"],
+    );
+    let said = text(&output);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{said}");
+    let plain = spawn_listening(&["sim-server", "--addr", "127.0.0.1:0"], false);
+    let plain_dir = dir.path().join("plain");
+    let plain_output = run(&plain, &config, "openai:sim", "2", &plain_dir);
+    assert!(matches!(plain_output.status.code(), Some(0 | 1)));
+
+    // Trial for trial, the model that wrote its calls as text, its calls made for it, did
+    // what the model that made them did: the same calls, the same successes, the same exit.
+    let (recovered, structured) = (episodes(&recovered_dir), episodes(&plain_dir));
+    assert_eq!(outcomes(&recovered), outcomes(&structured), "{said}");
+    assert_eq!(output.status.code(), plain_output.status.code());
+    let calls: u32 = recovered.iter().map(|e| e.tool_calls).sum();
+    assert!(calls > 0);
+    for e in &recovered {
+        // Every call was written as text: each one made is marked, and counted apart.
+        assert_eq!(e.text_calls.recovered, e.tool_calls, "{}", e.task_id);
+        assert!(e.calls.iter().all(|c| c.recovered), "{}", e.task_id);
+        assert_eq!(e.text_calls.unparsed, 0);
+    }
+    assert!(structured.iter().all(|e| e.text_calls.is_empty()));
+
+    // The verdict says how many calls were recovered, the finding that they were written as
+    // text, and where they are counted.
+    let line = format!("{calls} of {calls} tool call(s) were recovered from text");
+    assert!(said.contains(&line), "{line}\n{said}");
+    let summary = std::fs::read_to_string(recovered_dir.join("summary.md")).unwrap();
+    assert!(summary.contains(&line), "{summary}");
+    assert!(
+        said.contains(&format!(
+            "({calls} of {calls} call(s) were recovered from text and made"
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("recovered b → c"),
+        "the task table shows the recovered calls: {said}"
+    );
+    assert!(!text(&plain_output).contains("recovered"));
+
+    // The tables: per episode, and per call.
+    let read = |name: &str| {
+        let file = std::fs::File::open(recovered_dir.join(name)).unwrap();
+        ParquetReader::new(file).finish().unwrap()
+    };
+    let table = read("episodes.parquet");
+    let column: u32 = table
+        .column("recovered_calls")
+        .unwrap()
+        .u32()
+        .unwrap()
+        .sum()
+        .unwrap();
+    assert_eq!(column, calls);
+    let flags = read("tool_calls.parquet");
+    let flags = flags.column("recovered").unwrap().bool().unwrap().clone();
+    assert_eq!(flags.len(), calls as usize);
+    assert_eq!(flags.sum(), Some(calls), "every call was recovered");
+    let csv = std::fs::read_to_string(recovered_dir.join("episodes.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains("recovered_calls"));
 }
 
 /// Every request body sim-server received, one JSON value each.

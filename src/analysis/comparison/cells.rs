@@ -174,6 +174,8 @@ pub(super) struct SideValues {
     pub infra: u32,
     /// Trials whose own server failed, counted as failures of this side (see [`Cell::settled`]).
     pub server_errors: u32,
+    /// Tool calls written as text that the host made (`recover_text_calls`).
+    recovered_calls: u32,
     /// Distinct grade explanations of failed trials, in order of first appearance, with counts.
     failures: Vec<(String, u32)>,
 }
@@ -206,6 +208,7 @@ impl SideValues {
 
     fn add(&mut self, e: &EpisodeFacts) {
         let values = Metric::TESTED.map(|m| e.value(m));
+        self.recovered_calls += e.recovered_calls;
         self.add_values(&values, e.success, e.tool_calls > 0, &e.failure);
     }
 
@@ -242,6 +245,7 @@ impl SideValues {
             successes: self.successes as u32,
             infra_errors: self.infra,
             server_errors: self.server_errors,
+            recovered_calls: self.recovered_calls,
             failures,
         }
     }
@@ -403,6 +407,7 @@ mod tests {
             server_error: false,
             text_tool_calls: 0,
             replay_unmatched: 0,
+            recovered_calls: 0,
             text_tool_call: None,
             success: false,
             tool_calls: 1,

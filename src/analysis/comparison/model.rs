@@ -92,6 +92,10 @@ pub struct SideOutcome {
     /// side only): counted in `n` as failures.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub server_errors: u32,
+    /// Tool calls the model wrote as text that its host made (`recover_text_calls`), counted
+    /// among the side's calls.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recovered_calls: u32,
     /// Distinct grade explanations of failed trials, with how many trials gave each, most first.
     pub failures: Vec<(String, u32)>,
 }
@@ -215,6 +219,8 @@ pub struct UsageTotal {
     /// replay server had no recorded answer for (`replay:` servers).
     pub tool_calls: u64,
     pub replay_unmatched: u64,
+    /// Of `tool_calls`, those the model wrote as text that the host made (`recover_text_calls`).
+    pub recovered_calls: u64,
     /// Infrastructure errors, and the first one's text.
     pub infra_errors: u64,
     pub infra_error: Option<String>,
@@ -244,6 +250,7 @@ impl UsageTotal {
             text_call: None,
             tool_calls: 0,
             replay_unmatched: 0,
+            recovered_calls: 0,
             infra_errors: 0,
             infra_error: None,
         }
@@ -280,10 +287,12 @@ impl UsageTotal {
         }
         if e.kind == crate::suite::TaskKind::Tool && !e.infra_error {
             self.tool_task_trials += 1;
-            self.tool_task_trials_with_calls += u64::from(e.tool_calls > 0);
+            // Structured calls: a recovered call was written as text.
+            self.tool_task_trials_with_calls += u64::from(e.tool_calls > e.recovered_calls);
         }
         self.tool_calls += u64::from(e.tool_calls);
         self.replay_unmatched += u64::from(e.replay_unmatched);
+        self.recovered_calls += u64::from(e.recovered_calls);
         if e.infra_error {
             self.infra_errors += 1;
             if self.infra_error.is_none() {
@@ -323,6 +332,15 @@ impl Comparison {
         self.rows
             .iter()
             .filter(|r| r.gated && r.verdict == Verdict::Regression)
+    }
+
+    /// The tool calls of the run's model episodes written as text and made by their host
+    /// (`recover_text_calls`), of all their calls: `None` when none were.
+    pub fn recovered_calls(&self) -> Option<(u64, u64)> {
+        let (recovered, calls) = (self.usage.iter()).fold((0, 0), |(r, n), u| {
+            (r + u.recovered_calls, n + u.tool_calls)
+        });
+        (recovered > 0).then_some((recovered, calls))
     }
 
     pub fn infra_share(&self) -> f64 {

@@ -142,6 +142,7 @@ impl<'a> Reader<'a> {
             latency_ms: 0.0,
             result: String::new(),
             replay_unmatched: false,
+            recovered: false,
         });
         let request = ToolCallRequest {
             id: id.to_owned(),

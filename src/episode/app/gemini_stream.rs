@@ -160,6 +160,7 @@ impl<'a> Reader<'a> {
             latency_ms: 0.0,
             result: String::new(),
             replay_unmatched: false,
+            recovered: false,
         });
         self.pending.insert(id.to_owned(), (index, at));
         if let Message::Assistant { tool_calls, .. } = self.step() {

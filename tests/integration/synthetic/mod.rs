@@ -142,6 +142,7 @@ pub fn set_calls(e: &mut Episode, tools: &[&str]) {
             latency_ms: 12.0,
             result: "[]".to_owned(),
             replay_unmatched: false,
+            recovered: false,
         })
         .collect();
     e.tool_calls = tools.len() as u32;
