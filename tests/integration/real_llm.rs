@@ -518,11 +518,24 @@ fn run_qwen(
     server: &LlmServer,
     config: &Path,
     suite: &Path,
+    pair: (&str, &str),
+) -> (Option<i32>, String) {
+    run_qwen_with(dir, server, config, suite, pair, &[])
+}
+
+/// The same, with `more` arguments.
+fn run_qwen_with(
+    dir: &Path,
+    server: &LlmServer,
+    config: &Path,
+    suite: &Path,
     (baseline, candidate): (&str, &str),
+    more: &[&str],
 ) -> (Option<i32>, String) {
     std::fs::create_dir_all(dir).unwrap();
     let mut cmd = Command::new(bin());
     cmd.args(["run", "--config", config.to_str().unwrap()])
+        .args(more)
         .args(["--baseline", baseline, "--candidate", candidate])
         .args(["--suite", suite.to_str().unwrap()])
         .args(["--host", &format!("openai:{QWEN}")])
@@ -775,4 +788,105 @@ fn a_real_model_that_calls_tools_compares_the_demo_pair_and_an_a_a_pair() {
         "both runs' tokens against /metrics"
     );
     eprintln!("whole test: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// Tool tasks for the model under the Hermes template, which writes its calls as text.
+const HERMES_TASKS: [(&str, &str); 3] = [
+    ("lookup.yaml", "show-issue-3"),
+    ("lookup.yaml", "list-projects"),
+    ("lookup.yaml", "search-crash-zephyr"),
+];
+
+/// The same small model under the Hermes `<tool_call>` template writes its calls as text (no
+/// structured call reaches mcpeval): `--recover-text-calls` makes them — counted as calls and
+/// apart, said under the verdict — and without it the run says the host made no structured
+/// tool call.
+#[test]
+fn a_real_model_writing_its_calls_as_text_gets_them_recovered() {
+    let python = install();
+    let dir = temp_dir();
+    let server = start_server(&python, dir.path(), "qwen", "hermes", QWEN_MAX_TOKENS);
+    let suite = dir.path().join("suite.yaml");
+    let tasks: Vec<String> = HERMES_TASKS
+        .iter()
+        .map(|(f, id)| demo_task_with(f, id, QWEN_MAX_TURNS))
+        .collect();
+    std::fs::write(&suite, tasks.concat()).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[host.\"openai:{QWEN}\"]\nprovider = \"openai\"\nmodel = \"{QWEN}\"\n\
+             temperature = 0.0\nmax_tokens = {QWEN_MAX_TOKENS}\n"
+        ),
+    )
+    .unwrap();
+    let pair = ("demo:1.4.0", "demo:1.5.0");
+
+    let recovering = dir.path().join("recovered");
+    let (status, output) = run_qwen_with(
+        &recovering,
+        &server,
+        &config,
+        &suite,
+        pair,
+        &["--recover-text-calls"],
+    );
+    assert!(matches!(status, Some(0 | 1)), "{output}");
+    let eps = episodes(&recovering.join("run"));
+    assert_eq!(eps.len(), 2 * HERMES_TASKS.len(), "{output}");
+    let mut recovered = 0;
+    for e in &eps {
+        assert!(e.infra_error.is_none(), "{e:?}");
+        let marked = e.calls.iter().filter(|c| c.recovered).count() as u32;
+        assert_eq!(e.text_calls.recovered, marked, "{e:?}");
+        recovered += marked;
+        eprintln!(
+            "{} {}: {} call(s) [{}], {} recovered, {} unparsed, {} text answer(s), success {}",
+            e.task_id,
+            e.side,
+            e.tool_calls,
+            e.tools_called,
+            e.text_calls.recovered,
+            e.text_calls.unparsed,
+            e.text_calls.count,
+            e.success
+        );
+    }
+    let calls: u32 = eps.iter().map(|e| e.tool_calls).sum();
+    assert!(recovered > 0, "no call was recovered:\n{output}");
+    for side in Side::BOTH {
+        assert!(
+            eps.iter()
+                .any(|e| e.side == side && e.text_calls.recovered > 0),
+            "no {side} episode had a call recovered:\n{output}"
+        );
+    }
+    assert!(
+        output.contains(&format!(
+            "{recovered} of {calls} tool call(s) were recovered from text"
+        )),
+        "{output}"
+    );
+    let rows = task_rows(&recovering.join("run"));
+    for (_, id) in HERMES_TASKS {
+        assert!(
+            rows.iter().any(|(t, _, m, _)| t == id && m == "success"),
+            "no success row for {id}: {rows:?}"
+        );
+    }
+
+    // The same answers without the flag: nothing is made, and the run says why.
+    let plain = dir.path().join("plain");
+    let (status, output) = run_qwen(&plain, &server, &config, &suite, pair);
+    assert!(matches!(status, Some(0 | 1)), "{output}");
+    let eps = episodes(&plain.join("run"));
+    assert!(eps.iter().all(|e| e.text_calls.recovered == 0), "{output}");
+    assert!(
+        output.contains(&format!(
+            "host `openai:{QWEN}` made no structured tool call"
+        )),
+        "{output}"
+    );
+    assert!(output.contains("--recover-text-calls"), "{output}");
 }
