@@ -27,28 +27,9 @@ fn run_calls(baseline: &str, candidate: &str, suite: &str, out: &Path, extra: &[
 
 /// The task rows of `comparison.csv`: task → (host, test, verdict).
 fn rows(dir: &Path) -> BTreeMap<String, (String, String, String)> {
-    let text = std::fs::read_to_string(dir.join("comparison.csv")).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (task, host, test, verdict, scope) = (
-        col("task_id"),
-        col("host"),
-        col("test"),
-        col("verdict"),
-        col("scope"),
-    );
-    lines
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|f| f[scope] == "task")
-        .map(|f| {
-            let value = (
-                f[host].to_owned(),
-                f[test].to_owned(),
-                f[verdict].to_owned(),
-            );
-            (f[task].to_owned(), value)
-        })
+    task_rows_of(dir, ["task_id", "host", "test", "verdict"])
+        .into_iter()
+        .map(|[task, host, test, verdict]| (task, (host, test, verdict)))
         .collect()
 }
 

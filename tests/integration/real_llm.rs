@@ -510,6 +510,27 @@ const QWEN_TASKS: [(&str, &str); 6] = [
     ("no_tool.yaml", "capital-of-france"),
 ];
 
+/// Writes `tasks` (each with [`QWEN_MAX_TURNS`]) as `dir/suite.yaml` and the Qwen host's table
+/// (temperature 0, [`QWEN_MAX_TOKENS`]) as `dir/config.toml`: (suite, config).
+fn qwen_suite(dir: &Path, tasks: &[(&str, &str)]) -> (PathBuf, PathBuf) {
+    let suite = dir.join("suite.yaml");
+    let tasks: Vec<String> = tasks
+        .iter()
+        .map(|(f, id)| demo_task_with(f, id, QWEN_MAX_TURNS))
+        .collect();
+    std::fs::write(&suite, tasks.concat()).unwrap();
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[host.\"openai:{QWEN}\"]\nprovider = \"openai\"\nmodel = \"{QWEN}\"\n\
+             temperature = 0.0\nmax_tokens = {QWEN_MAX_TOKENS}\n"
+        ),
+    )
+    .unwrap();
+    (suite, config)
+}
+
 /// `mcpeval run` of `suite` on `baseline` → `candidate` through the Qwen server: one trial per
 /// task and side (at temperature 0 more trials repeat the same answers), no cache. Returns the
 /// exit code and the output; the run's files are in `dir/run`.
@@ -556,25 +577,9 @@ fn run_qwen_with(
 
 /// The `scope = task` rows of a run's `comparison.csv`: (task, host, metric, verdict).
 fn task_rows(run: &Path) -> Vec<(String, String, String, String)> {
-    let text = std::fs::read_to_string(run.join("comparison.csv")).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (task, host, metric, verdict, scope) = (
-        col("task_id"),
-        col("host"),
-        col("metric"),
-        col("verdict"),
-        col("scope"),
-    );
-    lines
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|f| f[scope] == "task")
-        .map(|f| {
-            let row = [f[task], f[host], f[metric], f[verdict]];
-            let [t, h, m, v] = row.map(str::to_owned);
-            (t, h, m, v)
-        })
+    task_rows_of(run, ["task_id", "host", "metric", "verdict"])
+        .into_iter()
+        .map(|[t, h, m, v]| (t, h, m, v))
         .collect()
 }
 
@@ -657,21 +662,7 @@ fn a_real_model_that_calls_tools_compares_the_demo_pair_and_an_a_a_pair() {
         server.url,
         started.elapsed().as_secs_f64()
     );
-    let suite = dir.path().join("suite.yaml");
-    let tasks: Vec<String> = QWEN_TASKS
-        .iter()
-        .map(|(f, id)| demo_task_with(f, id, QWEN_MAX_TURNS))
-        .collect();
-    std::fs::write(&suite, tasks.concat()).unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[host.\"openai:{QWEN}\"]\nprovider = \"openai\"\nmodel = \"{QWEN}\"\n\
-             temperature = 0.0\nmax_tokens = {QWEN_MAX_TOKENS}\n"
-        ),
-    )
-    .unwrap();
+    let (suite, config) = qwen_suite(dir.path(), &QWEN_TASKS);
 
     // 1.4.0 → 1.5.0.
     let pair_dir = dir.path().join("pair");
@@ -806,21 +797,7 @@ fn a_real_model_writing_its_calls_as_text_gets_them_recovered() {
     let python = install();
     let dir = temp_dir();
     let server = start_server(&python, dir.path(), "qwen", "hermes", QWEN_MAX_TOKENS);
-    let suite = dir.path().join("suite.yaml");
-    let tasks: Vec<String> = HERMES_TASKS
-        .iter()
-        .map(|(f, id)| demo_task_with(f, id, QWEN_MAX_TURNS))
-        .collect();
-    std::fs::write(&suite, tasks.concat()).unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[host.\"openai:{QWEN}\"]\nprovider = \"openai\"\nmodel = \"{QWEN}\"\n\
-             temperature = 0.0\nmax_tokens = {QWEN_MAX_TOKENS}\n"
-        ),
-    )
-    .unwrap();
+    let (suite, config) = qwen_suite(dir.path(), &HERMES_TASKS);
     let pair = ("demo:1.4.0", "demo:1.5.0");
 
     let recovering = dir.path().join("recovered");

@@ -322,3 +322,23 @@ pub fn git_server(version: &str) -> PathBuf {
     );
     path
 }
+
+/// The `scope = task` rows of the run's `comparison.csv` in `dir`, each the values of `columns`
+/// in that order.
+pub fn task_rows_of<const N: usize>(dir: &Path, columns: [&str; N]) -> Vec<[String; N]> {
+    let text = std::fs::read_to_string(dir.join("comparison.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("comparison.csv has no column `{name}`"))
+    };
+    let (scope, wanted) = (col("scope"), columns.map(col));
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[scope] == "task")
+        .map(|f| wanted.map(|i| f[i].to_owned()))
+        .collect()
+}
