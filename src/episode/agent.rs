@@ -157,20 +157,12 @@ async fn take_turns(
             completion.tool_calls
         };
         let mut content = completion.content;
-        let mut recovered = false;
-        if let Some(answer) = content.as_deref() {
-            let written = out.text_calls.read(answer, &names);
-            // A host that recovers calls written as text makes them as if the model had: the
-            // turn goes on carrying them in structured form, so the model sees a consistent
-            // history (a generation cut at the timeout makes none, as above).
-            let recovers = input.profile.recover_text_calls && !completion.timed_out;
-            if recovers && calls.is_empty() && !written.is_empty() {
-                let made = super::recover::recover(answer, &written, input.tools, out.turns);
-                out.text_calls.unparsed += made.unparsed;
-                if !made.calls.is_empty() {
-                    (calls, content, recovered) = (made.calls, made.said, true);
-                }
-            }
+        let recovers = calls.is_empty() && !completion.timed_out;
+        let made = (content.as_deref())
+            .and_then(|answer| written_calls(input, &names, out, answer, recovers));
+        let recovered = made.is_some();
+        if let Some(made) = made {
+            (calls, content) = (made.calls, made.said);
         }
         if calls.is_empty() {
             out.final_answer = Some(content.clone().unwrap_or_default());
@@ -216,6 +208,26 @@ async fn take_turns(
             }
         }
     }
+}
+
+/// Reads an answer for tool calls written as text (counted on `out`); where the host recovers
+/// them (`recover_text_calls`) and `may_recover` (the turn made no structured call and was not
+/// cut at the timeout), the calls made of them, with the turn's text: the turn goes on carrying
+/// them in structured form, so the model sees a consistent history. `None`: none to make.
+fn written_calls(
+    input: &TrialInput<'_>,
+    names: &[&str],
+    out: &mut TrialOutput,
+    answer: &str,
+    may_recover: bool,
+) -> Option<super::recover::Recovered> {
+    let written = out.text_calls.read(answer, names);
+    if !(input.profile.recover_text_calls && may_recover) || written.is_empty() {
+        return None;
+    }
+    let made = super::recover::recover(answer, &written, input.tools, out.turns);
+    out.text_calls.unparsed += made.unparsed;
+    (!made.calls.is_empty()).then_some(made)
 }
 
 /// Whether a turn came back with output but without its output counted: a streamed answer cut at
