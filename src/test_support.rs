@@ -58,6 +58,7 @@ pub(crate) fn episode(
                 grader: "expected_calls".into(),
                 passed: success,
                 explanation: if success { "ok" } else { "got `find_issues`" }.into(),
+                turn: None,
             }],
         },
         attempts: Vec::new(),
@@ -66,6 +67,7 @@ pub(crate) fn episode(
         tools_offered: String::new(),
         text_calls: Default::default(),
         app: None,
+        user_turns: Vec::new(),
     }
 }
 

@@ -235,6 +235,7 @@ mod tests {
                 grader: "is_error".into(),
                 passed: false,
                 explanation: "expected no error, got Error: Access denied".into(),
+                turn: None,
             }];
             let mut c = sample_episode("read", Side::Candidate, true);
             c.trial = trial;

@@ -85,6 +85,8 @@ pub enum Scope {
     Set(TaskSet),
     /// The tasks of one kind (`kind:tool`, `kind:no-tool`).
     Kind(TaskKind),
+    /// One user turn of a conversation task (`turn`; the row's `turn` says which).
+    Turn,
 }
 
 impl Scope {
@@ -106,20 +108,21 @@ impl Scope {
             Scope::Kind(TaskKind::Tool) => "kind:tool",
             Scope::Kind(TaskKind::NoTool) => "kind:no-tool",
             Scope::Kind(TaskKind::Call) => "kind:call",
+            Scope::Turn => "turn",
         }
     }
 
     /// Whether a task of this kind and set belongs to the scope (every task is in `Task`'s own).
     pub fn holds(self, kind: TaskKind, set: TaskSet) -> bool {
         match self {
-            Scope::Task | Scope::Suite => true,
+            Scope::Task | Scope::Suite | Scope::Turn => true,
             Scope::Set(s) => s == set,
             Scope::Kind(k) => k == kind,
         }
     }
 
     pub fn is_suite(self) -> bool {
-        self != Scope::Task
+        !matches!(self, Scope::Task | Scope::Turn)
     }
 }
 

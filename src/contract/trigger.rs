@@ -195,8 +195,8 @@ fn used_of<'a>(task: &'a Task, touched: &'a BTreeSet<String>) -> Vec<&'a str> {
     let names: BTreeSet<&str> = task
         .tools
         .iter()
-        .chain(task.expect.calls.iter().flat_map(|c| c.tool.names()))
-        .chain(&task.expect.forbidden_tools)
+        .chain(task.all_expectations().flat_map(|e| &e.calls).flat_map(|c| c.tool.names()))
+        .chain(task.all_expectations().flat_map(|e| &e.forbidden_tools))
         .map(String::as_str)
         .collect();
     let mut hit: Vec<&str> = names
@@ -205,7 +205,7 @@ fn used_of<'a>(task: &'a Task, touched: &'a BTreeSet<String>) -> Vec<&'a str> {
         .filter(|n| touched.contains(*n))
         .collect();
     // A pattern names no tool: each changed tool it matches is one the task uses.
-    for call in &task.expect.calls {
+    for call in task.all_expectations().flat_map(|e| &e.calls) {
         if let ToolName::Pattern { .. } = &call.tool {
             hit.extend(
                 touched
@@ -287,6 +287,8 @@ mod tests {
             after: Vec::new(),
             source: "t.yaml:1".into(),
             call_at: Default::default(),
+            turns: Vec::new(),
+            stop_on_failure: false,
         }
     }
 

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::conversation::{grade_calls, Author, UserTurnRecord};
 use super::record::ToolCallRecord;
 use super::tools::{system_prompt, ToolView};
 use crate::error::chain;
@@ -26,6 +27,13 @@ pub struct TrialInput<'a> {
     pub tools: &'a ToolView,
     pub instructions: Option<&'a str>,
     pub call_timeout: Duration,
+    /// A conversation's scripted user turns (`turns:`), each graded on its own; empty for a task
+    /// of one message (`prompt`, within `max_turns`).
+    pub turns: &'a [crate::suite::UserTurn],
+    /// Stop the conversation at its first failed turn.
+    pub stop_on_failure: bool,
+    /// The task's kind, which each turn's grade takes into account (`no-tool`: no call).
+    pub kind: crate::suite::TaskKind,
 }
 
 /// What one trial did. `infra_error` is set when the model's provider or the server failed: the
@@ -70,40 +78,132 @@ pub struct TrialOutput {
     /// The tools the model was offered, by their server names in the order it saw them, joined
     /// by `,` (empty where mcpeval does not list them: call tasks, app hosts).
     pub tools_offered: String,
+    /// A conversation's user messages and what followed each (empty for one message).
+    pub user_turns: Vec<UserTurnRecord>,
+    /// The checks of each user turn's own `expect`, tagged with their turn.
+    pub turn_checks: Vec<crate::grade::Check>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without
-/// calling a tool or `max_turns` model turns have been taken.
+/// calling a tool or `max_turns` model turns have been taken. A conversation (`turns`) does so
+/// for each user message in turn, in one growing exchange.
 pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialOutput {
     let started = Instant::now();
     // The conversation lives in the request and grows there turn by turn (no copy per turn); it
     // moves into the output at the end.
     let mut request = CompletionRequest {
-        messages: vec![
-            Message::System {
-                content: system_prompt(input.profile, input.instructions),
-            },
-            Message::User {
-                content: input.prompt.to_owned(),
-            },
-        ],
+        messages: vec![Message::System {
+            content: system_prompt(input.profile, input.instructions),
+        }],
         tools: input.tools.specs.clone(),
         seed: input.seed,
         context: input.context.clone(),
     };
     let mut out = TrialOutput::default();
-    take_turns(input, server, &mut request, &mut out).await;
+    if input.turns.is_empty() {
+        request.messages.push(Message::User {
+            content: input.prompt.to_owned(),
+        });
+        take_turns(input, server, &mut request, &mut out, input.max_turns).await;
+    } else {
+        converse(input, server, &mut request, &mut out).await;
+    }
     out.messages = std::mem::take(&mut request.messages);
     out.text_calls.recovered = out.calls.iter().filter(|c| c.recovered).count() as u32;
     out.latency_ms = ms(started.elapsed());
     out
 }
 
+/// The scripted user turns, one after the other: each turn's message, the model's loop within
+/// its `max_turns`, then its grade. A turn after a failed one still runs unless
+/// `stop_on_failure`; after an infrastructure error none does.
+async fn converse(
+    input: &TrialInput<'_>,
+    server: &McpConnection,
+    request: &mut CompletionRequest,
+    out: &mut TrialOutput,
+) {
+    let mut stopped = false;
+    for (i, turn) in input.turns.iter().enumerate() {
+        let number = i as u32 + 1;
+        if stopped || out.infra_error.is_some() {
+            let first = out.calls.len() as u32;
+            let mut record = UserTurnRecord::skipped(number, &turn.prompt, first);
+            // A graded turn that never ran did not do what it asks.
+            record.success = turn.expect.as_ref().map(|_| false);
+            out.user_turns.push(record);
+            continue;
+        }
+        let mut record = user_turn(input, server, request, out, number, &turn.prompt).await;
+        record.hit_max_turns = out.hit_max_turns && record.answer.is_none();
+        if let (Some(expect), None) = (&turn.expect, &out.infra_error) {
+            let grade = grade_calls(
+                input.kind,
+                expect,
+                record.calls(&out.calls),
+                record.answer.as_deref(),
+                record.latency_ms,
+            );
+            record.success = Some(grade.success);
+            stopped = !grade.success && input.stop_on_failure;
+            out.turn_checks.extend(grade.checks.into_iter().map(|mut c| {
+                c.turn = Some(number);
+                c
+            }));
+        }
+        out.user_turns.push(record);
+    }
+}
+
+/// One user message and the model's loop that answers it, within `max_turns`; the calls made
+/// are tagged with the turn.
+async fn user_turn(
+    input: &TrialInput<'_>,
+    server: &McpConnection,
+    request: &mut CompletionRequest,
+    out: &mut TrialOutput,
+    number: u32,
+    message: &str,
+) -> UserTurnRecord {
+    let max_turns = input.turns[number as usize - 1].max_turns;
+    let started = Instant::now();
+    let (first, model_turns, usage) = (out.calls.len(), out.turns, out.usage);
+    out.final_answer = None;
+    request.messages.push(Message::User {
+        content: message.to_owned(),
+    });
+    let hit_before = std::mem::take(&mut out.hit_max_turns);
+    take_turns(input, server, request, out, out.turns + max_turns).await;
+    let hit = out.hit_max_turns;
+    out.hit_max_turns |= hit_before;
+    for call in &mut out.calls[first..] {
+        call.user_turn = number;
+    }
+    UserTurnRecord {
+        turn: number,
+        by: Author::Script,
+        message: message.to_owned(),
+        success: None,
+        ran: true,
+        tool_calls: (out.calls.len() - first) as u32,
+        first_call: first as u32,
+        model_turns: out.turns - model_turns,
+        input_tokens: out.usage.input_tokens - usage.input_tokens,
+        output_tokens: out.usage.output_tokens - usage.output_tokens,
+        latency_ms: ms(started.elapsed()),
+        answer: out.final_answer.clone(),
+        hit_max_turns: hit,
+    }
+}
+
+/// The model's loop: turns of model ↔ tools until it answers without a call, or until the
+/// trial has taken `limit` model turns in all.
 async fn take_turns(
     input: &TrialInput<'_>,
     server: &McpConnection,
     request: &mut CompletionRequest,
     out: &mut TrialOutput,
+    limit: u32,
 ) {
     // The last turn whose provider counted its tokens: its counts, and how many messages its
     // request had.
@@ -111,7 +211,7 @@ async fn take_turns(
     // Every name a call written as text may use: as shown, and the server's.
     let names: Vec<&str> = input.tools.names().collect();
     loop {
-        if out.turns >= input.max_turns {
+        if out.turns >= limit {
             out.hit_max_turns = true;
             return;
         }
@@ -200,6 +300,7 @@ async fn take_turns(
                         result: chain(&e),
                         replay_unmatched: false,
                         recovered,
+                        user_turn: 1,
                     });
                     out.server_failed = Some(format!("tools/call `{tool}`"));
                     out.infra_error = Some(chain(&e));
@@ -298,6 +399,7 @@ async fn execute_call(
         result: String::new(),
         replay_unmatched: false,
         recovered: false,
+        user_turn: 1,
     };
     let Some(tool) = input.tools.server_name(&call.name) else {
         let known: Vec<&str> = input.tools.specs.iter().map(|s| s.name.as_str()).collect();

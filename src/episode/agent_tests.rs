@@ -109,6 +109,9 @@ async fn play_as(
         tools: &view,
         instructions: conn.server_info().instructions.as_deref(),
         call_timeout: Duration::from_secs(10),
+        turns: &[],
+        stop_on_failure: false,
+        kind: crate::suite::TaskKind::Tool,
     };
     let out = run_trial(&input, &conn).await;
     conn.close().await;

@@ -104,6 +104,7 @@ pub async fn run_call(
             }
         ),
         recovered: false,
+        user_turn: 1,
     });
     out
 }
@@ -252,6 +253,7 @@ pub async fn check_after(
             grader: "after".to_owned(),
             passed: grade.success,
             explanation,
+            turn: None,
         });
     }
     Ok(out)

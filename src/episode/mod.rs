@@ -2,6 +2,7 @@
 
 mod agent;
 pub mod app;
+mod conversation;
 mod direct;
 mod driver;
 mod facts;
@@ -14,6 +15,7 @@ mod tools;
 
 pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};
 pub use direct::{answer_text, check_after, run_call, run_fixtures, FixtureError, DIRECT_HOST};
+pub use conversation::{grade_calls, turn_successes, user_turns_json, Author, UserTurnRecord};
 pub use driver::Driver;
 pub use facts::{server_error_line, EpisodeFacts};
 pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};

@@ -56,6 +56,17 @@ pub struct ToolCallRecord {
     /// The model wrote this call as text and its host made it (`recover_text_calls`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recovered: bool,
+    /// The user turn (1-based) the call was made in: 1 for every call of a one-message task.
+    #[serde(default = "first_turn", skip_serializing_if = "is_first_turn")]
+    pub user_turn: u32,
+}
+
+fn first_turn() -> u32 {
+    1
+}
+
+fn is_first_turn(turn: &u32) -> bool {
+    *turn == 1
 }
 
 impl ToolCallRecord {
@@ -168,6 +179,10 @@ pub struct Episode {
     /// What an app host (Claude Code, …) reported besides the loop's record; absent for API hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<AppFacts>,
+    /// A conversation's user messages (`turns:`, a simulated user), one entry each, in order,
+    /// with what followed each; absent for a task of one prompt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_turns: Vec<super::UserTurnRecord>,
 }
 
 /// How one model turn's answer arrived.

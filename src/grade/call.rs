@@ -83,6 +83,7 @@ fn check(grader: &str, passed: bool, explanation: String) -> Check {
         grader: grader.to_owned(),
         passed,
         explanation,
+        turn: None,
     }
 }
 

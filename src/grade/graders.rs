@@ -8,14 +8,19 @@ use super::matchers::{
 };
 use super::position;
 use super::{Check, Grade, Observed, ObservedCall};
-use crate::suite::{position_words, regex_error_summary, Task, TaskKind};
+use crate::suite::{position_words, regex_error_summary, Expectations, Task, TaskKind};
 
 /// How many observed calls a message lists before "and N more".
 const MAX_LISTED_CALLS: usize = 5;
 
 /// Grades one trial against its task. Every grader the task sets runs; success = all pass.
 pub fn grade(task: &Task, observed: &Observed<'_>) -> Grade {
-    let expect = &task.expect;
+    grade_expect(task.kind, &task.expect, observed)
+}
+
+/// Grades what was observed against one set of graders (a task's `expect`, or one user turn's):
+/// every grader set runs; success = all pass (and at least one ran).
+pub fn grade_expect(kind: TaskKind, expect: &Expectations, observed: &Observed<'_>) -> Grade {
     let calls = &observed.calls;
     let mut checks = Vec::new();
     if !expect.calls.is_empty() {
@@ -26,7 +31,7 @@ pub fn grade(task: &Task, observed: &Observed<'_>) -> Grade {
     if !expect.forbidden_tools.is_empty() {
         checks.push(forbidden_tools(&expect.forbidden_tools, calls));
     }
-    if expect.no_tool || task.kind == TaskKind::NoTool {
+    if expect.no_tool || kind == TaskKind::NoTool {
         checks.push(no_tool(calls));
     }
     if !expect.answer_contains.is_empty() {
@@ -119,6 +124,7 @@ fn check(grader: &str, passed: bool, explanation: String) -> Check {
         grader: grader.to_owned(),
         passed,
         explanation,
+        turn: None,
     }
 }
 
@@ -398,6 +404,8 @@ mod tests {
             after: Vec::new(),
             source: "t.yaml:1".into(),
             call_at: Default::default(),
+            turns: Vec::new(),
+            stop_on_failure: false,
         }
     }
 

@@ -146,6 +146,7 @@ fn verdict_check(v: &Verdict) -> Check {
         grader: "judge".to_owned(),
         passed: v.passed,
         explanation,
+        turn: None,
     }
 }
 
@@ -487,6 +488,7 @@ mod tests {
                 grader: "judge".into(),
                 passed: false,
                 explanation: "no #12".into(),
+                turn: None,
             }
         );
         let record = judged.record;
@@ -538,6 +540,7 @@ mod tests {
             grader: grader.into(),
             passed,
             explanation: String::new(),
+            turn: None,
         };
         let mut grade = Grade::default();
         add_check(&mut grade, passed("judge", true));

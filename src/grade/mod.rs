@@ -10,7 +10,7 @@ mod snapshot;
 use serde::{Deserialize, Serialize};
 
 pub use call::{grade_call, CallAnswer};
-pub use graders::grade;
+pub use graders::{grade, grade_expect};
 pub use judge::{JudgeRecord, Judged};
 pub use snapshot::{same_text, short_diff};
 
@@ -25,6 +25,10 @@ pub struct Check {
     /// In words, what was expected and what happened ("expected `create_issue` with
     /// project=apollo, got `search_issues`"). Filled for passes too.
     pub explanation: String,
+    /// The user turn (1-based) a conversation's check graded; `None` for a check of the whole
+    /// trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
 }
 
 /// Every grader's outcome; success means every one passed.
@@ -40,7 +44,10 @@ impl Grade {
         self.checks
             .iter()
             .filter(|c| !c.passed)
-            .map(|c| format!("{}: {}", c.grader, c.explanation))
+            .map(|c| match c.turn {
+                Some(turn) => format!("turn {turn}: {}: {}", c.grader, c.explanation),
+                None => format!("{}: {}", c.grader, c.explanation),
+            })
             .collect::<Vec<_>>()
             .join("; ")
     }

@@ -128,6 +128,8 @@ mod grading {
             teardown: Vec::new(),
             after: Vec::new(),
             call_at: Default::default(),
+            turns: Vec::new(),
+            stop_on_failure: false,
             source: "t.yaml:1".into(),
         }
     }

@@ -99,6 +99,7 @@ pub(crate) fn result_equals(expected: &str, text: &str) -> Check {
         grader: "result_equals".to_owned(),
         passed,
         explanation,
+        turn: None,
     }
 }
 
@@ -131,6 +132,7 @@ pub(crate) fn result_snapshot(snapshot: &SnapshotRef, text: &str) -> Check {
         grader: "result_snapshot".to_owned(),
         passed,
         explanation,
+        turn: None,
     }
 }
 

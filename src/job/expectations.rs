@@ -290,7 +290,7 @@ type Spot = Option<(usize, usize)>;
 fn expected_tools(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found) {
     let mut named: Vec<(&str, Spot, &'static str)> = Vec::new();
     let all = listed.all();
-    for call in &task.expect.calls {
+    for call in task.all_expectations().flat_map(|e| &e.calls) {
         match &call.tool {
             ToolName::Literal(name) => named.push((name, call.at, "expects")),
             // One of the names is enough (the old and the new name of a tool).
@@ -316,8 +316,10 @@ fn expected_tools(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut F
             }
         }
     }
-    for (i, name) in task.expect.forbidden_tools.iter().enumerate() {
-        named.push((name, task.expect.forbidden_at.get(i).copied(), "forbids"));
+    for expect in task.all_expectations() {
+        for (i, name) in expect.forbidden_tools.iter().enumerate() {
+            named.push((name, expect.forbidden_at.get(i).copied(), "forbids"));
+        }
     }
     for (name, at, verb) in named {
         match (listed.base.contains(name), listed.cand.contains(name)) {
@@ -347,7 +349,7 @@ fn expected_tools(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut F
 
 /// An expected call's argument its tool's schema does not know can never be matched.
 fn expected_args(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut Found) {
-    for call in &task.expect.calls {
+    for call in task.all_expectations().flat_map(|e| &e.calls) {
         let Some(schema) = listed.schema(call.tool.names()) else {
             continue;
         };

@@ -534,6 +534,15 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         ))
         .into());
     }
+    let conversation = suite.tasks.iter().find(|t| t.is_conversation());
+    if let (Some(app), Some(task)) = (app, conversation) {
+        return Err(crate::config::ConfigError::Invalid(format!(
+            "task `{}` ({}) is a conversation of several user messages; host `{}` is an app \
+             that mcpeval hands one prompt: run conversations on API hosts",
+            task.id, task.source, app.config.name
+        ))
+        .into());
+    }
     if suite.tasks.iter().all(|t| !t.kind.has_model()) {
         // Only call tasks: no model runs a trial.
         hosts.clear();

@@ -57,7 +57,7 @@ impl Exporter for ComparisonParquet {
         COMPARISON_PARQUET
     }
     fn render(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
-        let mut df = comparison_frame(&report.comparison.rows)?;
+        let mut df = comparison_frame(&report.comparison.rows, &report.comparison.turn_rows)?;
         let mut out = Vec::new();
         ParquetWriter::new(&mut out).finish(&mut df)?;
         Ok(out)
@@ -69,7 +69,7 @@ impl Exporter for ComparisonCsv {
         COMPARISON_CSV
     }
     fn render(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
-        let mut df = comparison_frame(&report.comparison.rows)?;
+        let mut df = comparison_frame(&report.comparison.rows, &report.comparison.turn_rows)?;
         let mut out = Vec::new();
         CsvWriter::new(&mut out)
             .include_header(true)

@@ -312,6 +312,7 @@ mod tests {
             mde,
             trials_run: None,
             stopped: None,
+            turn: None,
         }
     }
 

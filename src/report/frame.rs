@@ -9,9 +9,11 @@ pub const COMPARISON_PARQUET: &str = "comparison.parquet";
 pub const COMPARISON_CSV: &str = "comparison.csv";
 
 /// `comparison.parquet`: the columns docs/output-files.md fixes, then `gated`, `margin`, `k`,
-/// `trials_needed`, `scope`, `mde`, `relative_change`, and for adaptive runs `trials_run` and
-/// `stopped`.
-pub fn comparison_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
+/// `trials_needed`, `scope`, `mde`, `relative_change`, for adaptive runs `trials_run` and
+/// `stopped`, and `turn`: after the rows, a conversation's turn rows (`scope = turn`, `turn` its
+/// user turn; null on the other rows).
+pub fn comparison_frame(rows: &[Row], turn_rows: &[Row]) -> PolarsResult<DataFrame> {
+    let rows: Vec<&Row> = rows.iter().chain(turn_rows).collect();
     macro_rules! field {
         ($f:expr) => {
             rows.iter().map($f).collect::<Vec<_>>()
@@ -41,5 +43,6 @@ pub fn comparison_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         col("relative_change", field!(|r| r.relative_change)),
         col("trials_run", field!(|r| r.trials_run)),
         col("stopped", field!(|r| r.stopped.map(|s| s.as_str()))),
+        col("turn", field!(|r| r.turn)),
     ])
 }

@@ -181,6 +181,7 @@ table!(
         tools_offered: Text = &e.tools_offered,
         recovered_calls: Num<UInt32Type> = e.recovered_calls(),
         unparsed_text_calls: Num<UInt32Type> = e.text_calls.unparsed,
+        user_turns: MaybeText = crate::episode::user_turns_json(&e.user_turns).as_deref(),
     }
 );
 
@@ -200,6 +201,7 @@ table!(
         error_kind: MaybeText = c.error_kind.as_deref(),
         latency_ms: Num<Float64Type> = c.latency_ms,
         recovered: Bool = c.recovered,
+        user_turn: Num<UInt32Type> = c.user_turn,
     }
 );
 
@@ -235,6 +237,7 @@ mod tests {
             result: "x".repeat(10_000),
             replay_unmatched: true,
             recovered: true,
+            user_turn: 1,
         }];
         failed.text_calls.recovered = 1;
         let mut ok = sample_episode("t", Side::Candidate, true);
@@ -265,12 +268,16 @@ mod tests {
             ("replay_unmatched", DataType::UInt32),
             ("recovered_calls", DataType::UInt32),
             ("unparsed_text_calls", DataType::UInt32),
+            ("user_turns", DataType::String),
         ] {
             assert_eq!(dtype(&df, name), expected, "{name}");
         }
         // 39 since `tools_offered` (issue 50: the order the tools were listed in); 41 since
-        // `recovered_calls` and `unparsed_text_calls` (issue 51: calls written as text).
-        assert_eq!(df.width(), 41);
+        // `recovered_calls` and `unparsed_text_calls` (issue 51: calls written as text); 42
+        // since `user_turns` (issue 52: conversations).
+        assert_eq!(df.width(), 42);
+        let nulls_of = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();
+        assert_eq!(nulls_of(&df, "user_turns"), 2, "no conversation: no user turns");
         let recovered = df.column("recovered_calls").unwrap().u32().unwrap().clone();
         assert_eq!((recovered.get(0), recovered.get(1)), (Some(1), Some(0)));
         let unmatched = df
@@ -281,8 +288,10 @@ mod tests {
             .clone();
         assert_eq!((unmatched.get(0), unmatched.get(1)), (Some(1), Some(0)));
         assert_eq!(dtype(&tc, "error_code"), DataType::Int64);
-        assert_eq!(tc.width(), 13);
+        assert_eq!(tc.width(), 14);
         assert_eq!(dtype(&tc, "recovered"), DataType::Boolean);
+        let turn = tc.column("user_turn").unwrap().u32().unwrap().clone();
+        assert_eq!(turn.get(0), Some(1), "a one-message task's calls are in turn 1");
         let nulls = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();
         assert_eq!(nulls(&df, "infra_error"), 1);
         assert_eq!(nulls(&df, "ttft_ms"), 1);

@@ -531,6 +531,8 @@ mod tests {
             after: Vec::new(),
             source: source.into(),
             call_at: Default::default(),
+            turns: Vec::new(),
+            stop_on_failure: false,
         }
     }
 

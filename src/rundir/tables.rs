@@ -241,7 +241,7 @@ const READ_CHUNK: usize = 65_536;
 
 /// Columns a comparison reads that tables written before them lack (read as 0, false or empty
 /// there).
-const NEWER_FACT_COLUMNS: [&str; 8] = [
+const NEWER_FACT_COLUMNS: [&str; 9] = [
     "reasoning_tokens",
     "truncated",
     "timed_out",
@@ -250,6 +250,7 @@ const NEWER_FACT_COLUMNS: [&str; 8] = [
     "text_tool_calls",
     "replay_unmatched",
     "recovered_calls",
+    "user_turns",
 ];
 
 /// The columns a comparison reads (see [`EpisodeFacts`]), besides [`NEWER_FACT_COLUMNS`].
@@ -394,6 +395,9 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
     let recovered = optional("recovered_calls")
         .map(|c| c.u32().cloned())
         .transpose()?;
+    let user_turns = optional("user_turns")
+        .map(|c| c.str().cloned())
+        .transpose()?;
     let server = optional("server_error")
         .map(|c| c.str().cloned())
         .transpose()?;
@@ -445,6 +449,9 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
             replay_unmatched: unmatched.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
             recovered_calls: recovered.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
             text_tool_call: None,
+            turn_successes: (user_turns.as_ref().and_then(|c| c.get(i)))
+                .map(crate::episode::turn_successes)
+                .unwrap_or_default(),
             failure: std::borrow::Cow::Borrowed(match server_error {
                 _ if success => "",
                 Some(error) => crate::episode::server_error_line(error),
@@ -485,6 +492,7 @@ mod tests {
                         result: String::new(),
                         replay_unmatched: false,
                         recovered: k == 1,
+                        user_turn: 1,
                     })
                     .collect();
                 e

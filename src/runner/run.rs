@@ -19,7 +19,7 @@ use crate::episode::{
     Side, Transcript, TrialInput, TrialOutput,
 };
 use crate::grade::judge::{self, JudgedCall, JudgedTrial};
-use crate::grade::{grade, Grade, Judged, Observed, ObservedCall};
+use crate::grade::{Grade, Judged};
 use crate::host::Model;
 use crate::rundir::Deal;
 use crate::suite::{Suite, Task};
@@ -667,6 +667,9 @@ async fn attempt(
         tools: &view,
         instructions: lease.server.info.instructions.as_deref(),
         call_timeout: shared.pool.spec(key.side).call_timeout,
+        turns: &fixtures.turns,
+        stop_on_failure: task.stop_on_failure,
+        kind: task.kind,
     };
     let mut output = run_trial(&input, &lease.server.connection).await;
     output.tools_offered = view.offered();
@@ -843,8 +846,14 @@ async fn judge_output(
             is_error: c.is_error,
         })
         .collect();
+    // A conversation's judge reads every user message, in order.
+    let messages: Vec<&str> = (output.user_turns.iter()).map(|t| t.message.as_str()).collect();
+    let prompt = match messages.is_empty() {
+        true => task.prompt.clone(),
+        false => messages.join("\n\n"),
+    };
     let trial = JudgedTrial {
-        prompt: &task.prompt,
+        prompt: &prompt,
         calls: &calls,
         answer: output.final_answer.as_deref(),
     };
@@ -964,32 +973,45 @@ fn build_episode(
         text_calls: output.text_calls.redacted(&runner.redactor),
         app: output.app,
         tools_offered: output.tools_offered,
+        user_turns: output
+            .user_turns
+            .into_iter()
+            .map(|mut t| {
+                t.message = redact(t.message);
+                t.answer = t.answer.map(redact);
+                t
+            })
+            .collect(),
     }
 }
 
-/// Grades a model's trial from its output, as the run records it.
+/// Grades a model's trial from its output, as the run records it. A conversation's grade holds
+/// each turn's checks (tagged with the turn) and those of the task-level `expect`, which reads
+/// all of the conversation's calls and every answer the model gave in it.
 pub fn grade_output(task: &Task, output: &TrialOutput) -> Grade {
-    let parsed: Vec<Option<serde_json::Value>> = output
-        .calls
-        .iter()
-        .map(|c| serde_json::from_str(&c.arguments).ok())
+    let answer = output.final_answer.as_deref();
+    if !task.is_conversation() {
+        let calls = &output.calls;
+        return crate::episode::grade_calls(task.kind, &task.expect, calls, answer, output.latency_ms);
+    }
+    let mut checks = output.turn_checks.clone();
+    let answers: Vec<&str> = (output.user_turns.iter())
+        .filter_map(|t| t.answer.as_deref())
         .collect();
-    let observed = Observed {
-        calls: output
-            .calls
-            .iter()
-            .zip(&parsed)
-            .map(|(c, args)| ObservedCall {
-                tool: &c.tool,
-                arguments: args.as_ref(),
-                result: &c.result,
-                is_error: c.is_error,
-            })
-            .collect(),
-        answer: output.final_answer.as_deref(),
-        latency_ms: Some(output.latency_ms),
-    };
-    grade(task, &observed)
+    let answers = answers.join("\n\n");
+    let whole = crate::episode::grade_calls(
+        task.kind,
+        &task.expect,
+        &output.calls,
+        Some(&answers),
+        output.latency_ms,
+    );
+    checks.extend(whole.checks);
+    let ran_all = output.user_turns.iter().all(|t| t.ran);
+    Grade {
+        success: ran_all && !checks.is_empty() && checks.iter().all(|c| c.passed),
+        checks,
+    }
 }
 
 fn redact_transcript(redactor: &Redactor, transcript: Transcript) -> Transcript {

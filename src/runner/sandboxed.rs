@@ -32,9 +32,22 @@ pub fn task_on(copies: &SandboxCopies, task: &Task) -> Task {
         .result_not_contains
         .iter_mut()
         .for_each(text);
-    task.expect.answer_contains.iter_mut().for_each(text);
-    task.expect.answer_not_contains.iter_mut().for_each(text);
-    for call in &mut task.expect.calls {
+    for turn in &mut task.turns {
+        text(&mut turn.prompt);
+    }
+    let turns = task.turns.iter_mut().filter_map(|t| t.expect.as_mut());
+    for expect in std::iter::once(&mut task.expect).chain(turns) {
+        expect_on(copies, expect);
+    }
+    task
+}
+
+/// The texts and arguments one `expect` (the task's or a turn's) expects, on the copies.
+fn expect_on(copies: &SandboxCopies, expect: &mut crate::suite::Expectations) {
+    let text = |s: &mut String| *s = copies.substitute(s);
+    expect.answer_contains.iter_mut().for_each(text);
+    expect.answer_not_contains.iter_mut().for_each(text);
+    for call in &mut expect.calls {
         for matcher in call.args.values_mut() {
             match matcher {
                 ArgMatcher::Literal(value) | ArgMatcher::Exact { exact: value } => {
@@ -44,7 +57,6 @@ pub fn task_on(copies: &SandboxCopies, task: &Task) -> Task {
             }
         }
     }
-    task
 }
 
 fn fixture_on(copies: &SandboxCopies, fixture: &mut FixtureCall) {
@@ -72,7 +84,12 @@ pub fn map_back(copies: &SandboxCopies, output: &mut TrialOutput) {
             *message = mapped;
         }
     }
+    for turn in &mut output.user_turns {
+        text(&mut turn.message);
+        turn.answer.iter_mut().for_each(text);
+    }
     let checks = output.grade.iter_mut().flat_map(|g| g.checks.iter_mut());
+    let checks = checks.chain(output.turn_checks.iter_mut());
     for check in checks.chain(output.after.iter_mut()) {
         text(&mut check.explanation);
     }

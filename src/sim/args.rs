@@ -187,10 +187,28 @@ fn number(p: &Param, ctx: &FillCtx, used: &mut Used) -> Option<Value> {
         return Some(Value::from(n.value));
     }
     let prior_id = || {
-        let c = PRIOR_ID.captures(ctx.prior?)?;
-        c.get(1).or(c.get(2))?.as_str().parse::<i64>().ok()
+        let ids: Vec<i64> = (PRIOR_ID.captures_iter(ctx.prior?))
+            .filter_map(|c| c.get(1).or(c.get(2))?.as_str().parse().ok())
+            .collect();
+        pick_ordinal(&ids, utt)
     };
     p.is(params::ID).then(prior_id).flatten().map(Value::from)
+}
+
+/// The id an earlier result's list gives for "the first one", "the second", "the last one": by
+/// the ordinal the request uses (first to fifth, last), the first without one.
+fn pick_ordinal(ids: &[i64], utt: &Utterance) -> Option<i64> {
+    const ORDINALS: [&str; 5] = ["first", "second", "third", "fourth", "fifth"];
+    for word in &utt.words {
+        let raw = word.raw.to_ascii_lowercase();
+        if raw == "last" {
+            return ids.last().copied();
+        }
+        if let Some(k) = ORDINALS.iter().position(|o| *o == raw) {
+            return ids.get(k).copied();
+        }
+    }
+    ids.first().copied()
 }
 
 fn boolean(p: &Param, utt: &Utterance) -> Option<Value> {

@@ -80,7 +80,10 @@ pub(super) fn decide(request: &CompletionRequest, turn: u64, cfg: &SimConfig) ->
     if utt.is_greeting() && progress.served.is_empty() {
         return Action::Answer("Hello! How can I help you today?".into());
     }
-    let prior = progress.served.last().map(|(_, result)| *result);
+    // An id for "the first one" comes from this request's last step served, else from the
+    // conversation's last good result before it (an earlier user turn's).
+    let prior = (progress.served.last().map(|(_, result)| *result))
+        .or_else(|| earlier_result(&messages[..user_at]));
     let scored = score_all(&utt, &request.tools, &rules, prior, cfg);
     if let Some(failed) = &progress.last_failed {
         return retry(failed, &scored, &request.tools, cfg)
@@ -154,6 +157,15 @@ fn progress(since_user: &[Message]) -> Progress<'_> {
         }
     }
     p
+}
+
+/// The last tool result of the conversation before the current user message that does not
+/// read as an error.
+fn earlier_result(before: &[Message]) -> Option<&str> {
+    before.iter().rev().find_map(|m| match m {
+        Message::Tool { content, .. } if !looks_like_error(content) => Some(content.as_str()),
+        _ => None,
+    })
 }
 
 /// Tool results carry no error flag in the chat, so the sim reads them the way a model does.

@@ -27,9 +27,11 @@ fn lint_task(task: &Task) -> Vec<Diagnostic> {
         }
     };
     let mut warnings = Vec::new();
-    for call in &task.expect.calls {
+    for call in task.all_expectations().flat_map(|e| &e.calls) {
         for name in call.tool.names() {
-            if let Some(spelling) = named_in(&task.prompt, name) {
+            let prompts = std::iter::once(&task.prompt).chain(task.turns.iter().map(|t| &t.prompt));
+            let named = prompts.filter_map(|p| named_in(p, name)).next();
+            if let Some(spelling) = named {
                 let message = format!(
                     "the prompt names the expected tool `{name}` (as \"{spelling}\"): a model \
                      can pick it by its name alone, so a regression in its description goes \
@@ -68,14 +70,17 @@ fn lint_task(task: &Task) -> Vec<Diagnostic> {
             _ => {}
         }
     }
-    let positions = &task.expect.forbidden_at;
-    for (i, name) in task.expect.forbidden_tools.iter().enumerate() {
+    let forbidden = task.all_expectations().flat_map(|e| {
+        let at = |i: usize| e.forbidden_at.get(i).copied();
+        e.forbidden_tools.iter().enumerate().map(move |(i, n)| (n, at(i)))
+    });
+    for (name, place) in forbidden {
         if looks_like_regex(name) {
             let message = format!(
                 "`forbidden_tools` entry `{name}` looks like a regex, but entries are literal \
                  names: list the tools to forbid by name"
             );
-            warnings.push(at(positions.get(i).copied(), message));
+            warnings.push(at(place, message));
         }
     }
     warnings

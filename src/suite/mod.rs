@@ -14,6 +14,7 @@ mod retry;
 mod snapshot;
 mod suggest;
 mod task;
+mod turns;
 mod validate;
 mod validate_result;
 
@@ -31,4 +32,5 @@ pub(crate) use suggest::{suggestion, words as name_words};
 pub use task::{
     AfterCheck, ArgMatcher, CallAt, CallExpectations, CallSpec, Expectations, ExpectedCall,
     FixtureCall, JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,
+    UserTurn,
 };

@@ -408,9 +408,47 @@ pub struct Task {
     /// Where a call task's request is written; not serialized.
     #[serde(skip)]
     pub call_at: CallAt,
+    /// A conversation's user turns (`turns:`), in order; empty for a task of one `prompt`
+    /// (whose `prompt` is then its only user message). With turns, `prompt` is the first turn's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<UserTurn>,
+    /// A conversation stops at its first failed turn (`stop_on_failure: true`); by default the
+    /// later turns still run (the user does not know it failed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stop_on_failure: bool,
+}
+
+/// One scripted user turn of a conversation (`turns: [{prompt, expect, max_turns}]`): the user's
+/// message, the graders of that turn's calls and answer, and the model turns it may take.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserTurn {
+    pub prompt: String,
+    /// The turn's graders (`None`: the turn is not graded on its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Expectations>,
+    /// Model turns allowed inside this user turn (the task's `max_turns` unless set).
+    pub max_turns: u32,
 }
 
 impl Task {
+    /// Every set of graders the task has: the task-level `expect`, then each turn's.
+    pub fn all_expectations(&self) -> impl Iterator<Item = &Expectations> {
+        std::iter::once(&self.expect).chain(self.turns.iter().filter_map(|t| t.expect.as_ref()))
+    }
+
+    /// Whether the task is a conversation of several user messages (`turns:`).
+    pub fn is_conversation(&self) -> bool {
+        !self.turns.is_empty()
+    }
+
+    /// Whether the task-level `expect` sets a grader of its own (a conversation whose turns carry
+    /// their `expect` may have none): the kind's `no_tool`, or any key of it.
+    pub fn grades_whole(&self) -> bool {
+        self.kind == TaskKind::NoTool
+            || self.expect != Expectations::default()
+            || !self.after.is_empty()
+    }
+
     /// The tools this task calls itself, not through a model: every `setup`, `teardown` and
     /// `after` call, then a call task's request, in that order (a name may repeat).
     pub fn tools_called(&self) -> impl Iterator<Item = &str> {
@@ -431,16 +469,19 @@ impl Task {
     pub fn renamed(&self, renames: &BTreeMap<String, String>) -> Task {
         let map = |name: &String| renames.get(name).unwrap_or(name).clone();
         let mut task = self.clone();
-        for call in &mut task.expect.calls {
-            call.tool = match &call.tool {
-                ToolName::Literal(name) => ToolName::Literal(map(name)),
-                ToolName::AnyOf { any_of } => ToolName::AnyOf {
-                    any_of: any_of.iter().map(map).collect(),
-                },
-                pattern => pattern.clone(),
-            };
+        let turns = task.turns.iter_mut().filter_map(|t| t.expect.as_mut());
+        for expect in std::iter::once(&mut task.expect).chain(turns) {
+            for call in &mut expect.calls {
+                call.tool = match &call.tool {
+                    ToolName::Literal(name) => ToolName::Literal(map(name)),
+                    ToolName::AnyOf { any_of } => ToolName::AnyOf {
+                        any_of: any_of.iter().map(map).collect(),
+                    },
+                    pattern => pattern.clone(),
+                };
+            }
+            expect.forbidden_tools = expect.forbidden_tools.iter().map(map).collect();
         }
-        task.expect.forbidden_tools = task.expect.forbidden_tools.iter().map(map).collect();
         task.tools = task.tools.iter().map(map).collect();
         if let Some(CallSpec::Tool { name, .. }) = &mut task.call {
             *name = map(name);

@@ -30,6 +30,8 @@ const TASK_KEYS: &[&str] = &[
     "malformed",
     "setup",
     "teardown",
+    "turns",
+    "stop_on_failure",
 ];
 const EXPECT_KEYS: &[&str] = &[
     "calls",
@@ -67,6 +69,8 @@ const KINDS: &[(&str, TaskKind)] = &[
 const NOT_FOR_CALLS: &[(&str, &str)] = &[
     ("prompt", "no model reads a prompt"),
     ("max_turns", "no model takes turns"),
+    ("turns", "no user talks to a model"),
+    ("stop_on_failure", "no user talks to a model"),
 ];
 /// Trials per side of a call task unless `trials:` says otherwise.
 const DEFAULT_CALL_TRIALS: u32 = 1;
@@ -146,8 +150,25 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             );
         }
     }
-    let prompt = required(checker, &fields, "prompt", "task")
-        .and_then(|v| checker.non_empty_string(v, "prompt"));
+    let conversation = fields.get("turns");
+    let prompt = match conversation {
+        Some(_) => {
+            if let Some((key, _)) = fields.get("prompt") {
+                let message = "`prompt` and `turns` cannot both be set: with `turns`, the first \
+                               turn's `prompt` is the user's first message";
+                checker.error(key, message);
+            }
+            Some(String::new())
+        }
+        None => required(checker, &fields, "prompt", "task")
+            .and_then(|v| checker.non_empty_string(v, "prompt")),
+    };
+    let stop_on_failure = optional(&fields, "stop_on_failure", false, |v| {
+        checker.boolean(v, "stop_on_failure")
+    });
+    if let (Some((key, _)), None) = (fields.get("stop_on_failure"), conversation) {
+        checker.error(key, "`stop_on_failure` applies to a conversation (`turns`)");
+    }
     let default_set = defaults.set.unwrap_or(TaskSet::Regression);
     let set = optional(&fields, "set", default_set, |v| {
         checker.choice(v, "set", SETS)
@@ -161,8 +182,21 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
     });
     let judge_host = defaults.judge_host.as_deref();
     let fixtures = fixtures(checker, &fields, defaults);
+    let turns = match conversation {
+        Some((_, value)) => super::turns::user_turns(checker, value, kind, max_turns, |c, k, v, kind| {
+            expectations(c, k, v, kind, judge_host)
+        }),
+        None => Some(Vec::new()),
+    };
+    let turns_graded = (turns.iter().flatten()).any(|t| t.expect.is_some());
     let expect = match (fields.get("expect"), kind) {
         (Some((key, value)), kind) => expectations(checker, key, value, kind, judge_host),
+        (None, Some(TaskKind::Tool)) if turns_graded => Some(Expectations::default()),
+        (None, Some(TaskKind::Tool)) if conversation.is_some() => {
+            let message = "a conversation needs an `expect` on the task or on one of its turns";
+            checker.error(node, message);
+            None
+        }
         (None, Some(TaskKind::Tool)) => {
             checker.missing(&fields, "expect", "task");
             None
@@ -180,12 +214,32 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             Some(max_turns),
             Some(mut expect),
             Some((setup, teardown, after)),
-        ) = (&id, prompt, kind, set, max_turns, expect, fixtures)
-        {
+            Some(turns),
+            Some(stop_on_failure),
+        ) = (
+            &id,
+            prompt,
+            kind,
+            set,
+            max_turns,
+            expect,
+            fixtures,
+            turns,
+            stop_on_failure,
+        ) {
             expect.no_tool |= kind == TaskKind::NoTool;
+            let turn_calls = turns.iter().filter_map(|t| t.expect.as_ref());
+            let all_calls: Vec<ExpectedCall> = (expect.calls.iter())
+                .chain(turn_calls.flat_map(|e| &e.calls))
+                .cloned()
+                .collect();
             let tools = match tools {
                 Some(Some(tools)) => tools,
-                _ => called_tools(&expect.calls),
+                _ => called_tools(&all_calls),
+            };
+            let prompt = match turns.first() {
+                Some(first) => first.prompt.clone(),
+                None => prompt,
             };
             let source = format!("{}:{}", checker.file().display(), node.line);
             task = Some(Task {
@@ -206,6 +260,8 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                 after,
                 source,
                 call_at: Default::default(),
+                turns,
+                stop_on_failure,
             });
         }
     }
@@ -317,6 +373,8 @@ fn call_task(
             .get("call")
             .map(|(_, v)| call_at(v))
             .unwrap_or_default(),
+        turns: Vec::new(),
+        stop_on_failure: false,
     })
 }
 

@@ -161,6 +161,7 @@ impl Collector {
             None => None,
         };
         let (mut rows, mut tasks, mut detectable) = (Vec::new(), Vec::new(), Vec::new());
+        let mut turn_rows = Vec::new();
         for (host, cells) in &self.hosts {
             let ctx = Context { host, stats, seed };
             let mut pending: Vec<Pending> = Vec::new();
@@ -186,6 +187,7 @@ impl Collector {
                     .collect();
                 pending.extend(suite_rows(&ctx, scope, &in_scope)?);
             }
+            let mut host_turns = Vec::new();
             for (task, cell) in cells {
                 let cell = &*cell.settled();
                 if !cell.kind.has_model() {
@@ -203,8 +205,11 @@ impl Collector {
                     }
                 }
                 pending.extend(task_pending);
+                host_turns.extend(super::turn_rows::turn_rows(&ctx, task, cell)?);
                 tasks.push(cell.outcome(task, host));
             }
+            super::turn_rows::judge_turns(&mut host_turns, stats, level.family_alpha)?;
+            turn_rows.append(&mut host_turns);
             let levels = adjust(&mut pending, stats, level)?;
             let mut suite_level = None;
             for (p, row_level) in pending.iter_mut().zip(levels) {
@@ -229,6 +234,7 @@ impl Collector {
             infra_errors: self.infra_errors + self.server_failed_both(),
             detectable,
             usage: self.usage.totals(),
+            turn_rows,
         })
     }
 }
@@ -324,6 +330,7 @@ impl Context<'_> {
             mde: None,
             trials_run: None,
             stopped: None,
+            turn: None,
         }
     }
 }

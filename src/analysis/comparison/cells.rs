@@ -178,6 +178,8 @@ pub(super) struct SideValues {
     recovered_calls: u32,
     /// Distinct grade explanations of failed trials, in order of first appearance, with counts.
     failures: Vec<(String, u32)>,
+    /// A conversation's user turns: per turn, the trials whose turn passed and those graded.
+    turns: Vec<(u32, u32)>,
 }
 
 impl SideValues {
@@ -206,9 +208,23 @@ impl SideValues {
         self.values[i].as_f64()
     }
 
+    /// Per user turn of a conversation: (trials whose turn passed, trials that graded it).
+    pub fn turn_counts(&self) -> &[(u32, u32)] {
+        &self.turns
+    }
+
     fn add(&mut self, e: &EpisodeFacts) {
         let values = Metric::TESTED.map(|m| e.value(m));
         self.recovered_calls += e.recovered_calls;
+        if self.turns.len() < e.turn_successes.len() {
+            self.turns.resize(e.turn_successes.len(), (0, 0));
+        }
+        for (counts, success) in self.turns.iter_mut().zip(&e.turn_successes) {
+            if let Some(passed) = success {
+                counts.0 += u32::from(*passed);
+                counts.1 += 1;
+            }
+        }
         self.add_values(&values, e.success, e.tool_calls > 0, &e.failure);
     }
 
@@ -409,6 +425,7 @@ mod tests {
             replay_unmatched: 0,
             recovered_calls: 0,
             text_tool_call: None,
+            turn_successes: Vec::new(),
             success: false,
             tool_calls: 1,
             tool_errors: 0,

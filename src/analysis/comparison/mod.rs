@@ -8,6 +8,7 @@ mod model;
 mod planning;
 mod suite_rows;
 mod task_rows;
+mod turn_rows;
 #[cfg(test)]
 pub(crate) mod tests;
 

@@ -58,6 +58,9 @@ pub struct Row {
     pub trials_run: Option<u32>,
     /// An adaptive run's task rows: why the task stopped (null while it still runs).
     pub stopped: Option<crate::analysis::adaptive::Stopped>,
+    /// A turn row's user turn (1-based; `scope = turn`); null for the other rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
 }
 
 impl Row {
@@ -182,6 +185,10 @@ pub struct Comparison {
     pub detectable: Vec<(String, Detectable)>,
     /// What each host and side used, over every episode (infrastructure errors included).
     pub usage: Vec<UsageTotal>,
+    /// The rows of conversations' user turns (`scope = turn`), kept apart from `rows`: they
+    /// explain a task's row and gate nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub turn_rows: Vec<Row>,
 }
 
 /// Requests and tokens of one host and side.

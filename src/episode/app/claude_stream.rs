@@ -168,6 +168,7 @@ impl<'a> Reader<'a> {
             result: String::new(),
             replay_unmatched: false,
             recovered: false,
+            user_turn: 1,
         });
         ToolCallRequest {
             id: id.to_owned(),

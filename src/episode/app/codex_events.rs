@@ -143,6 +143,7 @@ impl<'a> Reader<'a> {
             result: String::new(),
             replay_unmatched: false,
             recovered: false,
+            user_turn: 1,
         });
         let request = ToolCallRequest {
             id: id.to_owned(),

@@ -161,6 +161,7 @@ impl<'a> Reader<'a> {
             result: String::new(),
             replay_unmatched: false,
             recovered: false,
+            user_turn: 1,
         });
         self.pending.insert(id.to_owned(), (index, at));
         if let Message::Assistant { tool_calls, .. } = self.step() {

@@ -207,6 +207,9 @@ async fn one_trial(
         tools: &view,
         instructions: server.info.instructions.as_deref(),
         call_timeout: request.timeout,
+        turns: &on_copies.as_ref().unwrap_or(task).turns,
+        stop_on_failure: task.stop_on_failure,
+        kind: task.kind,
     };
     let mut output = run_trial(&input, &server.connection).await;
     if let Some(copies) = copies {

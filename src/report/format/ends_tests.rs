@@ -35,6 +35,7 @@ fn success_row(base: f64, cand: f64, verdict: Verdict) -> Row {
         mde: Some(0.92),
         trials_run: None,
         stopped: None,
+        turn: None,
     }
 }
 

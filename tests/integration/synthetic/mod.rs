@@ -87,6 +87,7 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         tools_offered: String::new(),
         text_calls: Default::default(),
         app: None,
+        user_turns: Vec::new(),
     };
     let tools: &[&str] = match kind {
         TaskKind::Tool => &["search_issues"],
@@ -114,11 +115,13 @@ fn passed(kind: TaskKind) -> Grade {
             grader: "expected_calls".into(),
             passed: true,
             explanation: "expected `search_issues` with project=apollo, got it".into(),
+            turn: None,
         },
         TaskKind::NoTool | TaskKind::Call => Check {
             grader: "no_tool".into(),
             passed: true,
             explanation: "no tool was called".into(),
+            turn: None,
         },
     };
     Grade {
@@ -143,6 +146,7 @@ pub fn set_calls(e: &mut Episode, tools: &[&str]) {
             result: "[]".to_owned(),
             replay_unmatched: false,
             recovered: false,
+            user_turn: 1,
         })
         .collect();
     e.tool_calls = tools.len() as u32;

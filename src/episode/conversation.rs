@@ -1,0 +1,124 @@
+//! A conversation's user turns: the record of each user message and what followed it, and the
+//! grade of one turn from its own calls and answer.
+
+use serde::{Deserialize, Serialize};
+
+use super::record::ToolCallRecord;
+use crate::grade::{Grade, Observed, ObservedCall};
+use crate::suite::{Expectations, TaskKind};
+
+/// Who wrote a user message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Author {
+    /// The task's `turns:` (or its `prompt`, the first message of a simulated user's task).
+    Script,
+    /// A simulated user's model.
+    User,
+    /// The baseline trial's recorded message, sent again (`--replay-user-turns`).
+    Replay,
+}
+
+/// One user message of a conversation and what followed it, until the model's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserTurnRecord {
+    /// 1-based.
+    pub turn: u32,
+    pub by: Author,
+    /// The user's message.
+    pub message: String,
+    /// Whether the turn's own `expect` passed; `None` when the turn has none or did not run.
+    pub success: Option<bool>,
+    /// `false` when an earlier turn failed and the task says `stop_on_failure: true`.
+    pub ran: bool,
+    /// The tool calls made in the turn: how many, and the index of the first in the episode's.
+    pub tool_calls: u32,
+    pub first_call: u32,
+    /// Model turns taken in the turn.
+    pub model_turns: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub latency_ms: f64,
+    /// The model's answer that ended the turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// The turn ended at its `max_turns` rather than on an answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hit_max_turns: bool,
+}
+
+impl UserTurnRecord {
+    /// A turn that did not run (`stop_on_failure` after a failed one).
+    pub fn skipped(turn: u32, message: &str, first_call: u32) -> Self {
+        Self {
+            turn,
+            by: Author::Script,
+            message: message.to_owned(),
+            success: None,
+            ran: false,
+            tool_calls: 0,
+            first_call,
+            model_turns: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            latency_ms: 0.0,
+            answer: None,
+            hit_max_turns: false,
+        }
+    }
+
+    /// The turn's calls among the episode's.
+    pub fn calls<'c>(&self, all: &'c [ToolCallRecord]) -> &'c [ToolCallRecord] {
+        let start = (self.first_call as usize).min(all.len());
+        let end = (start + self.tool_calls as usize).min(all.len());
+        &all[start..end]
+    }
+}
+
+/// Grades calls and an answer against one set of graders, as the run records them (the calls'
+/// arguments parsed from their JSON text; a call whose arguments are not JSON matches no `args`).
+pub fn grade_calls(
+    kind: TaskKind,
+    expect: &Expectations,
+    calls: &[ToolCallRecord],
+    answer: Option<&str>,
+    latency_ms: f64,
+) -> Grade {
+    let parsed: Vec<Option<serde_json::Value>> = calls
+        .iter()
+        .map(|c| serde_json::from_str(&c.arguments).ok())
+        .collect();
+    let observed = Observed {
+        calls: calls
+            .iter()
+            .zip(&parsed)
+            .map(|(c, args)| ObservedCall {
+                tool: &c.tool,
+                arguments: args.as_ref(),
+                result: &c.result,
+                is_error: c.is_error,
+            })
+            .collect(),
+        answer,
+        latency_ms: Some(latency_ms),
+    };
+    crate::grade::grade_expect(kind, expect, &observed)
+}
+
+/// The user turns' values of a conversation's episodes as `episodes.parquet` keeps them: the
+/// list as JSON text (`None` for a task of one prompt).
+pub fn user_turns_json(turns: &[UserTurnRecord]) -> Option<String> {
+    (!turns.is_empty()).then(|| serde_json::to_string(turns).unwrap_or_default())
+}
+
+/// Each turn's success from the table's JSON text (`None` where the turn was not graded):
+/// unreadable text reads as no turns.
+pub fn turn_successes(json: &str) -> Vec<Option<bool>> {
+    #[derive(Deserialize)]
+    struct Turn {
+        success: Option<bool>,
+    }
+    serde_json::from_str::<Vec<Turn>>(json)
+        .map(|turns| turns.into_iter().map(|t| t.success).collect())
+        .unwrap_or_default()
+}
