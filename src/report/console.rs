@@ -85,6 +85,9 @@ impl Pairs {
 pub fn verdict_table(c: &Comparison, color: bool) -> String {
     let mut out = String::new();
     task_lines(&mut out, c, color);
+    for line in format::turn_lines(c) {
+        let _ = writeln!(out, "  turns of {line}");
+    }
     suite_lines(&mut out, c, color);
     outcome_line(&mut out, c, color);
     if let Some(line) = format::recovered_line(c) {

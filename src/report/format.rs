@@ -46,6 +46,36 @@ pub fn recovered_line(c: &Comparison) -> Option<String> {
     ))
 }
 
+/// A turn row's successes on one side, `passed/graded`, from its rate and count.
+fn turn_successes(mean: Option<f64>, n: u32) -> String {
+    let passed = mean.map_or(0, |m| (m * f64::from(n)).round() as u32);
+    format!("{passed}/{n}")
+}
+
+/// One line per conversation task and host: each user turn's own success, baseline →
+/// candidate, and its verdict (`turn 1 10/10 → 0/10 regression · turn 2 10/10 → 10/10 no
+/// change`). Empty when the run had no conversation.
+pub fn turn_lines(c: &Comparison) -> Vec<String> {
+    let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
+    for r in &c.turn_rows {
+        let part = format!(
+            "turn {} {} → {} {}",
+            r.turn.unwrap_or(0),
+            turn_successes(r.baseline_mean, r.n_baseline),
+            turn_successes(r.candidate_mean, r.n_candidate),
+            r.verdict.as_str().replace('_', " ")
+        );
+        match lines.last_mut() {
+            Some((task, host, parts)) if *task == r.task_id && *host == r.host => parts.push(part),
+            _ => lines.push((r.task_id.clone(), r.host.clone(), vec![part])),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(task, host, parts)| format!("{task} ({host}): {}", parts.join(" · ")))
+        .collect()
+}
+
 /// A delta with its sign.
 pub fn delta(metric: Metric, v: Option<f64>) -> String {
     match v {

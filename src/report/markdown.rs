@@ -35,6 +35,7 @@ pub fn summary(report: &Report) -> String {
     suite(&mut out, c);
     broken(&mut out, c);
     regressed(&mut out, c);
+    turns(&mut out, c);
     others(&mut out, c);
     super::tool_choice::markdown(&mut out, report);
     adaptive(&mut out, c);
@@ -42,6 +43,36 @@ pub fn summary(report: &Report) -> String {
     answers(&mut out, report);
     detectable(&mut out, c);
     out
+}
+
+/// Conversations: each user turn's own success per side, tested like a task's, so that a
+/// regressed conversation says which turn regressed.
+fn turns(out: &mut String, c: &Comparison) {
+    if c.turn_rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Conversation turns\n\nEach user turn graded by its own `expect`, compared like a \
+         task's success (Fisher's exact test; the turn rows of a host adjusted together). A turn \
+         row explains its task's row and gates nothing.\n\n\
+         | task | host | turn | success b → c | p_adj | verdict |\n|---|---|---:|---|---:|---|"
+    );
+    for r in &c.turn_rows {
+        let rate = |m: Option<f64>| format::value(Metric::Success, m);
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {} | {} → {} | {} | {} |",
+            r.task_id,
+            r.host,
+            r.turn.unwrap_or(0),
+            rate(r.baseline_mean),
+            rate(r.candidate_mean),
+            r.p_adjusted.map_or("–".to_owned(), |p| format!("{p:.2e}")),
+            r.verdict.as_str()
+        );
+    }
+    out.push('\n');
 }
 
 /// An adaptive run: per task how many trials it took and why it stopped, and the trials and

@@ -100,9 +100,10 @@ fn turn_fields<'n>(checker: &mut Checker<'_>, item: &'n Node, place: &str) -> Op
         return None;
     }
     let before = checker.count();
-    let fields = checker.fields(item, &place.to_owned(), Some(TURN_KEYS))?;
-    if checker.count() > before {
-        // `fields` said which key is unknown; say what is valid too.
+    let fields = checker.fields(item, place, Some(TURN_KEYS))?;
+    if checker.count() > before && fields.get("prompt").is_some() {
+        // `fields` said which key is unknown; say what is valid too (a turn without `prompt`
+        // says it in its own message).
         let keys = valid_keys();
         checker.error(item, format!("a user turn is {keys}"));
     }

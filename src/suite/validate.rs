@@ -192,6 +192,8 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
     let expect = match (fields.get("expect"), kind) {
         (Some((key, value)), kind) => expectations(checker, key, value, kind, judge_host),
         (None, Some(TaskKind::Tool)) if turns_graded => Some(Expectations::default()),
+        // Turns that are themselves invalid have said so.
+        (None, Some(TaskKind::Tool)) if conversation.is_some() && turns.is_none() => None,
         (None, Some(TaskKind::Tool)) if conversation.is_some() => {
             let message = "a conversation needs an `expect` on the task or on one of its turns";
             checker.error(node, message);
