@@ -195,7 +195,11 @@ fn used_of<'a>(task: &'a Task, touched: &'a BTreeSet<String>) -> Vec<&'a str> {
     let names: BTreeSet<&str> = task
         .tools
         .iter()
-        .chain(task.all_expectations().flat_map(|e| &e.calls).flat_map(|c| c.tool.names()))
+        .chain(
+            task.all_expectations()
+                .flat_map(|e| &e.calls)
+                .flat_map(|c| c.tool.names()),
+        )
         .chain(task.all_expectations().flat_map(|e| &e.forbidden_tools))
         .map(String::as_str)
         .collect();

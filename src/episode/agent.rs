@@ -146,10 +146,11 @@ async fn converse(
             );
             record.success = Some(grade.success);
             stopped = !grade.success && input.stop_on_failure;
-            out.turn_checks.extend(grade.checks.into_iter().map(|mut c| {
-                c.turn = Some(number);
-                c
-            }));
+            out.turn_checks
+                .extend(grade.checks.into_iter().map(|mut c| {
+                    c.turn = Some(number);
+                    c
+                }));
         }
         out.user_turns.push(record);
     }

@@ -74,11 +74,13 @@ fn answer(text: &str) -> Completion {
 }
 
 async fn demo_connection() -> McpConnection {
+    demo_release(Release::V1_4_0).await
+}
+
+pub(super) async fn demo_release(release: Release) -> McpConnection {
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
-        if let Ok(running) =
-            rmcp::ServiceExt::serve(DemoServer::new(Release::V1_4_0), server_io).await
-        {
+        if let Ok(running) = rmcp::ServiceExt::serve(DemoServer::new(release), server_io).await {
             let _ = running.waiting().await;
         }
     });

@@ -14,8 +14,8 @@ mod tokens;
 mod tools;
 
 pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};
-pub use direct::{answer_text, check_after, run_call, run_fixtures, FixtureError, DIRECT_HOST};
 pub use conversation::{grade_calls, turn_successes, user_turns_json, Author, UserTurnRecord};
+pub use direct::{answer_text, check_after, run_call, run_fixtures, FixtureError, DIRECT_HOST};
 pub use driver::Driver;
 pub use facts::{server_error_line, EpisodeFacts};
 pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};
@@ -25,3 +25,5 @@ pub use tools::{system_prompt, Offer, ToolView};
 
 #[cfg(test)]
 mod agent_tests;
+#[cfg(test)]
+mod conversation_tests;

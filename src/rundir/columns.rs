@@ -277,7 +277,11 @@ mod tests {
         // since `user_turns` (issue 52: conversations).
         assert_eq!(df.width(), 42);
         let nulls_of = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();
-        assert_eq!(nulls_of(&df, "user_turns"), 2, "no conversation: no user turns");
+        assert_eq!(
+            nulls_of(&df, "user_turns"),
+            2,
+            "no conversation: no user turns"
+        );
         let recovered = df.column("recovered_calls").unwrap().u32().unwrap().clone();
         assert_eq!((recovered.get(0), recovered.get(1)), (Some(1), Some(0)));
         let unmatched = df
@@ -291,7 +295,11 @@ mod tests {
         assert_eq!(tc.width(), 14);
         assert_eq!(dtype(&tc, "recovered"), DataType::Boolean);
         let turn = tc.column("user_turn").unwrap().u32().unwrap().clone();
-        assert_eq!(turn.get(0), Some(1), "a one-message task's calls are in turn 1");
+        assert_eq!(
+            turn.get(0),
+            Some(1),
+            "a one-message task's calls are in turn 1"
+        );
         let nulls = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();
         assert_eq!(nulls(&df, "infra_error"), 1);
         assert_eq!(nulls(&df, "ttft_ms"), 1);

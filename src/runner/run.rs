@@ -847,7 +847,9 @@ async fn judge_output(
         })
         .collect();
     // A conversation's judge reads every user message, in order.
-    let messages: Vec<&str> = (output.user_turns.iter()).map(|t| t.message.as_str()).collect();
+    let messages: Vec<&str> = (output.user_turns.iter())
+        .map(|t| t.message.as_str())
+        .collect();
     let prompt = match messages.is_empty() {
         true => task.prompt.clone(),
         false => messages.join("\n\n"),
@@ -992,7 +994,13 @@ pub fn grade_output(task: &Task, output: &TrialOutput) -> Grade {
     let answer = output.final_answer.as_deref();
     if !task.is_conversation() {
         let calls = &output.calls;
-        return crate::episode::grade_calls(task.kind, &task.expect, calls, answer, output.latency_ms);
+        return crate::episode::grade_calls(
+            task.kind,
+            &task.expect,
+            calls,
+            answer,
+            output.latency_ms,
+        );
     }
     let mut checks = output.turn_checks.clone();
     let answers: Vec<&str> = (output.user_turns.iter())

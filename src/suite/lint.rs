@@ -72,7 +72,10 @@ fn lint_task(task: &Task) -> Vec<Diagnostic> {
     }
     let forbidden = task.all_expectations().flat_map(|e| {
         let at = |i: usize| e.forbidden_at.get(i).copied();
-        e.forbidden_tools.iter().enumerate().map(move |(i, n)| (n, at(i)))
+        e.forbidden_tools
+            .iter()
+            .enumerate()
+            .map(move |(i, n)| (n, at(i)))
     });
     for (name, place) in forbidden {
         if looks_like_regex(name) {

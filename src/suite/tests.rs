@@ -661,3 +661,80 @@ fn expected_to_fail_is_a_boolean_of_call_tasks_only() {
         "{found:?}"
     );
 }
+
+#[test]
+fn a_conversation_keeps_its_turns_and_grades_each_on_its_own() {
+    let task = &tasks(
+        "id: find-then-close\nmax_turns: 5\nstop_on_failure: true\nturns:\n  \
+         - prompt: Find open login issues in apollo\n    expect:\n      \
+         calls: [{tool: search_issues}]\n  \
+         - prompt: Close the first one\n    max_turns: 2\n    expect:\n      \
+         calls: [{tool: update_issue, args: {status: closed}}]\n",
+    )[0];
+    assert!(task.is_conversation());
+    assert!(task.stop_on_failure);
+    assert_eq!(
+        task.prompt, "Find open login issues in apollo",
+        "the first turn's"
+    );
+    assert_eq!(task.turns.len(), 2);
+    assert_eq!(
+        (task.turns[0].max_turns, task.turns[1].max_turns),
+        (5, 2),
+        "the task's max_turns unless a turn sets its own"
+    );
+    // The tools exercised are those the turns expect; the task-level expect sets nothing.
+    assert_eq!(task.tools, ["search_issues", "update_issue"]);
+    assert!(!task.grades_whole());
+    let renamed = task.renamed(&[("update_issue".to_owned(), "edit_issue".to_owned())].into());
+    let second = renamed.turns[1].expect.as_ref().unwrap();
+    assert_eq!(second.calls[0].tool, ToolName::Literal("edit_issue".into()));
+}
+
+#[test]
+fn malformed_turns_are_refused_where_they_are_with_the_valid_keys() {
+    let found = problems("id: a\nturns: {prompt: hi}\n");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("t.yaml:2:8: `turns` must be a list"),
+        "{found:?}"
+    );
+    assert!(
+        found[0].contains("{`prompt`, `expect`, `max_turns`}"),
+        "{found:?}"
+    );
+    let found = problems("id: a\nturns: []\n");
+    assert!(found[0].contains("`turns` is empty"), "{found:?}");
+    let found = problems("id: a\nturns:\n  - expect: {no_tool: true}\n  - promt: hi\n");
+    assert!(
+        found[0].starts_with("t.yaml:3:5: turn 1 of `turns` has no `prompt`"),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|p| p.contains("did you mean `prompt`")),
+        "{found:?}"
+    );
+    let found = problems("id: a\nprompt: hi\nturns: [{prompt: x, expect: {no_tool: true}}]\n");
+    assert!(
+        found[0].contains("`prompt` and `turns` cannot both be set"),
+        "{found:?}"
+    );
+    let found = problems(
+        "id: a\nkind: call\ncall: {tool: t}\nexpect: {is_error: false}\nturns: [{prompt: x}]\n",
+    );
+    assert!(
+        found[0].contains("`turns` does not apply to a `kind: call` task"),
+        "{found:?}"
+    );
+    let found = problems("id: a\nturns: [{prompt: x}]\n");
+    assert!(found[0].contains("needs an `expect` on the task or on one of its turns"));
+    let found = problems("id: a\nprompt: x\nstop_on_failure: true\nexpect: {no_tool: true}\n");
+    assert!(
+        found[0].contains("`stop_on_failure` applies to a conversation"),
+        "{found:?}"
+    );
+    let found = problems("id: a\nturns: [{prompt: x, expect: {judge: {rubric: r, host: sim}}}]\n");
+    assert!(found
+        .iter()
+        .any(|p| p.contains("a judge reads the whole conversation")));
+}

@@ -183,9 +183,11 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
     let judge_host = defaults.judge_host.as_deref();
     let fixtures = fixtures(checker, &fields, defaults);
     let turns = match conversation {
-        Some((_, value)) => super::turns::user_turns(checker, value, kind, max_turns, |c, k, v, kind| {
-            expectations(c, k, v, kind, judge_host)
-        }),
+        Some((_, value)) => {
+            super::turns::user_turns(checker, value, kind, max_turns, |c, k, v, kind| {
+                expectations(c, k, v, kind, judge_host)
+            })
+        }
         None => Some(Vec::new()),
     };
     let turns_graded = (turns.iter().flatten()).any(|t| t.expect.is_some());

@@ -24,6 +24,7 @@ mod codex_host;
 mod config_file;
 mod contract;
 mod contract_reading;
+mod conversations;
 mod description_safety;
 mod diagnostics;
 mod estimate;

@@ -8,9 +8,9 @@ mod model;
 mod planning;
 mod suite_rows;
 mod task_rows;
-mod turn_rows;
 #[cfg(test)]
 pub(crate) mod tests;
+mod turn_rows;
 
 pub(crate) use build::entry_of;
 pub use build::{compare, Collector};

@@ -95,7 +95,11 @@ pub fn find(suite_dir: &Path, tools: &[String]) -> Result<Update, CiError> {
 fn covers(suite: &Suite, tool: &str) -> bool {
     suite.tasks.iter().any(|task| {
         let called = matches!(&task.call, Some(CallSpec::Tool { name, .. }) if name == tool);
-        called || task.all_expectations().flat_map(|e| &e.calls).any(|c| c.tool.matches(tool))
+        called
+            || task
+                .all_expectations()
+                .flat_map(|e| &e.calls)
+                .any(|c| c.tool.matches(tool))
     })
 }
 

@@ -170,6 +170,7 @@ pub fn fail(e: &mut Episode, grader: &str, explanation: &str) {
             grader: grader.to_owned(),
             passed: false,
             explanation: explanation.to_owned(),
+            turn: None,
         }],
     };
 }
