@@ -49,7 +49,7 @@ fn main() {
                         replay_unmatched: 0,
                         recovered_calls: 0,
                         text_tool_call: None,
-                        turn_successes: Vec::new(),
+                        turns_of_user: Default::default(),
                         success: rng.random_bool(rates[i]),
                         tool_calls: calls,
                         tool_errors: u32::from(rng.random_bool(0.05)),

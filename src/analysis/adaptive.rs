@@ -506,7 +506,7 @@ mod tests {
             replay_unmatched: 0,
             recovered_calls: 0,
             text_tool_call: None,
-            turn_successes: Vec::new(),
+            turns_of_user: Default::default(),
             success,
             tool_calls: calls,
             tool_errors: 0,

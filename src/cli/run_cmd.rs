@@ -216,6 +216,7 @@ pub(super) fn print_verdict(comparison: &Comparison, dir: &Path, simulated: bool
         true => outln!("{} (simulated model)", table.trim_end()),
         false => out!("{table}"),
     }
+    out!("{}", crate::report::verdict_notes(comparison));
     print_report_paths(dir);
 }
 

@@ -34,6 +34,8 @@ pub struct TrialInput<'a> {
     pub stop_on_failure: bool,
     /// The task's kind, which each turn's grade takes into account (`no-tool`: no call).
     pub kind: crate::suite::TaskKind,
+    /// A simulated user who carries the conversation on after `prompt` (`user:`).
+    pub user: Option<super::UserPlayer<'a>>,
 }
 
 /// What one trial did. `infra_error` is set when the model's provider or the server failed: the
@@ -100,7 +102,9 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
         context: input.context.clone(),
     };
     let mut out = TrialOutput::default();
-    if input.turns.is_empty() {
+    if let Some(user) = &input.user {
+        converse_with(user, input, server, &mut request, &mut out).await;
+    } else if input.turns.is_empty() {
         request.messages.push(Message::User {
             content: input.prompt.to_owned(),
         });
@@ -134,7 +138,8 @@ async fn converse(
             out.user_turns.push(record);
             continue;
         }
-        let mut record = user_turn(input, server, request, out, number, &turn.prompt).await;
+        let limit = turn.max_turns;
+        let mut record = user_turn(input, server, request, out, number, &turn.prompt, limit).await;
         record.hit_max_turns = out.hit_max_turns && record.answer.is_none();
         if let (Some(expect), None) = (&turn.expect, &out.infra_error) {
             let grade = grade_calls(
@@ -156,8 +161,57 @@ async fn converse(
     }
 }
 
-/// One user message and the model's loop that answers it, within `max_turns`; the calls made
-/// are tagged with the turn.
+/// A simulated user's conversation: the task's `prompt`, then after each answer the user's
+/// next message (the baseline's, replayed, while there are any), until `done_when` holds, the
+/// user ends it, or it has `max_turns` user messages. A user model that fails makes the trial
+/// an infrastructure error.
+async fn converse_with(
+    user: &super::UserPlayer<'_>,
+    input: &TrialInput<'_>,
+    server: &McpConnection,
+    request: &mut CompletionRequest,
+    out: &mut TrialOutput,
+) {
+    let spec = user.spec;
+    let (mut message, mut by) = (input.prompt.to_owned(), Author::Script);
+    let mut written = Usage::default();
+    for number in 1..=spec.max_turns {
+        let limit = input.max_turns;
+        let mut record = user_turn(input, server, request, out, number, &message, limit).await;
+        record.by = by;
+        record.hit_max_turns = out.hit_max_turns && record.answer.is_none();
+        (record.user_input_tokens, record.user_output_tokens) =
+            (written.input_tokens, written.output_tokens);
+        let made_call = record.tool_calls > 0;
+        out.user_turns.push(record);
+        if out.infra_error.is_some() || number == spec.max_turns {
+            return;
+        }
+        if let Some(done) = &spec.done_when {
+            let answer = out.final_answer.as_deref();
+            let latency = out.user_turns.iter().map(|t| t.latency_ms).sum();
+            if grade_calls(input.kind, done, &out.calls, answer, latency).success {
+                return;
+            }
+        }
+        if let Some(replayed) = user.replay.get(number as usize) {
+            (message, by, written) = (replayed.clone(), Author::Replay, Usage::default());
+            continue;
+        }
+        match (user.reply(&out.user_turns, made_call, input.seed, &input.context)).await {
+            Ok(super::Reply::Says(text, usage)) => (message, by, written) = (text, Author::User, usage),
+            Ok(super::Reply::Done) => return,
+            Err(e) => {
+                let host = user.model.id();
+                out.infra_error = Some(format!("simulated user `{host}`: {}", chain(&e)));
+                return;
+            }
+        }
+    }
+}
+
+/// One user message and the model's loop that answers it, within `max_turns` model turns; the
+/// calls made are tagged with the turn.
 async fn user_turn(
     input: &TrialInput<'_>,
     server: &McpConnection,
@@ -165,8 +219,8 @@ async fn user_turn(
     out: &mut TrialOutput,
     number: u32,
     message: &str,
+    max_turns: u32,
 ) -> UserTurnRecord {
-    let max_turns = input.turns[number as usize - 1].max_turns;
     let started = Instant::now();
     let (first, model_turns, usage) = (out.calls.len(), out.turns, out.usage);
     out.final_answer = None;
@@ -194,6 +248,8 @@ async fn user_turn(
         latency_ms: ms(started.elapsed()),
         answer: out.final_answer.clone(),
         hit_max_turns: hit,
+        user_input_tokens: 0,
+        user_output_tokens: 0,
     }
 }
 

@@ -45,6 +45,15 @@ pub struct UserTurnRecord {
     /// The turn ended at its `max_turns` rather than on an answer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hit_max_turns: bool,
+    /// The simulated user's model's tokens for writing this message (apart from the model's).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub user_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub user_output_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl UserTurnRecord {
@@ -64,6 +73,8 @@ impl UserTurnRecord {
             latency_ms: 0.0,
             answer: None,
             hit_max_turns: false,
+            user_input_tokens: 0,
+            user_output_tokens: 0,
         }
     }
 
@@ -111,14 +122,36 @@ pub fn user_turns_json(turns: &[UserTurnRecord]) -> Option<String> {
     (!turns.is_empty()).then(|| serde_json::to_string(turns).unwrap_or_default())
 }
 
-/// Each turn's success from the table's JSON text (`None` where the turn was not graded):
-/// unreadable text reads as no turns.
-pub fn turn_successes(json: &str) -> Vec<Option<bool>> {
-    #[derive(Deserialize)]
-    struct Turn {
-        success: Option<bool>,
+/// What a comparison reads of a conversation's user turns: each turn's success (`None` where
+/// the turn was not graded on its own), a hash of each user message (to count the turns that
+/// differ between the sides of a pair), and how many messages a simulated user wrote and how
+/// many were the baseline's, replayed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnFacts {
+    pub successes: Vec<Option<bool>>,
+    pub messages: Vec<u64>,
+    pub written: u32,
+    pub replayed: u32,
+}
+
+impl TurnFacts {
+    pub fn of(turns: &[UserTurnRecord]) -> Self {
+        let by = |a: Author| turns.iter().filter(|t| t.by == a).count() as u32;
+        Self {
+            successes: turns.iter().map(|t| t.success).collect(),
+            messages: (turns.iter())
+                .filter(|t| t.ran)
+                .map(|t| xxhash_rust::xxh3::xxh3_64(t.message.as_bytes()))
+                .collect(),
+            written: by(Author::User),
+            replayed: by(Author::Replay),
+        }
     }
-    serde_json::from_str::<Vec<Turn>>(json)
-        .map(|turns| turns.into_iter().map(|t| t.success).collect())
-        .unwrap_or_default()
+
+    /// From the episode table's `user_turns` JSON text; unreadable text reads as no turns.
+    pub fn of_json(json: &str) -> Self {
+        serde_json::from_str::<Vec<UserTurnRecord>>(json)
+            .map(|turns| Self::of(&turns))
+            .unwrap_or_default()
+    }
 }

@@ -50,9 +50,9 @@ pub struct EpisodeFacts<'a> {
     /// Why the grade failed (`Grade::failure_summary`, the tables' `grade_failures`); read only
     /// for a failed episode.
     pub failure: Cow<'a, str>,
-    /// A conversation's user turns, each turn's own grade: passed, failed, or `None` (not graded
-    /// on its own, or not run); empty for a task of one message.
-    pub turn_successes: Vec<Option<bool>>,
+    /// A conversation's user turns: each turn's own grade, its message's hash, who wrote them
+    /// (empty for a task of one message).
+    pub turns_of_user: super::TurnFacts,
 }
 
 /// A server error's first line (without the stderr tail that follows it), as a failure's reason.
@@ -90,7 +90,7 @@ impl<'a> EpisodeFacts<'a> {
             truncated: e.truncated,
             timed_out: e.timed_out,
             ttft_ms: e.ttft_ms,
-            turn_successes: e.user_turns.iter().map(|t| t.success).collect(),
+            turns_of_user: super::TurnFacts::of(&e.user_turns),
             failure: match &e.server_error {
                 _ if e.success => Cow::Borrowed(""),
                 Some(error) => Cow::Borrowed(server_error_line(error)),

@@ -9,17 +9,19 @@ mod facts;
 mod record;
 mod recover;
 mod redact;
+mod sim_user;
 pub mod text_calls;
 mod tokens;
 mod tools;
 
 pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};
-pub use conversation::{grade_calls, turn_successes, user_turns_json, Author, UserTurnRecord};
+pub use conversation::{grade_calls, user_turns_json, Author, TurnFacts, UserTurnRecord};
 pub use direct::{answer_text, check_after, run_call, run_fixtures, FixtureError, DIRECT_HOST};
 pub use driver::Driver;
 pub use facts::{server_error_line, EpisodeFacts};
 pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript};
 pub use redact::Redactor;
+pub use sim_user::{Reply, UserPlayer, DONE};
 pub use text_calls::TextToolCalls;
 pub use tools::{system_prompt, Offer, ToolView};
 

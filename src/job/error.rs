@@ -35,6 +35,18 @@ pub enum JobError {
     /// An app host named as a task's judge: it runs its own loop and answers no completion.
     #[error("`{host}` is an app host: it runs its own loop and cannot judge")]
     AppJudge { host: String },
+    /// An app host named as a task's simulated user: it answers no completion.
+    #[error("`{host}` is an app host: it runs its own loop and cannot play a user")]
+    AppUser { host: String },
+    /// A task's simulated user's host that cannot be resolved or built.
+    #[error("user host `{host}` of task `{task}` ({file})")]
+    User {
+        host: String,
+        task: String,
+        file: String,
+        #[source]
+        source: Box<JobError>,
+    },
     /// A task's judge host that cannot be resolved or built.
     #[error("judge host `{host}` of task `{task}` ({file})")]
     Judge {
@@ -151,6 +163,7 @@ impl Coded for JobError {
             | Self::Host { .. }
             | Self::App { .. }
             | Self::AppJudge { .. }
+            | Self::AppUser { .. }
             | Self::ReservedHost(_)
             | Self::Trigger { .. }
             | Self::BudgetTooSmall(_)
@@ -165,7 +178,7 @@ impl Coded for JobError {
             | Self::Compare(_)
             | Self::NothingToExplain { .. } => Exit::Usage,
             Self::RunInfo(e) => e.exit(),
-            Self::Judge { source, .. } => source.exit(),
+            Self::Judge { source, .. } | Self::User { source, .. } => source.exit(),
             Self::RunDir(e) => e.exit(),
             Self::History(e) => e.exit(),
             Self::Record(e) => e.exit(),

@@ -141,6 +141,48 @@ pub fn build_judges(
     Ok((judges, secrets))
 }
 
+/// The models that play the simulated users the tasks name (`user.host`), each built once, at
+/// temperature 0 (a paired comparison wants the same user for the same answers). A user host
+/// that cannot be built is a usage error before the run, as a judge's is.
+pub fn build_users(
+    config: &RunConfig,
+    suite: &crate::suite::Suite,
+) -> Result<(Judges, Vec<String>), JobError> {
+    let mut users = Judges::new();
+    let mut secrets = Vec::new();
+    for task in &suite.tasks {
+        let Some(spec) = &task.user else {
+            continue;
+        };
+        if users.contains_key(&spec.host) {
+            continue;
+        }
+        let user = |source: JobError| JobError::User {
+            host: spec.host.clone(),
+            task: task.id.clone(),
+            file: task.source.clone(),
+            source: Box::new(source),
+        };
+        let mut host =
+            crate::config::resolve_extra_host(config, &spec.host).map_err(|e| user(e.into()))?;
+        host.settings.temperature = Some(0.0);
+        secrets.extend(host.settings.secret_values());
+        let one = RunConfig {
+            hosts: vec![host],
+            ..config.clone()
+        };
+        for h in rate_limited(build_hosts(&one).map_err(user)?) {
+            let model = match h.driver {
+                Driver::Agent(model) => model,
+                Driver::App(app) => return Err(user(JobError::AppUser { host: app.id() })),
+                Driver::Direct => unreachable!("build_hosts builds no direct host"),
+            };
+            users.insert(spec.host.clone(), model);
+        }
+    }
+    Ok((users, secrets))
+}
+
 /// Puts each real model behind the response cache (with `None`, --no-cache: none). The sim
 /// host is deterministic and free, so it is never cached.
 pub fn cached(hosts: Vec<HostRuntime>, cache: Option<&Arc<ResponseCache>>) -> Vec<HostRuntime> {

@@ -26,7 +26,7 @@ pub mod writes;
 pub use compare::{compare, CompareRequest, Compared};
 pub use error::JobError;
 pub use expectations::{check as check_expectations, Found};
-pub use hosts::{build_hosts, build_judges, cached, rate_limited, Judges};
+pub use hosts::{build_hosts, build_judges, build_users, cached, rate_limited, Judges};
 pub use models::{build as build_model, Built};
 pub use plan::{plan, PlanRequest};
 pub use record::{Recorded, Recording};

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::hosts::{add_direct_host, build_hosts, build_judges, cached, rate_limited};
+use super::hosts::{add_direct_host, build_hosts, build_judges, build_users, cached, rate_limited};
 use super::trigger::{self, AutoDiff};
 use super::{preflight, JobError, RunEnd, RunJob, Stop};
 use crate::analysis::tool_shift::ToolShiftFacts;
@@ -470,7 +470,9 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         .iter()
         .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))
         .collect();
-    let (judges, judge_secrets) = build_judges(&config, &suite, &mut notes)?;
+    let (judges, mut judge_secrets) = build_judges(&config, &suite, &mut notes)?;
+    let (users, user_secrets) = build_users(&config, &suite)?;
+    judge_secrets.extend(user_secrets);
     let recording = super::record::start(request.record.as_deref(), &hosts, &mut notes)?;
     super::writes::check_sandboxes(&config, &suite.tasks)?;
     let preflight = preflight(&config, recording.as_ref()).await?;
@@ -562,6 +564,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         suite,
         hosts,
         judges,
+        users,
         judge_secrets,
         preflight,
         dir,

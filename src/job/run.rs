@@ -133,7 +133,10 @@ pub struct RunJob {
     pub suite: Suite,
     pub hosts: Vec<HostRuntime>,
     pub judges: BTreeMap<String, Arc<dyn Model>>,
-    /// Secret values the judges' settings hold (redacted from transcripts with the config's).
+    /// The models of the simulated users the tasks name (`user.host`), by that spec.
+    pub users: BTreeMap<String, Arc<dyn Model>>,
+    /// Secret values the judges' and users' settings hold (redacted from transcripts with the
+    /// config's).
     pub judge_secrets: Vec<String>,
     pub preflight: Preflight,
     pub dir: PathBuf,
@@ -194,6 +197,11 @@ impl RunJob {
                 .collect(),
             judges: self
                 .judges
+                .iter()
+                .map(|(n, m)| record(n, &Driver::Agent(m.clone())))
+                .collect(),
+            users: self
+                .users
                 .iter()
                 .map(|(n, m)| record(n, &Driver::Agent(m.clone())))
                 .collect(),
@@ -329,6 +337,7 @@ impl RunJob {
             suite: self.suite,
             hosts: self.hosts,
             judges: self.judges,
+            users: self.users,
             done: earlier.done,
             earlier_attempts: earlier.attempts,
             redactor,

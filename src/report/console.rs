@@ -90,10 +90,14 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
     }
     suite_lines(&mut out, c, color);
     outcome_line(&mut out, c, color);
-    if let Some(line) = format::recovered_line(c) {
-        let _ = writeln!(out, "{line}");
-    }
     out
+}
+
+/// The notes under the verdict: calls recovered from text, simulated users' turns (empty when
+/// neither applies).
+pub fn verdict_notes(c: &Comparison) -> String {
+    let notes = [format::recovered_line(c), format::simulated_users_line(c)];
+    notes.into_iter().flatten().map(|l| l + "\n").collect()
 }
 
 /// One line per task and host: its trials passed, tool calls and tokens (baseline →

@@ -46,6 +46,26 @@ pub fn recovered_line(c: &Comparison) -> Option<String> {
     ))
 }
 
+/// The verdict's note on simulated users: how many user messages differed between the sides of
+/// a pair, and with `--replay-user-turns` how many candidate messages were the baseline's and
+/// how many its user host wrote beyond them. `None` when no simulated user wrote a message.
+pub fn simulated_users_line(c: &Comparison) -> Option<String> {
+    let s = c.simulated_users()?;
+    let mut line = format!(
+        "Simulated users: {} of {} user turn(s) differed between the sides of a pair (each \
+         side's user answers what its model said).",
+        s.differing, s.compared
+    );
+    if s.replayed > 0 {
+        line.push_str(&format!(
+            " --replay-user-turns: {} candidate user turn(s) were the baseline's, sent again; {} \
+             were written by the user host beyond the baseline's recorded ones.",
+            s.replayed, s.written
+        ));
+    }
+    Some(line)
+}
+
 /// A turn row's successes on one side, `passed/graded`, from its rate and count.
 fn turn_successes(mean: Option<f64>, n: u32) -> String {
     let passed = mean.map_or(0, |m| (m * f64::from(n)).round() as u32);

@@ -22,7 +22,7 @@ pub use check::{
     check_junit, check_summary, exit as check_exit, record_exit as check_record_exit,
     sides as check_sides, stage_line,
 };
-pub use console::verdict_table;
+pub use console::{verdict_notes, verdict_table};
 pub use diagnosis::{
     console_lines as diagnosis_lines, headlines as diagnosis_headlines, text as diagnosis_text,
 };

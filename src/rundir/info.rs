@@ -174,6 +174,9 @@ pub struct RunInfo {
     /// The models that graded tasks with a `judge` (by the host spec the tasks name).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judges: Vec<HostRecord>,
+    /// The models that played the simulated users of tasks with a `user` (by the host spec).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub users: Vec<HostRecord>,
     pub seed: u64,
     pub trials: u32,
     pub tasks: Vec<String>,

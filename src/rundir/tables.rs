@@ -449,8 +449,8 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
             replay_unmatched: unmatched.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
             recovered_calls: recovered.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
             text_tool_call: None,
-            turn_successes: (user_turns.as_ref().and_then(|c| c.get(i)))
-                .map(crate::episode::turn_successes)
+            turns_of_user: (user_turns.as_ref().and_then(|c| c.get(i)))
+                .map(crate::episode::TurnFacts::of_json)
                 .unwrap_or_default(),
             failure: std::borrow::Cow::Borrowed(match server_error {
                 _ if success => "",

@@ -64,6 +64,8 @@ pub struct Runner {
     pub hosts: Vec<HostRuntime>,
     /// The judge models of the tasks with a `judge:`, by the host spec the tasks name.
     pub judges: BTreeMap<String, Arc<dyn Model>>,
+    /// The models of the simulated users of the tasks with a `user:`, by the host spec named.
+    pub users: BTreeMap<String, Arc<dyn Model>>,
     /// Trials finished by an earlier invocation: not run again.
     pub done: HashSet<DoneKey>,
     /// The errors of earlier invocations' attempts of trials that ended as infrastructure
@@ -670,6 +672,7 @@ async fn attempt(
         turns: &fixtures.turns,
         stop_on_failure: task.stop_on_failure,
         kind: task.kind,
+        user: user_player(runner, fixtures, &[]),
     };
     let mut output = run_trial(&input, &lease.server.connection).await;
     output.tools_offered = view.offered();
@@ -689,6 +692,23 @@ async fn attempt(
     shared.pool.release(lease, failed).await;
     let judged = judge_output(shared, key, seed, &mut output).await;
     (output, view.specs.clone(), judged)
+}
+
+/// What plays the simulated user of `task` (`None` without a `user:`, or when its host was not
+/// built, which the run refuses before any trial); `replay`: the baseline's messages to send
+/// again.
+fn user_player<'a>(
+    runner: &'a Runner,
+    task: &'a Task,
+    replay: &'a [String],
+) -> Option<crate::episode::UserPlayer<'a>> {
+    let spec = task.user.as_ref()?;
+    let model = runner.users.get(&spec.host)?;
+    Some(crate::episode::UserPlayer {
+        spec,
+        model: model.as_ref(),
+        replay,
+    })
 }
 
 /// The output of a trial that could not run: an infrastructure error and nothing else.

@@ -35,6 +35,12 @@ pub fn task_on(copies: &SandboxCopies, task: &Task) -> Task {
     for turn in &mut task.turns {
         text(&mut turn.prompt);
     }
+    if let Some(user) = &mut task.user {
+        text(&mut user.goal);
+        if let Some(done) = &mut user.done_when {
+            expect_on(copies, done);
+        }
+    }
     let turns = task.turns.iter_mut().filter_map(|t| t.expect.as_mut());
     for expect in std::iter::once(&mut task.expect).chain(turns) {
         expect_on(copies, expect);

@@ -31,6 +31,6 @@ pub use snapshot::{snapshot_file, SnapshotRef, Stored, SNAPSHOTS_DIR};
 pub(crate) use suggest::{suggestion, words as name_words};
 pub use task::{
     AfterCheck, ArgMatcher, CallAt, CallExpectations, CallSpec, Expectations, ExpectedCall,
-    FixtureCall, JudgeSpec, ResultCheck, StructuredCheck, Task, TaskKind, TaskSet, ToolName,
-    UserTurn,
+    FixtureCall, JudgeSpec, ResultCheck, SimulatedUser, StructuredCheck, Task, TaskKind, TaskSet,
+    ToolName, UserTurn,
 };

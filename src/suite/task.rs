@@ -416,6 +416,33 @@ pub struct Task {
     /// later turns still run (the user does not know it failed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stop_on_failure: bool,
+    /// A simulated user who carries the conversation on after `prompt` (`user:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<SimulatedUser>,
+}
+
+/// `user: {host, persona, goal, max_turns, done_when}`: a model plays the user, from the task's
+/// `prompt` (its first message) on, until its goal is met.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimulatedUser {
+    /// The host that plays the user (`sim`, `PROVIDER:MODEL` or a `[host.NAME]`).
+    pub host: String,
+    /// Who the user is and how they write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persona: Option<String>,
+    /// What the user wants done.
+    pub goal: String,
+    /// User messages at most, the first (`prompt`) included.
+    pub max_turns: u32,
+    /// Graders that end the conversation once they hold after a model answer (over the calls so
+    /// far and that answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_when: Option<Expectations>,
+}
+
+impl SimulatedUser {
+    /// User messages at most unless `max_turns` says otherwise.
+    pub const DEFAULT_MAX_TURNS: u32 = 5;
 }
 
 /// One scripted user turn of a conversation (`turns: [{prompt, expect, max_turns}]`): the user's
@@ -433,12 +460,16 @@ pub struct UserTurn {
 impl Task {
     /// Every set of graders the task has: the task-level `expect`, then each turn's.
     pub fn all_expectations(&self) -> impl Iterator<Item = &Expectations> {
-        std::iter::once(&self.expect).chain(self.turns.iter().filter_map(|t| t.expect.as_ref()))
+        let done_when = self.user.iter().filter_map(|u| u.done_when.as_ref());
+        std::iter::once(&self.expect)
+            .chain(self.turns.iter().filter_map(|t| t.expect.as_ref()))
+            .chain(done_when)
     }
 
-    /// Whether the task is a conversation of several user messages (`turns:`).
+    /// Whether the task is a conversation of several user messages (`turns:`, or a simulated
+    /// `user:`).
     pub fn is_conversation(&self) -> bool {
-        !self.turns.is_empty()
+        !self.turns.is_empty() || self.user.is_some()
     }
 
     /// Whether the task-level `expect` sets a grader of its own (a conversation whose turns carry
@@ -470,7 +501,8 @@ impl Task {
         let map = |name: &String| renames.get(name).unwrap_or(name).clone();
         let mut task = self.clone();
         let turns = task.turns.iter_mut().filter_map(|t| t.expect.as_mut());
-        for expect in std::iter::once(&mut task.expect).chain(turns) {
+        let done_when = task.user.iter_mut().filter_map(|u| u.done_when.as_mut());
+        for expect in std::iter::once(&mut task.expect).chain(turns).chain(done_when) {
             for call in &mut expect.calls {
                 call.tool = match &call.tool {
                     ToolName::Literal(name) => ToolName::Literal(map(name)),

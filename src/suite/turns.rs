@@ -3,7 +3,10 @@
 
 use super::check::{Checker, Fields};
 use super::raw::{Node, Value};
-use super::task::{TaskKind, UserTurn};
+use super::task::{Expectations, SimulatedUser, TaskKind, UserTurn};
+
+/// The keys of a simulated user.
+pub(super) const USER_KEYS: &[&str] = &["host", "persona", "goal", "max_turns", "done_when"];
 
 /// The keys of one user turn.
 pub(super) const TURN_KEYS: &[&str] = &["prompt", "expect", "max_turns"];
@@ -128,4 +131,63 @@ fn refuse_whole_only(checker: &mut Checker<'_>, expect: &Node) {
 fn valid_keys() -> String {
     let keys: Vec<String> = TURN_KEYS.iter().map(|k| format!("`{k}`")).collect();
     format!("{{{}}} (`prompt` required)", keys.join(", "))
+}
+
+/// `user: {host, persona, goal, max_turns, done_when}`: `host` and `goal` required; `done_when`
+/// takes the graders of `expect` (not `after` or `judge`, which read a finished conversation).
+pub(super) fn simulated_user(
+    checker: &mut Checker<'_>,
+    node: &Node,
+    kind: Option<TaskKind>,
+    mut expectations: impl FnMut(
+        &mut Checker<'_>,
+        &Node,
+        &Node,
+        Option<TaskKind>,
+    ) -> Option<Expectations>,
+) -> Option<SimulatedUser> {
+    let keys: Vec<String> = USER_KEYS.iter().map(|k| format!("`{k}`")).collect();
+    let keys = format!("{{{}}} (`host` and `goal` required)", keys.join(", "));
+    if !matches!(node.value, Value::Map(_)) {
+        let got = node.value.kind();
+        checker.error(node, format!("`user` must be a mapping {keys}, got {got}"));
+        return None;
+    }
+    let before = checker.count();
+    let fields = checker.fields(node, "`user`", Some(USER_KEYS))?;
+    let required = |checker: &mut Checker<'_>, name: &str| {
+        let value = fields.get(name).map(|(_, v)| v);
+        if value.is_none() {
+            checker.error(node, format!("`user` has no `{name}` (a simulated user is {keys})"));
+        }
+        value
+    };
+    let host = required(checker, "host")
+        .and_then(|v| super::validate::host_spec_named(checker, v, "user.host"));
+    let goal = required(checker, "goal").and_then(|v| checker.non_empty_string(v, "user.goal"));
+    let persona = match fields.get("persona") {
+        Some((_, v)) => checker.non_empty_string(v, "user.persona").map(Some),
+        None => Some(None),
+    };
+    let max_turns = match fields.get("max_turns") {
+        Some((_, v)) => checker.integer(v, "user.max_turns", 1..=20),
+        None => Some(SimulatedUser::DEFAULT_MAX_TURNS),
+    };
+    let done_when = match fields.get("done_when") {
+        Some((key, value)) => {
+            refuse_whole_only(checker, value);
+            expectations(checker, key, value, kind).map(Some)
+        }
+        None => Some(None),
+    };
+    if checker.count() > before {
+        return None;
+    }
+    Some(SimulatedUser {
+        host: host?,
+        persona: persona?,
+        goal: goal?,
+        max_turns: max_turns?,
+        done_when: done_when?,
+    })
 }

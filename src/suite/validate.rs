@@ -32,6 +32,7 @@ const TASK_KEYS: &[&str] = &[
     "teardown",
     "turns",
     "stop_on_failure",
+    "user",
 ];
 const EXPECT_KEYS: &[&str] = &[
     "calls",
@@ -71,6 +72,7 @@ const NOT_FOR_CALLS: &[(&str, &str)] = &[
     ("max_turns", "no model takes turns"),
     ("turns", "no user talks to a model"),
     ("stop_on_failure", "no user talks to a model"),
+    ("user", "no user talks to a model"),
 ];
 /// Trials per side of a call task unless `trials:` says otherwise.
 const DEFAULT_CALL_TRIALS: u32 = 1;
@@ -169,6 +171,12 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
     if let (Some((key, _)), None) = (fields.get("stop_on_failure"), conversation) {
         checker.error(key, "`stop_on_failure` applies to a conversation (`turns`)");
     }
+    if let (Some((key, _)), Some(_)) = (fields.get("user"), conversation) {
+        let message = "`user` and `turns` cannot both be set: a conversation's user messages \
+                       are scripted (`turns`) or written by a simulated user (`user` beside \
+                       `prompt`)";
+        checker.error(key, message);
+    }
     let default_set = defaults.set.unwrap_or(TaskSet::Regression);
     let set = optional(&fields, "set", default_set, |v| {
         checker.choice(v, "set", SETS)
@@ -189,6 +197,13 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             })
         }
         None => Some(Vec::new()),
+    };
+    let user = match (fields.get("user"), conversation) {
+        (Some((_, value)), None) => super::turns::simulated_user(checker, value, kind, |c, k, v, kind| {
+            expectations(c, k, v, kind, judge_host)
+        })
+        .map(Some),
+        _ => Some(None),
     };
     let turns_graded = (turns.iter().flatten()).any(|t| t.expect.is_some());
     let expect = match (fields.get("expect"), kind) {
@@ -220,6 +235,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             Some((setup, teardown, after)),
             Some(turns),
             Some(stop_on_failure),
+            Some(user),
         ) = (
             &id,
             prompt,
@@ -230,6 +246,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             fixtures,
             turns,
             stop_on_failure,
+            user,
         ) {
             expect.no_tool |= kind == TaskKind::NoTool;
             let turn_calls = turns.iter().filter_map(|t| t.expect.as_ref());
@@ -266,6 +283,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                 call_at: Default::default(),
                 turns,
                 stop_on_failure,
+                user,
             });
         }
     }
@@ -379,6 +397,7 @@ fn call_task(
             .unwrap_or_default(),
         turns: Vec::new(),
         stop_on_failure: false,
+        user: None,
     })
 }
 
@@ -597,7 +616,16 @@ fn judge(checker: &mut Checker<'_>, node: &Node, default_host: Option<&str>) -> 
 /// A host spec as `--host` takes it: `sim`, `PROVIDER:MODEL`, or the name of a `[host.NAME]`
 /// (whether that name exists is checked against the config when a run starts).
 fn host_spec(checker: &mut Checker<'_>, value: &Node) -> Option<String> {
-    let spec = checker.non_empty_string(value, "judge.host")?;
+    host_spec_named(checker, value, "judge.host")
+}
+
+/// A host spec under the key `name` (`judge.host`, `user.host`), checked as [`host_spec`].
+pub(super) fn host_spec_named(
+    checker: &mut Checker<'_>,
+    value: &Node,
+    name: &str,
+) -> Option<String> {
+    let spec = checker.non_empty_string(value, name)?;
     let problem = if spec.chars().any(char::is_whitespace) {
         Some("a host spec has no spaces".to_owned())
     } else if let Some((provider, model)) = spec.split_once(':') {
@@ -618,7 +646,7 @@ fn host_spec(checker: &mut Checker<'_>, value: &Node) -> Option<String> {
     checker.error(
         value,
         format!(
-            "invalid `judge.host` `{spec}`: {problem} (expected `sim`, `openai:MODEL`, \
+            "invalid `{name}` `{spec}`: {problem} (expected `sim`, `openai:MODEL`, \
              `anthropic:MODEL` or the name of a [host.NAME] in the config)"
         ),
     );

@@ -180,6 +180,12 @@ pub(super) struct SideValues {
     failures: Vec<(String, u32)>,
     /// A conversation's user turns: per turn, the trials whose turn passed and those graded.
     turns: Vec<(u32, u32)>,
+    /// A conversation's user messages per trial (hashes), to count those that differ between
+    /// the sides of a pair.
+    messages: std::collections::BTreeMap<u32, Vec<u64>>,
+    /// User messages a simulated user wrote, and those that were the baseline's, replayed.
+    written: u32,
+    replayed: u32,
 }
 
 impl SideValues {
@@ -216,10 +222,15 @@ impl SideValues {
     fn add(&mut self, e: &EpisodeFacts) {
         let values = Metric::TESTED.map(|m| e.value(m));
         self.recovered_calls += e.recovered_calls;
-        if self.turns.len() < e.turn_successes.len() {
-            self.turns.resize(e.turn_successes.len(), (0, 0));
+        let user = &e.turns_of_user;
+        if self.turns.len() < user.successes.len() {
+            self.turns.resize(user.successes.len(), (0, 0));
         }
-        for (counts, success) in self.turns.iter_mut().zip(&e.turn_successes) {
+        if !user.messages.is_empty() {
+            self.messages.insert(e.trial, user.messages.clone());
+        }
+        (self.written, self.replayed) = (self.written + user.written, self.replayed + user.replayed);
+        for (counts, success) in self.turns.iter_mut().zip(&user.successes) {
             if let Some(passed) = success {
                 counts.0 += u32::from(*passed);
                 counts.1 += 1;
@@ -262,6 +273,8 @@ impl SideValues {
             infra_errors: self.infra,
             server_errors: self.server_errors,
             recovered_calls: self.recovered_calls,
+            user_written: self.written,
+            user_replayed: self.replayed,
             failures,
         }
     }
@@ -373,7 +386,25 @@ impl Cell {
             set: self.set,
             baseline: self.sides[0].outcome(),
             candidate: self.sides[1].outcome(),
+            user_turns: self.differing_user_turns(),
         }
+    }
+
+    /// Over the trials run on both sides, the user messages that differ between the two
+    /// conversations of a pair (another message at the same place, or one side's extra
+    /// messages), and the messages compared (the longer side's count per pair); `None` when the
+    /// task is no conversation.
+    fn differing_user_turns(&self) -> Option<(u32, u32)> {
+        let [b, c] = [&self.sides[0].messages, &self.sides[1].messages];
+        let mut counts = (0, 0);
+        for (trial, base) in b {
+            let Some(cand) = c.get(trial) else { continue };
+            let longer = base.len().max(cand.len());
+            let same = base.iter().zip(cand).filter(|(x, y)| x == y).count();
+            counts.0 += (longer - same) as u32;
+            counts.1 += longer as u32;
+        }
+        (counts.1 > 0).then_some(counts)
     }
 }
 
@@ -425,7 +456,7 @@ mod tests {
             replay_unmatched: 0,
             recovered_calls: 0,
             text_tool_call: None,
-            turn_successes: Vec::new(),
+            turns_of_user: Default::default(),
             success: false,
             tool_calls: 1,
             tool_errors: 0,

@@ -99,6 +99,12 @@ pub struct SideOutcome {
     /// among the side's calls.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub recovered_calls: u32,
+    /// User messages a simulated user wrote (`user:`), and messages that were the baseline's,
+    /// sent again (`--replay-user-turns`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub user_written: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub user_replayed: u32,
     /// Distinct grade explanations of failed trials, with how many trials gave each, most first.
     pub failures: Vec<(String, u32)>,
 }
@@ -116,6 +122,10 @@ pub struct TaskOutcome {
     pub set: TaskSet,
     pub baseline: SideOutcome,
     pub candidate: SideOutcome,
+    /// A conversation: its user messages that differed between the sides of a pair, of those
+    /// compared (see `Cell::differing_user_turns`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_turns: Option<(u32, u32)>,
 }
 
 impl TaskOutcome {
@@ -334,7 +344,37 @@ impl Usage {
     }
 }
 
+/// What the simulated users of a run did, summed over its conversation tasks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimulatedUsers {
+    /// User messages that differed between the sides of a pair, of those compared.
+    pub differing: u32,
+    pub compared: u32,
+    /// Candidate messages that were the baseline's, replayed (`--replay-user-turns`), and those
+    /// a simulated user wrote.
+    pub replayed: u32,
+    pub written: u32,
+}
+
 impl Comparison {
+    /// What the run's simulated users did; `None` when no user message was written by one or
+    /// replayed.
+    pub fn simulated_users(&self) -> Option<SimulatedUsers> {
+        let mut s = SimulatedUsers::default();
+        let mut any = false;
+        for t in &self.tasks {
+            let sides = [&t.baseline, &t.candidate];
+            any |= sides.iter().any(|o| o.user_written + o.user_replayed > 0);
+            if let Some((differing, compared)) = t.user_turns {
+                s.differing += differing;
+                s.compared += compared;
+            }
+            s.replayed += t.candidate.user_replayed;
+            s.written += t.candidate.user_written;
+        }
+        any.then_some(s)
+    }
+
     pub fn gated_regressions(&self) -> impl Iterator<Item = &Row> {
         self.rows
             .iter()

@@ -210,6 +210,7 @@ async fn one_trial(
         turns: &on_copies.as_ref().unwrap_or(task).turns,
         stop_on_failure: task.stop_on_failure,
         kind: task.kind,
+        user: None,
     };
     let mut output = run_trial(&input, &server.connection).await;
     if let Some(copies) = copies {
