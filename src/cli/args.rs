@@ -230,8 +230,15 @@ pub struct RunArgs {
     /// recover_text_calls]. More: docs/hosts.md (Recovered text calls).
     #[arg(long)]
     pub recover_text_calls: bool,
+    /// For tasks with a simulated user (`user:`): each candidate trial runs after its baseline
+    /// trial and its user sends the baseline trial's recorded user messages, in order, so the
+    /// sides can be compared turn by turn; when the candidate's conversation needs more turns
+    /// than were recorded, its user host writes the rest (the report says how many). Not with
+    /// --adaptive. More: docs/task-format.md (Simulated user).
+    #[arg(long, conflicts_with = "adaptive")]
+    pub replay_user_turns: bool,
     /// Finish a cut-short run in DIR without repeating its finished trials.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order", "recover_text_calls"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order", "recover_text_calls", "replay_user_turns"])]
     pub resume: Option<PathBuf>,
     /// Adaptive trials ([stats] adaptive = true): each task runs in looks of [stats] look_every
     /// trials per side (5) up to --max-trials, and stops once its verdict is settled (futility,
@@ -1212,6 +1219,7 @@ impl RunArgs {
             writes: self.writes.to_flags(),
             tool_order: self.tool_order,
             recover_text_calls: self.recover_text_calls,
+            replay_user_turns: self.replay_user_turns,
         }
     }
 }

@@ -99,6 +99,8 @@ pub struct Overrides {
     pub tool_order: Option<super::ToolOrder>,
     /// `--recover-text-calls`: every API host recovers the tool calls its model writes as text.
     pub recover_text_calls: bool,
+    /// `--replay-user-turns`: candidate trials' simulated users send the baseline's messages.
+    pub replay_user_turns: bool,
 }
 
 /// How the command line lets trials touch the servers' state.
@@ -354,6 +356,10 @@ pub struct RunConfig {
     /// `allow_writes = true`): the header, run.json and the report say so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_writes: bool,
+    /// A candidate trial's simulated user sends the baseline trial's recorded user messages
+    /// first (`--replay-user-turns`); its candidate trial runs after its baseline trial.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replay_user_turns: bool,
 }
 
 /// One config file, checked: every problem of it at once (`super::check`).
@@ -632,6 +638,7 @@ fn build(
         prices: file.prices.clone(),
         renames: checked_renames(&file.renames)?,
         allow_writes: over.writes.allow_writes || file.allow_writes.unwrap_or(false),
+        replay_user_turns: over.replay_user_turns,
     })
 }
 

@@ -199,7 +199,9 @@ async fn converse_with(
             continue;
         }
         match (user.reply(&out.user_turns, made_call, input.seed, &input.context)).await {
-            Ok(super::Reply::Says(text, usage)) => (message, by, written) = (text, Author::User, usage),
+            Ok(super::Reply::Says(text, usage)) => {
+                (message, by, written) = (text, Author::User, usage)
+            }
             Ok(super::Reply::Done) => return,
             Err(e) => {
                 let host = user.model.id();

@@ -100,7 +100,10 @@ fn transcript(turns: &[UserTurnRecord]) -> String {
     let mut text = String::from("The conversation so far:\n");
     for t in turns {
         text.push_str(&format!("\nYou: {}\n", t.message));
-        let answer = t.answer.as_deref().unwrap_or("(the assistant gave no answer)");
+        let answer = t
+            .answer
+            .as_deref()
+            .unwrap_or("(the assistant gave no answer)");
         text.push_str(&format!("Assistant: {answer}\n"));
     }
     text.push_str(&format!("\nYour next message (or {DONE}):"));

@@ -536,6 +536,21 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         ))
         .into());
     }
+    if config.replay_user_turns && config.stats.adaptive {
+        return Err(crate::config::ConfigError::Invalid(
+            "--replay-user-turns runs each candidate trial after its baseline trial, which \
+             adaptive trials (run in looks) do not: use one or the other"
+                .to_owned(),
+        )
+        .into());
+    }
+    if config.replay_user_turns && suite.tasks.iter().all(|t| t.user.is_none()) {
+        notes.push(Note::warn(
+            "--replay-user-turns: no task has a simulated user (`user:`), so there are no user \
+             messages to replay"
+                .to_owned(),
+        ));
+    }
     let conversation = suite.tasks.iter().find(|t| t.is_conversation());
     if let (Some(app), Some(task)) = (app, conversation) {
         return Err(crate::config::ConfigError::Invalid(format!(

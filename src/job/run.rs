@@ -340,6 +340,7 @@ impl RunJob {
             users: self.users,
             done: earlier.done,
             earlier_attempts: earlier.attempts,
+            earlier_user_scripts: earlier.user_scripts,
             redactor,
             cancel: cancel.clone(),
             abort: now,
@@ -483,6 +484,9 @@ struct Earlier {
     collector: Collector,
     /// The earlier attempts' errors of the trials to run again, oldest first.
     attempts: HashMap<DoneKey, Vec<String>>,
+    /// `--replay-user-turns`: the finished baseline trials' user messages, by (host, task,
+    /// trial), for their candidate trials still to run.
+    user_scripts: HashMap<(String, String, u32), Vec<String>>,
 }
 
 impl Earlier {
@@ -517,9 +521,17 @@ impl Earlier {
             spent: Spent::default(),
             collector: Collector::for_stats(&config.stats),
             attempts: HashMap::new(),
+            user_scripts: HashMap::new(),
         };
         scan_episodes(dir, |e| {
             infra |= e.infra_error.is_some();
+            if config.replay_user_turns && e.side == Side::Baseline && !e.user_turns.is_empty() {
+                let messages = e.user_turns.iter().filter(|t| t.ran);
+                earlier.user_scripts.insert(
+                    (e.host.clone(), e.task_id.clone(), e.trial),
+                    messages.map(|t| t.message.clone()).collect(),
+                );
+            }
             earlier.spent.add(&e, &config.prices);
             earlier.collector.add(e.side, &e);
             earlier.done.insert(DoneKey::of(&e));

@@ -8,6 +8,7 @@ mod pool;
 mod run;
 pub mod sandboxed;
 mod schedule;
+mod user_scripts;
 
 pub use budget::{cost, episode_cost, price_for, BudgetGuard, Spent};
 pub use estimate::{approx, eta, Estimate, Plan};

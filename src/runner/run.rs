@@ -94,6 +94,9 @@ pub struct Runner {
     /// The `kind: call` tasks (by index) that use a tool only the candidate lists: they run on
     /// the candidate alone (see `job::added`).
     pub candidate_only: std::collections::BTreeSet<usize>,
+    /// `--replay-user-turns` on a resumed run: the user messages of the baseline trials an
+    /// earlier invocation finished, by (host, task id, trial).
+    pub earlier_user_scripts: HashMap<(String, String, u32), Vec<String>>,
 }
 
 impl Runner {
@@ -113,6 +116,8 @@ struct Shared {
     events: Sender<RunEvent>,
     /// Per host, the trials not started because its breaker opened.
     not_run: std::sync::Mutex<Vec<usize>>,
+    /// `--replay-user-turns`: the baseline trials' user messages for their candidate trials.
+    scripts: super::user_scripts::UserScripts,
 }
 
 /// How a run's trials went: how many finished, whether it was cut short, and the hosts the
@@ -158,7 +163,12 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
         .iter()
         .position(|h| matches!(h.driver, Driver::Direct));
     let (model_hosts, tasks) = (direct.unwrap_or(hosts), runner.suite.tasks.len());
-    let schedule = Schedule::new(model_hosts, tasks, runner.config.trials, runner.config.seed);
+    let mut schedule = Schedule::new(model_hosts, tasks, runner.config.trials, runner.config.seed);
+    if runner.config.replay_user_turns {
+        // A candidate trial replays its baseline trial's user messages: the baseline goes first.
+        schedule = schedule.baseline_first();
+    }
+    let scripts = super::user_scripts::UserScripts::with(earlier_scripts(&mut runner));
     let policy = runner.policy.clone();
     // An adaptive run deals whole tasks to shards (a shard decides its tasks' looks alone).
     let by_unit = policy.is_some();
@@ -233,6 +243,7 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
         started: Instant::now(),
         events,
         not_run: std::sync::Mutex::new(vec![0; hosts]),
+        scripts,
         runner,
     });
     shared
@@ -292,6 +303,17 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
         estimate,
         took,
     }
+}
+
+/// The earlier invocation's baseline user messages by the run's indices of host and task.
+fn earlier_scripts(runner: &mut Runner) -> HashMap<(usize, usize, u32), Vec<String>> {
+    let earlier = std::mem::take(&mut runner.earlier_user_scripts);
+    let host = |name: &str| runner.hosts.iter().position(|h| h.config.name == name);
+    let task = |id: &str| runner.suite.tasks.iter().position(|t| t.id == id);
+    earlier
+        .into_iter()
+        .filter_map(|((h, t, trial), messages)| Some(((host(&h)?, task(&t)?, trial), messages)))
+        .collect()
 }
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -526,6 +548,14 @@ async fn execute(shared: &Shared, key: TrialKey) -> bool {
     let runner = &shared.runner;
     let host = &runner.hosts[key.host];
     let task = &runner.suite.tasks[key.task];
+    let replays = runner.config.replay_user_turns && task.user.is_some();
+    // A baseline trial hands its user messages to its candidate trial however it ends.
+    let mut handover =
+        (replays && key.side == Side::Baseline).then(|| shared.scripts.handover(&key));
+    let replay = match replays && key.side == Side::Candidate {
+        true => shared.scripts.wait(&key).await,
+        false => Vec::new().into(),
+    };
     if stopped(host) {
         let first = {
             let mut not_run = lock(&shared.not_run);
@@ -555,7 +585,7 @@ async fn execute(shared: &Shared, key: TrialKey) -> bool {
     let started_at = chrono::Utc::now().to_rfc3339();
     let mut attempts = Vec::new();
     let (output, tools, judged) = loop {
-        let (output, tools, judged) = attempt(shared, key, seed).await;
+        let (output, tools, judged) = attempt(shared, key, seed, &replay).await;
         match &output.infra_error {
             Some(error) if (attempts.len() as u32) < runner.config.retries && !stopped(host) => {
                 attempts.push(error.clone());
@@ -576,6 +606,10 @@ async fn execute(shared: &Shared, key: TrialKey) -> bool {
         }
     };
     let mut output = output;
+    if let Some(handover) = &mut handover {
+        let ran = output.user_turns.iter().filter(|t| t.ran);
+        handover.set(ran.map(|t| t.message.clone()).collect());
+    }
     let messages = std::mem::take(&mut output.messages);
     if let Some(earlier) = runner.earlier_attempts.get(&done_key(runner, &key)) {
         attempts.splice(0..0, earlier.iter().cloned());
@@ -618,6 +652,7 @@ async fn attempt(
     shared: &Shared,
     key: TrialKey,
     seed: u64,
+    replay: &[String],
 ) -> (TrialOutput, Arc<[crate::host::ToolSpec]>, Option<Judged>) {
     let runner = &shared.runner;
     let host = &runner.hosts[key.host];
@@ -672,7 +707,7 @@ async fn attempt(
         turns: &fixtures.turns,
         stop_on_failure: task.stop_on_failure,
         kind: task.kind,
-        user: user_player(runner, fixtures, &[]),
+        user: user_player(runner, fixtures, replay),
     };
     let mut output = run_trial(&input, &lease.server.connection).await;
     output.tools_offered = view.offered();

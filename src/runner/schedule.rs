@@ -64,6 +64,15 @@ impl Schedule {
         }
     }
 
+    /// The same order with each pair's baseline trial first (`--replay-user-turns`: a candidate
+    /// trial replays its baseline trial's user messages).
+    pub fn baseline_first(mut self) -> Self {
+        for pair in &mut self.pairs {
+            *pair &= !1;
+        }
+        self
+    }
+
     /// Every trial in run order.
     pub fn iter(&self) -> impl Iterator<Item = TrialKey> + '_ {
         self.pairs.iter().flat_map(move |&pair| {

@@ -502,7 +502,10 @@ impl Task {
         let mut task = self.clone();
         let turns = task.turns.iter_mut().filter_map(|t| t.expect.as_mut());
         let done_when = task.user.iter_mut().filter_map(|u| u.done_when.as_mut());
-        for expect in std::iter::once(&mut task.expect).chain(turns).chain(done_when) {
+        for expect in std::iter::once(&mut task.expect)
+            .chain(turns)
+            .chain(done_when)
+        {
             for call in &mut expect.calls {
                 call.tool = match &call.tool {
                     ToolName::Literal(name) => ToolName::Literal(map(name)),

@@ -158,7 +158,10 @@ pub(super) fn simulated_user(
     let required = |checker: &mut Checker<'_>, name: &str| {
         let value = fields.get(name).map(|(_, v)| v);
         if value.is_none() {
-            checker.error(node, format!("`user` has no `{name}` (a simulated user is {keys})"));
+            checker.error(
+                node,
+                format!("`user` has no `{name}` (a simulated user is {keys})"),
+            );
         }
         value
     };

@@ -199,10 +199,12 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
         None => Some(Vec::new()),
     };
     let user = match (fields.get("user"), conversation) {
-        (Some((_, value)), None) => super::turns::simulated_user(checker, value, kind, |c, k, v, kind| {
-            expectations(c, k, v, kind, judge_host)
-        })
-        .map(Some),
+        (Some((_, value)), None) => {
+            super::turns::simulated_user(checker, value, kind, |c, k, v, kind| {
+                expectations(c, k, v, kind, judge_host)
+            })
+            .map(Some)
+        }
         _ => Some(None),
     };
     let turns_graded = (turns.iter().flatten()).any(|t| t.expect.is_some());

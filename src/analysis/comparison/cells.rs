@@ -229,7 +229,8 @@ impl SideValues {
         if !user.messages.is_empty() {
             self.messages.insert(e.trial, user.messages.clone());
         }
-        (self.written, self.replayed) = (self.written + user.written, self.replayed + user.replayed);
+        (self.written, self.replayed) =
+            (self.written + user.written, self.replayed + user.replayed);
         for (counts, success) in self.turns.iter_mut().zip(&user.successes) {
             if let Some(passed) = success {
                 counts.0 += u32::from(*passed);
