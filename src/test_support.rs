@@ -103,6 +103,7 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
             notes: Vec::new(),
         }],
         judges: Vec::new(),
+        users: Vec::new(),
         seed: 42,
         trials: 1,
         tasks: vec!["t".into()],

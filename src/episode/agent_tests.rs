@@ -114,6 +114,7 @@ async fn play_as(
         turns: &[],
         stop_on_failure: false,
         kind: crate::suite::TaskKind::Tool,
+        user: None,
     };
     let out = run_trial(&input, &conn).await;
     conn.close().await;

@@ -130,6 +130,7 @@ mod grading {
             call_at: Default::default(),
             turns: Vec::new(),
             stop_on_failure: false,
+            user: None,
             source: "t.yaml:1".into(),
         }
     }

@@ -533,6 +533,7 @@ mod tests {
             call_at: Default::default(),
             turns: Vec::new(),
             stop_on_failure: false,
+            user: None,
         }
     }
 

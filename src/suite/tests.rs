@@ -738,3 +738,47 @@ fn malformed_turns_are_refused_where_they_are_with_the_valid_keys() {
         .iter()
         .any(|p| p.contains("a judge reads the whole conversation")));
 }
+
+#[test]
+fn a_simulated_user_is_read_and_its_mistakes_refused_with_the_valid_keys() {
+    let task = &tasks(
+        "id: vague\nprompt: Hi\nuser:\n  host: openai:gpt-4.1\n  goal: Show me issue 3\n  \
+         done_when: {calls: [{tool: get_issue}]}\nexpect: {calls: [{tool: get_issue}]}\n",
+    )[0];
+    let user = task.user.as_ref().unwrap();
+    assert_eq!((user.host.as_str(), user.max_turns), ("openai:gpt-4.1", 5));
+    assert!(task.is_conversation() && task.turns.is_empty());
+    assert_eq!(
+        task.all_expectations().count(),
+        2,
+        "the task's and done_when"
+    );
+    let found = problems("id: a\nprompt: Hi\nuser: {goal: g}\nexpect: {no_tool: true}\n");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("t.yaml:3:7: `user` has no `host`"),
+        "{found:?}"
+    );
+    assert!(found[0].contains("{`host`, `persona`, `goal`, `max_turns`, `done_when`}"));
+    let found = problems(
+        "id: a\nprompt: Hi\nuser: {host: sim, goal: g, persna: p}\nexpect: {no_tool: true}\n",
+    );
+    assert!(found[0].contains("did you mean `persona`"), "{found:?}");
+    let found =
+        problems("id: a\nprompt: Hi\nuser: {host: 'bad host', goal: g}\nexpect: {no_tool: true}\n");
+    assert!(found[0].contains("invalid `user.host`"), "{found:?}");
+    let found = problems(
+        "id: a\nturns: [{prompt: x}]\nuser: {host: sim, goal: g}\nexpect: {no_tool: true}\n",
+    );
+    assert!(
+        found[0].contains("`user` and `turns` cannot both be set"),
+        "{found:?}"
+    );
+    let found = problems(
+        "id: a\nprompt: Hi\nuser: {host: sim, goal: g, max_turns: 0}\nexpect: {no_tool: true}\n",
+    );
+    assert!(
+        found[0].contains("`user.max_turns` must be between 1 and 20"),
+        "{found:?}"
+    );
+}

@@ -61,7 +61,7 @@ fn the_report_says_which_turn_of_a_conversation_regressed() {
     let out = run_conversations(
         "demo:1.4.0",
         "demo:1.5.0",
-        &repo_path("tasks/conversations"),
+        &repo_path("tasks/conversations/tracker.yaml"),
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -173,4 +173,122 @@ fn a_conversation_over_http_names_its_regressed_turn() {
         verdicts[&("show-then-search-crashes".into(), 1)],
         "regression"
     );
+}
+
+#[test]
+fn a_simulated_user_carries_a_vague_request_to_its_goal_and_differing_turns_are_counted() {
+    let dir = temp_dir();
+    let suite = repo_path("tasks/conversations/simulated_user.yaml");
+    let out = run_conversations("demo:1.4.0", "demo:1.5.0", &suite, dir.path());
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    let episodes = episodes(dir.path());
+    let show = episodes
+        .iter()
+        .filter(|e| e.task_id == "vague-then-show-issue");
+    for e in show {
+        // Completed on both releases, in two user turns: the vague one and the goal.
+        assert!(e.success, "{:?}", e.grade);
+        assert_eq!(e.user_turns.len(), 2);
+        assert_eq!(e.user_turns[1].message, "Show me issue 3");
+    }
+    // find_issues takes most of 1.5.0's searches, so its user asks again, up to max_turns.
+    let login = |side: Side| -> Vec<usize> {
+        (episodes.iter())
+            .filter(|e| e.task_id == "vague-then-find-login" && e.side == side)
+            .map(|e| e.user_turns.len())
+            .collect()
+    };
+    assert!(login(Side::Baseline).iter().all(|n| *n == 2));
+    assert!(login(Side::Candidate).iter().all(|n| (2..=3).contains(n)));
+    assert!(login(Side::Candidate).contains(&3));
+    // The user turns that differ between the two conversations of each pair, counted here.
+    let (mut differing, mut compared) = (0, 0);
+    for b in episodes.iter().filter(|e| e.side == Side::Baseline) {
+        let c = (episodes.iter())
+            .find(|c| c.side == Side::Candidate && c.task_id == b.task_id && c.trial == b.trial)
+            .unwrap();
+        let longer = b.user_turns.len().max(c.user_turns.len());
+        let same = (b.user_turns.iter().zip(&c.user_turns))
+            .filter(|(x, y)| x.message == y.message)
+            .count();
+        (differing, compared) = (differing + longer - same, compared + longer);
+    }
+    assert!(differing > 0);
+    let console = text(&out);
+    let line = format!(
+        "Simulated users: {differing} of {compared} user turn(s) differed between the sides"
+    );
+    assert!(console.contains(&line), "{line}\n{console}");
+
+    // Replayed: the candidate's user sends the baseline's messages first, then its own.
+    let replayed = dir.path().join("replayed");
+    let out = Command::new(bin())
+        .args([
+            "run",
+            "--baseline",
+            "demo:1.4.0",
+            "--candidate",
+            "demo:1.5.0",
+        ])
+        .args([
+            "--suite",
+            suite.to_str().unwrap(),
+            "--host",
+            "sim",
+            "--trials",
+            "4",
+        ])
+        .args(["--replay-user-turns", "--out", replayed.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    let episodes = common::episodes(&replayed);
+    let of = |side: Side, trial: u32| {
+        (episodes.iter())
+            .find(|e| e.task_id == "vague-then-find-login" && e.side == side && e.trial == trial)
+            .unwrap()
+    };
+    let mut written = 0;
+    for trial in 0..4 {
+        let (b, c) = (of(Side::Baseline, trial), of(Side::Candidate, trial));
+        let by: Vec<String> = (c.user_turns.iter())
+            .map(|t| {
+                serde_json::to_value(t.by)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        let expected = ["script", "replay", "user"];
+        assert_eq!(by, expected[..c.user_turns.len()], "trial {trial}");
+        assert_eq!(c.user_turns[1].message, b.user_turns[1].message);
+        written += usize::from(c.user_turns.len() == 3);
+    }
+    let said = format!("{written} were written by the user host beyond the baseline's recorded");
+    assert!(text(&out).contains(&said), "{said}\n{}", text(&out));
+}
+
+#[test]
+fn a_malformed_simulated_user_is_refused_before_any_trial() {
+    let dir = temp_dir();
+    let suite = dir.path().join("suite");
+    std::fs::create_dir(&suite).unwrap();
+    std::fs::write(
+        suite.join("t.yaml"),
+        "- id: vague\n  prompt: Hi\n  user: {goal: Show me issue 3}\n  \
+         expect: {calls: [{tool: get_issue}]}\n",
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    let out = run_conversations("demo:1.4.0", "demo:1.5.0", &suite, &run);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("t.yaml:3:9: `user` has no `host`"), "{said}");
+    assert!(
+        said.contains("`host`, `persona`, `goal`, `max_turns`, `done_when`"),
+        "{said}"
+    );
+    assert!(!run.join("episodes.jsonl").exists(), "no trial ran");
 }

@@ -233,6 +233,7 @@ pub fn run_info(run_id: &str, trials: u32, stats: &StatsConfig, episodes: &[Epis
             notes: Vec::new(),
         }],
         judges: Vec::new(),
+        users: Vec::new(),
         call_trials: Default::default(),
         task_hashes: Default::default(),
         task_part_hashes: Default::default(),
