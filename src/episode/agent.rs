@@ -174,14 +174,11 @@ async fn converse_with(
 ) {
     let spec = user.spec;
     let (mut message, mut by) = (input.prompt.to_owned(), Author::Script);
-    let mut written = Usage::default();
     for number in 1..=spec.max_turns {
         let limit = input.max_turns;
         let mut record = user_turn(input, server, request, out, number, &message, limit).await;
         record.by = by;
         record.hit_max_turns = out.hit_max_turns && record.answer.is_none();
-        (record.user_input_tokens, record.user_output_tokens) =
-            (written.input_tokens, written.output_tokens);
         let made_call = record.tool_calls > 0;
         out.user_turns.push(record);
         if out.infra_error.is_some() || number == spec.max_turns {
@@ -195,19 +192,27 @@ async fn converse_with(
             }
         }
         if let Some(replayed) = user.replay.get(number as usize) {
-            (message, by, written) = (replayed.clone(), Author::Replay, Usage::default());
+            (message, by) = (replayed.clone(), Author::Replay);
             continue;
         }
-        match (user.reply(&out.user_turns, made_call, input.seed, &input.context)).await {
-            Ok(super::Reply::Says(text, usage)) => {
-                (message, by, written) = (text, Author::User, usage)
-            }
-            Ok(super::Reply::Done) => return,
+        let reply = user.reply(&out.user_turns, made_call, input.seed, &input.context);
+        let (said, usage) = match reply.await {
+            Ok(super::Reply::Says(text, usage)) => (Some(text), usage),
+            Ok(super::Reply::Done(usage)) => (None, usage),
             Err(e) => {
                 let host = user.model.id();
                 out.infra_error = Some(format!("simulated user `{host}`: {}", chain(&e)));
                 return;
             }
+        };
+        // The user model's tokens after this turn's answer: for its next message, or its end.
+        if let Some(last) = out.user_turns.last_mut() {
+            (last.user_input_tokens, last.user_output_tokens) =
+                (usage.input_tokens, usage.output_tokens);
+        }
+        match said {
+            Some(text) => (message, by) = (text, Author::User),
+            None => return,
         }
     }
 }

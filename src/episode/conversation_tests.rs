@@ -244,15 +244,11 @@ async fn a_user_model_sees_only_what_a_user_sees_and_ends_with_done() {
     let out = converse_as(Release::V1_4_0, &[], false, Some(player)).await;
     assert!(out.infra_error.is_none(), "{:?}", out.infra_error);
     assert_eq!(user_messages(&out), [FIRST, "Show me issue 3 please"]);
-    let second = &out.user_turns[1];
-    assert_eq!(
-        (
-            second.by,
-            second.user_input_tokens,
-            second.user_output_tokens
-        ),
-        (Author::User, 50, 5)
-    );
+    // Its tokens sit on the turn whose answer it read: for the next message, then for DONE.
+    let tokens: Vec<(Author, u64, u64)> = (out.user_turns.iter())
+        .map(|t| (t.by, t.user_input_tokens, t.user_output_tokens))
+        .collect();
+    assert_eq!(tokens, [(Author::Script, 50, 5), (Author::User, 50, 5)]);
     let seen = writer.seen.lock().unwrap();
     assert_eq!(seen.len(), 2, "asked after each answer, until DONE");
     assert!(seen.iter().all(|r| r.tools.is_empty() && r.seed == 7));

@@ -30,8 +30,8 @@ pub struct UserPlayer<'a> {
 pub enum Reply {
     /// A message, and the user model's tokens for it (zero for the sim user).
     Says(String, Usage),
-    /// The user ends the conversation.
-    Done,
+    /// The user ends the conversation, and the user model's tokens for saying so.
+    Done(Usage),
 }
 
 impl UserPlayer<'_> {
@@ -47,7 +47,7 @@ impl UserPlayer<'_> {
         if self.model.is_simulated() {
             let stop = self.spec.done_when.is_none() && made_call;
             return Ok(match stop {
-                true => Reply::Done,
+                true => Reply::Done(Usage::default()),
                 false => Reply::Says(self.spec.goal.clone(), Usage::default()),
             });
         }
@@ -71,7 +71,7 @@ impl UserPlayer<'_> {
             .trim_matches(|c: char| !c.is_alphanumeric())
             .eq_ignore_ascii_case(DONE);
         Ok(match text.is_empty() || said_done {
-            true => Reply::Done,
+            true => Reply::Done(completion.usage),
             false => Reply::Says(text.to_owned(), completion.usage),
         })
     }

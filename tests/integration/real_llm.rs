@@ -867,3 +867,63 @@ fn a_real_model_writing_its_calls_as_text_gets_them_recovered() {
     );
     assert!(output.contains("--recover-text-calls"), "{output}");
 }
+
+/// A real model plays a conversation's user (Qwen as `user.host`; the sim answers as the
+/// model): the user host is asked after the model's answers, at temperature 0, and what it spent
+/// is kept apart on the turns and adds up to the server's own counters (the sim sends the server
+/// nothing). Qwen 0.5B is no convincing user — at temperature 0 it ends most conversations at
+/// once with DONE — so this holds the mechanics, not the quality.
+#[test]
+fn a_real_model_plays_a_simulated_user_and_its_tokens_are_kept_apart() {
+    let python = install();
+    let dir = temp_dir();
+    let server = start_server(&python, dir.path(), "qwen", "json", QWEN_MAX_TOKENS);
+    let (_, config) = qwen_suite(dir.path(), &[]);
+    let suite = dir.path().join("users.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            "- id: vague-then-show-issue\n  prompt: Hi, I need some help with the tracker\n  \
+             user:\n    host: openai:{QWEN}\n    persona: A developer in a hurry\n    \
+             goal: Show me issue 3\n    max_turns: 3\n  \
+             expect:\n    calls: [{{tool: get_issue, args: {{id: 3}}}}]\n"
+        ),
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--config", config.to_str().unwrap()])
+        .args(["--baseline", "demo:1.4.0", "--candidate", "demo:1.5.0"])
+        .args(["--suite", suite.to_str().unwrap(), "--host", "sim"])
+        .args(["--trials", "2", "--concurrency", "1", "--no-cache"])
+        .args(["--out", run.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    let (status, output) = run_with_limit(cmd, dir.path(), Duration::from_secs(600));
+    assert!(matches!(status, Some(0 | 1)), "{output}");
+    let eps = episodes(&run);
+    assert_eq!(eps.len(), 4, "{output}");
+    let (mut input, mut generated) = (0, 0);
+    for e in &eps {
+        assert!(e.infra_error.is_none(), "{:?}", e.infra_error);
+        assert_eq!(
+            e.user_turns[0].message,
+            "Hi, I need some help with the tracker"
+        );
+        // The sim answers the vague message without a call, so the user host was asked.
+        assert_eq!(e.user_turns[0].tool_calls, 0);
+        assert!(e.user_turns[0].user_input_tokens > 0, "{:?}", e.user_turns);
+        for t in &e.user_turns {
+            input += t.user_input_tokens;
+            generated += t.user_output_tokens;
+        }
+        // Kept apart: the episode's own tokens are the sim's.
+        assert!(e.model == "sim");
+    }
+    assert_eq!(server_tokens(&server), (input, generated), "{output}");
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    assert_eq!(info["users"][0]["name"], format!("openai:{QWEN}"), "{info}");
+}
