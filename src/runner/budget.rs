@@ -45,13 +45,20 @@ pub struct Spent {
 }
 
 impl Spent {
-    /// Adds what a finished episode used (a judge's call costs like the model's: counted here,
-    /// though apart in the statistics).
+    /// Adds what a finished episode used (a judge's call and a simulated user's requests cost
+    /// like the model's: counted here, though apart in the statistics).
     pub fn add(&mut self, e: &Episode, prices: &BTreeMap<String, Price>) {
         let judged = e.judge_input_tokens + e.judge_output_tokens > 0;
-        self.requests += u64::from(e.turns) + u64::from(judged);
-        self.tokens +=
-            e.input_tokens + e.output_tokens + e.judge_input_tokens + e.judge_output_tokens;
+        let users = e.user_turns.iter().filter(|t| t.user_input_tokens > 0);
+        let (user_requests, user_tokens) = users.fold((0, 0), |(n, tokens), t| {
+            (n + 1, tokens + t.user_input_tokens + t.user_output_tokens)
+        });
+        self.requests += u64::from(e.turns) + u64::from(judged) + user_requests;
+        self.tokens += e.input_tokens
+            + e.output_tokens
+            + e.judge_input_tokens
+            + e.judge_output_tokens
+            + user_tokens;
         self.cost_usd += episode_cost(e, prices).unwrap_or(0.0);
     }
 }
