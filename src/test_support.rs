@@ -66,6 +66,12 @@ pub(crate) fn episode(
         tools_offered: String::new(),
         text_calls: Default::default(),
         app: None,
+        sampling_requests: 0,
+        elicitation_requests: 0,
+        unprepared_requests: 0,
+        sampling_input_tokens: 0,
+        sampling_output_tokens: 0,
+        asks: Vec::new(),
     }
 }
 

@@ -136,6 +136,11 @@ pub struct ServerSpec {
     /// Leave the copies on disk when the process ends (`--keep-sandboxes`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_sandboxes: bool,
+    /// The capabilities declared on top of the profile's: those of the server's requests
+    /// (`sampling`, `elicitation`) the tasks using this connection say how to answer. Set per
+    /// connection by the run, never read from a config.
+    #[serde(skip)]
+    pub asks: crate::suite::AskCapabilities,
 }
 
 impl ServerSpec {
@@ -198,6 +203,7 @@ impl ServerSpec {
             state: ServerState::External,
             sandboxes: Vec::new(),
             keep_sandboxes: false,
+            asks: Default::default(),
         })
     }
 

@@ -70,6 +70,8 @@ pub struct TrialOutput {
     /// The tools the model was offered, by their server names in the order it saw them, joined
     /// by `,` (empty where mcpeval does not list them: call tasks, app hosts).
     pub tools_offered: String,
+    /// The server's own requests during the trial (sampling, elicitation) and their answers.
+    pub asks: Vec<crate::mcp::AskRecord>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without

@@ -398,6 +398,7 @@ mod tests {
             after: Vec::new(),
             source: "t.yaml:1".into(),
             call_at: Default::default(),
+            asks: Default::default(),
         }
     }
 

@@ -128,6 +128,7 @@ mod grading {
             teardown: Vec::new(),
             after: Vec::new(),
             call_at: Default::default(),
+            asks: Default::default(),
             source: "t.yaml:1".into(),
         }
     }

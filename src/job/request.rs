@@ -470,9 +470,19 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         .iter()
         .filter_map(|h| Some((h.config.name.clone(), h.congestion.clone()?)))
         .collect();
-    let (judges, judge_secrets) = build_judges(&config, &suite, &mut notes)?;
+    let (judges, mut judge_secrets) = build_judges(&config, &suite, &mut notes)?;
+    let (samplers, sampler_secrets) = super::samplers::build_samplers(&config, &suite)?;
+    judge_secrets.extend(sampler_secrets);
     let recording = super::record::start(request.record.as_deref(), &hosts, &mut notes)?;
     super::writes::check_sandboxes(&config, &suite.tasks)?;
+    // The pre-flight listing (and the `--auto-trigger` snapshot) declares what the suite's tasks
+    // say how to answer: a server may list some tools only to a client that declares them.
+    let needed = (suite.tasks.iter()).fold(crate::suite::AskCapabilities::default(), |all, t| {
+        all.union(t.asks.capabilities())
+    });
+    let mut config = config;
+    config.baseline.asks = needed;
+    config.candidate.asks = needed;
     let preflight = preflight(&config, recording.as_ref()).await?;
     let (baseline_tools, candidate_tools) = preflight.tools();
     let found =
@@ -553,6 +563,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         suite,
         hosts,
         judges,
+        samplers,
         judge_secrets,
         preflight,
         dir,

@@ -1,5 +1,6 @@
 //! MCP client on rmcp (stdio and Streamable HTTP, both protocol eras) and the embedded demo server.
 
+pub mod asks;
 pub mod client;
 pub mod demo;
 mod discover;
@@ -11,4 +12,5 @@ mod recording;
 pub mod sandbox;
 mod stderr;
 
+pub use asks::{AskPlan, AskRecord, Sampled, Sampler, SamplingRequest};
 pub use client::{CallOutcome, HandshakeFacts, McpConnection, McpError, ServerInfo};

@@ -531,6 +531,7 @@ mod tests {
             after: Vec::new(),
             source: source.into(),
             call_at: Default::default(),
+            asks: Default::default(),
         }
     }
 

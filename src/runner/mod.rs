@@ -1,5 +1,6 @@
 //! The runner: schedules interleaved paired trials with bounded concurrency and emits events.
 
+pub mod asks;
 mod budget;
 mod estimate;
 mod events;

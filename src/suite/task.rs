@@ -408,6 +408,10 @@ pub struct Task {
     /// Where a call task's request is written; not serialized.
     #[serde(skip)]
     pub call_at: CallAt,
+    /// How the server's sampling and elicitation requests are answered during a trial, and the
+    /// graders of them (`sampling:`, `elicitation:`, `expect.sampled`, `expect.elicited`).
+    #[serde(default, skip_serializing_if = "super::asks::TaskAsks::is_empty")]
+    pub asks: super::asks::TaskAsks,
 }
 
 impl Task {

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use super::asks::TaskAsks;
 use super::call::{after_of, call_at, call_expectations, call_spec, fixture_calls};
 use super::check::{key_places, suggestion, Checker, Fields};
 use super::defaults::Defaults;
@@ -30,6 +31,8 @@ const TASK_KEYS: &[&str] = &[
     "malformed",
     "setup",
     "teardown",
+    "sampling",
+    "elicitation",
 ];
 const EXPECT_KEYS: &[&str] = &[
     "calls",
@@ -44,6 +47,8 @@ const EXPECT_KEYS: &[&str] = &[
     "max_latency_ms",
     "judge",
     "after",
+    "sampled",
+    "elicited",
 ];
 const JUDGE_KEYS: &[&str] = &["rubric", "host"];
 /// The providers a `PROVIDER:MODEL` host spec may name.
@@ -161,6 +166,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
     });
     let judge_host = defaults.judge_host.as_deref();
     let fixtures = fixtures(checker, &fields, defaults);
+    let asks = task_asks(checker, &fields, defaults);
     let expect = match (fields.get("expect"), kind) {
         (Some((key, value)), kind) => expectations(checker, key, value, kind, judge_host),
         (None, Some(TaskKind::Tool)) => {
@@ -180,7 +186,8 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             Some(max_turns),
             Some(mut expect),
             Some((setup, teardown, after)),
-        ) = (&id, prompt, kind, set, max_turns, expect, fixtures)
+            Some(asks),
+        ) = (&id, prompt, kind, set, max_turns, expect, fixtures, asks)
         {
             expect.no_tool |= kind == TaskKind::NoTool;
             let tools = match tools {
@@ -206,6 +213,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                 after,
                 source,
                 call_at: Default::default(),
+                asks,
             });
         }
     }
@@ -281,6 +289,7 @@ fn call_task(
     let expect = required(checker, fields, "expect", "a `kind: call` task")
         .and_then(|v| call_expectations(checker, fields.get("expect")?.0, v));
     let fixtures = fixtures(checker, fields, defaults);
+    let asks = task_asks(checker, fields, defaults);
     if checker.count() > before {
         return None;
     }
@@ -317,7 +326,41 @@ fn call_task(
             .get("call")
             .map(|(_, v)| call_at(v))
             .unwrap_or_default(),
+        asks: asks?,
     })
+}
+
+/// A task's `sampling`, `elicitation` (its own, else the defaults') and the graders of them in
+/// `expect` (`None` if one is invalid).
+fn task_asks(
+    checker: &mut Checker<'_>,
+    fields: &Fields<'_>,
+    defaults: &Defaults,
+) -> Option<TaskAsks> {
+    let before = checker.count();
+    let mut asks = TaskAsks {
+        sampling: defaults.sampling.clone().map(|(s, _)| s),
+        host_at: defaults.sampling.clone().and_then(|(_, at)| at),
+        elicitation: defaults.elicitation.clone(),
+        ..TaskAsks::default()
+    };
+    if let Some((_, v)) = fields.get("sampling") {
+        if let Some((sampling, at)) = super::asks::sampling(checker, v, sampling_host) {
+            (asks.sampling, asks.host_at) = (Some(sampling), at);
+        }
+    }
+    if let Some((_, v)) = fields.get("elicitation") {
+        asks.elicitation = super::asks::elicitation(checker, v);
+    }
+    if let Some((_, v)) = fields.get("expect") {
+        asks.expect = super::asks::ask_expect(checker, v).unwrap_or_default();
+    }
+    (checker.count() == before).then_some(asks)
+}
+
+/// `sampling.host`: a host spec as `judge.host` takes it.
+pub(crate) fn sampling_host(checker: &mut Checker<'_>, value: &Node) -> Option<String> {
+    host_spec_named(checker, value, "sampling.host")
 }
 
 /// The value of a required key, or a "missing" diagnostic.
@@ -497,6 +540,8 @@ fn expectations(
         || expect.max_latency_ms.is_some()
         || expect.judge.is_some()
         || fields.get("after").is_some()
+        || fields.get("sampled").is_some()
+        || fields.get("elicited").is_some()
         || kind == Some(TaskKind::NoTool);
     if !has_grader {
         let keys = EXPECT_KEYS.iter().filter(|k| **k != "ordered");
@@ -535,7 +580,12 @@ fn judge(checker: &mut Checker<'_>, node: &Node, default_host: Option<&str>) -> 
 /// A host spec as `--host` takes it: `sim`, `PROVIDER:MODEL`, or the name of a `[host.NAME]`
 /// (whether that name exists is checked against the config when a run starts).
 fn host_spec(checker: &mut Checker<'_>, value: &Node) -> Option<String> {
-    let spec = checker.non_empty_string(value, "judge.host")?;
+    host_spec_named(checker, value, "judge.host")
+}
+
+/// A host spec, the value of the key `name` (for messages).
+fn host_spec_named(checker: &mut Checker<'_>, value: &Node, name: &str) -> Option<String> {
+    let spec = checker.non_empty_string(value, name)?;
     let problem = if spec.chars().any(char::is_whitespace) {
         Some("a host spec has no spaces".to_owned())
     } else if let Some((provider, model)) = spec.split_once(':') {
@@ -556,7 +606,7 @@ fn host_spec(checker: &mut Checker<'_>, value: &Node) -> Option<String> {
     checker.error(
         value,
         format!(
-            "invalid `judge.host` `{spec}`: {problem} (expected `sim`, `openai:MODEL`, \
+            "invalid `{name}` `{spec}`: {problem} (expected `sim`, `openai:MODEL`, \
              `anthropic:MODEL` or the name of a [host.NAME] in the config)"
         ),
     );

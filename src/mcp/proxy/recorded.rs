@@ -4,10 +4,10 @@
 //! server to ask: it is answered as `error`).
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt as _};
@@ -126,11 +126,18 @@ impl ServerHandler for RecordedServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let what = format!("tools/call `{}`", request.name);
-        let (replayed, unmatched) = self.session.call_tool(&request);
-        let answer = answered(replayed, &what);
+        let (asks, replayed, mut unmatched) = self.session.call_tool_asking(&request);
+        let mut answer = answered(replayed, &what);
+        if let Err(why) = super::asked::ask_again(&context.peer, &asks).await {
+            let text = super::asked::differently(&what, &why);
+            answer = Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                rmcp::model::ContentBlock::text(text),
+            ])));
+            unmatched = true;
+        }
         match unmatched {
             true => answer.map(mark_unmatched),
             false => answer,
