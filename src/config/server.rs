@@ -143,6 +143,11 @@ pub struct ServerSpec {
     pub asks: crate::suite::AskCapabilities,
 }
 
+/// Whether the cassette at `path` holds a server's request to its client (an `asked` answer).
+fn asks_in_cassette(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|text| text.contains("{\"asked\":"))
+}
+
 impl ServerSpec {
     /// Parses a spec as given on the command line: an `http(s)://` URL, `demo:<release>` for the
     /// embedded demo server, `overlay:FILE+SPEC` (an overlay file over any spec, split at the
@@ -174,7 +179,16 @@ impl ServerSpec {
                      (SPEC: the server whose lists are served; the cassette answers its calls)"
                 )));
             }
-            Self::replay_transport(Path::new(file.trim()), base.trim())?
+            let transport = Self::replay_transport(Path::new(file.trim()), base.trim())?;
+            let mut spec = Self::parse(name, "replay-placeholder")?;
+            spec.transport = transport;
+            // A recorded server that asked its client something (sampling, elicitation) is
+            // reached as it was recorded: in a session of `initialize` (2026-07-28 forbids
+            // server-to-client requests).
+            if asks_in_cassette(Path::new(file.trim())) {
+                spec.protocol_era = ProtocolEra::Legacy;
+            }
+            return Ok(spec);
         } else {
             let words = shlex::split(text).ok_or_else(|| {
                 InvalidSetting(format!(
