@@ -50,6 +50,9 @@ pub struct EpisodeFacts<'a> {
     /// Why the grade failed (`Grade::failure_summary`, the tables' `grade_failures`); read only
     /// for a failed episode.
     pub failure: Cow<'a, str>,
+    /// The server's requests the task did not say how to answer (`sampling:`, `elicitation:`),
+    /// answered "method not found" (read as 0 from tables written before the column).
+    pub unprepared_requests: u32,
 }
 
 /// A server error's first line (without the stderr tail that follows it), as a failure's reason.
@@ -92,6 +95,7 @@ impl<'a> EpisodeFacts<'a> {
                 Some(error) => Cow::Borrowed(server_error_line(error)),
                 None => Cow::Owned(e.grade.failure_summary()),
             },
+            unprepared_requests: e.unprepared_requests,
         }
     }
 

@@ -480,7 +480,6 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
     let needed = (suite.tasks.iter()).fold(crate::suite::AskCapabilities::default(), |all, t| {
         all.union(t.asks.capabilities())
     });
-    let mut config = config;
     config.baseline.asks = needed;
     config.candidate.asks = needed;
     let preflight = preflight(&config, recording.as_ref()).await?;

@@ -90,6 +90,9 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
     if let Some(line) = format::recovered_line(c) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = format::unprepared_line(c) {
+        let _ = writeln!(out, "{line}");
+    }
     out
 }
 

@@ -181,6 +181,11 @@ table!(
         tools_offered: Text = &e.tools_offered,
         recovered_calls: Num<UInt32Type> = e.recovered_calls(),
         unparsed_text_calls: Num<UInt32Type> = e.text_calls.unparsed,
+        sampling_requests: Num<UInt32Type> = e.sampling_requests,
+        elicitation_requests: Num<UInt32Type> = e.elicitation_requests,
+        unprepared_requests: Num<UInt32Type> = e.unprepared_requests,
+        sampling_input_tokens: Num<UInt64Type> = e.sampling_input_tokens,
+        sampling_output_tokens: Num<UInt64Type> = e.sampling_output_tokens,
     }
 );
 
@@ -265,12 +270,15 @@ mod tests {
             ("replay_unmatched", DataType::UInt32),
             ("recovered_calls", DataType::UInt32),
             ("unparsed_text_calls", DataType::UInt32),
+            ("unprepared_requests", DataType::UInt32),
+            ("sampling_input_tokens", DataType::UInt64),
         ] {
             assert_eq!(dtype(&df, name), expected, "{name}");
         }
         // 39 since `tools_offered` (issue 50: the order the tools were listed in); 41 since
-        // `recovered_calls` and `unparsed_text_calls` (issue 51: calls written as text).
-        assert_eq!(df.width(), 41);
+        // `recovered_calls` and `unparsed_text_calls` (issue 51: calls written as text); 46
+        // since the server's requests (issue 52: sampling, elicitation).
+        assert_eq!(df.width(), 46);
         let recovered = df.column("recovered_calls").unwrap().u32().unwrap().clone();
         assert_eq!((recovered.get(0), recovered.get(1)), (Some(1), Some(0)));
         let unmatched = df

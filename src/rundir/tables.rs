@@ -241,7 +241,7 @@ const READ_CHUNK: usize = 65_536;
 
 /// Columns a comparison reads that tables written before them lack (read as 0, false or empty
 /// there).
-const NEWER_FACT_COLUMNS: [&str; 8] = [
+const NEWER_FACT_COLUMNS: [&str; 9] = [
     "reasoning_tokens",
     "truncated",
     "timed_out",
@@ -250,6 +250,7 @@ const NEWER_FACT_COLUMNS: [&str; 8] = [
     "text_tool_calls",
     "replay_unmatched",
     "recovered_calls",
+    "unprepared_requests",
 ];
 
 /// The columns a comparison reads (see [`EpisodeFacts`]), besides [`NEWER_FACT_COLUMNS`].
@@ -394,6 +395,9 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
     let recovered = optional("recovered_calls")
         .map(|c| c.u32().cloned())
         .transpose()?;
+    let unprepared = optional("unprepared_requests")
+        .map(|c| c.u32().cloned())
+        .transpose()?;
     let server = optional("server_error")
         .map(|c| c.str().cloned())
         .transpose()?;
@@ -450,6 +454,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
                 Some(error) => crate::episode::server_error_line(error),
                 None => failures.get(i).unwrap_or(""),
             }),
+            unprepared_requests: unprepared.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
         };
         each(side, &facts);
     }
