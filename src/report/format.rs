@@ -51,7 +51,9 @@ pub fn recovered_line(c: &Comparison) -> Option<String> {
 pub fn unprepared_line(c: &Comparison) -> Option<String> {
     let n = c.unprepared_requests()?;
     Some(format!(
-        "{n} sampling or elicitation request(s) from the servers were not prepared for by their          task (no `sampling:` or `elicitation:`): answered \"method not found\", as a client          without the capability would (unprepared_requests)."
+        "{n} sampling or elicitation request(s) from the servers were not prepared for by their \
+         task (no `sampling:` or `elicitation:`): answered \"method not found\", as a client \
+         without the capability would (unprepared_requests)."
     ))
 }
 
