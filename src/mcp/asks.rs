@@ -52,11 +52,16 @@ pub struct Sampled {
     pub output_tokens: u64,
 }
 
+/// Why a sampling model gave no answer (its provider's failure, in words).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct SamplingFailed(pub String);
+
 /// A model that answers sampling requests (`sampling: {host: HOST}`), lent by the layer that
 /// builds hosts: this module knows no provider.
 #[async_trait::async_trait]
 pub trait Sampler: Send + Sync {
-    async fn sample(&self, request: &SamplingRequest) -> Result<Sampled, String>;
+    async fn sample(&self, request: &SamplingRequest) -> Result<Sampled, SamplingFailed>;
 }
 
 /// How one trial answers the server's requests.
@@ -213,14 +218,16 @@ impl ClientHandler for AskHandler {
                 Ok(sampled_result(SIM_SAMPLING_TEXT, "sim"))
             }
             Some(Sampling::Host(host)) => match &plan.sampler {
-                None => Err(format!("sampling host `{host}` is not built")),
+                None => Err(SamplingFailed(format!(
+                    "sampling host `{host}` is not built"
+                ))),
                 Some(sampler) => sampler.sample(&sampling_request(&params)).await.map(|s| {
                     record.input_tokens = s.input_tokens;
                     record.output_tokens = s.output_tokens;
                     sampled_result(&s.text, &s.model)
                 }),
             }
-            .map_err(|why| {
+            .map_err(|SamplingFailed(why)| {
                 record.failed = Some(why.clone());
                 ErrorData::internal_error(format!("sampling failed: {why}"), None)
             }),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::episode::TrialOutput;
 use crate::grade::{asks as ask_graders, Check, Grade};
 use crate::host::{CompletionRequest, Message, Model, RequestContext};
-use crate::mcp::{AskPlan, McpConnection, Sampled, Sampler, SamplingRequest};
+use crate::mcp::{AskPlan, McpConnection, Sampled, Sampler, SamplingFailed, SamplingRequest};
 use crate::suite::Task;
 
 /// A host's model answering sampling requests; its tokens are counted apart from the task's.
@@ -21,7 +21,7 @@ pub struct ModelSampler {
 
 #[async_trait::async_trait]
 impl Sampler for ModelSampler {
-    async fn sample(&self, request: &SamplingRequest) -> Result<Sampled, String> {
+    async fn sample(&self, request: &SamplingRequest) -> Result<Sampled, SamplingFailed> {
         let mut messages = Vec::new();
         if let Some(system) = &request.system {
             messages.push(Message::System {
@@ -46,8 +46,13 @@ impl Sampler for ModelSampler {
             seed: self.seed,
             context: self.context.clone(),
         };
-        let answer = (self.model.complete(&completion).await)
-            .map_err(|e| format!("model `{}`: {}", self.model.id(), crate::error::chain(&e)))?;
+        let answer = (self.model.complete(&completion).await).map_err(|e| {
+            SamplingFailed(format!(
+                "model `{}`: {}",
+                self.model.id(),
+                crate::error::chain(&e)
+            ))
+        })?;
         Ok(Sampled {
             text: answer.content.unwrap_or_default(),
             model: answer.model,

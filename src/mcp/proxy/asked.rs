@@ -10,28 +10,47 @@ use serde_json::Value;
 
 use crate::cassette::{canonical, Answer, Ask, ErrorAnswer, NO_RECORD};
 
+/// Why a replayed call's requests to the client did not go as recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum AskAgainError {
+    #[error("the recorded {method} is not such a request: {reason}")]
+    NotARequest { method: String, reason: String },
+    #[error("the client did not answer: {0}")]
+    NoAnswer(String),
+    #[error(
+        "the client answered the recorded {method} differently (recorded {recorded}, got {got})"
+    )]
+    Differently {
+        method: String,
+        recorded: String,
+        got: String,
+    },
+}
+
 /// Sends each recorded ask to the client and compares its answer with the recorded one;
 /// `Err` says the first that differs.
-pub async fn ask_again(peer: &Peer<RoleServer>, asks: &[Ask]) -> Result<(), String> {
+pub async fn ask_again(peer: &Peer<RoleServer>, asks: &[Ask]) -> Result<(), AskAgainError> {
     for ask in asks {
         let request = serde_json::json!({"method": ask.method, "params": ask.params});
-        let request: ServerRequest = serde_json::from_value(request)
-            .map_err(|e| format!("the recorded {} is not such a request: {e}", ask.method))?;
+        let request: ServerRequest =
+            serde_json::from_value(request).map_err(|e| AskAgainError::NotARequest {
+                method: ask.method.clone(),
+                reason: e.to_string(),
+            })?;
         let got = answer_of(peer.send_request(request).await)?;
         if comparable(&got) != comparable(&ask.answer) {
-            return Err(format!(
-                "the client answered the recorded {} differently (recorded {}, got {})",
-                ask.method,
-                shown(&ask.answer),
-                shown(&got)
-            ));
+            return Err(AskAgainError::Differently {
+                method: ask.method.clone(),
+                recorded: shown(&ask.answer),
+                got: shown(&got),
+            });
         }
     }
     Ok(())
 }
 
 /// What the client answered, as a cassette answer.
-fn answer_of(answer: Result<impl serde::Serialize, ServiceError>) -> Result<Answer, String> {
+fn answer_of(answer: Result<impl serde::Serialize, ServiceError>) -> Result<Answer, AskAgainError> {
     match answer {
         Ok(result) => {
             let mut value = serde_json::to_value(result).unwrap_or_default();
@@ -45,10 +64,7 @@ fn answer_of(answer: Result<impl serde::Serialize, ServiceError>) -> Result<Answ
             message: e.message.to_string(),
             data: None,
         })),
-        Err(e) => Err(format!(
-            "the client did not answer: {}",
-            crate::error::chain(&e)
-        )),
+        Err(e) => Err(AskAgainError::NoAnswer(crate::error::chain(&e))),
     }
 }
 
@@ -66,6 +82,6 @@ fn shown(answer: &Answer) -> String {
 }
 
 /// The text of a call's answer when its asks were answered differently: the call is unmatched.
-pub fn differently(what: &str, why: &str) -> String {
+pub fn differently(what: &str, why: &AskAgainError) -> String {
     format!("{NO_RECORD}{what} after its requests to the client: {why}")
 }
