@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{episodes, mcpeval, repo_path, temp_dir, text};
+use crate::common::{bin, episodes, mcpeval, repo_path, spawn_listening, temp_dir, text};
 use mcpeval::episode::Episode;
 
 /// `@modelcontextprotocol/server-everything` as a stdio command (installed by
@@ -413,4 +413,60 @@ fn malformed_keys_and_unknown_sampling_hosts_are_refused_before_any_trial() {
         "{said}"
     );
     assert!(!out_dir.join("episodes.jsonl").exists());
+}
+
+#[test]
+fn a_sampling_host_answers_with_its_model_and_its_tokens_are_counted_apart() {
+    let dir = temp_dir();
+    let suite = dir.path().join("suite");
+    write(
+        &suite,
+        "t.yaml",
+        r#"- id: sample-host
+  kind: call
+  call: {tool: trigger-sampling-request, args: {prompt: "say hi", maxTokens: 20}}
+  sampling: {host: "openai:sim-model"}
+  expect:
+    is_error: false
+    sampled: {min: 1}
+"#,
+    );
+    let endpoint = spawn_listening(&["sim-server", "--addr", "127.0.0.1:0"], false);
+    let ran = |base: String, out: &Path| {
+        let server = everything();
+        Command::new(bin())
+            .args(["run", "--baseline", &server, "--candidate", &server])
+            .args(["--suite", suite.to_str().unwrap(), "--allow-writes"])
+            .args(["--out", out.to_str().unwrap()])
+            .env("OPENAI_BASE_URL", base)
+            .env("OPENAI_API_KEY", "sk-test-secret-value-123")
+            .output()
+            .unwrap()
+    };
+    let out = dir.path().join("out");
+    let done = ran(format!("http://{}/v1", endpoint.addr), &out);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+    for e in episodes(&out) {
+        assert!(e.success, "{:?}", e.grade);
+        assert_eq!(e.sampling_requests, 1);
+        assert!(e.sampling_input_tokens > 0 && e.sampling_output_tokens > 0);
+        // The task's own tokens: a call task has no model.
+        assert_eq!(e.total_tokens, 0);
+        let answer = &e.asks[0].answer;
+        assert_eq!(answer["model"], "sim", "{answer}");
+        assert!(answer["content"]["text"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty()));
+    }
+    // A sampling host that cannot answer makes the trial an infrastructure error.
+    let dead = dir.path().join("dead");
+    let failed = ran("http://127.0.0.1:9/v1".into(), &dead);
+    assert_ne!(failed.status.code(), Some(2), "{}", text(&failed));
+    for e in episodes(&dead) {
+        let error = e.infra_error.as_deref().unwrap_or_default();
+        assert!(
+            error.starts_with("sampling: model `openai:sim-model`"),
+            "{error}"
+        );
+    }
 }
