@@ -64,6 +64,18 @@ pub trait Sampler: Send + Sync {
     async fn sample(&self, request: &SamplingRequest) -> Result<Sampled, SamplingFailed>;
 }
 
+/// The simulated user of a trial, answering an elicitation (`elicitation: {user: true}`): the
+/// request's message and `requestedSchema` in, the fields it fills out (`None`: it declines).
+/// Lent by the layer that runs the simulated user: this module knows none.
+#[async_trait::async_trait]
+pub trait ElicitedUser: Send + Sync {
+    async fn answer(
+        &self,
+        message: &str,
+        schema: &Value,
+    ) -> Result<Option<Map<String, Value>>, SamplingFailed>;
+}
+
 /// How one trial answers the server's requests.
 #[derive(Clone, Default)]
 pub struct AskPlan {
@@ -71,6 +83,8 @@ pub struct AskPlan {
     pub elicitation: Option<Elicitation>,
     /// The model of `sampling: {host}` (not `sim`, which answers a fixed text).
     pub sampler: Option<Arc<dyn Sampler>>,
+    /// The simulated user of `elicitation: {user: true}`; `None`: there is none in this trial.
+    pub user: Option<Arc<dyn ElicitedUser>>,
 }
 
 impl AskPlan {
@@ -256,6 +270,10 @@ impl ClientHandler for AskHandler {
         let params = params_json(&request);
         let (answered, misfit, note) = match &plan.elicitation {
             None => (Err(not_found(ELICITATION_METHOD)), None, None),
+            Some(Elicitation::User) => {
+                let (result, misfit, note) = answer_by_user(plan.user.as_deref(), &params).await;
+                (Ok(result), misfit, note)
+            }
             Some(how) => {
                 let (result, misfit, note) = elicit_answer(how, &params);
                 (Ok(result), misfit, note)
@@ -335,32 +353,49 @@ pub fn elicit_answer(how: &Elicitation, params: &Value) -> (Value, Option<String
     match how {
         Elicitation::Action(ElicitAction::Decline) => (decline, None, None),
         Elicitation::Action(ElicitAction::Cancel) => (json!({"action": "cancel"}), None, None),
-        Elicitation::User => answer_by_user(params),
-        Elicitation::Answers(answers) => {
-            if params["mode"] == "url" || params.get("requestedSchema").is_none() {
-                let note = "a URL elicitation has no form to fill: declined".to_owned();
-                return (decline, None, Some(note));
-            }
-            match misfit(&params["requestedSchema"], answers) {
-                None => (json!({"action": "accept", "content": answers}), None, None),
-                Some(complaint) => (decline, Some(complaint), None),
-            }
-        }
+        // The user's answers need the user: see `answer_by_user`.
+        Elicitation::User => (decline, None, Some(NO_USER_NOTE.to_owned())),
+        Elicitation::Answers(answers) => fitted(answers, params),
     }
 }
 
-/// `elicitation: {user: true}`: the simulated user answers the request. Until one is wired in,
-/// the request is declined with the note [`NO_USER_NOTE`]. Returns the answer, a misfit (none)
-/// and the note. To wire the simulated user: answer `params["message"]` against
-/// `params["requestedSchema"]` here, and check its answers with [`misfit`] as
-/// `{answers: …}` are.
-pub fn answer_by_user(params: &Value) -> (Value, Option<String>, Option<String>) {
-    let _ = params;
-    (
-        json!({"action": "decline"}),
-        None,
-        Some(NO_USER_NOTE.to_owned()),
-    )
+/// Given answers, accepted if they fit the request's `requestedSchema`, else declined with the
+/// schema's complaint; a URL elicitation (no form) is declined with a note.
+fn fitted(answers: &Map<String, Value>, params: &Value) -> (Value, Option<String>, Option<String>) {
+    let decline = json!({"action": "decline"});
+    if params["mode"] == "url" || params.get("requestedSchema").is_none() {
+        let note = "a URL elicitation has no form to fill: declined".to_owned();
+        return (decline, None, Some(note));
+    }
+    match misfit(&params["requestedSchema"], answers) {
+        None => (json!({"action": "accept", "content": answers}), None, None),
+        Some(complaint) => (decline, Some(complaint), None),
+    }
+}
+
+/// `elicitation: {user: true}`: the trial's simulated user answers the request (its message
+/// and `requestedSchema`), and its answers are checked against the schema as a task's
+/// `{answers: …}` are. With no user in the trial ([`AskPlan::user`] `None`, until the runner
+/// lends one: `runner::asks::plan_of`), the request is declined with the note [`NO_USER_NOTE`].
+/// Returns the answer, the schema's complaint, and a note.
+pub async fn answer_by_user(
+    user: Option<&dyn ElicitedUser>,
+    params: &Value,
+) -> (Value, Option<String>, Option<String>) {
+    let decline = json!({"action": "decline"});
+    let Some(user) = user else {
+        return (decline, None, Some(NO_USER_NOTE.to_owned()));
+    };
+    let message = params["message"].as_str().unwrap_or_default();
+    match user.answer(message, &params["requestedSchema"]).await {
+        Ok(Some(answers)) => fitted(&answers, params),
+        Ok(None) => (
+            decline,
+            None,
+            Some("the simulated user declined".to_owned()),
+        ),
+        Err(SamplingFailed(why)) => (decline, None, Some(format!("the simulated user: {why}"))),
+    }
 }
 
 /// Why `answers` do not fit the request's `requestedSchema`, in the schema's words (every
@@ -474,6 +509,39 @@ mod tests {
             (answer, note.as_deref()),
             (json!({"action": "decline"}), Some(NO_USER_NOTE))
         );
+    }
+
+    /// A user who fills `name` with what it was told, or declines.
+    struct FakeUser(Option<Value>);
+
+    #[async_trait::async_trait]
+    impl ElicitedUser for FakeUser {
+        async fn answer(
+            &self,
+            _message: &str,
+            _schema: &Value,
+        ) -> Result<Option<Map<String, Value>>, SamplingFailed> {
+            Ok(self.0.as_ref().map(|name| answers(json!({ "name": name }))))
+        }
+    }
+
+    #[tokio::test]
+    async fn the_simulated_user_answers_when_there_is_one_and_is_checked_like_answers() {
+        let params = json!({"message": "m", "requestedSchema": everything_schema()});
+        let ada = FakeUser(Some(json!("Ada")));
+        let (answer, misfit, note) = answer_by_user(Some(&ada), &params).await;
+        assert_eq!(
+            answer,
+            json!({"action": "accept", "content": {"name": "Ada"}})
+        );
+        assert_eq!((misfit, note), (None, None));
+        let (answer, misfit, _) = answer_by_user(Some(&FakeUser(Some(json!(3)))), &params).await;
+        assert_eq!(answer, json!({"action": "decline"}));
+        assert!(misfit.unwrap().contains("3 is not of type \"string\""));
+        let (_, _, note) = answer_by_user(Some(&FakeUser(None)), &params).await;
+        assert_eq!(note.as_deref(), Some("the simulated user declined"));
+        let (_, _, note) = answer_by_user(None, &params).await;
+        assert_eq!(note.as_deref(), Some(NO_USER_NOTE));
     }
 
     #[test]

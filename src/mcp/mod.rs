@@ -12,5 +12,7 @@ mod recording;
 pub mod sandbox;
 mod stderr;
 
-pub use asks::{AskPlan, AskRecord, Sampled, Sampler, SamplingFailed, SamplingRequest};
+pub use asks::{
+    AskPlan, AskRecord, ElicitedUser, Sampled, Sampler, SamplingFailed, SamplingRequest,
+};
 pub use client::{CallOutcome, HandshakeFacts, McpConnection, McpError, ServerInfo};

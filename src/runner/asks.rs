@@ -82,6 +82,9 @@ pub fn plan_of(
         sampling: task.asks.sampling.clone(),
         elicitation: task.asks.elicitation.clone(),
         sampler,
+        // `elicitation: {user: true}`: lend the trial's simulated user here (an
+        // `mcp::ElicitedUser`); without one the request is declined with a note.
+        user: None,
     }
 }
 

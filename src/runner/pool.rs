@@ -410,6 +410,46 @@ mod tests {
     }
 
     #[test]
+    fn trials_that_declare_other_capabilities_never_share_a_server() {
+        let spec = ServerSpec::parse("s", "demo:1.4.0").expect("a demo spec");
+        let uses = (0..3).flat_map(|task| {
+            (0..2).flat_map(move |_| Side::BOTH.into_iter().map(move |side| (side, task)))
+        });
+        let sampling = AskCapabilities {
+            sampling: true,
+            elicitation: false,
+        };
+        let asks = vec![
+            AskCapabilities::default(),
+            sampling,
+            AskCapabilities::default(),
+        ];
+        let pool = |isolation| {
+            ServerPool::new(
+                spec.clone(),
+                spec.clone(),
+                isolation,
+                uses.clone(),
+                [None, None],
+                asks.clone(),
+            )
+        };
+        // Under `run`, a side's trials share a server per set of capabilities: two per side.
+        assert_eq!(pool(Isolation::Run).planned_starts(), 4);
+        assert_eq!(pool(Isolation::Task).planned_starts(), 6);
+        let run = pool(Isolation::Run);
+        assert_ne!(
+            pool_key(Isolation::Run, Side::Baseline, 0, run.asks_of(0)),
+            pool_key(Isolation::Run, Side::Baseline, 1, run.asks_of(1))
+        );
+        assert_eq!(
+            pool_key(Isolation::Run, Side::Baseline, 0, run.asks_of(0)),
+            pool_key(Isolation::Run, Side::Baseline, 2, run.asks_of(2))
+        );
+        assert!(run.spec_for(Side::Candidate, sampling).asks.sampling);
+    }
+
+    #[test]
     fn a_trial_starts_a_server_a_task_side_or_run_shares_one() {
         assert_eq!(pool(Isolation::Trial).planned_starts(), 12);
         assert_eq!(pool(Isolation::Task).planned_starts(), 6);
