@@ -65,6 +65,7 @@ fn main() {
                         timed_out: false,
                         ttft_ms: None,
                         failure: "".into(),
+                        unprepared_requests: 0,
                     };
                     looks.add(side, &facts);
                 }

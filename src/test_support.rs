@@ -68,6 +68,12 @@ pub(crate) fn episode(
         text_calls: Default::default(),
         app: None,
         user_turns: Vec::new(),
+        sampling_requests: 0,
+        elicitation_requests: 0,
+        unprepared_requests: 0,
+        sampling_input_tokens: 0,
+        sampling_output_tokens: 0,
+        asks: Vec::new(),
     }
 }
 

@@ -522,6 +522,7 @@ mod tests {
             timed_out: false,
             ttft_ms: None,
             failure: "".into(),
+            unprepared_requests: 0,
         }
     }
 

@@ -225,12 +225,84 @@ pub struct ErrorAnswer {
 }
 
 /// One answer the server gave: its result (a tool result, a resource's contents, a prompt), or
-/// a JSON-RPC error.
+/// a JSON-RPC error; or, when it asked the client something first (sampling, elicitation),
+/// those requests with the client's answers, then its answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Answer {
     Result(Value),
     Error(ErrorAnswer),
+    Asked(Asked),
+}
+
+/// `{"asked": {"asks": [...], "then": {"result": …}}}`: the server's requests to the client
+/// while it answered, in order, and its answer after them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Asked {
+    pub asks: Vec<Ask>,
+    pub then: Box<Answer>,
+}
+
+/// One server-to-client request (`sampling/createMessage`, `elicitation/create`), recorded like
+/// a call: its params (without `_meta`) and the client's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ask {
+    pub method: String,
+    pub params: Value,
+    pub answer: Answer,
+}
+
+impl Answer {
+    /// The server's own answer (after any requests it made first).
+    pub fn last(&self) -> &Answer {
+        match self {
+            Answer::Asked(asked) => asked.then.last(),
+            other => other,
+        }
+    }
+
+    /// The answer with every JSON value in canonical form.
+    fn canonical(self) -> Answer {
+        match self {
+            Answer::Result(value) => Answer::Result(canonical(&value)),
+            Answer::Error(mut error) => {
+                error.data = error.data.as_ref().map(canonical);
+                Answer::Error(error)
+            }
+            Answer::Asked(asked) => Answer::Asked(Asked {
+                asks: (asked.asks.into_iter())
+                    .map(|a| Ask {
+                        params: canonical(&a.params),
+                        answer: a.answer.canonical(),
+                        method: a.method,
+                    })
+                    .collect(),
+                then: Box::new(asked.then.canonical()),
+            }),
+        }
+    }
+
+    /// Every string passed through `redact`.
+    fn redacted(&mut self, redact: &dyn Fn(&str) -> String) {
+        match self {
+            Answer::Result(value) => *value = redact_value(value, redact),
+            Answer::Error(error) => {
+                error.message = redact(&error.message);
+                if let Some(data) = &mut error.data {
+                    *data = redact_value(data, redact);
+                }
+            }
+            Answer::Asked(asked) => {
+                for ask in &mut asked.asks {
+                    ask.params = redact_value(&ask.params, redact);
+                    ask.answer.redacted(redact);
+                }
+                asked.then.redacted(redact);
+            }
+        }
+    }
 }
 
 impl Answer {
@@ -311,13 +383,7 @@ impl Cassette {
                     answers: Vec::new(),
                 });
             for answer in entry.answers {
-                let answer = match answer {
-                    Answer::Result(value) => Answer::Result(canonical(&value)),
-                    Answer::Error(mut error) => {
-                        error.data = error.data.as_ref().map(canonical);
-                        Answer::Error(error)
-                    }
-                };
+                let answer = answer.canonical();
                 if !slot.answers.contains(&answer) {
                     slot.answers.push(answer);
                 }
@@ -372,13 +438,7 @@ impl Cassette {
             }
             request.arguments.iter_mut().for_each(strings);
             for answer in &mut entry.answers {
-                match answer {
-                    Answer::Result(value) => strings(value),
-                    Answer::Error(error) => {
-                        error.message = redact(&error.message);
-                        error.data.iter_mut().for_each(strings);
-                    }
-                }
+                answer.redacted(redact);
             }
         }
         self.normalize();

@@ -8,8 +8,8 @@ mod read;
 mod recorder;
 
 pub use format::{
-    canonical, Answer, Cassette, Entry, ErrorAnswer, Handshake, Header, ListKind, Method, Request,
-    ServerFacts, VERSION,
+    canonical, Answer, Ask, Asked, Cassette, Entry, ErrorAnswer, Handshake, Header, ListKind,
+    Method, Request, ServerFacts, VERSION,
 };
 pub use matcher::{Matcher, Reply, Session, Unmatched, NO_RECORD};
 pub use read::CassetteError;

@@ -136,6 +136,16 @@ pub struct ServerSpec {
     /// Leave the copies on disk when the process ends (`--keep-sandboxes`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_sandboxes: bool,
+    /// The capabilities declared on top of the profile's: those of the server's requests
+    /// (`sampling`, `elicitation`) the tasks using this connection say how to answer. Set per
+    /// connection by the run, never read from a config.
+    #[serde(skip)]
+    pub asks: crate::suite::AskCapabilities,
+}
+
+/// Whether the cassette at `path` holds a server's request to its client (an `asked` answer).
+fn asks_in_cassette(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|text| text.contains("{\"asked\":"))
 }
 
 impl ServerSpec {
@@ -169,7 +179,16 @@ impl ServerSpec {
                      (SPEC: the server whose lists are served; the cassette answers its calls)"
                 )));
             }
-            Self::replay_transport(Path::new(file.trim()), base.trim())?
+            let transport = Self::replay_transport(Path::new(file.trim()), base.trim())?;
+            let mut spec = Self::parse(name, "replay-placeholder")?;
+            spec.transport = transport;
+            // A recorded server that asked its client something (sampling, elicitation) is
+            // reached as it was recorded: in a session of `initialize` (2026-07-28 forbids
+            // server-to-client requests).
+            if asks_in_cassette(Path::new(file.trim())) {
+                spec.protocol_era = ProtocolEra::Legacy;
+            }
+            return Ok(spec);
         } else {
             let words = shlex::split(text).ok_or_else(|| {
                 InvalidSetting(format!(
@@ -198,6 +217,7 @@ impl ServerSpec {
             state: ServerState::External,
             sandboxes: Vec::new(),
             keep_sandboxes: false,
+            asks: Default::default(),
         })
     }
 

@@ -84,6 +84,8 @@ pub struct TrialOutput {
     pub user_turns: Vec<UserTurnRecord>,
     /// The checks of each user turn's own `expect`, tagged with their turn.
     pub turn_checks: Vec<crate::grade::Check>,
+    /// The server's own requests during the trial (sampling, elicitation) and their answers.
+    pub asks: Vec<crate::mcp::AskRecord>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without

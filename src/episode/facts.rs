@@ -53,6 +53,9 @@ pub struct EpisodeFacts<'a> {
     /// A conversation's user turns: each turn's own grade, its message's hash, who wrote them
     /// (empty for a task of one message).
     pub turns_of_user: super::TurnFacts,
+    /// The server's requests the task did not say how to answer (`sampling:`, `elicitation:`),
+    /// answered "method not found" (read as 0 from tables written before the column).
+    pub unprepared_requests: u32,
 }
 
 /// A server error's first line (without the stderr tail that follows it), as a failure's reason.
@@ -96,6 +99,7 @@ impl<'a> EpisodeFacts<'a> {
                 Some(error) => Cow::Borrowed(server_error_line(error)),
                 None => Cow::Owned(e.grade.failure_summary()),
             },
+            unprepared_requests: e.unprepared_requests,
         }
     }
 

@@ -183,6 +183,24 @@ pub struct Episode {
     /// with what followed each; absent for a task of one prompt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub user_turns: Vec<super::UserTurnRecord>,
+    /// The server's `sampling/createMessage` requests during the trial (answered or not).
+    #[serde(default)]
+    pub sampling_requests: u32,
+    /// Its `elicitation/create` requests.
+    #[serde(default)]
+    pub elicitation_requests: u32,
+    /// Requests the task did not say how to answer: answered "method not found", as a client
+    /// without the capability would.
+    #[serde(default)]
+    pub unprepared_requests: u32,
+    /// The sampling model's own tokens (`sampling: {host}`), apart from the task's model's.
+    #[serde(default)]
+    pub sampling_input_tokens: u64,
+    #[serde(default)]
+    pub sampling_output_tokens: u64,
+    /// Each request and its answer, in order (src/mcp/asks.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asks: Vec<crate::mcp::AskRecord>,
 }
 
 /// How one model turn's answer arrived.

@@ -407,6 +407,7 @@ mod tests {
             turns: Vec::new(),
             stop_on_failure: false,
             user: None,
+            asks: Default::default(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Graders: small named checks of an episode against a task's expectations; a grade explains itself.
 
+pub mod asks;
 pub mod call;
 mod graders;
 pub mod judge;

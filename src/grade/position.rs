@@ -131,6 +131,7 @@ mod grading {
             turns: Vec::new(),
             stop_on_failure: false,
             user: None,
+            asks: Default::default(),
             source: "t.yaml:1".into(),
         }
     }

@@ -56,6 +56,18 @@ pub enum JobError {
         #[source]
         source: Box<JobError>,
     },
+    /// A task's sampling host that cannot be resolved or built (`sampling: {host}`).
+    #[error("{at}: sampling host `{host}` of task `{task}`")]
+    Sampler {
+        host: String,
+        task: String,
+        at: String,
+        #[source]
+        source: Box<JobError>,
+    },
+    /// An app host named as a sampling host: it answers no completion.
+    #[error("`{host}` is an app host: it runs its own loop and cannot answer sampling requests")]
+    AppSampler { host: String },
     /// An adaptive run whose trial budget cannot give every task its first look.
     #[error("{0}")]
     BudgetTooSmall(String),
@@ -164,6 +176,7 @@ impl Coded for JobError {
             | Self::App { .. }
             | Self::AppJudge { .. }
             | Self::AppUser { .. }
+            | Self::AppSampler { .. }
             | Self::ReservedHost(_)
             | Self::Trigger { .. }
             | Self::BudgetTooSmall(_)
@@ -178,7 +191,9 @@ impl Coded for JobError {
             | Self::Compare(_)
             | Self::NothingToExplain { .. } => Exit::Usage,
             Self::RunInfo(e) => e.exit(),
-            Self::Judge { source, .. } | Self::User { source, .. } => source.exit(),
+            Self::Judge { source, .. }
+            | Self::User { source, .. }
+            | Self::Sampler { source, .. } => source.exit(),
             Self::RunDir(e) => e.exit(),
             Self::History(e) => e.exit(),
             Self::Record(e) => e.exit(),

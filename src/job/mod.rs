@@ -18,6 +18,7 @@ mod plan;
 mod record;
 mod request;
 mod run;
+mod samplers;
 mod served;
 mod snapshots;
 mod trigger;

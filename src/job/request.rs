@@ -473,8 +473,17 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
     let (judges, mut judge_secrets) = build_judges(&config, &suite, &mut notes)?;
     let (users, user_secrets) = build_users(&config, &suite)?;
     judge_secrets.extend(user_secrets);
+    let (samplers, sampler_secrets) = super::samplers::build_samplers(&config, &suite)?;
+    judge_secrets.extend(sampler_secrets);
     let recording = super::record::start(request.record.as_deref(), &hosts, &mut notes)?;
     super::writes::check_sandboxes(&config, &suite.tasks)?;
+    // The pre-flight listing (and the `--auto-trigger` snapshot) declares what the suite's tasks
+    // say how to answer: a server may list some tools only to a client that declares them.
+    let needed = (suite.tasks.iter()).fold(crate::suite::AskCapabilities::default(), |all, t| {
+        all.union(t.asks.capabilities())
+    });
+    config.baseline.asks = needed;
+    config.candidate.asks = needed;
     let preflight = preflight(&config, recording.as_ref()).await?;
     let (baseline_tools, candidate_tools) = preflight.tools();
     let found =
@@ -580,6 +589,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         hosts,
         judges,
         users,
+        samplers,
         judge_secrets,
         preflight,
         dir,

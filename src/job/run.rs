@@ -145,6 +145,8 @@ pub struct RunJob {
     /// The trigger's one-line summary and its changes, when a contract diff picked the tasks.
     pub trigger: Option<super::Triggered>,
     pub shard: Option<Shard>,
+    /// The models of the tasks' `sampling: {host}`, by host spec (src/job/samplers.rs).
+    pub samplers: BTreeMap<String, Arc<dyn Model>>,
     /// `--record DIR`: each side's server traffic, written into cassettes when the trials end.
     pub recording: Option<Recording>,
     /// The call tasks that use a tool only the candidate lists (the pre-flight's lists): they
@@ -348,6 +350,7 @@ impl RunJob {
             servers: self.preflight.servers,
             recorders: recording.as_ref().map_or([None, None], Recording::sides),
             policy,
+            samplers: self.samplers,
         };
         let ran = runner::run(runner, tx).await;
         // Written once the trials are over, however they ended: a run cut short keeps what its

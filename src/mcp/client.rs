@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
@@ -98,7 +98,7 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(8);
 /// How long a `resources/read` may take.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub(super) type Service = RunningService<RoleClient, ClientConfig>;
+pub(super) type Service = RunningService<RoleClient, super::asks::AskHandler>;
 
 /// An open connection to one server.
 ///
@@ -117,6 +117,12 @@ pub struct McpConnection {
     /// The sandbox copies this process runs on (`--sandbox`), removed when it is dropped: last,
     /// after the session and its process.
     sandbox: Option<SandboxCopies>,
+    /// How the server's own requests are answered, and the record of them (src/mcp/asks.rs).
+    pub(super) asks: super::asks::SharedSlot,
+    /// Held by the trial whose answers are installed (src/mcp/asks.rs).
+    pub(super) ask_turn: tokio::sync::Mutex<()>,
+    /// The capabilities declared on top of the profile's.
+    declared_asks: crate::suite::AskCapabilities,
 }
 
 impl McpConnection {
@@ -194,13 +200,14 @@ impl McpConnection {
             .map_err(|e| start_error(spec, spawn_failure(program, &e)))?;
         let pid = transport.id();
         let tail = stderr.map(StderrTail::drain);
+        let slot = super::asks::SharedSlot::default();
         let handshake = match era {
-            ProtocolEra::Auto => probed_handshake(spec, transport).await,
-            era => (handshake(spec, transport, era, spec.startup_timeout).await)
+            ProtocolEra::Auto => probed_handshake(spec, &slot, transport).await,
+            era => (handshake(spec, &slot, transport, era, spec.startup_timeout).await)
                 .map(|service| (service, era)),
         };
         match handshake {
-            Ok((service, era)) => Ok((Self::new(spec, service, tail, pid), era)),
+            Ok((service, era)) => Ok((Self::new(spec, service, slot, tail, pid), era)),
             Err(reason) => Err(McpError::Start {
                 server: spec.name.clone(),
                 reason: reason.to_string(),
@@ -230,7 +237,8 @@ impl McpConnection {
         // rmcp builds its reqwest client here: the crypto provider must be in place.
         crate::net::install_crypto_provider();
         let transport = StreamableHttpClientTransport::from_config(config);
-        let service = match handshake(spec, transport, era, spec.startup_timeout).await {
+        let slot = super::asks::SharedSlot::default();
+        let service = match handshake(spec, &slot, transport, era, spec.startup_timeout).await {
             Ok(service) => service,
             Err(reason) => {
                 let reason = match unreachable(url).await {
@@ -243,7 +251,7 @@ impl McpConnection {
                 ));
             }
         };
-        let connection = Self::new(spec, service, None, None);
+        let connection = Self::new(spec, service, slot, None, None);
         let used = match connection.info.era.as_str() {
             _ if era != ProtocolEra::Auto => era,
             "legacy" => ProtocolEra::Legacy,
@@ -259,15 +267,23 @@ impl McpConnection {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let service = handshake(spec, transport, spec.protocol_era, spec.startup_timeout)
-            .await
-            .map_err(|reason| start_error(spec, reason.to_string()))?;
-        Ok(Self::new(spec, service, None, None))
+        let slot = super::asks::SharedSlot::default();
+        let service = handshake(
+            spec,
+            &slot,
+            transport,
+            spec.protocol_era,
+            spec.startup_timeout,
+        )
+        .await
+        .map_err(|reason| start_error(spec, reason.to_string()))?;
+        Ok(Self::new(spec, service, slot, None, None))
     }
 
     fn new(
         spec: &ServerSpec,
         service: Service,
+        asks: super::asks::SharedSlot,
         stderr: Option<StderrTail>,
         pid: Option<u32>,
     ) -> Self {
@@ -280,7 +296,15 @@ impl McpConnection {
             client: spec.client,
             recorder: None,
             sandbox: None,
+            asks,
+            ask_turn: tokio::sync::Mutex::new(()),
+            declared_asks: spec.asks,
         }
+    }
+
+    /// The capabilities this connection declared on top of its profile's.
+    pub fn declared_asks(&self) -> crate::suite::AskCapabilities {
+        self.declared_asks
     }
 
     pub fn server_info(&self) -> &ServerInfo {
@@ -372,7 +396,8 @@ impl McpConnection {
                     .and_then(|i| i.server_info.as_ref())
                     .and_then(|s| serde_json::to_value(s).ok()),
             ),
-            client_capabilities: serde_json::to_value(declared(self.client)).unwrap_or_default(),
+            client_capabilities: serde_json::to_value(declared(self.client, self.declared_asks))
+                .unwrap_or_default(),
         }
     }
 

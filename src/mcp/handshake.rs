@@ -9,10 +9,12 @@ use rmcp::service::ClientInitializeError;
 use rmcp::transport::{IntoTransport, TokioChildProcess};
 use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, RoleClient};
 
+use super::asks::{AskHandler, SharedSlot};
 use super::client::Service;
 use super::discover::{probe_share, ProbeFiltered, Probed};
 use crate::config::{ClientProfile, ProtocolEra, ServerSpec};
 use crate::error::chain;
+use crate::suite::AskCapabilities;
 
 /// The rmcp lifecycle for an era. `legacy` offers the newest version that still has
 /// `initialize`; `auto` (left to rmcp for HTTP servers and in-process transports only) probes
@@ -30,14 +32,21 @@ fn lifecycle(era: ProtocolEra) -> ClientLifecycleMode {
     }
 }
 
-/// The capabilities a client profile declares.
-pub(super) fn declared(profile: ClientProfile) -> ClientCapabilities {
-    let declared = match profile {
+/// The capabilities a client declares: its profile's, plus the requests (`sampling`,
+/// `elicitation`) the tasks using the connection say how to answer.
+pub(super) fn declared(profile: ClientProfile, asks: AskCapabilities) -> ClientCapabilities {
+    let mut declared = match profile {
         ClientProfile::Bare => serde_json::json!({}),
         ClientProfile::Roots => serde_json::json!({"roots": {"listChanged": true}}),
         ClientProfile::Full => serde_json::json!({"roots": {"listChanged": true},
             "sampling": {}, "elicitation": {}}),
     };
+    if asks.sampling {
+        declared["sampling"] = serde_json::json!({});
+    }
+    if asks.elicitation {
+        declared["elicitation"] = serde_json::json!({});
+    }
     serde_json::from_value(declared).unwrap_or_default()
 }
 
@@ -56,18 +65,24 @@ pub(super) enum HandshakeError {
     Failed(String),
 }
 
-/// The client's side of the handshake: the profile's capabilities, mcpeval's name.
-fn client_config(spec: &ServerSpec) -> ClientConfig {
-    ClientConfig::new(
-        declared(spec.client),
+/// The client's side of the handshake: the declared capabilities, mcpeval's name, and the
+/// handler that answers the server's requests from `slot`.
+fn client_config(spec: &ServerSpec, slot: &SharedSlot) -> AskHandler {
+    let config = ClientConfig::new(
+        declared(spec.client, spec.asks),
         Implementation::new("mcpeval", env!("CARGO_PKG_VERSION")),
     )
-    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+    AskHandler {
+        config,
+        slot: slot.clone(),
+    }
 }
 
 /// Runs the handshake of `era` within `budget` and turns the response cache off.
 pub(super) async fn handshake<T, E, A>(
     spec: &ServerSpec,
+    slot: &SharedSlot,
     transport: T,
     era: ProtocolEra,
     budget: Duration,
@@ -76,7 +91,7 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let serve = client_config(spec).serve_with_lifecycle(transport, lifecycle(era));
+    let serve = client_config(spec, slot).serve_with_lifecycle(transport, lifecycle(era));
     let service = match tokio::time::timeout(budget, serve).await {
         Err(_) => {
             return Err(HandshakeError::Timeout {
@@ -100,10 +115,11 @@ where
 /// left of the timeout. Returns that era.
 pub(super) async fn probed_handshake(
     spec: &ServerSpec,
+    slot: &SharedSlot,
     transport: TokioChildProcess,
 ) -> Result<(Service, ProtocolEra), HandshakeError> {
     let started = Instant::now();
-    let client = client_config(spec);
+    let client = client_config(spec, slot).config;
     let meta = rmcp::model::RequestMetaObject::with_client_context(
         ProtocolVersion::V_2026_07_28,
         client.client_info,
@@ -124,7 +140,7 @@ pub(super) async fn probed_handshake(
         }
     };
     let rest = spec.startup_timeout.saturating_sub(started.elapsed());
-    match handshake(spec, transport, probed.era(), rest).await {
+    match handshake(spec, slot, transport, probed.era(), rest).await {
         Err(HandshakeError::Timeout { .. }) if probed == (Probed::Legacy { answered: false }) => {
             Err(HandshakeError::Unanswered {
                 probe: share,

@@ -1,5 +1,6 @@
 //! MCP client on rmcp (stdio and Streamable HTTP, both protocol eras) and the embedded demo server.
 
+pub mod asks;
 pub mod client;
 pub mod demo;
 mod discover;
@@ -11,4 +12,7 @@ mod recording;
 pub mod sandbox;
 mod stderr;
 
+pub use asks::{
+    misfit, AskPlan, AskRecord, ElicitedUser, Sampled, Sampler, SamplingFailed, SamplingRequest,
+};
 pub use client::{CallOutcome, HandshakeFacts, McpConnection, McpError, ServerInfo};

@@ -47,6 +47,7 @@ impl McpConnection {
         request: impl FnOnce() -> Option<Request>,
         answer: &Result<Result<T, ServiceError>, tokio::time::error::Elapsed>,
     ) {
+        let asks = self.take_pending_asks();
         let Some(session) = &self.recorder else {
             return;
         };
@@ -58,6 +59,13 @@ impl McpConnection {
                 data: error.data.clone(),
             }),
             _ => return,
+        };
+        let answer = match asks.is_empty() {
+            true => answer,
+            false => Answer::Asked(crate::cassette::Asked {
+                asks,
+                then: Box::new(answer),
+            }),
         };
         if let Some(request) = request() {
             session.record(request, answer);

@@ -96,7 +96,11 @@ pub fn verdict_table(c: &Comparison, color: bool) -> String {
 /// The notes under the verdict: calls recovered from text, simulated users' turns (empty when
 /// neither applies).
 pub fn verdict_notes(c: &Comparison) -> String {
-    let notes = [format::recovered_line(c), format::simulated_users_line(c)];
+    let notes = [
+        format::recovered_line(c),
+        format::unprepared_line(c),
+        format::simulated_users_line(c),
+    ];
     notes.into_iter().flatten().map(|l| l + "\n").collect()
 }
 

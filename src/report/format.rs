@@ -96,6 +96,17 @@ pub fn turn_lines(c: &Comparison) -> Vec<String> {
         .collect()
 }
 
+/// The verdict's note on the server's requests (sampling, elicitation) no task said how to
+/// answer: `None` when there were none.
+pub fn unprepared_line(c: &Comparison) -> Option<String> {
+    let n = c.unprepared_requests()?;
+    Some(format!(
+        "{n} sampling or elicitation request(s) from the servers were not prepared for by their \
+         task (no `sampling:` or `elicitation:`): answered \"method not found\", as a client \
+         without the capability would (unprepared_requests)."
+    ))
+}
+
 /// A delta with its sign.
 pub fn delta(metric: Metric, v: Option<f64>) -> String {
     match v {

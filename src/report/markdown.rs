@@ -30,6 +30,9 @@ pub fn summary(report: &Report) -> String {
     if let Some(line) = super::format::simulated_users_line(c) {
         let _ = writeln!(out, "{line}\n");
     }
+    if let Some(line) = super::format::unprepared_line(c) {
+        let _ = writeln!(out, "{line}\n");
+    }
     out.push_str(&super::diagnosis::markdown(
         &crate::analysis::Diagnosis::of(c),
     ));

@@ -182,6 +182,11 @@ table!(
         recovered_calls: Num<UInt32Type> = e.recovered_calls(),
         unparsed_text_calls: Num<UInt32Type> = e.text_calls.unparsed,
         user_turns: MaybeText = crate::episode::user_turns_json(&e.user_turns).as_deref(),
+        sampling_requests: Num<UInt32Type> = e.sampling_requests,
+        elicitation_requests: Num<UInt32Type> = e.elicitation_requests,
+        unprepared_requests: Num<UInt32Type> = e.unprepared_requests,
+        sampling_input_tokens: Num<UInt64Type> = e.sampling_input_tokens,
+        sampling_output_tokens: Num<UInt64Type> = e.sampling_output_tokens,
     }
 );
 
@@ -269,13 +274,16 @@ mod tests {
             ("recovered_calls", DataType::UInt32),
             ("unparsed_text_calls", DataType::UInt32),
             ("user_turns", DataType::String),
+            ("unprepared_requests", DataType::UInt32),
+            ("sampling_input_tokens", DataType::UInt64),
         ] {
             assert_eq!(dtype(&df, name), expected, "{name}");
         }
         // 39 since `tools_offered` (issue 50: the order the tools were listed in); 41 since
-        // `recovered_calls` and `unparsed_text_calls` (issue 51: calls written as text); 42
-        // since `user_turns` (issue 52: conversations).
-        assert_eq!(df.width(), 42);
+        // `recovered_calls` and `unparsed_text_calls` (issue 51: calls written as text); 46
+        // since the server's requests (issue 52: sampling, elicitation), 47 since `user_turns`
+        // (issue 52: conversations).
+        assert_eq!(df.width(), 47);
         let nulls_of = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();
         assert_eq!(
             nulls_of(&df, "user_turns"),

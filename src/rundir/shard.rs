@@ -534,6 +534,7 @@ mod tests {
             turns: Vec::new(),
             stop_on_failure: false,
             user: None,
+            asks: Default::default(),
         }
     }
 

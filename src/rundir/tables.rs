@@ -241,7 +241,7 @@ const READ_CHUNK: usize = 65_536;
 
 /// Columns a comparison reads that tables written before them lack (read as 0, false or empty
 /// there).
-const NEWER_FACT_COLUMNS: [&str; 9] = [
+const NEWER_FACT_COLUMNS: [&str; 10] = [
     "reasoning_tokens",
     "truncated",
     "timed_out",
@@ -251,6 +251,7 @@ const NEWER_FACT_COLUMNS: [&str; 9] = [
     "replay_unmatched",
     "recovered_calls",
     "user_turns",
+    "unprepared_requests",
 ];
 
 /// The columns a comparison reads (see [`EpisodeFacts`]), besides [`NEWER_FACT_COLUMNS`].
@@ -398,6 +399,9 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
     let user_turns = optional("user_turns")
         .map(|c| c.str().cloned())
         .transpose()?;
+    let unprepared = optional("unprepared_requests")
+        .map(|c| c.u32().cloned())
+        .transpose()?;
     let server = optional("server_error")
         .map(|c| c.str().cloned())
         .transpose()?;
@@ -457,6 +461,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
                 Some(error) => crate::episode::server_error_line(error),
                 None => failures.get(i).unwrap_or(""),
             }),
+            unprepared_requests: unprepared.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
         };
         each(side, &facts);
     }

@@ -1,6 +1,8 @@
 //! The runner: schedules interleaved paired trials with bounded concurrency and emits events.
 
+pub mod asks;
 mod budget;
+mod elicited;
 mod estimate;
 mod events;
 mod policy;

@@ -11,6 +11,7 @@ use crate::config::{Isolation, ServerSpec};
 use crate::episode::{Offer, Side, ToolView};
 use crate::host::HostProfile;
 use crate::mcp::{McpConnection, McpError, ServerInfo};
+use crate::suite::AskCapabilities;
 
 /// A live server with what it listed once at connection time.
 pub struct Server {
@@ -68,19 +69,32 @@ impl Server {
 struct PoolKey {
     side: Side,
     task: Option<usize>,
+    /// What the connection declares besides its profile: a trial is never handed a connection
+    /// that declares other capabilities than its task needs.
+    asks: AskCapabilities,
 }
 
 type Slot = Arc<OnceCell<Arc<Server>>>;
 
 /// The key trials share a server under, or `None` when each trial has its own.
-fn pool_key(isolation: Isolation, side: Side, task: usize) -> Option<PoolKey> {
+fn pool_key(
+    isolation: Isolation,
+    side: Side,
+    task: usize,
+    asks: AskCapabilities,
+) -> Option<PoolKey> {
     match isolation {
         Isolation::Trial => None,
         Isolation::Task => Some(PoolKey {
             side,
             task: Some(task),
+            asks,
         }),
-        Isolation::Run => Some(PoolKey { side, task: None }),
+        Isolation::Run => Some(PoolKey {
+            side,
+            task: None,
+            asks,
+        }),
     }
 }
 
@@ -102,6 +116,8 @@ pub struct ServerPool {
     recorders: [Option<Arc<Recorder>>; 2],
     /// The server processes the trials will start, the `ready` ones not counted.
     starts: usize,
+    /// Per task (by index), the capabilities its trials declare (`sampling:`, `elicitation:`).
+    task_asks: Vec<AskCapabilities>,
 }
 
 type Starting = tokio::task::JoinHandle<Result<Server, McpError>>;
@@ -109,7 +125,8 @@ type Starting = tokio::task::JoinHandle<Result<Server, McpError>>;
 /// Per side: the server started ahead, and how many trials will still ask for one.
 #[derive(Default)]
 struct WarmServers {
-    starting: [Option<Starting>; 2],
+    /// Per side, the server started ahead and the capabilities it declares.
+    starting: [Option<(AskCapabilities, Starting)>; 2],
     remaining: [usize; 2],
 }
 
@@ -130,12 +147,14 @@ impl ServerPool {
         isolation: Isolation,
         uses: impl IntoIterator<Item = (Side, usize)>,
         ready: [Option<Server>; 2],
+        task_asks: Vec<AskCapabilities>,
     ) -> Self {
         let mut slots = HashMap::new();
         let mut remaining = [0; 2];
+        let asks_of = |task: usize| task_asks.get(task).copied().unwrap_or_default();
         for (side, task) in uses {
             remaining[side as usize] += 1;
-            if let Some(key) = pool_key(isolation, side, task) {
+            if let Some(key) = pool_key(isolation, side, task, asks_of(task)) {
                 slots.entry(key).or_insert_with(|| (Slot::default(), 0)).1 += 1;
             }
         }
@@ -159,7 +178,20 @@ impl ServerPool {
             ready: Mutex::new(ready),
             recorders: [None, None],
             starts: needed.saturating_sub(readies),
+            task_asks,
         }
+    }
+
+    /// The capabilities trials of `task` declare.
+    fn asks_of(&self, task: usize) -> AskCapabilities {
+        self.task_asks.get(task).copied().unwrap_or_default()
+    }
+
+    /// The side's server spec as a trial declaring `asks` connects with it.
+    fn spec_for(&self, side: Side, asks: AskCapabilities) -> ServerSpec {
+        let mut spec = self.spec(side).clone();
+        spec.asks = asks;
+        spec
     }
 
     /// Records each side's new servers into its recorder (baseline, candidate).
@@ -178,12 +210,20 @@ impl ServerPool {
         self.recorders[side as usize].as_ref()
     }
 
-    /// A server no trial has used: the one started before the run, else a new one.
-    async fn fresh(&self, side: Side) -> Result<Server, McpError> {
-        let ready = self.ready.lock().await[side as usize].take();
+    /// A server no trial has used, declaring `asks`: the one started before the run if it
+    /// declares them, else a new one.
+    async fn fresh(&self, side: Side, asks: AskCapabilities) -> Result<Server, McpError> {
+        let ready = {
+            let mut ready = self.ready.lock().await;
+            let slot = &mut ready[side as usize];
+            match slot {
+                Some(server) if server.connection.declared_asks() == asks => slot.take(),
+                _ => None,
+            }
+        };
         match ready {
             Some(server) => Ok(server),
-            None => Server::connect(self.spec(side), self.recorder(side)).await,
+            None => Server::connect(&self.spec_for(side, asks), self.recorder(side)).await,
         }
     }
 
@@ -195,9 +235,10 @@ impl ServerPool {
     }
 
     pub async fn acquire(&self, side: Side, task: usize) -> Result<Lease, McpError> {
-        let Some(key) = pool_key(self.isolation, side, task) else {
+        let asks = self.asks_of(task);
+        let Some(key) = pool_key(self.isolation, side, task, asks) else {
             return Ok(Lease {
-                server: Arc::new(self.take_warm(side).await?),
+                server: Arc::new(self.take_warm(side, asks).await?),
                 key: None,
             });
         };
@@ -210,7 +251,7 @@ impl ServerPool {
                 .clone()
         };
         let server = slot
-            .get_or_try_init(|| async { self.fresh(side).await.map(Arc::new) })
+            .get_or_try_init(|| async { self.fresh(side, asks).await.map(Arc::new) })
             .await?
             .clone();
         Ok(Lease {
@@ -247,28 +288,40 @@ impl ServerPool {
     }
 
     /// The server started ahead for this side (or a new one), and starts the next one ahead if
-    /// more trials of the side are to come.
-    async fn take_warm(&self, side: Side) -> Result<Server, McpError> {
-        let ready = {
+    /// more trials of the side are to come. A server started ahead that declares other
+    /// capabilities than `asks` is closed, and the next one is started declaring `asks`.
+    async fn take_warm(&self, side: Side, asks: AskCapabilities) -> Result<Server, McpError> {
+        let (ready, other) = {
             let mut warm = self.warm.lock().await;
             let i = side as usize;
             warm.remaining[i] = warm.remaining[i].saturating_sub(1);
-            let ready = warm.starting[i].take();
+            let (ready, other) = match warm.starting[i].take() {
+                Some((declared, handle)) if declared == asks => (Some(handle), None),
+                Some((_, handle)) => (None, Some(handle)),
+                None => (None, None),
+            };
             if warm.remaining[i] > 0 {
-                let spec = self.spec(side).clone();
+                let spec = self.spec_for(side, asks);
                 let recorder = self.recorder(side).cloned();
-                warm.starting[i] = Some(tokio::spawn(async move {
-                    Server::connect(&spec, recorder.as_ref()).await
-                }));
+                warm.starting[i] = Some((
+                    asks,
+                    tokio::spawn(async move { Server::connect(&spec, recorder.as_ref()).await }),
+                ));
             }
-            ready
+            (ready, other)
         };
+        if let Some(Ok(Ok(server))) = match other {
+            Some(handle) => Some(handle.await),
+            None => None,
+        } {
+            server.connection.close().await;
+        }
         match ready {
             Some(handle) => match handle.await {
                 Ok(result) => result,
-                Err(_) => Server::connect(self.spec(side), self.recorder(side)).await,
+                Err(_) => Server::connect(&self.spec_for(side, asks), self.recorder(side)).await,
             },
-            None => self.fresh(side).await,
+            None => self.fresh(side, asks).await,
         }
     }
 
@@ -281,7 +334,7 @@ impl ServerPool {
         }
         let mut warm = self.warm.lock().await;
         for slot in &mut warm.starting {
-            if let Some(handle) = slot.take() {
+            if let Some((_, handle)) = slot.take() {
                 handle.abort();
                 if let Ok(Ok(server)) = handle.await {
                     server.connection.close().await;
@@ -301,7 +354,7 @@ impl ServerPool {
             let i = side as usize;
             warm.remaining[i] = warm.remaining[i].saturating_sub(n);
         }
-        let Some(key) = pool_key(self.isolation, side, task) else {
+        let Some(key) = pool_key(self.isolation, side, task, self.asks_of(task)) else {
             return;
         };
         let idle = {
@@ -322,7 +375,7 @@ impl ServerPool {
     /// A retry will use the key again: count it.
     pub async fn add_use(&self, side: Side, task: usize) {
         self.warm.lock().await.remaining[side as usize] += 1;
-        if let Some(key) = pool_key(self.isolation, side, task) {
+        if let Some(key) = pool_key(self.isolation, side, task, self.asks_of(task)) {
             let mut slots = self.slots.lock().await;
             slots.entry(key).or_insert_with(|| (Slot::default(), 0)).1 += 1;
         }
@@ -346,7 +399,54 @@ mod tests {
         let uses = (0..3).flat_map(|task| {
             (0..2).flat_map(move |_| Side::BOTH.into_iter().map(move |side| (side, task)))
         });
-        ServerPool::new(spec.clone(), spec, isolation, uses, [None, None])
+        ServerPool::new(
+            spec.clone(),
+            spec,
+            isolation,
+            uses,
+            [None, None],
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn trials_that_declare_other_capabilities_never_share_a_server() {
+        let spec = ServerSpec::parse("s", "demo:1.4.0").expect("a demo spec");
+        let uses = (0..3).flat_map(|task| {
+            (0..2).flat_map(move |_| Side::BOTH.into_iter().map(move |side| (side, task)))
+        });
+        let sampling = AskCapabilities {
+            sampling: true,
+            elicitation: false,
+        };
+        let asks = vec![
+            AskCapabilities::default(),
+            sampling,
+            AskCapabilities::default(),
+        ];
+        let pool = |isolation| {
+            ServerPool::new(
+                spec.clone(),
+                spec.clone(),
+                isolation,
+                uses.clone(),
+                [None, None],
+                asks.clone(),
+            )
+        };
+        // Under `run`, a side's trials share a server per set of capabilities: two per side.
+        assert_eq!(pool(Isolation::Run).planned_starts(), 4);
+        assert_eq!(pool(Isolation::Task).planned_starts(), 6);
+        let run = pool(Isolation::Run);
+        assert_ne!(
+            pool_key(Isolation::Run, Side::Baseline, 0, run.asks_of(0)),
+            pool_key(Isolation::Run, Side::Baseline, 1, run.asks_of(1))
+        );
+        assert_eq!(
+            pool_key(Isolation::Run, Side::Baseline, 0, run.asks_of(0)),
+            pool_key(Isolation::Run, Side::Baseline, 2, run.asks_of(2))
+        );
+        assert!(run.spec_for(Side::Candidate, sampling).asks.sampling);
     }
 
     #[test]

@@ -97,6 +97,8 @@ pub struct Runner {
     /// `--replay-user-turns` on a resumed run: the user messages of the baseline trials an
     /// earlier invocation finished, by (host, task id, trial).
     pub earlier_user_scripts: HashMap<(String, String, u32), Vec<String>>,
+    /// The models of the tasks' `sampling: {host}` (not `sim`), by the host spec they name.
+    pub samplers: BTreeMap<String, Arc<dyn Model>>,
 }
 
 impl Runner {
@@ -229,6 +231,9 @@ pub async fn run(mut runner: Runner, events: Sender<RunEvent>) -> Ran {
         runner.config.isolation,
         pooled,
         ready,
+        (runner.suite.tasks.iter())
+            .map(|t| t.asks.capabilities())
+            .collect(),
     )
     .recording(runner.recorders.clone());
     if none_pooled {
@@ -666,6 +671,12 @@ async fn attempt(
         Ok(lease) => lease,
         Err(e) => return (start_infra(&e), Vec::new().into(), None),
     };
+    let plan = super::asks::plan_of(
+        task,
+        (&runner.samplers, &runner.users),
+        trial_context(task, key),
+        seed,
+    );
     let renamed = match key.side {
         Side::Candidate => &runner.config.renames,
         Side::Baseline => Offer::fixed().renamed,
@@ -709,7 +720,9 @@ async fn attempt(
         kind: task.kind,
         user: user_player(runner, fixtures, replay),
     };
-    let mut output = run_trial(&input, &lease.server.connection).await;
+    let connection = &lease.server.connection;
+    let trial = run_trial(&input, connection);
+    let mut output = super::asks::with_asks(connection, plan, trial).await;
     output.tools_offered = view.offered();
     if output.infra_error.is_none() {
         finish_fixtures(&lease.server, fixtures, timeout, &mut output).await;
@@ -744,6 +757,15 @@ fn user_player<'a>(
         model: model.as_ref(),
         replay,
     })
+}
+
+/// Task, side and trial, as a model's requests carry them.
+fn trial_context(task: &Task, key: TrialKey) -> crate::host::RequestContext {
+    crate::host::RequestContext {
+        task_id: task.id.clone(),
+        side: key.side.as_str().to_owned(),
+        trial: key.trial,
+    }
 }
 
 /// The output of a trial that could not run: an infrastructure error and nothing else.
@@ -818,7 +840,18 @@ async fn direct_attempt(
     let sandboxed = copies.map(|c| super::sandboxed::task_on(c, task));
     let task = sandboxed.as_ref().unwrap_or(task);
     let mut output = match run_fixtures(&server.connection, &task.setup, "setup", timeout).await {
-        Ok(()) => run_call(task, &server.connection, &server.tools, timeout).await,
+        Ok(()) => {
+            let runner = &shared.runner;
+            let seed = trial_seed(runner.config.seed, &task.id, key.trial);
+            let plan = super::asks::plan_of(
+                task,
+                (&runner.samplers, &runner.users),
+                trial_context(task, key),
+                seed,
+            );
+            let call = run_call(task, &server.connection, &server.tools, timeout);
+            super::asks::with_asks(&server.connection, plan, call).await
+        }
         Err(error) => fixture_infra(&error),
     };
     if output.infra_error.is_none() {
@@ -958,6 +991,11 @@ fn build_episode(
         grade.checks.append(&mut output.after);
         grade.success = grade.checks.iter().all(|c| c.passed);
     }
+    if output.infra_error.is_none() {
+        super::asks::grade_asks(runner.task_for(key.task, key.side), &output, &mut grade);
+    }
+    let asks = std::mem::take(&mut output.asks);
+    let count = |sampling: bool| asks.iter().filter(|a| a.is_sampling() == sampling).count();
     let tool_errors = output.calls.iter().filter(|c| c.is_error).count() as u32;
     let protocol_errors = output
         .calls
@@ -1037,6 +1075,21 @@ fn build_episode(
                 t.message = redact(t.message);
                 t.answer = t.answer.map(redact);
                 t
+            })
+            .collect(),
+        sampling_requests: count(true) as u32,
+        elicitation_requests: count(false) as u32,
+        unprepared_requests: asks.iter().filter(|a| !a.prepared).count() as u32,
+        sampling_input_tokens: asks.iter().map(|a| a.input_tokens).sum(),
+        sampling_output_tokens: asks.iter().map(|a| a.output_tokens).sum(),
+        asks: asks
+            .into_iter()
+            .map(|mut a| {
+                let text = runner.redactor.redact(&a.request.to_string());
+                a.request = serde_json::from_str(&text).unwrap_or(a.request);
+                let text = runner.redactor.redact(&a.answer.to_string());
+                a.answer = serde_json::from_str(&text).unwrap_or(a.answer);
+                a
             })
             .collect(),
     }

@@ -22,6 +22,8 @@ pub(crate) const CALL_EXPECT_KEYS: &[&str] = &[
     "result_snapshot",
     "max_result_chars",
     "case_sensitive",
+    "sampled",
+    "elicited",
 ];
 const FIXTURE_KEYS: &[&str] = &["tool", "args"];
 const AFTER_KEYS: &[&str] = &["call", "expect", "within_ms", "every_ms"];
@@ -210,7 +212,8 @@ pub(crate) fn call_expectations(
     if checker.count() > before {
         return None;
     }
-    if expect.is_empty() && fields.get("after").is_none() {
+    let asks_graded = fields.get("sampled").is_some() || fields.get("elicited").is_some();
+    if expect.is_empty() && fields.get("after").is_none() && !asks_graded {
         let keys = CALL_EXPECT_KEYS.iter().filter(|k| **k != "case_sensitive");
         let keys: Vec<String> = keys.map(|k| format!("`{k}`")).collect();
         let message = format!("`expect` sets no check: set one of {}", keys.join(", "));

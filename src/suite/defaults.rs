@@ -1,9 +1,10 @@
 //! `defaults.yaml`: what the tasks of a suite directory and those below it take when they do not
-//! say (`max_turns`, `set`, the judge's `host`, `setup`, `teardown`); the nearest directory's
-//! file wins.
+//! say (`max_turns`, `set`, the judge's `host`, `setup`, `teardown`, `sampling`, `elicitation`);
+//! the nearest directory's file wins.
 
 use std::path::{Path, PathBuf};
 
+use super::asks::{Elicitation, Sampling};
 use super::call::fixture_calls;
 use super::check::Checker;
 use super::raw::{Node, Value};
@@ -11,7 +12,15 @@ use super::task::{FixtureCall, TaskSet};
 
 /// The file names of a defaults file.
 pub(crate) const DEFAULTS_FILES: &[&str] = &["defaults.yaml", "defaults.yml"];
-const KEYS: &[&str] = &["max_turns", "set", "judge", "setup", "teardown"];
+const KEYS: &[&str] = &[
+    "max_turns",
+    "set",
+    "judge",
+    "setup",
+    "teardown",
+    "sampling",
+    "elicitation",
+];
 const JUDGE_KEYS: &[&str] = &["host"];
 
 /// The defaults of one directory.
@@ -22,6 +31,9 @@ pub(crate) struct Defaults {
     pub judge_host: Option<String>,
     pub setup: Option<Vec<FixtureCall>>,
     pub teardown: Option<Vec<FixtureCall>>,
+    /// `sampling:` and where its host is written (`file:line:col`).
+    pub sampling: Option<(Sampling, Option<String>)>,
+    pub elicitation: Option<Elicitation>,
 }
 
 impl Defaults {
@@ -33,6 +45,8 @@ impl Defaults {
             judge_host: self.judge_host.clone().or_else(|| outer.judge_host.clone()),
             setup: self.setup.clone().or_else(|| outer.setup.clone()),
             teardown: self.teardown.clone().or_else(|| outer.teardown.clone()),
+            sampling: self.sampling.clone().or_else(|| outer.sampling.clone()),
+            elicitation: (self.elicitation.clone()).or_else(|| outer.elicitation.clone()),
         }
     }
 }
@@ -79,6 +93,12 @@ pub(crate) fn parse(checker: &mut Checker<'_>, root: &Node) -> Option<Defaults> 
         if let Some((_, v)) = fields.get(name) {
             *slot = fixture_calls(checker, v, name);
         }
+    }
+    if let Some((_, v)) = fields.get("sampling") {
+        defaults.sampling = super::asks::sampling(checker, v, super::validate::sampling_host);
+    }
+    if let Some((_, v)) = fields.get("elicitation") {
+        defaults.elicitation = super::asks::elicitation(checker, v);
     }
     (checker.count() == before).then_some(defaults)
 }

@@ -1,5 +1,6 @@
 //! Task suites: the task model and the loading and validation of task YAML files.
 
+pub mod asks;
 mod call;
 mod check;
 mod defaults;
@@ -21,6 +22,7 @@ mod validate_result;
 #[cfg(test)]
 mod tests;
 
+pub use asks::{AskCapabilities, Elicitation, Sampling, TaskAsks};
 pub(crate) use check::regex_error_summary;
 pub use demo::{is_embedded_fallback, load_or_embedded, DEMO_SUITE};
 pub use lint::{lint, named_in, warning_line};

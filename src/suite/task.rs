@@ -419,6 +419,10 @@ pub struct Task {
     /// A simulated user who carries the conversation on after `prompt` (`user:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<SimulatedUser>,
+    /// How the server's sampling and elicitation requests are answered during a trial, and the
+    /// graders of them (`sampling:`, `elicitation:`, `expect.sampled`, `expect.elicited`).
+    #[serde(default, skip_serializing_if = "super::asks::TaskAsks::is_empty")]
+    pub asks: super::asks::TaskAsks,
 }
 
 /// `user: {host, persona, goal, max_turns, done_when}`: a model plays the user, from the task's

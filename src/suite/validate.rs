@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use super::asks::TaskAsks;
 use super::call::{after_of, call_at, call_expectations, call_spec, fixture_calls};
 use super::check::{key_places, suggestion, Checker, Fields};
 use super::defaults::Defaults;
@@ -33,6 +34,8 @@ const TASK_KEYS: &[&str] = &[
     "turns",
     "stop_on_failure",
     "user",
+    "sampling",
+    "elicitation",
 ];
 const EXPECT_KEYS: &[&str] = &[
     "calls",
@@ -47,6 +50,8 @@ const EXPECT_KEYS: &[&str] = &[
     "max_latency_ms",
     "judge",
     "after",
+    "sampled",
+    "elicited",
 ];
 const JUDGE_KEYS: &[&str] = &["rubric", "host"];
 /// The providers a `PROVIDER:MODEL` host spec may name.
@@ -208,6 +213,15 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
         _ => Some(None),
     };
     let turns_graded = (turns.iter().flatten()).any(|t| t.expect.is_some());
+    let asks = task_asks(checker, &fields, defaults);
+    let by_user =
+        (asks.iter()).any(|a| matches!(a.elicitation, Some(super::asks::Elicitation::User)));
+    if let (true, Some(None)) = (by_user, &user) {
+        let at = fields.get("elicitation").map_or(node, |(key, _)| key);
+        let message = "`elicitation: {user: true}` is answered by the task's simulated user: \
+                       add `user: {host, goal}`, or answer with `{answers: …}` or `{action: …}`";
+        checker.error(at, message);
+    }
     let expect = match (fields.get("expect"), kind) {
         (Some((key, value)), kind) => expectations(checker, key, value, kind, judge_host),
         (None, Some(TaskKind::Tool)) if turns_graded => Some(Expectations::default()),
@@ -238,6 +252,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             Some(turns),
             Some(stop_on_failure),
             Some(user),
+            Some(asks),
         ) = (
             &id,
             prompt,
@@ -249,6 +264,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             turns,
             stop_on_failure,
             user,
+            asks,
         ) {
             expect.no_tool |= kind == TaskKind::NoTool;
             let turn_calls = turns.iter().filter_map(|t| t.expect.as_ref());
@@ -286,6 +302,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                 turns,
                 stop_on_failure,
                 user,
+                asks,
             });
         }
     }
@@ -361,6 +378,15 @@ fn call_task(
     let expect = required(checker, fields, "expect", "a `kind: call` task")
         .and_then(|v| call_expectations(checker, fields.get("expect")?.0, v));
     let fixtures = fixtures(checker, fields, defaults);
+    let asks = task_asks(checker, fields, defaults);
+    let by_user =
+        (asks.iter()).any(|a| matches!(a.elicitation, Some(super::asks::Elicitation::User)));
+    if by_user {
+        let at = fields.get("elicitation").map_or(node, |(key, _)| key);
+        let message = "`elicitation: {user: true}` needs a simulated user, which a `kind: call` \
+                       task has none of: answer with `{answers: …}` or `{action: …}`";
+        checker.error(at, message);
+    }
     if checker.count() > before {
         return None;
     }
@@ -400,7 +426,41 @@ fn call_task(
         turns: Vec::new(),
         stop_on_failure: false,
         user: None,
+        asks: asks?,
     })
+}
+
+/// A task's `sampling`, `elicitation` (its own, else the defaults') and the graders of them in
+/// `expect` (`None` if one is invalid).
+fn task_asks(
+    checker: &mut Checker<'_>,
+    fields: &Fields<'_>,
+    defaults: &Defaults,
+) -> Option<TaskAsks> {
+    let before = checker.count();
+    let mut asks = TaskAsks {
+        sampling: defaults.sampling.clone().map(|(s, _)| s),
+        host_at: defaults.sampling.clone().and_then(|(_, at)| at),
+        elicitation: defaults.elicitation.clone(),
+        ..TaskAsks::default()
+    };
+    if let Some((_, v)) = fields.get("sampling") {
+        if let Some((sampling, at)) = super::asks::sampling(checker, v, sampling_host) {
+            (asks.sampling, asks.host_at) = (Some(sampling), at);
+        }
+    }
+    if let Some((_, v)) = fields.get("elicitation") {
+        asks.elicitation = super::asks::elicitation(checker, v);
+    }
+    if let Some((_, v)) = fields.get("expect") {
+        asks.expect = super::asks::ask_expect(checker, v).unwrap_or_default();
+    }
+    (checker.count() == before).then_some(asks)
+}
+
+/// `sampling.host`: a host spec as `judge.host` takes it.
+pub(crate) fn sampling_host(checker: &mut Checker<'_>, value: &Node) -> Option<String> {
+    host_spec_named(checker, value, "sampling.host")
 }
 
 /// The value of a required key, or a "missing" diagnostic.
@@ -580,6 +640,8 @@ fn expectations(
         || expect.max_latency_ms.is_some()
         || expect.judge.is_some()
         || fields.get("after").is_some()
+        || fields.get("sampled").is_some()
+        || fields.get("elicited").is_some()
         || kind == Some(TaskKind::NoTool);
     if !has_grader {
         let keys = EXPECT_KEYS.iter().filter(|k| **k != "ordered");

@@ -59,6 +59,7 @@ mod result_keys;
 mod resume;
 mod row_words;
 mod run_demo;
+mod sampling;
 mod sandbox;
 mod secrets_and_storms;
 mod servers;

@@ -188,7 +188,7 @@ fn a_stateful_server_s_answers_are_kept_in_order() {
     let ids: Vec<i64> = (cassette.entries[0].answers.iter())
         .map(|a| match a {
             Answer::Result(r) => r["structuredContent"]["id"].as_i64().unwrap(),
-            Answer::Error(e) => panic!("{e:?}"),
+            other => panic!("{other:?}"),
         })
         .collect();
     assert_eq!(ids.len(), 3, "{ids:?}");

@@ -473,6 +473,7 @@ mod tests {
             timed_out: false,
             ttft_ms: None,
             failure: failure.into(),
+            unprepared_requests: 0,
         };
         for i in 0..MAX_FAILURES + 50 {
             side.add(&facts(format!("got `search`(q={i})")));

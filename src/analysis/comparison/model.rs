@@ -241,6 +241,8 @@ pub struct UsageTotal {
     /// Infrastructure errors, and the first one's text.
     pub infra_errors: u64,
     pub infra_error: Option<String>,
+    /// The server's requests the tasks did not say how to answer (answered "method not found").
+    pub unprepared_requests: u64,
 }
 
 impl UsageTotal {
@@ -270,6 +272,7 @@ impl UsageTotal {
             recovered_calls: 0,
             infra_errors: 0,
             infra_error: None,
+            unprepared_requests: 0,
         }
     }
 
@@ -310,6 +313,7 @@ impl UsageTotal {
         self.tool_calls += u64::from(e.tool_calls);
         self.replay_unmatched += u64::from(e.replay_unmatched);
         self.recovered_calls += u64::from(e.recovered_calls);
+        self.unprepared_requests += u64::from(e.unprepared_requests);
         if e.infra_error {
             self.infra_errors += 1;
             if self.infra_error.is_none() {
@@ -388,6 +392,13 @@ impl Comparison {
             (r + u.recovered_calls, n + u.tool_calls)
         });
         (recovered > 0).then_some((recovered, calls))
+    }
+
+    /// The server's requests no task said how to answer, summed over hosts and sides; `None`
+    /// when there were none.
+    pub fn unprepared_requests(&self) -> Option<u64> {
+        let n: u64 = self.usage.iter().map(|u| u.unprepared_requests).sum();
+        (n > 0).then_some(n)
     }
 
     pub fn infra_share(&self) -> f64 {

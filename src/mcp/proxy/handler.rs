@@ -65,12 +65,20 @@ impl Calls {
         &self,
         params: CallToolRequestParams,
         loss: &BaseLoss,
+        client: &rmcp::Peer<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(replay) = self.replay() else {
             let answer = self.connection().peer().call_tool_once(params).await;
             return self.passed(answer, loss).await;
         };
-        let (replayed, unmatched) = replay.call_tool(&params);
+        let (asks, replayed, unmatched) = replay.call_tool_asking(&params);
+        if let Err(why) = super::asked::ask_again(client, &asks).await {
+            let what = format!("tools/call `{}`", params.name);
+            let text = super::asked::differently(&what, &why);
+            let result =
+                rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(text)]);
+            return Ok(mark_unmatched(CallToolResponse::Complete(result)));
+        }
         let answer = match replayed {
             Replayed::Answer(answer) => answer,
             Replayed::Live => {
@@ -395,7 +403,7 @@ impl ServerHandler for ProxyServer {
         }
         let calls = self.calls(&context).await?;
         tokio::select! {
-            answer = calls.call_tool(request, &self.shared.loss) => answer,
+            answer = calls.call_tool(request, &self.shared.loss, &context.peer) => answer,
             () = context.ct.cancelled() => Err(cancelled()),
         }
     }

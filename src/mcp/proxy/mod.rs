@@ -2,6 +2,7 @@
 //! a base server's lists and passes its calls through, over stdio or Streamable HTTP (with no
 //! overlay, a bridge: any stdio server over HTTP).
 
+mod asked;
 mod handler;
 pub mod overlay;
 mod recorded;

@@ -4,10 +4,10 @@
 //! server to ask: it is answered as `error`).
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt as _};
@@ -64,6 +64,21 @@ fn answered<T>(replayed: Replayed<T>, what: &str) -> Result<T, ErrorData> {
 }
 
 impl ServerHandler for RecordedServer {
+    /// A cassette whose server asked its client something (sampling, elicitation) is served in
+    /// the sessions of `initialize` only: 2026-07-28 forbids server-to-client requests, so its
+    /// client reaches it as the recorded server was reached, and is asked again.
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        let asks = (self.cassette.entries.iter())
+            .flat_map(|e| &e.answers)
+            .any(|a| matches!(a, crate::cassette::Answer::Asked(_)));
+        match asks {
+            true => std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(
+                &ProtocolVersion::LATEST_WITH_INITIALIZE,
+            )),
+            false => std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         let recorded = &self.cassette.handshake;
         let capabilities: ServerCapabilities =
@@ -126,11 +141,18 @@ impl ServerHandler for RecordedServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let what = format!("tools/call `{}`", request.name);
-        let (replayed, unmatched) = self.session.call_tool(&request);
-        let answer = answered(replayed, &what);
+        let (asks, replayed, mut unmatched) = self.session.call_tool_asking(&request);
+        let mut answer = answered(replayed, &what);
+        if let Err(why) = super::asked::ask_again(&context.peer, &asks).await {
+            let text = super::asked::differently(&what, &why);
+            answer = Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                rmcp::model::ContentBlock::text(text),
+            ])));
+            unmatched = true;
+        }
         match unmatched {
             true => answer.map(mark_unmatched),
             false => answer,

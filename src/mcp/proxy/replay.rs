@@ -15,7 +15,7 @@ use rmcp::ErrorData;
 use serde::de::DeserializeOwned;
 
 use crate::cassette::{
-    Answer, Cassette, CassetteError, Matcher, Reply, Request, Session, Unmatched,
+    Answer, Ask, Cassette, CassetteError, Matcher, Reply, Request, Session, Unmatched,
 };
 
 /// The cassette a proxy replays, indexed once and kept for the process's life (a `serve`
@@ -93,11 +93,25 @@ impl ReplaySession {
     /// The recorded answer to a call, and whether the cassette did not hold it (the answer is
     /// then the policy's, to be marked with [`mark_unmatched`]).
     pub fn call_tool(&self, params: &CallToolRequestParams) -> (Replayed<CallToolResponse>, bool) {
+        let (_, replayed, unmatched) = self.call_tool_asking(params);
+        (replayed, unmatched)
+    }
+
+    /// As [`call_tool`](Self::call_tool), with the requests the server made of the client
+    /// while it answered, to be asked again first ([`super::asked::ask_again`]).
+    pub fn call_tool_asking(
+        &self,
+        params: &CallToolRequestParams,
+    ) -> (Vec<Ask>, Replayed<CallToolResponse>, bool) {
         let request = Request::tool(&params.name, params.arguments.clone());
         let (answer, unmatched) = self.answer(&request);
+        let asks = match &answer {
+            Some(Answer::Asked(asked)) => asked.asks.clone(),
+            _ => Vec::new(),
+        };
         let replayed =
             Self::replayed::<CallToolResult, _>(&request, answer, CallToolResponse::Complete);
-        (replayed, unmatched)
+        (asks, replayed, unmatched)
     }
 
     pub fn read_resource(
@@ -133,7 +147,9 @@ impl ReplaySession {
         let Some(answer) = answer else {
             return Replayed::Live;
         };
-        Replayed::Answer(match answer {
+        Replayed::Answer(match answer.last().clone() {
+            // `last` is never `Asked`.
+            Answer::Asked(_) => Err(ErrorData::internal_error("mcpeval replay: no answer", None)),
             Answer::Result(value) => serde_json::from_value::<R>(value).map(wrap).map_err(|e| {
                 ErrorData::internal_error(
                     format!(

@@ -88,6 +88,12 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         text_calls: Default::default(),
         app: None,
         user_turns: Vec::new(),
+        sampling_requests: 0,
+        elicitation_requests: 0,
+        unprepared_requests: 0,
+        sampling_input_tokens: 0,
+        sampling_output_tokens: 0,
+        asks: Vec::new(),
     };
     let tools: &[&str] = match kind {
         TaskKind::Tool => &["search_issues"],
