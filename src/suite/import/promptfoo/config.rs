@@ -190,6 +190,18 @@ impl Context<'_> {
         sources: &dyn Sources,
         case: &mut Case,
     ) -> Vec<String> {
+        let user = simulated_user(test).or_else(|| simulated_user(self.default));
+        if user.unwrap_or(false) {
+            // The user model writes every user message, the first too; the prompt is the
+            // agent's system prompt, not a user's request.
+            case.not_converted(
+                "a conversation with promptfoo's simulated user (`promptfoo:simulated-user`): \
+                 its model writes the user's messages, the first too, and the prompt is the \
+                 agent's system prompt; write the task by hand as a `prompt` (the first \
+                 message) with `user: {host, goal}` (the `instructions` as the goal)",
+            );
+            return Vec::new();
+        }
         for note in &prompt.notes {
             case.note(note.clone());
         }
@@ -335,6 +347,14 @@ impl Context<'_> {
             _ => answer_or_tools(kind, value.as_ref(), threshold, a, case),
         }
     }
+}
+
+/// Whether a test (or `defaultTest`) runs with promptfoo's simulated user as its provider;
+/// `None` when it names no provider.
+fn simulated_user(source: &Map<String, Value>) -> Option<bool> {
+    let provider = source.get("provider")?;
+    let id = provider.as_str().or_else(|| provider.get("id")?.as_str());
+    Some(id == Some("promptfoo:simulated-user"))
 }
 
 fn unfilled(case: &mut Case, left: &[String]) {

@@ -357,3 +357,42 @@ fn a_chat_history_of_several_user_messages_becomes_turns_graded_on_the_last() {
         .iter()
         .any(|n| n.contains("other than the user's were dropped")));
 }
+
+#[test]
+fn a_simulated_user_s_conversation_is_left_out_with_how_to_write_it() {
+    // promptfoo's site/docs/providers/simulated-user.md: the provider on `defaultTest`, the
+    // user's `instructions` per test; the prompt is the agent's system prompt.
+    let converted = run(
+        r#"
+prompts:
+  - You are a helpful agent for the issue tracker.
+providers: [openai:gpt-4.1-mini]
+defaultTest:
+  provider:
+    id: 'promptfoo:simulated-user'
+    config: {maxTurns: 5}
+tests:
+  - vars: {instructions: You want the open login issues of apollo closed.}
+    assert: [{type: llm-rubric, value: The login issues are closed}]
+  - provider: openai:gpt-4.1-mini
+    vars: {instructions: unused}
+    assert: [{type: icontains, value: hello}]
+"#,
+        &[],
+    );
+    let [user, plain] = converted.cases.as_slice() else {
+        panic!("{converted:#?}")
+    };
+    assert_eq!(user.prompt, None, "the prompt is no user's request");
+    assert!(
+        user.not_converted[0].contains("`promptfoo:simulated-user`")
+            && user.not_converted[0].contains("`user: {host, goal}`"),
+        "{:?}",
+        user.not_converted
+    );
+    assert_eq!(
+        plain.prompt.as_deref(),
+        Some("You are a helpful agent for the issue tracker."),
+        "a test's own provider wins over defaultTest's"
+    );
+}
