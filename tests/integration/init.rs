@@ -310,12 +310,18 @@ fn every_demo_tool_gets_a_verified_model_task_and_check_with_the_suite_catches_1
             // Kept after passing every verification trial, and without the tool's name.
             let comment_end = models.find(&format!("- id: {}", task.lines().next().unwrap()));
             assert!(comment_end.is_some());
-            let prompt = task.lines().find(|l| l.starts_with("  prompt: ")).unwrap();
-            assert!(
-                !prompt.to_lowercase().contains(&tool.replace('_', " ")),
-                "{prompt}"
-            );
-            assert!(!prompt.contains(tool), "{prompt}");
+            // A conversation's (issue 52) prompts are its turns'.
+            let prompts: Vec<&str> = (task.lines())
+                .filter(|l| l.starts_with("  prompt: ") || l.starts_with("    - prompt: "))
+                .collect();
+            assert!(!prompts.is_empty(), "{task}");
+            for prompt in prompts {
+                assert!(
+                    !prompt.to_lowercase().contains(&tool.replace('_', " ")),
+                    "{prompt}"
+                );
+                assert!(!prompt.contains(tool), "{prompt}");
+            }
         }
     }
     assert!(models.contains("passed 3/3 trials"), "{models}");

@@ -38,6 +38,7 @@ mod graders;
 mod html_report;
 mod init;
 mod init_ci;
+mod init_conversation;
 mod init_real;
 mod init_state;
 mod init_writer;

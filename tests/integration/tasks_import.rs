@@ -140,6 +140,66 @@ fn a_promptfoo_config_imports_into_tasks_that_pass_check() {
     assert!(check_passes(&out).starts_with("ok: 3 tasks"));
 }
 
+/// Issue 52: promptfoo's conversations (a prompt that loops over `_conversation`, tests grouped
+/// by `metadata.conversationId`, and a multishot chat history) import as `turns:`, each test's
+/// checks on its own turn and a rubric on the whole conversation; the files pass `tasks check`,
+/// against the demo server too.
+#[test]
+fn promptfoo_conversations_import_as_turns_that_pass_check() {
+    let dir = temp_dir();
+    let out = dir.path().join("imported");
+    let stdout = import(
+        "promptfoo",
+        "tests/fixtures/import/promptfoo-turns/promptfooconfig.yaml",
+        &out,
+        &[],
+    );
+    let yaml = std::fs::read_to_string(out.join("promptfooconfig.yaml")).unwrap();
+    has_all(
+        &yaml,
+        &[
+            "- id: login-thread\n  turns:\n    - prompt: \"Find open issues about login in project apollo\"\n      expect:\n        calls:\n          - tool: search_issues\n            args: {project: apollo, status: open}\n",
+            "    - prompt: \"Close the first issue you found\"\n      expect:\n        calls:\n          - tool: update_issue\n            args: {id: 1, status: closed}\n",
+            "  expect:\n    judge:\n      rubric: \"About the answer to the user's message 2 (\\\"Close the first issue you found\\\"): Says the issue is now closed\"",
+            "- id: projects-thread\n",
+            "    - prompt: \"Any crash issues in the first one?\"\n",
+        ],
+    );
+    has_all(
+        &stdout,
+        &[
+            "promptfooconfig.yaml: 2 task(s), 0 case(s) left out",
+            "login-thread: not converted: turn 2: `javascript` assertion",
+            "projects-thread: note: turn 2 is sent and not graded",
+        ],
+    );
+    let checked = check_passes(&out);
+    assert!(checked.starts_with("ok: 2 tasks"), "{checked}");
+    let against = mcpeval(&[
+        "tasks",
+        "check",
+        "--suite",
+        out.to_str().unwrap(),
+        "--server",
+        "demo:1.4.0",
+    ]);
+    assert_eq!(against.status.code(), Some(0), "{}", text(&against));
+
+    let multishot = dir.path().join("multishot");
+    import(
+        "promptfoo",
+        "tests/fixtures/import/promptfoo-turns/multishot.yaml",
+        &multishot,
+        &[],
+    );
+    let yaml = std::fs::read_to_string(multishot.join("multishot.yaml")).unwrap();
+    has_all(
+        &yaml,
+        &["  turns:\n    - prompt: \"Show me issue 3\"\n    - prompt: \"Which other issues are open in that project?\"\n      expect:\n"],
+    );
+    check_passes(&multishot);
+}
+
 #[test]
 fn bad_input_exits_2_and_writes_nothing_and_outputs_are_kept_without_force() {
     let dir = temp_dir();

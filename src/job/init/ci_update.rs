@@ -165,6 +165,7 @@ mod tests {
             forbidden: Vec::new(),
             purpose: Purpose::Serves,
             origin: Origin::Templated,
+            first_turn: None,
         };
         (draft, Passed::default())
     }

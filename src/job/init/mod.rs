@@ -8,6 +8,7 @@ mod ci;
 mod ci_state;
 mod ci_update;
 mod ci_workflow;
+mod conversation;
 mod draft;
 pub mod guard;
 pub mod model_tasks;

@@ -130,7 +130,7 @@ pub async fn model_tasks(
         Some(spec) => Some(build_host(request, spec)?),
         None => None,
     };
-    let drafts: Drafts = match &writer {
+    let mut drafts: Drafts = match &writer {
         Some(writer) if !writer.model.is_simulated() => {
             let spec = writer_spec.as_deref().unwrap_or_default();
             super::writer::draft(writer.model.as_ref(), spec, &tools, instructions).await
@@ -146,6 +146,10 @@ pub async fn model_tasks(
             super::templates::draft(&tools, &chosen, known)
         }
     };
+    // Two turns where a tool lists what another gets by id (templated, whoever wrote the rest).
+    let (talks, refused) = super::conversation::drafts(request, &tools, known, &mut notes).await;
+    drafts.drafts.extend(talks);
+    drafts.rejected.extend(refused);
     let mut outcome = match guard.may_verify_models() {
         true => ModelOutcome {
             verified: true,

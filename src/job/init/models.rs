@@ -15,6 +15,9 @@ pub enum Purpose {
     /// A request `tool` serves and `other`, whose description overlaps, does not: the task
     /// forbids `other`.
     Confusion { other: String },
+    /// Two user turns: the first asks `list` to find items, the second asks for the first one
+    /// of them, which `tool` gets by the id the list carries.
+    Conversation { list: String },
 }
 
 impl Purpose {
@@ -26,6 +29,9 @@ impl Purpose {
             Purpose::NearMiss => "no tool: a near miss in the server's domain".into(),
             Purpose::Confusion { other } => {
                 format!("confusion pair: served by this tool, not by `{other}`")
+            }
+            Purpose::Conversation { list } => {
+                format!("a conversation: `{list}` finds, then this tool gets the first one found")
             }
         }
     }
@@ -71,6 +77,15 @@ pub struct ModelDraft {
     pub forbidden: Vec<String>,
     pub purpose: Purpose,
     pub origin: Origin,
+    /// A conversation's first user turn (`turns:`); `prompt` and `call` are then its second.
+    pub first_turn: Option<DraftTurn>,
+}
+
+/// One earlier user turn of a drafted conversation: the request and the call it expects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftTurn {
+    pub prompt: String,
+    pub call: ExpectedCall,
 }
 
 impl ModelDraft {
@@ -85,6 +100,21 @@ impl ModelDraft {
             out.push_str(&format!("# {line}\n"));
         }
         out.push_str(&format!("- id: {}\n", self.id));
+        if let Some(first) = &self.first_turn {
+            out.push_str("  set: regression\n  turns:\n");
+            let turns = [
+                (&first.prompt, Some(&first.call)),
+                (&self.prompt, self.call.as_ref()),
+            ];
+            for (prompt, call) in turns {
+                out.push_str(&format!("    - prompt: {}\n", json!(prompt)));
+                if let Some(call) = call {
+                    out.push_str("      expect:\n");
+                    expect_keys(&mut out, "        ", call, &self.forbidden);
+                }
+            }
+            return out;
+        }
         out.push_str(&format!("  prompt: {}\n", json!(self.prompt)));
         if self.is_no_tool() {
             out.push_str("  kind: no-tool\n");
@@ -93,21 +123,26 @@ impl ModelDraft {
         let Some(call) = &self.call else {
             return out;
         };
-        out.push_str("  expect:\n    calls:\n");
-        out.push_str(&format!("      - tool: {}\n", call.tool));
-        if !call.args.is_empty() {
-            out.push_str(&format!(
-                "        args: {}\n",
-                Value::Object(call.args.clone())
-            ));
-        }
-        if let Some(is_error) = call.is_error {
-            out.push_str(&format!("        result: {{is_error: {is_error}}}\n"));
-        }
-        if !self.forbidden.is_empty() {
-            out.push_str(&format!("    forbidden_tools: {}\n", json!(self.forbidden)));
-        }
+        out.push_str("  expect:\n");
+        expect_keys(&mut out, "    ", call, &self.forbidden);
         out
+    }
+}
+
+/// An `expect`'s `calls` (the one expected call) and `forbidden_tools`, indented by `pad`.
+fn expect_keys(out: &mut String, pad: &str, call: &ExpectedCall, forbidden: &[String]) {
+    out.push_str(&format!("{pad}calls:\n{pad}  - tool: {}\n", call.tool));
+    if !call.args.is_empty() {
+        out.push_str(&format!(
+            "{pad}    args: {}\n",
+            Value::Object(call.args.clone())
+        ));
+    }
+    if let Some(is_error) = call.is_error {
+        out.push_str(&format!("{pad}    result: {{is_error: {is_error}}}\n"));
+    }
+    if !forbidden.is_empty() {
+        out.push_str(&format!("{pad}forbidden_tools: {}\n", json!(forbidden)));
     }
 }
 
@@ -164,6 +199,17 @@ pub struct Drafts {
 /// ones the tool's input schema refuses (literal values only: a `{regex: …}` is not checked).
 /// `None`: the draft may go to verification.
 pub fn refuse(draft: &ModelDraft, tools: &[rmcp::model::Tool]) -> Option<String> {
+    if let Some(first) = &draft.first_turn {
+        let turn = ModelDraft {
+            prompt: first.prompt.clone(),
+            call: Some(first.call.clone()),
+            first_turn: None,
+            ..draft.clone()
+        };
+        if let Some(why) = refuse(&turn, tools) {
+            return Some(format!("its first turn: {why}"));
+        }
+    }
     if draft.prompt.trim().is_empty() {
         return Some("the request is empty".into());
     }
@@ -245,6 +291,7 @@ mod tests {
                 other: "find_issues".into(),
             },
             origin: Origin::Templated,
+            first_turn: None,
         };
         let none = ModelDraft {
             id: "no-tool-hello".into(),
@@ -254,6 +301,7 @@ mod tests {
             forbidden: vec![],
             purpose: Purpose::NoToolGeneral,
             origin: Origin::Templated,
+            first_turn: None,
         };
         let text = format!("{}{}", tool.yaml("one\ntwo"), none.yaml("three"));
         let suite = crate::suite::load_sources(&[("t.yaml".into(), text)]).unwrap();
@@ -287,6 +335,7 @@ mod tests {
             forbidden: vec![],
             purpose: Purpose::Serves,
             origin: Origin::Templated,
+            first_turn: None,
         };
         let ok = draft("Show me issue 3", "get_issue", json!({"id": 3}));
         assert_eq!(refuse(&ok, &tools), None);

@@ -101,7 +101,7 @@ fn slug(name: &str) -> String {
 
 /// A task for `tool` with `prompt`, expecting the call with `args` (strings matched ignoring
 /// case, as a regex; numbers, booleans, enum values and paths exactly).
-fn serves(
+pub(super) fn serves(
     tool: &rmcp::model::Tool,
     prompt: String,
     args: &Map<String, Value>,
@@ -130,6 +130,7 @@ fn serves(
         forbidden: Vec::new(),
         purpose: Purpose::Serves,
         origin: Origin::Templated,
+        first_turn: None,
     }
 }
 
@@ -339,6 +340,7 @@ fn no_tool_draft(id: &str, prompt: &str, purpose: Purpose) -> ModelDraft {
         forbidden: Vec::new(),
         purpose,
         origin: Origin::Templated,
+        first_turn: None,
     }
 }
 

@@ -204,6 +204,7 @@ mod tests {
             forbidden: Vec::new(),
             purpose: Purpose::Serves,
             origin: Origin::Templated,
+            first_turn: None,
         };
         report.unverified.models.push((draft, Some(teardown)));
         let text = unverified_yaml(&report).unwrap();

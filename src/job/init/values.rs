@@ -18,6 +18,9 @@ pub struct Known {
     pub paths: Vec<String>,
     /// `(flag, value)`: `--repository /r` and `--repository=/r` are `("repository", "/r")`.
     pub flags: Vec<(String, String)>,
+    /// Words of the titles and names the answers gave (`Login page times out` → `login`,
+    /// `page`, …): queries a search answers with something.
+    pub words: Vec<String>,
 }
 
 impl Known {
@@ -26,6 +29,7 @@ impl Known {
         Self {
             paths: super::paths::known_paths(spec, texts),
             flags: flags(spec),
+            words: title_words(texts),
         }
     }
 
@@ -33,9 +37,43 @@ impl Known {
     pub fn paths(paths: &[String]) -> Self {
         Self {
             paths: paths.to_vec(),
-            flags: Vec::new(),
+            ..Self::default()
         }
     }
+}
+
+/// The words (4 letters or more, first 8 distinct, lower-case) of the `title`, `name` and
+/// `summary` strings in the JSON answers.
+fn title_words(texts: &[&str]) -> Vec<String> {
+    fn walk(value: &serde_json::Value, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(entries) => {
+                for (key, value) in entries {
+                    match (key.as_str(), value.as_str()) {
+                        ("title" | "name" | "summary", Some(text)) => {
+                            for word in text.split(|c: char| !c.is_alphabetic()) {
+                                let word = word.to_lowercase();
+                                if word.chars().count() >= 4 && !out.contains(&word) {
+                                    out.push(word);
+                                }
+                            }
+                        }
+                        _ => walk(value, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for text in texts {
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+            walk(&value, &mut out);
+        }
+    }
+    out.truncate(8);
+    out
 }
 
 /// A command line's `--flag value` and `--flag=value` pairs.

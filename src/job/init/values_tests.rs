@@ -6,6 +6,7 @@ fn known() -> Known {
     Known {
         paths: vec!["/srv/repo".into(), "/srv/repo/notes.txt".into()],
         flags: vec![("repository".into(), "/srv/repo".into())],
+        words: Vec::new(),
     }
 }
 

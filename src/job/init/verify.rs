@@ -230,6 +230,10 @@ fn reason(draft: &ModelDraft, output: &TrialOutput, summary: &str) -> String {
             None => format!("a failed check: {summary}"),
         };
     };
+    if draft.first_turn.is_some() {
+        // The calls of both turns are in `called`: the grade says which turn failed.
+        return format!("a failed turn: {summary}");
+    }
     if let Some(bad) = (draft.forbidden.iter()).find(|f| called.contains(&f.as_str())) {
         return format!("the forbidden tool `{bad}` was called");
     }

@@ -181,6 +181,7 @@ impl Writer<'_> {
             forbidden,
             purpose,
             origin: Origin::Writer(self.host.to_owned()),
+            first_turn: None,
         }
     }
 
@@ -229,6 +230,7 @@ impl Writer<'_> {
                     forbidden: vec![],
                     purpose: purpose.clone(),
                     origin: Origin::Writer(self.host.to_owned()),
+                    first_turn: None,
                 };
                 match refuse(&draft, self.tools) {
                     Some(why) => reject(drafts, Some(draft), None, why),

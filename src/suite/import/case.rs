@@ -78,6 +78,10 @@ pub struct Case {
     pub not_converted: Vec<String>,
     /// What converted with a difference in meaning.
     pub notes: Vec<String>,
+    /// A conversation's user turns (`turns:`), each a case of its own prompt and checks (none
+    /// with a rubric: a judge reads the whole conversation); the case's own checks then grade
+    /// the whole conversation, and its `prompt` is the first turn's. Empty: one prompt.
+    pub turns: Vec<Case>,
 }
 
 impl Case {
@@ -250,8 +254,70 @@ impl Case {
         }
     }
 
-    /// Whether any mcpeval check was made of it.
+    /// A conversation of `turns`, each already finished: what did not convert in a turn is said
+    /// with its number, a turn's rubric becomes the whole conversation's (a judge reads it all),
+    /// and a turn with no prompt leaves the conversation out (the later turns answer it).
+    pub fn conversation(name: impl Into<String>, turns: Vec<Case>) -> Self {
+        let mut case = Self::named(name);
+        let mut missing = Vec::new();
+        // A note every turn shares (the prompt's, say) is said once.
+        let mut notes: Vec<(String, Vec<String>)> = Vec::new();
+        let count = turns.len();
+        for (i, mut turn) in turns.into_iter().enumerate() {
+            let n = i + 1;
+            if !turn.has_check() && !turn.not_converted.is_empty() {
+                case.note(format!(
+                    "turn {n} is sent and not graded: none of its checks converts"
+                ));
+            }
+            for what in std::mem::take(&mut turn.not_converted) {
+                case.not_converted(format!("turn {n}: {what}"));
+            }
+            for what in std::mem::take(&mut turn.notes) {
+                match notes.iter_mut().find(|(w, _)| *w == what) {
+                    Some((_, turns)) => turns.push(n.to_string()),
+                    None => notes.push((what, vec![n.to_string()])),
+                }
+            }
+            let shown = turn.prompt.as_deref().map(short).unwrap_or_default();
+            for rubric in std::mem::take(&mut turn.rubrics) {
+                case.rubrics.push(format!(
+                    "About the answer to the user's message {n} (\"{shown}\"): {rubric}"
+                ));
+            }
+            case.setup.append(&mut turn.setup);
+            case.teardown.append(&mut turn.teardown);
+            case.after.append(&mut turn.after);
+            if turn.prompt.is_none() {
+                missing.push(n.to_string());
+            }
+            case.turns.push(turn);
+        }
+        for (what, turns) in notes {
+            match turns.len() {
+                n if n == count && n > 1 => case.note(what),
+                1 => case.note(format!("turn {}: {what}", turns[0])),
+                _ => case.note(format!("turns {}: {what}", turns.join(", "))),
+            }
+        }
+        if missing.is_empty() {
+            case.prompt = case.turns.first().and_then(|t| t.prompt.clone());
+        } else {
+            case.not_converted(format!(
+                "the conversation: turn {} has no prompt, and the turns after it answer it",
+                missing.join(", ")
+            ));
+        }
+        case
+    }
+
+    /// Whether any mcpeval check was made of it, or of one of its turns.
     pub fn has_check(&self) -> bool {
+        self.grades_whole() || self.turns.iter().any(Case::grades_whole)
+    }
+
+    /// Whether a check of its own was made (for a conversation: of the whole of it).
+    pub fn grades_whole(&self) -> bool {
         !self.calls.is_empty()
             || self.sequence.as_ref().is_some_and(|s| !s.is_empty())
             || !self.forbidden_tools.is_empty()
@@ -278,6 +344,15 @@ impl Case {
         }
         self.sequence = Some(calls);
         self.ordered = true;
+    }
+}
+
+/// The first 60 characters of a text, on one line, for messages.
+fn short(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
     }
 }
 

@@ -242,6 +242,15 @@ fn prompt(
     sources: &dyn Sources,
     case: &mut Case,
 ) -> Option<String> {
+    if let Some(Value::Array(_)) = value {
+        // mcpchecker has no conversation: its `prompt` is one step (docs/how-to/write-tasks.md).
+        case.not_converted(
+            "`prompt` is a list: an mcpchecker task has one prompt (`inline` or `file`, not a \
+             list of messages), so mcpchecker refuses it too; write the conversation as mcpeval \
+             `turns:`",
+        );
+        return None;
+    }
     let value = value.and_then(Value::as_object);
     if let Some(text) = value.and_then(|p| p.get("inline")).and_then(Value::as_str) {
         return Some(text.to_owned());

@@ -306,3 +306,33 @@ spec:
         "empty setup/cleanup say nothing: {missed}"
     );
 }
+
+#[test]
+fn a_list_of_prompts_is_no_mcpchecker_conversation_and_is_said_so() {
+    // mcpchecker's `prompt` is one step object (`inline` or `file`): it has no multi-prompt
+    // task, so a list is said as not converted rather than guessed into turns.
+    let task = r#"
+kind: Task
+apiVersion: mcpchecker/v1alpha2
+metadata: {name: two-prompts}
+spec:
+  prompt:
+    - inline: Find login issues
+    - inline: Close the first one
+"#;
+    let converted = convert(
+        &parse(task).unwrap(),
+        Path::new("two-prompts.yaml"),
+        &Files::new(&[]),
+    )
+    .unwrap();
+    let case = &converted.cases[0];
+    assert_eq!(case.prompt, None);
+    assert!(case.turns.is_empty());
+    assert!(
+        case.not_converted[0].contains("`prompt` is a list")
+            && case.not_converted[0].contains("`turns:`"),
+        "{:?}",
+        case.not_converted
+    );
+}

@@ -129,51 +129,70 @@ fn comment(yaml: &mut String, text: &str) {
 
 fn task(yaml: &mut String, id: &str, prompt: &str, case: &Case, judge_host: &str) {
     let _ = writeln!(yaml, "- id: {}", scalar(id));
-    let _ = writeln!(yaml, "  prompt: {}", scalar(prompt));
+    if case.turns.is_empty() {
+        let _ = writeln!(yaml, "  prompt: {}", scalar(prompt));
+    } else {
+        yaml.push_str("  turns:\n");
+        for turn in &case.turns {
+            let prompt = turn.prompt.as_deref().unwrap_or_default();
+            let _ = writeln!(yaml, "    - prompt: {}", scalar(prompt));
+            if turn.grades_whole() {
+                yaml.push_str("      expect:\n");
+                expect(yaml, "        ", turn, judge_host);
+            }
+        }
+    }
     fixtures(yaml, "  setup", &case.setup);
     fixtures(yaml, "  teardown", &case.teardown);
-    yaml.push_str("  expect:\n");
+    if case.turns.is_empty() || case.grades_whole() {
+        yaml.push_str("  expect:\n");
+        expect(yaml, "    ", case, judge_host);
+    }
+}
+
+/// The keys of an `expect`, each line indented by `pad`.
+fn expect(yaml: &mut String, pad: &str, case: &Case, judge_host: &str) {
     if !case.calls.is_empty() {
-        yaml.push_str("    calls:\n");
+        let _ = writeln!(yaml, "{pad}calls:");
         for call in &case.calls {
-            expected_call(yaml, call);
+            expected_call(yaml, pad, call);
         }
     }
     if case.ordered() {
-        yaml.push_str("    ordered: true\n");
+        let _ = writeln!(yaml, "{pad}ordered: true");
     }
     let list = |yaml: &mut String, key: &str, items: &[String]| {
         if !items.is_empty() {
             let items: Vec<String> = items.iter().map(|i| scalar(i)).collect();
-            let _ = writeln!(yaml, "    {key}: [{}]", items.join(", "));
+            let _ = writeln!(yaml, "{pad}{key}: [{}]", items.join(", "));
         }
     };
     list(yaml, "forbidden_tools", &case.forbidden_tools);
     if let Some(n) = case.max_tool_calls {
-        let _ = writeln!(yaml, "    max_tool_calls: {n}");
+        let _ = writeln!(yaml, "{pad}max_tool_calls: {n}");
     }
     if let Some(n) = case.min_tool_calls {
-        let _ = writeln!(yaml, "    min_tool_calls: {n}");
+        let _ = writeln!(yaml, "{pad}min_tool_calls: {n}");
     }
     list(yaml, "answer_contains", &case.answer_contains);
     list(yaml, "answer_not_contains", &case.answer_not_contains);
     if let Some(regex) = &case.answer_regex {
-        let _ = writeln!(yaml, "    answer_regex: {}", quoted(regex));
+        let _ = writeln!(yaml, "{pad}answer_regex: {}", quoted(regex));
     }
     if let Some(ms) = case.max_latency_ms {
-        let _ = writeln!(yaml, "    max_latency_ms: {ms}");
+        let _ = writeln!(yaml, "{pad}max_latency_ms: {ms}");
     }
     if !case.after.is_empty() {
-        yaml.push_str("    after:\n");
+        let _ = writeln!(yaml, "{pad}after:");
         for after in &case.after {
-            let _ = writeln!(yaml, "      - call: {}", fixture(&after.call));
-            let _ = writeln!(yaml, "        expect: {{is_error: {}}}", after.is_error);
+            let _ = writeln!(yaml, "{pad}  - call: {}", fixture(&after.call));
+            let _ = writeln!(yaml, "{pad}    expect: {{is_error: {}}}", after.is_error);
         }
     }
     if let Some(rubric) = rubric(&case.rubrics) {
-        yaml.push_str("    judge:\n");
-        let _ = writeln!(yaml, "      rubric: {}", quoted(&rubric));
-        let _ = writeln!(yaml, "      host: {}", scalar(judge_host));
+        let _ = writeln!(yaml, "{pad}judge:");
+        let _ = writeln!(yaml, "{pad}  rubric: {}", quoted(&rubric));
+        let _ = writeln!(yaml, "{pad}  host: {}", scalar(judge_host));
     }
 }
 
@@ -209,7 +228,7 @@ fn rubric(rubrics: &[String]) -> Option<String> {
     }
 }
 
-fn expected_call(yaml: &mut String, call: &Call) {
+fn expected_call(yaml: &mut String, pad: &str, call: &Call) {
     let tool = match &call.tool {
         ToolName::Literal(name) => scalar(name),
         ToolName::AnyOf { any_of } => {
@@ -218,7 +237,7 @@ fn expected_call(yaml: &mut String, call: &Call) {
         }
         ToolName::Pattern { pattern } => format!("{{pattern: {}}}", quoted(pattern)),
     };
-    let _ = writeln!(yaml, "      - tool: {tool}");
+    let _ = writeln!(yaml, "{pad}  - tool: {tool}");
     if !call.args.is_empty() {
         let args: Vec<String> = call
             .args
@@ -231,7 +250,7 @@ fn expected_call(yaml: &mut String, call: &Call) {
                 format!("{}: {value}", scalar(name))
             })
             .collect();
-        let _ = writeln!(yaml, "        args: {{{}}}", args.join(", "));
+        let _ = writeln!(yaml, "{pad}    args: {{{}}}", args.join(", "));
     }
 }
 
@@ -383,6 +402,60 @@ mod tests {
             .not_converted
             .iter()
             .any(|n| n.contains("`is-json`")));
+    }
+
+    #[test]
+    fn a_conversation_is_written_as_turns_that_validate_and_read_back() {
+        let mut find = Case::named("c");
+        find.prompt = Some("Find login issues".into());
+        find.expect("search_issues".into());
+        find.answer_contains("login");
+        find.finish();
+        let mut close = Case::named("c");
+        close.prompt = Some("Close the first one".into());
+        let mut args = std::collections::BTreeMap::new();
+        args.insert("id".to_owned(), Value::from(1));
+        close.expect_with_args("update_issue".into(), args);
+        close.rubrics.push("Says it is closed".into());
+        close.finish();
+        let mut chat = Case::named("c");
+        chat.prompt = Some("Thanks!".into());
+        let case = Case::conversation("login thread", vec![find, chat, close]);
+        let written = write(&[], &[case], "sim", &mut Ids::default());
+        let yaml = written.yaml.unwrap();
+        let suite = load_sources(&[(PathBuf::from("x.yaml"), yaml.clone())])
+            .unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+        let [task] = suite.tasks.as_slice() else {
+            panic!("one task: {yaml}")
+        };
+        assert!(task.is_conversation(), "{yaml}");
+        let prompts: Vec<&str> = task.turns.iter().map(|t| t.prompt.as_str()).collect();
+        assert_eq!(
+            prompts,
+            ["Find login issues", "Thanks!", "Close the first one"]
+        );
+        let first = task.turns[0].expect.as_ref().unwrap();
+        assert_eq!(first.calls[0].tool, ToolName::from("search_issues"));
+        assert_eq!(first.answer_contains, ["login"]);
+        assert_eq!(
+            task.turns[1].expect, None,
+            "a turn with no check is not graded"
+        );
+        let last = task.turns[2].expect.as_ref().unwrap();
+        assert_eq!(
+            last.calls[0].args["id"],
+            crate::suite::ArgMatcher::Literal(Value::from(1))
+        );
+        assert!(last.judge.is_none());
+        let judge = task
+            .expect
+            .judge
+            .as_ref()
+            .expect("the conversation's judge");
+        assert_eq!(
+            judge.rubric,
+            "About the answer to the user's message 3 (\"Close the first one\"): Says it is closed"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::assertions::answer_or_tools;
-use super::prompts::{fill, fill_value, prompts, resolve_vars, Prompt, Unfilled};
+use super::prompts::{fill, fill_value, prompts, resolve_vars, user_messages, Prompt, Unfilled};
 use super::providers;
 use crate::suite::import::case::{Case, Converted};
 use crate::suite::import::source::{parse, BadInput, Sources};
@@ -44,20 +44,50 @@ pub fn convert(root: &Value, sources: &dyn Sources) -> Result<Converted, BadInpu
         templates: config.get("assertionTemplates"),
         default: &default,
     };
+    let label = |name: String, j: usize, prompt: &Prompt| match (&prompt.label, prompts.len()) {
+        (_, 1) => name,
+        (Some(label), _) => format!("{name} {label}"),
+        (None, _) => format!("{name} prompt {}", j + 1),
+    };
     for (i, test) in tests.iter().enumerate() {
         let name = test
             .get("description")
             .and_then(Value::as_str)
             .map_or_else(|| format!("test {}", i + 1), str::to_owned);
         for (j, prompt) in prompts.iter().enumerate() {
-            let name = match (&prompt.label, prompts.len()) {
-                (_, 1) => name.clone(),
-                (Some(label), _) => format!("{name} {label}"),
-                (None, _) => format!("{name} prompt {}", j + 1),
+            if !prompt.conversation {
+                let name = label(name.clone(), j, prompt);
+                converted
+                    .cases
+                    .push(context.case(test, prompt, sources, name));
+            }
+        }
+    }
+    // A prompt that names `_conversation` runs the tests of one conversation id one after
+    // another, each seeing the earlier ones: the turns of one task.
+    for (j, prompt) in prompts.iter().enumerate() {
+        if !prompt.conversation {
+            continue;
+        }
+        for (id, members) in conversations(&tests, &default) {
+            let name = label(id.unwrap_or_else(|| "conversation".to_owned()), j, prompt);
+            let mut turns = Vec::new();
+            for test in members {
+                let mut more = context.turns(test, prompt, sources, &name);
+                let options = test.get("options").and_then(Value::as_object);
+                let alone = options.and_then(|o| o.get("disableConversationVar"));
+                if let (Some(Value::Bool(true)), Some(turn)) = (alone, more.last_mut()) {
+                    turn.note(
+                        "`options.disableConversationVar`: promptfoo sends this test without the \
+                         earlier turns; an mcpeval turn sees the conversation so far",
+                    );
+                }
+                turns.append(&mut more);
+            }
+            let case = match turns.len() {
+                1 => turns.remove(0),
+                _ => Case::conversation(name, turns),
             };
-            let mut case = Case::named(name);
-            context.case(test, prompt, sources, &mut case);
-            case.finish();
             converted.cases.push(case);
         }
     }
@@ -109,14 +139,69 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// Fills `case` from one test and one prompt.
+    /// The case of one test and one prompt: a conversation when the prompt is a chat of several
+    /// user messages (the test's checks grade the last).
     fn case(
         &self,
         test: &Map<String, Value>,
         prompt: &Prompt,
         sources: &dyn Sources,
+        name: String,
+    ) -> Case {
+        let mut turns = self.turns(test, prompt, sources, &name);
+        match turns.len() {
+            1 => turns.remove(0),
+            _ => Case::conversation(name, turns),
+        }
+    }
+
+    /// The user turns of one test and one prompt: the earlier user messages of a chat prompt,
+    /// not graded, then the last with the test's checks.
+    fn turns(
+        &self,
+        test: &Map<String, Value>,
+        prompt: &Prompt,
+        sources: &dyn Sources,
+        name: &str,
+    ) -> Vec<Case> {
+        let mut case = Case::named(name);
+        let earlier = self.fill_case(test, prompt, sources, &mut case);
+        case.finish();
+        if case.prompt.is_none() {
+            return vec![case];
+        }
+        let mut turns: Vec<Case> = (earlier.into_iter())
+            .map(|text| {
+                let mut turn = Case::named(name);
+                turn.prompt = Some(text);
+                turn
+            })
+            .collect();
+        turns.push(case);
+        turns
+    }
+
+    /// Fills `case` from one test and one prompt; the earlier user messages of a chat prompt,
+    /// filled in, are returned (the case's prompt is the last).
+    fn fill_case(
+        &self,
+        test: &Map<String, Value>,
+        prompt: &Prompt,
+        sources: &dyn Sources,
         case: &mut Case,
-    ) {
+    ) -> Vec<String> {
+        let user = simulated_user(test).or_else(|| simulated_user(self.default));
+        if user.unwrap_or(false) {
+            // The user model writes every user message, the first too; the prompt is the
+            // agent's system prompt, not a user's request.
+            case.not_converted(
+                "a conversation with promptfoo's simulated user (`promptfoo:simulated-user`): \
+                 its model writes the user's messages, the first too, and the prompt is the \
+                 agent's system prompt; write the task by hand as a `prompt` (the first \
+                 message) with `user: {host, goal}` (the `instructions` as the goal)",
+            );
+            return Vec::new();
+        }
         for note in &prompt.notes {
             case.note(note.clone());
         }
@@ -130,22 +215,41 @@ impl Context<'_> {
             Ok(vars) => vars,
             Err(why) => {
                 case.not_converted(why.message);
-                return;
+                return Vec::new();
             }
         };
+        let mut earlier = Vec::new();
+        for template in &prompt.earlier {
+            match fill(template, &vars) {
+                Ok(text) => earlier.push(text),
+                Err(Unfilled(left)) => unfilled(case, &left),
+            }
+        }
         case.prompt = match &prompt.template {
+            Some(_) if earlier.len() < prompt.earlier.len() => None,
             Some(template) => match fill(template, &vars) {
                 Ok(text) => Some(text),
                 Err(Unfilled(left)) => {
-                    case.not_converted(format!(
-                        "the prompt: {} not filled in (no such var, or a template expression)",
-                        left.join(", ")
-                    ));
+                    unfilled(case, &left);
                     None
                 }
             },
             None => None,
         };
+        // A template of a var's messages (`{{ messages | dump }}`): a chat, filled in.
+        let filled = case.prompt.as_deref().and_then(|p| parse(p).ok());
+        if let Some(Value::Array(messages)) = filled {
+            if let Some(mut users) = user_messages(&messages).filter(|u| !u.is_empty()) {
+                if users.len() < messages.len() {
+                    case.note(
+                        "the chat's messages other than the user's were dropped: mcpeval sends the \
+                         user's messages only, each a turn the model answers itself",
+                    );
+                }
+                case.prompt = users.pop();
+                earlier.extend(users);
+            }
+        }
         for source in [self.default, test] {
             if let Some(threshold) = source.get("threshold").and_then(Value::as_f64) {
                 if threshold < 1.0 {
@@ -169,6 +273,7 @@ impl Context<'_> {
                 }
             }
         }
+        earlier
     }
 
     fn assertion(
@@ -242,6 +347,45 @@ impl Context<'_> {
             _ => answer_or_tools(kind, value.as_ref(), threshold, a, case),
         }
     }
+}
+
+/// Whether a test (or `defaultTest`) runs with promptfoo's simulated user as its provider;
+/// `None` when it names no provider.
+fn simulated_user(source: &Map<String, Value>) -> Option<bool> {
+    let provider = source.get("provider")?;
+    let id = provider.as_str().or_else(|| provider.get("id")?.as_str());
+    Some(id == Some("promptfoo:simulated-user"))
+}
+
+fn unfilled(case: &mut Case, left: &[String]) {
+    case.not_converted(format!(
+        "the prompt: {} not filled in (no such var, or a template expression)",
+        left.join(", ")
+    ));
+}
+
+/// One conversation: its id (`None`: the tests without one) and its tests, in order.
+type Conversation<'t> = (Option<String>, Vec<&'t Map<String, Value>>);
+
+/// The tests grouped by their `metadata.conversationId` (`defaultTest`'s when a test has none;
+/// no id is a conversation of its own), in the order each id first comes.
+fn conversations<'t>(
+    tests: &'t [Map<String, Value>],
+    default: &Map<String, Value>,
+) -> Vec<Conversation<'t>> {
+    let id = |source: &Map<String, Value>| {
+        let id = source.get("metadata")?.get("conversationId")?;
+        Some(id.as_str().map_or_else(|| id.to_string(), str::to_owned))
+    };
+    let mut groups: Vec<Conversation<'t>> = Vec::new();
+    for test in tests {
+        let key = id(test).or_else(|| id(default));
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(test),
+            None => groups.push((key, vec![test])),
+        }
+    }
+    groups
 }
 
 /// The tests: a list, a `file://` YAML/JSON file (or glob) of them, or a mix.

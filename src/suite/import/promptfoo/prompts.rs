@@ -1,5 +1,7 @@
 //! promptfoo's prompts and vars: the templates of `prompts` (inline, `file://` text or chat
-//! messages), the vars of a test, and the filling of `{{var}}`.
+//! messages), the vars of a test, and the filling of `{{var}}`. A prompt that names the
+//! built-in `_conversation` var makes its tests the turns of conversations (promptfoo's
+//! site/docs/configuration/chat.md); a chat prompt with several user messages is one.
 
 use std::path::Path;
 
@@ -10,9 +12,27 @@ use crate::suite::import::source::{parse, BadInput, Sources};
 /// One prompt template, with its label when it has one.
 pub(super) struct Prompt {
     pub label: Option<String>,
+    /// The last user message's template (the whole text when it is not a chat prompt).
     pub template: Option<String>,
+    /// A chat prompt's earlier user messages, in order: turns before the last.
+    pub earlier: Vec<String>,
+    /// Whether the template names `_conversation`: its tests are turns of conversations (one
+    /// per `metadata.conversationId`), as promptfoo runs them one after another.
+    pub conversation: bool,
     /// Why the template is `None`, or what was dropped from it.
     pub notes: Vec<String>,
+}
+
+impl Prompt {
+    fn text(label: Option<String>, template: Option<String>, notes: Vec<String>) -> Self {
+        Self {
+            label,
+            template,
+            earlier: Vec::new(),
+            conversation: false,
+            notes,
+        }
+    }
 }
 
 /// The prompt templates of `prompts` (promptfoo runs every test with each).
@@ -75,13 +95,7 @@ fn prompt_file(file: &Path, label: Option<String>, sources: &dyn Sources) -> Vec
         .extension()
         .map(|e| e.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    let failed = |why: String| {
-        vec![Prompt {
-            label: label.clone(),
-            template: None,
-            notes: vec![why],
-        }]
-    };
+    let failed = |why: String| vec![Prompt::text(label.clone(), None, vec![why])];
     if !matches!(
         ext.as_str(),
         "" | "txt" | "md" | "json" | "yaml" | "yml" | "j2" | "jinja"
@@ -117,8 +131,13 @@ fn prompt_file(file: &Path, label: Option<String>, sources: &dyn Sources) -> Vec
         .collect()
 }
 
-/// A template, or the last user message of a chat-format prompt (a list of `{role, content}`).
+/// A template, or the last user message of a chat-format prompt (a list of `{role, content}`)
+/// with its earlier user messages. A loop over `_conversation` (the earlier turns, which an
+/// mcpeval conversation carries itself) is taken out first.
 fn chat(text: &str, label: Option<String>) -> Prompt {
+    let conversation = text.contains("_conversation");
+    let stripped = without_history(text);
+    let text = stripped.as_str();
     let messages = text
         .trim_start()
         .starts_with('[')
@@ -126,45 +145,101 @@ fn chat(text: &str, label: Option<String>) -> Prompt {
         .flatten()
         .or_else(|| parse(text).ok().filter(Value::is_array));
     let Some(Value::Array(messages)) = messages else {
-        return Prompt {
-            label,
-            template: Some(text.to_owned()),
-            notes: Vec::new(),
-        };
+        let mut prompt = Prompt::text(label, Some(text.to_owned()), Vec::new());
+        prompt.conversation = conversation;
+        return prompt;
     };
-    let role = |m: &Value| {
-        m.get("role")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
+    let Some(mut users) = user_messages(&messages) else {
+        let mut prompt = Prompt::text(label, Some(text.to_owned()), Vec::new());
+        prompt.conversation = conversation;
+        return prompt;
     };
-    let user = messages
-        .iter()
-        .rev()
-        .find(|m| role(m) == "user")
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_str);
-    let others: Vec<String> = messages.iter().map(role).filter(|r| r != "user").collect();
     let mut notes = Vec::new();
-    if !others.is_empty() || messages.iter().filter(|m| role(m) == "user").count() > 1 {
+    let others: Vec<String> = (messages.iter())
+        .filter_map(role_of)
+        .filter(|r| r != "user")
+        .collect();
+    if !others.is_empty() {
         notes.push(format!(
-            "the chat prompt's other messages ({}) were dropped: mcpeval sends the task's prompt \
-             as the one user message",
-            if others.is_empty() {
-                "earlier user turns".to_owned()
+            "the chat prompt's other messages ({}) were dropped: mcpeval sends the user's \
+             messages only{}",
+            others.join(", "),
+            if users.len() > 1 {
+                ", each a turn the model answers itself"
             } else {
-                others.join(", ")
+                ""
             }
         ));
     }
-    if user.is_none() {
+    let last = users.pop();
+    if last.is_none() {
         notes.push("the chat prompt has no user message".to_owned());
     }
     Prompt {
         label,
-        template: user.map(str::to_owned),
+        template: last,
+        earlier: users,
+        conversation,
         notes,
     }
+}
+
+/// A message's role: `{role, content}`, or promptfoo's simplified `{user: …}` markup.
+fn role_of(message: &Value) -> Option<String> {
+    let object = message.as_object()?;
+    match object.get("role").and_then(Value::as_str) {
+        Some(role) => Some(role.to_owned()),
+        None if object.len() == 1 => object.keys().next().cloned(),
+        None => None,
+    }
+}
+
+/// The user messages' texts of a list of chat messages (`{role, content}` or `{user: …}`);
+/// `None` when it is not such a list.
+pub(super) fn user_messages(messages: &[Value]) -> Option<Vec<String>> {
+    let mut users = Vec::new();
+    for message in messages {
+        let role = role_of(message)?;
+        let content = message
+            .get("content")
+            .or_else(|| message.get(&role))
+            .and_then(Value::as_str)?;
+        if role == "user" {
+            users.push(content.to_owned());
+        }
+    }
+    Some(users)
+}
+
+/// The text without its `{% for … in _conversation %} … {% endfor %}` loops: the earlier turns
+/// of the conversation, which mcpeval's `turns:` send themselves.
+fn without_history(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{%") {
+        let Some(len) = rest[start..].find("%}") else {
+            break;
+        };
+        let tag =
+            rest[start + 2..start + len].trim_matches(|c: char| c == '-' || c.is_whitespace());
+        let opens = tag.starts_with("for ") && tag.ends_with(" in _conversation");
+        let end = rest[start..].find("endfor").and_then(|e| {
+            let close = rest[start + e..].find("%}")?;
+            Some(start + e + close + 2)
+        });
+        match (opens, end) {
+            (true, Some(end)) => {
+                out.push_str(&rest[..start]);
+                rest = &rest[end..];
+            }
+            _ => {
+                out.push_str(&rest[..start + len + 2]);
+                rest = &rest[start + len + 2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The vars with `file://` values read (text files; code is not run).
@@ -189,6 +264,11 @@ pub(super) fn resolve_vars(
                     .read(path)
                     .map_err(|e| BadInput::new(format!("var `{name}`: cannot read `{s}`: {e}")))?;
                 Value::String(text.trim_end().to_owned())
+            }
+            // promptfoo expands a list of strings into one test per value, and keeps any other
+            // list whole (chat `messages`, say).
+            Value::Array(items) if !items.first().is_some_and(Value::is_string) => {
+                Value::Array(items)
             }
             Value::Array(_) => {
                 return Err(BadInput::new(format!(
@@ -237,7 +317,13 @@ fn fill_once(template: &str, vars: &Map<String, Value>) -> Result<String, Unfill
         };
         let whole = &rest[start..start + len + 2];
         let inner = whole[2..whole.len() - 2].trim();
+        // `dump` is JSON.stringify in promptfoo's Nunjucks.
+        let (inner, dump) = match inner.split_once('|').map(|(n, f)| (n.trim(), f.trim())) {
+            Some((name, "dump")) => (name, true),
+            _ => (inner, false),
+        };
         match vars.get(inner).filter(|_| open == "{{") {
+            Some(value) if dump => out.push_str(&value.to_string()),
             Some(Value::String(s)) => out.push_str(s),
             Some(other) => out.push_str(&other.to_string()),
             None => {

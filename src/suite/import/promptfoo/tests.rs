@@ -230,3 +230,169 @@ fn not_a_promptfoo_config() {
     assert!(err("- id: a\n").contains("expected a mapping"));
     assert!(err("description: x\n").contains("no `tests`"));
 }
+
+const TURNS: &str =
+    include_str!("../../../../tests/fixtures/import/promptfoo-turns/promptfooconfig.yaml");
+const TURNS_PROMPT: &str =
+    include_str!("../../../../tests/fixtures/import/promptfoo-turns/prompt.json");
+
+#[test]
+fn tests_of_a_conversation_prompt_become_the_turns_of_one_task_per_conversation_id() {
+    let converted = run(TURNS, &[("prompt.json", TURNS_PROMPT)]);
+    let [login, projects] = converted.cases.as_slice() else {
+        panic!("one case per conversation id: {converted:#?}")
+    };
+    assert_eq!(login.name, "login_thread");
+    let prompts: Vec<Option<&str>> = login.turns.iter().map(|t| t.prompt.as_deref()).collect();
+    assert_eq!(
+        prompts,
+        [
+            Some("Find open issues about login in project apollo"),
+            Some("Close the first issue you found")
+        ],
+        "the `_conversation` loop is history mcpeval's turns carry; the last user message is each turn"
+    );
+    assert_eq!(login.prompt, login.turns[0].prompt);
+    // Each test's checks grade its own turn.
+    let (first, second) = (&login.turns[0], &login.turns[1]);
+    assert_eq!(first.calls[0].tool.to_string(), "`search_issues`");
+    assert_eq!(first.calls[0].args["status"], "open");
+    assert_eq!(first.answer_contains, ["login"]);
+    assert_eq!(second.calls[0].tool.to_string(), "`update_issue`");
+    assert_eq!(second.calls[0].args["id"], 1);
+    assert!(
+        second.rubrics.is_empty(),
+        "a judge reads the whole conversation"
+    );
+    // The rubric grades the whole conversation, said of its turn.
+    assert_eq!(
+        login.rubrics,
+        ["About the answer to the user's message 2 (\"Close the first issue you found\"): Says the issue is now closed"]
+    );
+    assert!(login.grades_whole() && login.has_check());
+    let missed = login.not_converted.join("\n");
+    assert!(
+        missed.contains("turn 2: `javascript` assertion"),
+        "{missed}"
+    );
+    assert!(login
+        .notes
+        .iter()
+        .any(|n| n.contains("(system) were dropped")));
+
+    // A turn none of whose checks converts is sent and not graded; promptfoo's
+    // `disableConversationVar` is said.
+    assert_eq!(projects.turns.len(), 2);
+    assert!(!projects.turns[1].grades_whole());
+    let notes = projects.notes.join("\n");
+    assert!(notes.contains("turn 2 is sent and not graded"), "{notes}");
+    assert!(
+        notes.contains("turn 2: `options.disableConversationVar`"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn tests_without_a_conversation_id_share_one_conversation_and_a_prompt_without_the_var_has_none() {
+    let yaml = r#"
+prompts: ["{% for c in _conversation %}{{ c.input }} {% endfor %}{{ q }}"]
+tests:
+  - vars: {q: Show me issue 3}
+    assert: [{type: trajectory:tool-used, value: get_issue}]
+  - vars: {q: "Now the {{missing}}"}
+    assert: [{type: icontains, value: zephyr}]
+"#;
+    let converted = run(yaml, &[]);
+    let [case] = converted.cases.as_slice() else {
+        panic!("{converted:#?}")
+    };
+    assert_eq!(case.name, "conversation");
+    assert_eq!(
+        case.prompt, None,
+        "turn 2 cannot be made, and it answers turn 1"
+    );
+    let missed = case.not_converted.join("\n");
+    assert!(
+        missed.contains("turn 2: the prompt: `{{missing}}`"),
+        "{missed}"
+    );
+    assert!(missed.contains("turn 2 has no prompt"), "{missed}");
+
+    // Without `_conversation` in the prompt promptfoo sends each test alone.
+    let alone = run(
+        &yaml.replace("{% for c in _conversation %}{{ c.input }} {% endfor %}", ""),
+        &[],
+    );
+    assert_eq!(alone.cases.len(), 2);
+    assert!(alone.cases.iter().all(|c| c.turns.is_empty()));
+}
+
+#[test]
+fn a_chat_history_of_several_user_messages_becomes_turns_graded_on_the_last() {
+    let converted = run(
+        include_str!("../../../../tests/fixtures/import/promptfoo-turns/multishot.yaml"),
+        &[],
+    );
+    let [case] = converted.cases.as_slice() else {
+        panic!("{converted:#?}")
+    };
+    let prompts: Vec<&str> = case
+        .turns
+        .iter()
+        .filter_map(|t| t.prompt.as_deref())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "Show me issue 3",
+            "Which other issues are open in that project?"
+        ]
+    );
+    assert!(!case.turns[0].grades_whole(), "history: sent, not graded");
+    let last = &case.turns[1];
+    assert_eq!(last.calls[0].args["project"], "zephyr");
+    assert_eq!(last.forbidden_tools, ["update_issue"]);
+    assert!(case
+        .notes
+        .iter()
+        .any(|n| n.contains("other than the user's were dropped")));
+}
+
+#[test]
+fn a_simulated_user_s_conversation_is_left_out_with_how_to_write_it() {
+    // promptfoo's site/docs/providers/simulated-user.md: the provider on `defaultTest`, the
+    // user's `instructions` per test; the prompt is the agent's system prompt.
+    let converted = run(
+        r#"
+prompts:
+  - You are a helpful agent for the issue tracker.
+providers: [openai:gpt-4.1-mini]
+defaultTest:
+  provider:
+    id: 'promptfoo:simulated-user'
+    config: {maxTurns: 5}
+tests:
+  - vars: {instructions: You want the open login issues of apollo closed.}
+    assert: [{type: llm-rubric, value: The login issues are closed}]
+  - provider: openai:gpt-4.1-mini
+    vars: {instructions: unused}
+    assert: [{type: icontains, value: hello}]
+"#,
+        &[],
+    );
+    let [user, plain] = converted.cases.as_slice() else {
+        panic!("{converted:#?}")
+    };
+    assert_eq!(user.prompt, None, "the prompt is no user's request");
+    assert!(
+        user.not_converted[0].contains("`promptfoo:simulated-user`")
+            && user.not_converted[0].contains("`user: {host, goal}`"),
+        "{:?}",
+        user.not_converted
+    );
+    assert_eq!(
+        plain.prompt.as_deref(),
+        Some("You are a helpful agent for the issue tracker."),
+        "a test's own provider wins over defaultTest's"
+    );
+}
