@@ -116,29 +116,41 @@ pub fn build_judges(
         };
         let host =
             crate::config::resolve_extra_host(config, &spec.host).map_err(|e| judge(e.into()))?;
-        secrets.extend(host.settings.secret_values());
-        let one = RunConfig {
-            hosts: vec![host],
-            ..config.clone()
-        };
-        for h in rate_limited(build_hosts(&one).map_err(judge)?) {
-            let model = match h.driver {
-                Driver::Agent(model) => model,
-                Driver::App(app) => return Err(judge(JobError::AppJudge { host: app.id() })),
-                Driver::Direct => unreachable!("build_hosts builds no direct host"),
-            };
-            if model.is_simulated() {
-                // `file:line:col: warning: …` as every warning about a task (column 1: the task).
-                notes.push(Note::warn(format!(
-                    "{}:1: warning: judge host `{}` of task `{}` is the simulated model, which \
-                     cannot judge: every judged trial will be an infrastructure error",
-                    task.source, spec.host, task.id
-                )));
-            }
-            judges.insert(spec.host.clone(), model);
+        let model = named_model(config, host, &mut secrets)
+            .map_err(judge)?
+            .map_err(|host| judge(JobError::AppJudge { host }))?;
+        if model.is_simulated() {
+            // `file:line:col: warning: …` as every warning about a task (column 1: the task).
+            notes.push(Note::warn(format!(
+                "{}:1: warning: judge host `{}` of task `{}` is the simulated model, which \
+                 cannot judge: every judged trial will be an infrastructure error",
+                task.source, spec.host, task.id
+            )));
         }
+        judges.insert(spec.host.clone(), model);
     }
     Ok((judges, secrets))
+}
+
+/// The model of a host a task names (a judge's, a simulated user's, a sampling host's), resolved
+/// as `host`, built like the run's hosts and behind its rate limits; its secrets go to
+/// `secrets`. `Ok(Err(app))`: the spec names an app host, which answers no completion.
+pub(super) fn named_model(
+    config: &RunConfig,
+    host: crate::config::HostConfig,
+    secrets: &mut Vec<String>,
+) -> Result<Result<Arc<dyn Model>, String>, JobError> {
+    secrets.extend(host.settings.secret_values());
+    let one = RunConfig {
+        hosts: vec![host],
+        ..config.clone()
+    };
+    let built = rate_limited(build_hosts(&one)?).into_iter().next();
+    match built.map(|h| h.driver) {
+        Some(Driver::Agent(model)) => Ok(Ok(model)),
+        Some(Driver::App(app)) => Ok(Err(app.id())),
+        Some(Driver::Direct) | None => unreachable!("build_hosts builds the one host it is given"),
+    }
 }
 
 /// The models that play the simulated users the tasks name (`user.host`), each built once, at
@@ -166,19 +178,10 @@ pub fn build_users(
         let mut host =
             crate::config::resolve_extra_host(config, &spec.host).map_err(|e| user(e.into()))?;
         host.settings.temperature = Some(0.0);
-        secrets.extend(host.settings.secret_values());
-        let one = RunConfig {
-            hosts: vec![host],
-            ..config.clone()
-        };
-        for h in rate_limited(build_hosts(&one).map_err(user)?) {
-            let model = match h.driver {
-                Driver::Agent(model) => model,
-                Driver::App(app) => return Err(user(JobError::AppUser { host: app.id() })),
-                Driver::Direct => unreachable!("build_hosts builds no direct host"),
-            };
-            users.insert(spec.host.clone(), model);
-        }
+        let model = named_model(config, host, &mut secrets)
+            .map_err(user)?
+            .map_err(|host| user(JobError::AppUser { host }))?;
+        users.insert(spec.host.clone(), model);
     }
     Ok((users, secrets))
 }

@@ -2,10 +2,9 @@
 //! a host that cannot be resolved or built stops the run before its first trial (exit 2), with
 //! the place of the `host` that names it. `sim` needs no model: it answers a fixed text.
 
-use super::hosts::{build_hosts, rate_limited, Judges};
+use super::hosts::Judges;
 use super::JobError;
 use crate::config::RunConfig;
-use crate::episode::Driver;
 
 /// The models of the tasks' sampling hosts, by host spec, and their secrets (to be redacted).
 pub fn build_samplers(
@@ -33,20 +32,10 @@ pub fn build_samplers(
         };
         let resolved =
             crate::config::resolve_extra_host(config, host).map_err(|e| failed(e.into()))?;
-        secrets.extend(resolved.settings.secret_values());
-        let one = RunConfig {
-            hosts: vec![resolved],
-            ..config.clone()
-        };
-        for h in rate_limited(build_hosts(&one).map_err(failed)?) {
-            match h.driver {
-                Driver::Agent(model) => drop(samplers.insert(host.to_owned(), model)),
-                Driver::App(app) => {
-                    return Err(failed(JobError::AppSampler { host: app.id() }));
-                }
-                Driver::Direct => {}
-            }
-        }
+        let model = super::hosts::named_model(config, resolved, &mut secrets)
+            .map_err(failed)?
+            .map_err(|host| failed(JobError::AppSampler { host }))?;
+        samplers.insert(host.to_owned(), model);
     }
     Ok((samplers, secrets))
 }
