@@ -86,6 +86,12 @@ impl UserTurnRecord {
     }
 }
 
+/// The user messages a conversation sent, in order (a turn left unrun by `stop_on_failure`
+/// sent none): what `--replay-user-turns` hands a candidate trial.
+pub fn messages_sent(turns: &[UserTurnRecord]) -> impl Iterator<Item = &str> {
+    turns.iter().filter(|t| t.ran).map(|t| t.message.as_str())
+}
+
 /// Grades calls and an answer against one set of graders, as the run records them (the calls'
 /// arguments parsed from their JSON text; a call whose arguments are not JSON matches no `args`).
 pub fn grade_calls(
@@ -139,9 +145,8 @@ impl TurnFacts {
         let by = |a: Author| turns.iter().filter(|t| t.by == a).count() as u32;
         Self {
             successes: turns.iter().map(|t| t.success).collect(),
-            messages: (turns.iter())
-                .filter(|t| t.ran)
-                .map(|t| xxhash_rust::xxh3::xxh3_64(t.message.as_bytes()))
+            messages: messages_sent(turns)
+                .map(|m| xxhash_rust::xxh3::xxh3_64(m.as_bytes()))
                 .collect(),
             written: by(Author::User),
             replayed: by(Author::Replay),

@@ -15,7 +15,9 @@ mod tokens;
 mod tools;
 
 pub use agent::{recorded_result, run_trial, TrialInput, TrialOutput};
-pub use conversation::{grade_calls, user_turns_json, Author, TurnFacts, UserTurnRecord};
+pub use conversation::{
+    grade_calls, messages_sent, user_turns_json, Author, TurnFacts, UserTurnRecord,
+};
 pub use direct::{answer_text, check_after, run_call, run_fixtures, FixtureError, DIRECT_HOST};
 pub use driver::Driver;
 pub use facts::{server_error_line, EpisodeFacts};

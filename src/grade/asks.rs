@@ -83,17 +83,9 @@ mod tests {
 
     fn ask(method: &str, answer: Value) -> AskRecord {
         AskRecord {
-            method: method.into(),
-            request: json!({}),
             answer,
-            prepared: true,
             latency_ms: 1.0,
-            input_tokens: 0,
-            output_tokens: 0,
-            model: None,
-            misfit: None,
-            failed: None,
-            note: None,
+            ..AskRecord::new(method, json!({}), true)
         }
     }
 

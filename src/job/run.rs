@@ -529,10 +529,10 @@ impl Earlier {
         scan_episodes(dir, |e| {
             infra |= e.infra_error.is_some();
             if config.replay_user_turns && e.side == Side::Baseline && !e.user_turns.is_empty() {
-                let messages = e.user_turns.iter().filter(|t| t.ran);
+                let sent = crate::episode::messages_sent(&e.user_turns);
                 earlier.user_scripts.insert(
                     (e.host.clone(), e.task_id.clone(), e.trial),
-                    messages.map(|t| t.message.clone()).collect(),
+                    sent.map(str::to_owned).collect(),
                 );
             }
             earlier.spent.add(&e, &config.prices);

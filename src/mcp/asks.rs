@@ -129,6 +129,23 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl AskRecord {
+    /// A request of `method` with its params, not answered yet; `prepared`: the task said how.
+    pub fn new(method: &str, request: Value, prepared: bool) -> Self {
+        Self {
+            method: method.into(),
+            request,
+            answer: Value::Null,
+            prepared,
+            latency_ms: 0.0,
+            input_tokens: 0,
+            output_tokens: 0,
+            model: None,
+            misfit: None,
+            failed: None,
+            note: None,
+        }
+    }
+
     pub fn is_sampling(&self) -> bool {
         self.method == SAMPLING_METHOD
     }
@@ -212,19 +229,8 @@ impl ClientHandler for AskHandler {
     ) -> Result<CreateMessageResult, ErrorData> {
         let started = Instant::now();
         let plan = self.plan();
-        let mut record = AskRecord {
-            method: SAMPLING_METHOD.into(),
-            request: params_json(&params),
-            answer: Value::Null,
-            prepared: plan.sampling.is_some(),
-            latency_ms: 0.0,
-            input_tokens: 0,
-            output_tokens: 0,
-            model: None,
-            misfit: None,
-            failed: None,
-            note: None,
-        };
+        let prepared = plan.sampling.is_some();
+        let mut record = AskRecord::new(SAMPLING_METHOD, params_json(&params), prepared);
         let answered = match &plan.sampling {
             None => Err(not_found(SAMPLING_METHOD)),
             Some(Sampling::Reply(text)) => Ok(sampled_result(text, REPLY_MODEL)),
@@ -284,17 +290,11 @@ impl ClientHandler for AskHandler {
             Err(error) => error_json(error),
         };
         let record = AskRecord {
-            method: ELICITATION_METHOD.into(),
-            request: params,
             answer: value,
-            prepared: plan.elicitation.is_some(),
             latency_ms: ms(started),
-            input_tokens: 0,
-            output_tokens: 0,
-            model: None,
             misfit,
-            failed: None,
             note,
+            ..AskRecord::new(ELICITATION_METHOD, params, plan.elicitation.is_some())
         };
         self.keep(record, answer);
         let result = answered?;

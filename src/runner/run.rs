@@ -612,8 +612,8 @@ async fn execute(shared: &Shared, key: TrialKey) -> bool {
     };
     let mut output = output;
     if let Some(handover) = &mut handover {
-        let ran = output.user_turns.iter().filter(|t| t.ran);
-        handover.set(ran.map(|t| t.message.clone()).collect());
+        let sent = crate::episode::messages_sent(&output.user_turns);
+        handover.set(sent.map(str::to_owned).collect());
     }
     let messages = std::mem::take(&mut output.messages);
     if let Some(earlier) = runner.earlier_attempts.get(&done_key(runner, &key)) {

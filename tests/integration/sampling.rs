@@ -7,29 +7,13 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{bin, episodes, mcpeval, repo_path, spawn_listening, temp_dir, text};
+use crate::common::{bin, episodes, everything_server, mcpeval, spawn_listening, temp_dir, text};
 use mcpeval::episode::Episode;
-
-/// `@modelcontextprotocol/server-everything` as a stdio command (installed by
-/// `scripts/install-real-servers`, which this test runs when it is missing).
-fn everything() -> String {
-    let entry = repo_path(
-        "target/real-servers/everything-2026.8.31/node_modules/@modelcontextprotocol/\
-         server-everything/dist/index.js",
-    );
-    if !entry.is_file() {
-        let status = Command::new(repo_path("scripts/install-real-servers"))
-            .status()
-            .expect("scripts/install-real-servers runs (needs node and npm)");
-        assert!(status.success(), "scripts/install-real-servers failed");
-    }
-    format!("node {} stdio", entry.display())
-}
 
 /// Runs `suite` against server-everything on both sides (its tools are not marked read-only:
 /// `--allow-writes`), into `out`; more arguments after.
 fn run(suite: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
-    let server = everything();
+    let server = everything_server();
     let mut args = vec![
         "run",
         "--baseline",
@@ -467,7 +451,7 @@ fn a_sampling_host_answers_with_its_model_and_its_tokens_are_counted_apart() {
     );
     let endpoint = spawn_listening(&["sim-server", "--addr", "127.0.0.1:0"], false);
     let ran = |base: String, out: &Path| {
-        let server = everything();
+        let server = everything_server();
         Command::new(bin())
             .args(["run", "--baseline", &server, "--candidate", &server])
             .args(["--suite", suite.to_str().unwrap(), "--allow-writes"])

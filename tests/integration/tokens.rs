@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use mcpeval::contract::tokens::{list_text, tool_entry, Encoding};
 use serde_json::Value;
 
-use crate::common::{diff, mcpeval, repo_path, snapshot, temp_dir, text};
+use crate::common::{diff, everything_server, mcpeval, repo_path, snapshot, temp_dir, text};
 
 /// The js-tiktoken release `scripts/install-token-reference` installs.
 const JS_TIKTOKEN: &str = "target/js-tiktoken-1.0.21";
@@ -298,22 +298,6 @@ fn counts_equal_an_independent_implementation_js_tiktoken() {
             );
         }
     }
-}
-
-/// `@modelcontextprotocol/server-everything` as a stdio command (installed by
-/// `scripts/install-real-servers`, which this test runs when it is missing).
-fn everything_server() -> String {
-    let entry = repo_path(
-        "target/real-servers/everything-2026.8.31/node_modules/@modelcontextprotocol/\
-         server-everything/dist/index.js",
-    );
-    if !entry.is_file() {
-        let status = Command::new(repo_path("scripts/install-real-servers"))
-            .status()
-            .expect("scripts/install-real-servers runs (needs node and npm)");
-        assert!(status.success(), "scripts/install-real-servers failed");
-    }
-    format!("node {} stdio", entry.display())
 }
 
 #[test]

@@ -342,3 +342,19 @@ pub fn task_rows_of<const N: usize>(dir: &Path, columns: [&str; N]) -> Vec<[Stri
         .map(|f| wanted.map(|i| f[i].to_owned()))
         .collect()
 }
+
+/// `@modelcontextprotocol/server-everything` as a stdio command (installed by
+/// `scripts/install-real-servers`, which this runs when it is missing).
+pub fn everything_server() -> String {
+    let entry = repo_path(
+        "target/real-servers/everything-2026.8.31/node_modules/@modelcontextprotocol/\
+         server-everything/dist/index.js",
+    );
+    if !entry.is_file() {
+        let status = Command::new(repo_path("scripts/install-real-servers"))
+            .status()
+            .expect("scripts/install-real-servers runs (needs node and npm)");
+        assert!(status.success(), "scripts/install-real-servers failed");
+    }
+    format!("node {} stdio", entry.display())
+}
