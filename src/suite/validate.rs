@@ -170,18 +170,6 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
         None => required(checker, &fields, "prompt", "task")
             .and_then(|v| checker.non_empty_string(v, "prompt")),
     };
-    let stop_on_failure = optional(&fields, "stop_on_failure", false, |v| {
-        checker.boolean(v, "stop_on_failure")
-    });
-    if let (Some((key, _)), None) = (fields.get("stop_on_failure"), conversation) {
-        checker.error(key, "`stop_on_failure` applies to a conversation (`turns`)");
-    }
-    if let (Some((key, _)), Some(_)) = (fields.get("user"), conversation) {
-        let message = "`user` and `turns` cannot both be set: a conversation's user messages \
-                       are scripted (`turns`) or written by a simulated user (`user` beside \
-                       `prompt`)";
-        checker.error(key, message);
-    }
     let default_set = defaults.set.unwrap_or(TaskSet::Regression);
     let set = optional(&fields, "set", default_set, |v| {
         checker.choice(v, "set", SETS)
@@ -195,23 +183,11 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
     });
     let judge_host = defaults.judge_host.as_deref();
     let fixtures = fixtures(checker, &fields, defaults);
-    let turns = match conversation {
-        Some((_, value)) => {
-            super::turns::user_turns(checker, value, kind, max_turns, |c, k, v, kind| {
-                expectations(c, k, v, kind, judge_host)
-            })
-        }
-        None => Some(Vec::new()),
-    };
-    let user = match (fields.get("user"), conversation) {
-        (Some((_, value)), None) => {
-            super::turns::simulated_user(checker, value, kind, |c, k, v, kind| {
-                expectations(c, k, v, kind, judge_host)
-            })
-            .map(Some)
-        }
-        _ => Some(None),
-    };
+    let Conversation {
+        turns,
+        user,
+        stop_on_failure,
+    } = conversation_keys(checker, &fields, kind, max_turns, judge_host);
     let turns_graded = (turns.iter().flatten()).any(|t| t.expect.is_some());
     let asks = task_asks(checker, &fields, defaults);
     let by_user =
@@ -307,6 +283,56 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
         }
     }
     Checked { id, task }
+}
+
+/// A task's conversation keys, each `None` when invalid (its problem recorded).
+struct Conversation {
+    /// `turns:` (empty without it).
+    turns: Option<Vec<super::task::UserTurn>>,
+    /// `user:` (`Some(None)` without it).
+    user: Option<Option<super::task::SimulatedUser>>,
+    stop_on_failure: Option<bool>,
+}
+
+/// `turns` (scripted user turns, whose `max_turns` is the task's unless set), `user` (a
+/// simulated user beside `prompt`, not with `turns`) and `stop_on_failure` (with `turns`).
+fn conversation_keys(
+    checker: &mut Checker<'_>,
+    fields: &Fields<'_>,
+    kind: Option<TaskKind>,
+    max_turns: Option<u32>,
+    judge_host: Option<&str>,
+) -> Conversation {
+    let scripted = fields.get("turns");
+    let stop_on_failure = optional(fields, "stop_on_failure", false, |v| {
+        checker.boolean(v, "stop_on_failure")
+    });
+    if let (Some((key, _)), None) = (fields.get("stop_on_failure"), scripted) {
+        checker.error(key, "`stop_on_failure` applies to a conversation (`turns`)");
+    }
+    if let (Some((key, _)), Some(_)) = (fields.get("user"), scripted) {
+        let message = "`user` and `turns` cannot both be set: a conversation's user messages \
+                       are scripted (`turns`) or written by a simulated user (`user` beside \
+                       `prompt`)";
+        checker.error(key, message);
+    }
+    let graders =
+        |c: &mut Checker<'_>, k: &Node, v: &Node, kind| expectations(c, k, v, kind, judge_host);
+    let turns = match scripted {
+        Some((_, value)) => super::turns::user_turns(checker, value, kind, max_turns, graders),
+        None => Some(Vec::new()),
+    };
+    let user = match (fields.get("user"), scripted) {
+        (Some((_, value)), None) => {
+            super::turns::simulated_user(checker, value, kind, graders).map(Some)
+        }
+        _ => Some(None),
+    };
+    Conversation {
+        turns,
+        user,
+        stop_on_failure,
+    }
 }
 
 /// A task's `setup`, `teardown` and `expect.after` (empty where absent; `None` if invalid).
