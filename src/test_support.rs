@@ -74,6 +74,7 @@ pub(crate) fn episode(
         sampling_input_tokens: 0,
         sampling_output_tokens: 0,
         asks: Vec::new(),
+        host_calls: Vec::new(),
     }
 }
 

@@ -230,6 +230,13 @@ pub struct RunArgs {
     /// recover_text_calls]. More: docs/hosts.md (Recovered text calls).
     #[arg(long)]
     pub recover_text_calls: bool,
+    /// What of the servers each API host shows its model, comma-separated: tools (the
+    /// default), resources (two host tools, list_resources and read_resource, and a task's
+    /// `attach:`), prompts (a task may start from a server prompt: `prompt: {server_prompt:
+    /// NAME}`). App hosts are refused: they decide what they show [default: tools, or the
+    /// config's [profile] expose]. More: docs/hosts.md (Exposure).
+    #[arg(long, value_name = "PARTS", value_delimiter = ',')]
+    pub expose: Option<Vec<crate::config::Exposed>>,
     /// For tasks with a simulated user (`user:`): each candidate trial runs after its baseline
     /// trial and its user sends the baseline trial's recorded user messages, in order, so the
     /// sides can be compared turn by turn; when the candidate's conversation needs more turns
@@ -238,7 +245,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "adaptive")]
     pub replay_user_turns: bool,
     /// Finish a cut-short run in DIR without repeating its finished trials.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order", "recover_text_calls", "replay_user_turns"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order", "recover_text_calls", "replay_user_turns", "expose"])]
     pub resume: Option<PathBuf>,
     /// Adaptive trials ([stats] adaptive = true): each task runs in looks of [stats] look_every
     /// trials per side (5) up to --max-trials, and stops once its verdict is settled (futility,
@@ -1219,6 +1226,7 @@ impl RunArgs {
             writes: self.writes.to_flags(),
             tool_order: self.tool_order,
             recover_text_calls: self.recover_text_calls,
+            expose: self.expose.clone(),
             replay_user_turns: self.replay_user_turns,
         }
     }

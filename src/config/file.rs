@@ -105,6 +105,10 @@ pub struct ProfileFile {
     pub tool_order: Option<crate::config::ToolOrder>,
     /// Make the tool calls a model writes as text (API hosts; see docs/hosts.md).
     pub recover_text_calls: Option<bool>,
+    /// What of the server the model is shown: tools, resources, prompts (API hosts).
+    pub expose: Option<Vec<crate::config::Exposed>>,
+    pub list_resources_tool: Option<String>,
+    pub read_resource_tool: Option<String>,
 }
 
 /// `[servers.NAME]`: one server version.
@@ -318,6 +322,9 @@ impl ProfileFile {
             max_tools: over.max_tools.or(self.max_tools),
             tool_order: over.tool_order.or(self.tool_order),
             recover_text_calls: over.recover_text_calls.or(self.recover_text_calls),
+            expose: over.expose.or(self.expose),
+            list_resources_tool: over.list_resources_tool.or(self.list_resources_tool),
+            read_resource_tool: over.read_resource_tool.or(self.read_resource_tool),
         }
     }
 
@@ -346,6 +353,15 @@ impl ProfileFile {
         }
         if let Some(v) = self.recover_text_calls {
             profile.recover_text_calls = v;
+        }
+        if let Some(v) = &self.expose {
+            profile.expose = v.clone();
+        }
+        if let Some(v) = &self.list_resources_tool {
+            profile.list_resources_tool = v.clone();
+        }
+        if let Some(v) = &self.read_resource_tool {
+            profile.read_resource_tool = v.clone();
         }
     }
 }

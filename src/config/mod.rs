@@ -24,7 +24,7 @@ pub use check_stages::{CheckFile, CONFORMANCE_PACKAGE};
 pub use file::{AuthFile, ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
 pub use host_request::{check_extra_body, ToolChoice};
 pub use nightly::{NightlyFile, NightlySettings};
-pub use profile::{HostProfile, ToolNaming, ToolOrder};
+pub use profile::{Exposed, HostProfile, ToolNaming, ToolOrder};
 pub use resolve::{
     checked_renames, config_targets, env_reference, expand_value, resolve, resolve_server,
     ConfigError, ConfigTargets, HostConfig, HostSettings, InvalidSetting, Overrides, Provider,

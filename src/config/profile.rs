@@ -54,6 +54,53 @@ impl std::str::FromStr for ToolOrder {
     }
 }
 
+/// What of a server a host shows its model (`expose`, `--expose`): its tools, its resources
+/// (through two tools of mcpeval's, and `attach:`), its prompts (a task may start from one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Exposed {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+impl Exposed {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Tools => "tools",
+            Self::Resources => "resources",
+            Self::Prompts => "prompts",
+        }
+    }
+}
+
+impl std::str::FromStr for Exposed {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "tools" => Ok(Self::Tools),
+            "resources" => Ok(Self::Resources),
+            "prompts" => Ok(Self::Prompts),
+            other => Err(format!(
+                "unknown exposure `{other}` (expected tools, resources or prompts)"
+            )),
+        }
+    }
+}
+
+/// The names of the two tools mcpeval offers for a server's resources (`expose` with
+/// `resources`): the host's tools, not the server's.
+pub const LIST_RESOURCES_TOOL: &str = "list_resources";
+pub const READ_RESOURCE_TOOL: &str = "read_resource";
+
+fn tools_only(expose: &[Exposed]) -> bool {
+    expose == [Exposed::Tools]
+}
+
+fn default_expose() -> Vec<Exposed> {
+    vec![Exposed::Tools]
+}
+
 /// How a host presents a server to the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -78,6 +125,44 @@ pub struct HostProfile {
     /// `--recover-text-calls`): each is executed as if made, and counted apart.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recover_text_calls: bool,
+    /// What of the server the model is shown (`expose`): its tools by default; with
+    /// `resources` two host tools that list and read its resources, with `prompts` tasks may
+    /// start from its prompts.
+    #[serde(default = "default_expose", skip_serializing_if = "tools_only")]
+    pub expose: Vec<Exposed>,
+    /// The names of the host's resource tools (`list_resources_tool`, `read_resource_tool`).
+    #[serde(default = "list_resources_tool", skip_serializing_if = "is_list_tool")]
+    pub list_resources_tool: String,
+    #[serde(default = "read_resource_tool", skip_serializing_if = "is_read_tool")]
+    pub read_resource_tool: String,
+}
+
+fn list_resources_tool() -> String {
+    LIST_RESOURCES_TOOL.to_owned()
+}
+
+fn read_resource_tool() -> String {
+    READ_RESOURCE_TOOL.to_owned()
+}
+
+fn is_list_tool(name: &str) -> bool {
+    name == LIST_RESOURCES_TOOL
+}
+
+fn is_read_tool(name: &str) -> bool {
+    name == READ_RESOURCE_TOOL
+}
+
+impl HostProfile {
+    /// Whether the host shows the model this part of the server.
+    pub fn exposes(&self, part: Exposed) -> bool {
+        self.expose.contains(&part)
+    }
+
+    /// Whether it shows more than the server's tools (what only API hosts can).
+    pub fn exposes_more_than_tools(&self) -> bool {
+        !tools_only(&self.expose)
+    }
 }
 
 impl Default for HostProfile {
@@ -93,6 +178,9 @@ impl Default for HostProfile {
             max_tools: None,
             tool_order: ToolOrder::Server,
             recover_text_calls: false,
+            expose: default_expose(),
+            list_resources_tool: list_resources_tool(),
+            read_resource_tool: read_resource_tool(),
         }
     }
 }

@@ -101,6 +101,8 @@ pub struct Overrides {
     pub recover_text_calls: bool,
     /// `--replay-user-turns`: candidate trials' simulated users send the baseline's messages.
     pub replay_user_turns: bool,
+    /// `--expose`: what of the server every host shows its model, over the config's profiles.
+    pub expose: Option<Vec<super::Exposed>>,
 }
 
 /// How the command line lets trials touch the servers' state.
@@ -585,6 +587,14 @@ fn build(
             .filter(|h| h.provider != Provider::App)
             .for_each(|h| h.profile.recover_text_calls = true);
     }
+    if let Some(expose) = &over.expose {
+        hosts
+            .iter_mut()
+            .for_each(|h| h.profile.expose = expose.clone());
+    }
+    for host in &hosts {
+        check_exposure(host).map_err(|why| invalid(format!("host `{}`: {why}", host.name)))?;
+    }
     let mut stats = file.stats.clone().unwrap_or_default().resolve();
     if let Some(correction) = over.correction {
         stats.correction = correction;
@@ -1025,6 +1035,34 @@ fn is_var_name(name: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// What a host's profile shows besides tools must be something it can show: an app host decides
+/// itself what its model sees; the resource tools need two names of their own.
+fn check_exposure(host: &HostConfig) -> Result<(), String> {
+    let profile = &host.profile;
+    if profile.expose.is_empty() {
+        return Err("`expose` is empty: list at least one of tools, resources, prompts".into());
+    }
+    if host.provider == Provider::App && profile.exposes_more_than_tools() {
+        return Err(format!(
+            "expose = {:?} is a setting of API hosts: an app host decides itself what of a \
+             server its model sees (its resources, its prompts), so mcpeval cannot show them",
+            profile
+                .expose
+                .iter()
+                .map(|e| e.as_str())
+                .collect::<Vec<_>>()
+        ));
+    }
+    let (list, read) = (&profile.list_resources_tool, &profile.read_resource_tool);
+    if list.trim().is_empty() || read.trim().is_empty() || list == read {
+        return Err(format!(
+            "list_resources_tool (`{list}`) and read_resource_tool (`{read}`) must be two \
+             different, non-empty names"
+        ));
+    }
+    Ok(())
 }
 
 fn resolve_host(

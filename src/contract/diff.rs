@@ -420,6 +420,17 @@ fn diff_located(
     for (name, item) in &b {
         if let Some(new) = a.get(name) {
             out.extend(mime(name, item, new));
+            // Read by a model only where a host shows resources (`expose`): the trigger decides.
+            let pair = Pair::new(spec.list, name, item, new);
+            for (kind, key) in [
+                (K::DescriptionChanged, "description"),
+                (K::TitleChanged, "title"),
+            ] {
+                out.extend(pair.field(kind, key).map(|mut c| {
+                    c.affects_models = false;
+                    c
+                }));
+            }
         }
     }
     let named = |n, item: &Value| (n, present(item, "name").cloned());

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::model::{Change, ChangeKind, Diff};
+use crate::config::Exposed;
 use crate::suite::{Task, TaskKind, TaskSet, ToolName};
 
 /// What to run and why.
@@ -125,11 +126,19 @@ fn kind_name(kind: ChangeKind) -> String {
 /// selection is empty. Then: the tasks whose `tools`, expected calls or forbidden tools name a
 /// changed, renamed or removed tool; every task when the `instructions` changed or a tool was
 /// added (a new tool can draw calls from any task); every no-tool task; the whole regression set.
-pub fn select(diff: &Diff, tasks: &[Task]) -> Selection {
+///
+/// Where a host shows resources or prompts (`exposed`), a change of a resource, template or
+/// prompt triggers too, and picks the tasks that read, attach or start from it.
+pub fn select(diff: &Diff, tasks: &[Task], exposed: &[Exposed]) -> Selection {
+    let shown = |c: &Change| match c.list.as_str() {
+        "resources" | "resourceTemplates" => exposed.contains(&Exposed::Resources),
+        "prompts" => exposed.contains(&Exposed::Prompts),
+        _ => false,
+    };
     let triggering: Vec<Change> = diff
         .changes
         .iter()
-        .filter(|c| c.affects_models)
+        .filter(|c| c.affects_models || shown(c))
         .cloned()
         .collect();
     if triggering.is_empty() {
@@ -168,6 +177,23 @@ pub fn select(diff: &Diff, tasks: &[Task]) -> Selection {
         let hit = used_of(task, &touched);
         if !hit.is_empty() {
             why.push(format!("uses changed tool {}", quoted(&hit)));
+        }
+        let shown_changes = triggering.iter().filter(|c| shown(c));
+        let mut read: Vec<&str> = (shown_changes.clone())
+            .filter(|c| c.list != "prompts" && reads(task, &c.name))
+            .map(|c| c.name.as_str())
+            .collect();
+        read.dedup();
+        if !read.is_empty() {
+            why.push(format!("reads changed resource {}", quoted(&read)));
+        }
+        let mut used: Vec<&str> = shown_changes
+            .filter(|c| c.list == "prompts" && uses_prompt(task, &c.name))
+            .map(|c| c.name.as_str())
+            .collect();
+        used.dedup();
+        if !used.is_empty() {
+            why.push(format!("starts from changed prompt {}", quoted(&used)));
         }
         why.extend(everything.iter().cloned());
         if task.kind == TaskKind::NoTool {
@@ -224,10 +250,35 @@ fn used_of<'a>(task: &'a Task, touched: &'a BTreeSet<String>) -> Vec<&'a str> {
     hit
 }
 
+/// Whether `task` reads the resource or template `name` (a URI or a `uriTemplate`): attaches
+/// it, or names it (a URI, a pattern) in `resources_read` / `resources_not_read`.
+fn reads(task: &Task, name: &str) -> bool {
+    let graded = task
+        .all_expectations()
+        .flat_map(|e| (e.resources_read.iter()).chain(&e.resources_not_read));
+    let named: Vec<&String> = task.attach.iter().chain(graded).collect();
+    named.iter().any(|uri| {
+        uri.as_str() == name
+            || crate::grade::uri_matches(uri, name)
+            || crate::mcp::proxy::uri_template_matches(name, uri)
+    })
+}
+
+/// Whether `task` starts from the prompt `name` or grades its use.
+fn uses_prompt(task: &Task, name: &str) -> bool {
+    task.server_prompt.as_ref().is_some_and(|p| p.name == name)
+        || (task.all_expectations()).any(|e| {
+            e.prompts_used
+                .iter()
+                .chain(&e.prompts_not_used)
+                .any(|p| p == name)
+        })
+}
+
 /// Whether one model-affecting change touches `task` as [`select`] reads it: the server
 /// instructions and an added tool touch every task; a change of a tool (renamed: either name)
-/// touches the tasks that use it, and every no-tool task (any tool can draw its call). Changes
-/// of other lists touch none.
+/// touches the tasks that use it, and every no-tool task (any tool can draw its call). A change
+/// of a resource, template or prompt touches the tasks that read, attach or start from it.
 pub fn touches(change: &Change, task: &Task) -> bool {
     match (change.list.as_str(), change.kind) {
         ("tools", ChangeKind::ToolAdded) | ("server", ChangeKind::InstructionsChanged) => true,
@@ -241,6 +292,8 @@ pub fn touches(change: &Change, task: &Task) -> bool {
             }
             !used_of(task, &touched).is_empty()
         }
+        ("resources" | "resourceTemplates", _) => reads(task, &change.name),
+        ("prompts", _) => uses_prompt(task, &change.name),
         _ => false,
     }
 }
@@ -295,6 +348,8 @@ mod tests {
             stop_on_failure: false,
             user: None,
             asks: Default::default(),
+            attach: Vec::new(),
+            server_prompt: None,
         }
     }
 
@@ -348,7 +403,7 @@ mod tests {
             ChangeKind::DescriptionChanged,
         )
         .at("description")]);
-        let s = select(&d, &suite());
+        let s = select(&d, &suite(), &[]);
         assert_eq!(ids(&s), ["search", "chat", "close"]);
         assert_eq!(s.tasks[0].1, ["uses changed tool `search_issues`"]);
     }
@@ -360,13 +415,13 @@ mod tests {
             "find_issues",
             ChangeKind::ToolAdded,
         )]);
-        assert_eq!(ids(&select(&d, &suite())).len(), 4);
+        assert_eq!(ids(&select(&d, &suite(), &[])).len(), 4);
         let d = diff(vec![Change::new(
             "server",
             "instructions",
             ChangeKind::InstructionsChanged,
         )]);
-        let s = select(&d, &suite());
+        let s = select(&d, &suite(), &[]);
         assert_eq!(ids(&s).len(), 4);
         assert!(s.tasks[1].1[0].contains("instructions"));
     }
@@ -397,7 +452,7 @@ mod tests {
             Change::new("tools", "get_issue", ChangeKind::OutputSchemaNarrowed),
             Change::new("errors", "unknown_tool", ChangeKind::ErrorSemanticsChanged),
         ]);
-        let s = select(&d, &suite());
+        let s = select(&d, &suite(), &[]);
         assert!(s.is_empty() && s.triggering.is_empty());
     }
 
@@ -409,7 +464,7 @@ mod tests {
             ChangeKind::ToolRenamed,
         )
         .values(Some("create_issue".into()), Some("create_ticket".into()))]);
-        let s = select(&d, &suite());
+        let s = select(&d, &suite(), &[]);
         assert!(ids(&s).contains(&"create"));
         assert_eq!(
             s.describe_changes(),
@@ -429,7 +484,7 @@ mod tests {
                 .at("description")
             })
             .collect();
-        let s = select(&diff(changes), &suite());
+        let s = select(&diff(changes), &suite(), &[]);
         let lines = s.describe_changes();
         assert_eq!(
             lines,
@@ -456,7 +511,7 @@ mod tests {
                 .at("annotations.readOnlyHint")
                 .values(Some(false.into()), Some(true.into())),
         ];
-        let s = select(&diff(changes), &suite());
+        let s = select(&diff(changes), &suite(), &[]);
         let texts = s.changed_texts();
         assert_eq!(texts.len(), 1, "{texts:?}");
         assert_eq!(texts[0].line, 1);

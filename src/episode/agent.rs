@@ -36,6 +36,10 @@ pub struct TrialInput<'a> {
     pub kind: crate::suite::TaskKind,
     /// A simulated user who carries the conversation on after `prompt` (`user:`).
     pub user: Option<super::UserPlayer<'a>>,
+    /// Resources put into the first user message (`attach:`).
+    pub attach: &'a [String],
+    /// The server prompt whose messages open the conversation instead of `prompt`.
+    pub server_prompt: Option<&'a crate::suite::ServerPrompt>,
 }
 
 /// What one trial did. `infra_error` is set when the model's provider or the server failed: the
@@ -86,6 +90,12 @@ pub struct TrialOutput {
     pub turn_checks: Vec<crate::grade::Check>,
     /// The server's own requests during the trial (sampling, elicitation) and their answers.
     pub asks: Vec<crate::mcp::AskRecord>,
+    /// The host's requests for what it shows besides tools (resource tools' calls, attachments,
+    /// the server prompt), in order: not among `calls`, which are the server's tools'.
+    pub host_calls: Vec<ToolCallRecord>,
+    /// The trial could not start as its task says (its server prompt was refused): it fails
+    /// with this reason, no model turn taken.
+    pub opening_failure: Option<String>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without
@@ -104,15 +114,45 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
         context: input.context.clone(),
     };
     let mut out = TrialOutput::default();
-    if let Some(user) = &input.user {
-        converse_with(user, input, server, &mut request, &mut out).await;
+    let opening = super::exposed::opening(
+        input.prompt,
+        input.attach,
+        input.server_prompt,
+        server,
+        input.call_timeout,
+    )
+    .await;
+    let opening = match opening {
+        Ok(opening) => opening,
+        Err(e) => {
+            let what = match input.server_prompt {
+                Some(p) => format!("prompts/get `{}`", p.name),
+                None => "resources/read (attach)".to_owned(),
+            };
+            out.server_failed = Some(what);
+            out.infra_error = Some(chain(&e));
+            out.messages = request.messages;
+            return out;
+        }
+    };
+    out.host_calls = opening.records;
+    if let Some(failure) = opening.failure {
+        out.opening_failure = Some(failure);
+    } else if let Some(user) = &input.user {
+        converse_with(
+            user,
+            opening.messages,
+            input,
+            server,
+            &mut request,
+            &mut out,
+        )
+        .await;
     } else if input.turns.is_empty() {
-        request.messages.push(Message::User {
-            content: input.prompt.to_owned(),
-        });
+        request.messages.extend(opening.messages);
         take_turns(input, server, &mut request, &mut out, input.max_turns).await;
     } else {
-        converse(input, server, &mut request, &mut out).await;
+        converse(opening.messages, input, server, &mut request, &mut out).await;
     }
     out.messages = std::mem::take(&mut request.messages);
     out.text_calls.recovered = out.calls.iter().filter(|c| c.recovered).count() as u32;
@@ -124,12 +164,14 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
 /// its `max_turns`, then its grade. A turn after a failed one still runs unless
 /// `stop_on_failure`; after an infrastructure error none does.
 async fn converse(
+    opening: Vec<Message>,
     input: &TrialInput<'_>,
     server: &McpConnection,
     request: &mut CompletionRequest,
     out: &mut TrialOutput,
 ) {
     let mut stopped = false;
+    let mut opening = Some(opening);
     for (i, turn) in input.turns.iter().enumerate() {
         let number = i as u32 + 1;
         if stopped || out.infra_error.is_some() {
@@ -141,7 +183,8 @@ async fn converse(
             continue;
         }
         let limit = turn.max_turns;
-        let mut record = user_turn(input, server, request, out, number, &turn.prompt, limit).await;
+        let messages = opening.take().unwrap_or_else(|| user_message(&turn.prompt));
+        let mut record = user_turn(input, server, request, out, number, messages, limit).await;
         record.hit_max_turns = out.hit_max_turns && record.answer.is_none();
         if let (Some(expect), None) = (&turn.expect, &out.infra_error) {
             let grade = grade_calls(
@@ -169,16 +212,18 @@ async fn converse(
 /// an infrastructure error.
 async fn converse_with(
     user: &super::UserPlayer<'_>,
+    opening: Vec<Message>,
     input: &TrialInput<'_>,
     server: &McpConnection,
     request: &mut CompletionRequest,
     out: &mut TrialOutput,
 ) {
     let spec = user.spec;
-    let (mut message, mut by) = (input.prompt.to_owned(), Author::Script);
+    let (mut messages, mut by) = (opening, Author::Script);
     for number in 1..=spec.max_turns {
         let limit = input.max_turns;
-        let mut record = user_turn(input, server, request, out, number, &message, limit).await;
+        let sent = std::mem::take(&mut messages);
+        let mut record = user_turn(input, server, request, out, number, sent, limit).await;
         record.by = by;
         record.hit_max_turns = out.hit_max_turns && record.answer.is_none();
         let made_call = record.tool_calls > 0;
@@ -194,7 +239,7 @@ async fn converse_with(
             }
         }
         if let Some(replayed) = user.replay.get(number as usize) {
-            (message, by) = (replayed.clone(), Author::Replay);
+            (messages, by) = (user_message(replayed), Author::Replay);
             continue;
         }
         let reply = user.reply(&out.user_turns, made_call, input.seed, &input.context);
@@ -213,40 +258,53 @@ async fn converse_with(
                 (usage.input_tokens, usage.output_tokens);
         }
         match said {
-            Some(text) => (message, by) = (text, Author::User),
+            Some(text) => (messages, by) = (user_message(&text), Author::User),
             None => return,
         }
     }
 }
 
-/// One user message and the model's loop that answers it, within `max_turns` model turns; the
-/// calls made are tagged with the turn.
+/// A user's message, as the conversation gets it.
+fn user_message(text: &str) -> Vec<Message> {
+    vec![Message::User {
+        content: text.to_owned(),
+    }]
+}
+
+/// One user message (or a server prompt's messages) and the model's loop that answers it,
+/// within `max_turns` model turns; the calls made are tagged with the turn.
 async fn user_turn(
     input: &TrialInput<'_>,
     server: &McpConnection,
     request: &mut CompletionRequest,
     out: &mut TrialOutput,
     number: u32,
-    message: &str,
+    messages: Vec<Message>,
     max_turns: u32,
 ) -> UserTurnRecord {
     let started = Instant::now();
     let (first, model_turns, usage) = (out.calls.len(), out.turns, out.usage);
+    let first_host = out.host_calls.len();
     out.final_answer = None;
-    request.messages.push(Message::User {
-        content: message.to_owned(),
-    });
+    let users: Vec<&str> = (messages.iter())
+        .filter_map(|m| match m {
+            Message::User { content } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    let message = users.join("\n\n");
+    request.messages.extend(messages);
     let hit_before = std::mem::take(&mut out.hit_max_turns);
     take_turns(input, server, request, out, out.turns + max_turns).await;
     let hit = out.hit_max_turns;
     out.hit_max_turns |= hit_before;
-    for call in &mut out.calls[first..] {
+    for call in (out.calls[first..].iter_mut()).chain(&mut out.host_calls[first_host..]) {
         call.user_turn = number;
     }
     UserTurnRecord {
         turn: number,
         by: Author::Script,
-        message: message.to_owned(),
+        message,
         success: None,
         ran: true,
         tool_calls: (out.calls.len() - first) as u32,
@@ -342,6 +400,24 @@ async fn take_turns(
             return;
         }
         for call in &calls {
+            if let Some(tool) = input.tools.host_tool(&call.name) {
+                let index = out.host_calls.len() as u32;
+                match super::exposed::host_call(tool, call, server, index).await {
+                    Ok((record, reply)) => {
+                        out.host_calls.push(record);
+                        request.messages.push(Message::Tool {
+                            tool_call_id: call.id.clone(),
+                            content: reply,
+                        });
+                    }
+                    Err(e) => {
+                        out.server_failed = Some(format!("the host's `{}`", call.name));
+                        out.infra_error = Some(chain(&e));
+                        return;
+                    }
+                }
+                continue;
+            }
             match execute_call(input, server, call, out.calls.len() as u32).await {
                 Ok((mut record, reply)) => {
                     record.recovered = recovered;

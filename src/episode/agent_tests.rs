@@ -115,6 +115,8 @@ async fn play_as(
         stop_on_failure: false,
         kind: crate::suite::TaskKind::Tool,
         user: None,
+        attach: &[],
+        server_prompt: None,
     };
     let out = run_trial(&input, &conn).await;
     conn.close().await;

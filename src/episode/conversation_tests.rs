@@ -69,6 +69,8 @@ async fn converse_as(
         stop_on_failure,
         kind: TaskKind::Tool,
         user,
+        attach: &[],
+        server_prompt: None,
     };
     let out = run_trial(&input, &conn).await;
     conn.close().await;

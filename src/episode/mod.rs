@@ -5,6 +5,7 @@ pub mod app;
 mod conversation;
 mod direct;
 mod driver;
+mod exposed;
 mod facts;
 mod record;
 mod recover;
@@ -25,7 +26,7 @@ pub use record::{AppFacts, Episode, ModelTurn, Side, ToolCallRecord, Transcript}
 pub use redact::Redactor;
 pub use sim_user::{Reply, UserPlayer, DONE};
 pub use text_calls::TextToolCalls;
-pub use tools::{system_prompt, Offer, ToolView};
+pub use tools::{system_prompt, HostTool, Offer, ToolView};
 
 #[cfg(test)]
 mod agent_tests;

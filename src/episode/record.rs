@@ -201,6 +201,12 @@ pub struct Episode {
     /// Each request and its answer, in order (src/mcp/asks.rs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub asks: Vec<crate::mcp::AskRecord>,
+    /// The host's requests for what it showed besides tools (`expose`): its resource tools'
+    /// calls (`resources/list`, `resource:URI`), attachments (`resource:URI`, with `"attached":
+    /// true` in the arguments), the server prompt the trial started from (`prompt:NAME`). Not
+    /// among `calls`, `tool_calls` or `tools_called`, which count the server's tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_calls: Vec<ToolCallRecord>,
 }
 
 /// How one model turn's answer arrived.

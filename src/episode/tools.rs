@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::config::{ToolNaming, ToolOrder};
+use crate::config::{Exposed, ToolNaming, ToolOrder};
 use crate::host::{HostProfile, ToolSpec};
 
 /// The tools as shown to the model, with the way back to the server's names.
@@ -12,6 +12,51 @@ use crate::host::{HostProfile, ToolSpec};
 pub struct ToolView {
     pub specs: std::sync::Arc<[ToolSpec]>,
     to_server: HashMap<String, String>,
+    /// The host's own tools among `specs` (`expose` with `resources`), by the name shown.
+    host_tools: HashMap<String, HostTool>,
+}
+
+/// A tool the host offers itself and mcpeval answers (from the server's lists and reads), not
+/// one of the server's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostTool {
+    /// The server's resources and resource templates (`resources/list`,
+    /// `resources/templates/list`).
+    ListResources,
+    /// One resource by its URI (`resources/read`).
+    ReadResource,
+}
+
+impl HostTool {
+    fn spec(self, name: String, label: &str) -> ToolSpec {
+        let (description, schema) = match self {
+            Self::ListResources => (
+                format!(
+                    "List the resources of the MCP server `{label}`: fixed resources by URI, and \
+                     resource templates (URIs with {{placeholders}} to fill in). Read one with \
+                     the resource-reading tool."
+                ),
+                serde_json::json!({"type": "object", "properties": {}}),
+            ),
+            Self::ReadResource => (
+                format!(
+                    "Read a resource of the MCP server `{label}` by its URI: a listed resource's \
+                     URI, or a resource template's with its placeholders filled in."
+                ),
+                serde_json::json!({
+                    "type": "object",
+                    "properties": {"uri": {"type": "string", "description": "The resource's URI."}},
+                    "required": ["uri"],
+                }),
+            ),
+        };
+        ToolSpec {
+            name,
+            title: None,
+            description: Some(description),
+            input_schema: schema,
+        }
+    }
 }
 
 /// What a trial's tool list is ordered by beside the profile: the trial's seed (`shuffle`), and
@@ -70,8 +115,11 @@ impl ToolView {
     /// `max_tools`, named and titled.
     pub fn new(tools: &[rmcp::model::Tool], profile: &HostProfile, offer: &Offer<'_>) -> Self {
         let mut to_server = HashMap::with_capacity(tools.len());
-        let shown = profile.max_tools.unwrap_or(usize::MAX);
-        let specs = ordered(tools, profile.tool_order, offer)
+        let shown = match profile.exposes(Exposed::Tools) {
+            true => profile.max_tools.unwrap_or(usize::MAX),
+            false => 0,
+        };
+        let mut specs: Vec<ToolSpec> = ordered(tools, profile.tool_order, offer)
             .into_iter()
             .take(shown)
             .map(|tool| {
@@ -92,7 +140,28 @@ impl ToolView {
                 }
             })
             .collect();
-        Self { specs, to_server }
+        let mut host_tools = HashMap::new();
+        if profile.exposes(Exposed::Resources) {
+            let wanted = [
+                (HostTool::ListResources, &profile.list_resources_tool),
+                (HostTool::ReadResource, &profile.read_resource_tool),
+            ];
+            for (tool, name) in wanted {
+                let name = free_name(name, |n| to_server.contains_key(n));
+                specs.push(tool.spec(name.clone(), &profile.server_label));
+                host_tools.insert(name, tool);
+            }
+        }
+        Self {
+            specs: specs.into(),
+            to_server,
+            host_tools,
+        }
+    }
+
+    /// The host tool the model called by this name, if it is one.
+    pub fn host_tool(&self, shown: &str) -> Option<HostTool> {
+        self.host_tools.get(shown).copied()
     }
 
     /// The offered tools' server names in the order the model saw them, joined by `,` (the
@@ -101,6 +170,7 @@ impl ToolView {
         let names: Vec<&str> = self
             .specs
             .iter()
+            .filter(|s| !self.host_tools.contains_key(&s.name))
             .map(|s| self.server_name(&s.name).unwrap_or(&s.name))
             .collect();
         names.join(",")
@@ -132,6 +202,16 @@ impl ToolView {
         };
         by_server(written).or_else(|| super::text_calls::host_style(written).and_then(by_server))
     }
+}
+
+/// `wanted`, or `host_wanted` (`host_host_wanted`, …) while a server's tool has the name: the
+/// host's tool never hides one of the server's.
+fn free_name(wanted: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut name = wanted.to_owned();
+    while taken(&name) {
+        name = format!("host_{name}");
+    }
+    name
 }
 
 /// The system prompt: the host's own, then the server's instructions if the profile passes them.

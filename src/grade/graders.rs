@@ -408,6 +408,8 @@ mod tests {
             stop_on_failure: false,
             user: None,
             asks: Default::default(),
+            attach: Vec::new(),
+            server_prompt: None,
         }
     }
 

@@ -2,6 +2,7 @@
 
 pub mod asks;
 pub mod call;
+mod exposure;
 mod graders;
 pub mod judge;
 mod matchers;
@@ -11,6 +12,7 @@ mod snapshot;
 use serde::{Deserialize, Serialize};
 
 pub use call::{grade_call, CallAnswer};
+pub use exposure::{exposure_checks, matches as uri_matches};
 pub use graders::{grade, grade_expect};
 pub use judge::{JudgeRecord, Judged};
 pub use snapshot::{same_text, short_diff};

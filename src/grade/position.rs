@@ -132,6 +132,8 @@ mod grading {
             stop_on_failure: false,
             user: None,
             asks: Default::default(),
+            attach: Vec::new(),
+            server_prompt: None,
             source: "t.yaml:1".into(),
         }
     }

@@ -20,6 +20,38 @@ use crate::report::{read_tool_shift, write_reports_with, write_tool_shift, Repor
 use crate::rundir::{RunInfo, Shard};
 use crate::runner::EventSink;
 
+/// A task that attaches resources, starts from a server prompt or grades either needs every
+/// host of the run to show that part of the server (`expose`): refused before any trial, with
+/// the setting that would show it.
+fn refuse_unexposed(
+    suite: &crate::suite::Suite,
+    hosts: &[crate::runner::HostRuntime],
+) -> Result<(), JobError> {
+    for task in suite.tasks.iter().filter(|t| t.kind.has_model()) {
+        for part in task.needs_exposed() {
+            let Some(host) = hosts.iter().find(|h| !h.config.profile.exposes(part)) else {
+                continue;
+            };
+            let why = match part {
+                crate::config::Exposed::Resources => "attaches or grades resources",
+                _ => "starts from or grades a server prompt",
+            };
+            return Err(crate::config::ConfigError::Invalid(format!(
+                "task `{}` ({}) {why}, which host `{}` does not show its model: add `{}` to \
+                 `expose` ([profile] expose = [\"tools\", \"{}\"], or --expose tools,{})",
+                task.id,
+                task.source,
+                host.config.name,
+                part.as_str(),
+                part.as_str(),
+                part.as_str()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// What a run is asked to be, before anything is resolved.
 #[derive(Debug, Clone, Default)]
 pub struct RunRequest {
@@ -428,11 +460,17 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
     }
     let mut suite = crate::suite::load_or_embedded(&config.suites)?;
     suite.tasks.retain(|t| request.kinds.keeps(t));
+    // What any host shows besides tools: its changes trigger too.
+    let mut exposed: Vec<crate::config::Exposed> = (config.hosts.iter())
+        .flat_map(|h| h.profile.expose.clone())
+        .collect();
+    exposed.sort_unstable();
+    exposed.dedup();
     let mut trigger = match (&request.trigger, &previous) {
         (Some(path), _) => {
             let diff = trigger::read_diff(path)?;
             let source = path.display().to_string();
-            let applied = trigger::apply(&diff, &source, &mut suite, &mut notes);
+            let applied = trigger::apply(&diff, &source, &mut suite, &mut notes, &exposed);
             known_diff = Some(diff);
             match applied {
                 Some(trigger) => Some(trigger),
@@ -514,7 +552,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         };
         let source = dir.join("contract").join("diff.json");
         let source = source.display().to_string();
-        match trigger::apply(&diff, &source, &mut suite, &mut notes) {
+        match trigger::apply(&diff, &source, &mut suite, &mut notes, &exposed) {
             Some(t) => trigger = Some(t),
             None => return Ok(skipped(notes, Skipped::NothingTriggered)),
         }
@@ -569,6 +607,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         ))
         .into());
     }
+    refuse_unexposed(&suite, &hosts)?;
     if suite.tasks.iter().all(|t| !t.kind.has_model()) {
         // Only call tasks: no model runs a trial.
         hosts.clear();

@@ -63,8 +63,9 @@ pub fn apply(
     source: &str,
     suite: &mut Suite,
     notes: &mut Vec<Note>,
+    exposed: &[crate::config::Exposed],
 ) -> Option<Triggered> {
-    let selection = select(diff, &suite.tasks);
+    let selection = select(diff, &suite.tasks, exposed);
     if selection.is_empty() {
         notes.push(Note::out(format!(
             "nothing to run: none of the {} change(s) in {source} affects models",

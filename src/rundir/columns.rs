@@ -211,10 +211,19 @@ table!(
 );
 
 impl ToolCallColumns {
-    /// A row for each of the episode's tool calls.
+    /// A row for each of the episode's tool calls, then one for each of its host calls
+    /// (`resource:URI`, `prompt:NAME`, `resources/list`), numbered on after the tool calls.
     pub fn push_calls(&mut self, e: &Episode) {
         for c in &e.calls {
             self.push((e, c));
+        }
+        let after = e.calls.len() as u32;
+        for c in &e.host_calls {
+            let numbered = ToolCallRecord {
+                index: after + c.index,
+                ..c.clone()
+            };
+            self.push((e, &numbered));
         }
     }
 }

@@ -719,6 +719,8 @@ async fn attempt(
         stop_on_failure: task.stop_on_failure,
         kind: task.kind,
         user: user_player(runner, fixtures, replay),
+        attach: &fixtures.attach,
+        server_prompt: fixtures.server_prompt.as_ref(),
     };
     let connection = &lease.server.connection;
     let trial = run_trial(&input, connection);
@@ -995,6 +997,7 @@ fn build_episode(
         super::asks::grade_asks(runner.task_for(key.task, key.side), &output, &mut grade);
     }
     let asks = std::mem::take(&mut output.asks);
+    let host_calls = std::mem::take(&mut output.host_calls);
     let count = |sampling: bool| asks.iter().filter(|a| a.is_sampling() == sampling).count();
     let tool_errors = output.calls.iter().filter(|c| c.is_error).count() as u32;
     let protocol_errors = output
@@ -1092,6 +1095,14 @@ fn build_episode(
                 a
             })
             .collect(),
+        host_calls: host_calls
+            .into_iter()
+            .map(|mut c| {
+                c.arguments = runner.redactor.redact(&c.arguments);
+                c.result = runner.redactor.redact(&c.result);
+                c
+            })
+            .collect(),
     }
 }
 
@@ -1099,6 +1110,23 @@ fn build_episode(
 /// each turn's checks (tagged with the turn) and those of the task-level `expect`, which reads
 /// all of the conversation's calls and every answer the model gave in it.
 pub fn grade_output(task: &Task, output: &TrialOutput) -> Grade {
+    let mut grade = grade_model(task, output);
+    let exposure = crate::grade::exposure_checks(
+        &task.expect,
+        &output.host_calls,
+        output.opening_failure.as_deref(),
+    );
+    if !exposure.is_empty() {
+        let passed = exposure.iter().all(|c| c.passed);
+        // A task whose only graders are these has no other check to have passed.
+        grade.success = passed && (grade.success || grade.checks.is_empty());
+        grade.checks.extend(exposure);
+    }
+    grade
+}
+
+/// The grade of the model's calls and answers (the task's `expect`, each turn's).
+fn grade_model(task: &Task, output: &TrialOutput) -> Grade {
     let answer = output.final_answer.as_deref();
     if !task.is_conversation() {
         let calls = &output.calls;

@@ -97,7 +97,7 @@ pub(crate) fn call_spec(checker: &mut Checker<'_>, node: &Node) -> Option<CallSp
         _ => {
             let name = checker.non_empty_string(fields.get("prompt")?.1, "call.prompt");
             let args = match args {
-                Some(value) => prompt_args(checker, value),
+                Some(value) => prompt_args(checker, value, "call.args"),
                 None => Some(BTreeMap::new()),
             };
             CallSpec::Prompt {
@@ -125,16 +125,21 @@ pub(crate) fn call_at(node: &Node) -> CallAt {
     }
 }
 
-/// A prompt's arguments: strings, as `prompts/get` takes them.
-fn prompt_args(checker: &mut Checker<'_>, node: &Node) -> Option<BTreeMap<String, String>> {
-    let fields = checker.fields(node, "`call.args`", None)?;
+/// A prompt's arguments (`what`: where they are written, for messages): strings, as
+/// `prompts/get` takes them.
+pub(crate) fn prompt_args(
+    checker: &mut Checker<'_>,
+    node: &Node,
+    what: &str,
+) -> Option<BTreeMap<String, String>> {
+    let fields = checker.fields(node, &format!("`{what}`"), None)?;
     let mut args = BTreeMap::new();
     let mut ok = true;
     for (name, _, value) in &fields.entries {
         match &value.value {
             Value::Str(s) => drop(args.insert((*name).to_owned(), s.clone())),
             _ => {
-                let arg = format!("call.args.{name}");
+                let arg = format!("{what}.{name}");
                 checker.wrong_type(value, &arg, "a string (prompt arguments are strings)");
                 ok = false;
             }

@@ -5,6 +5,7 @@ mod call;
 mod check;
 mod defaults;
 mod demo;
+mod exposure;
 mod foreign;
 pub mod import;
 mod lint;
@@ -33,6 +34,6 @@ pub use snapshot::{snapshot_file, SnapshotRef, Stored, SNAPSHOTS_DIR};
 pub(crate) use suggest::{suggestion, words as name_words};
 pub use task::{
     AfterCheck, ArgMatcher, CallAt, CallExpectations, CallSpec, Expectations, ExpectedCall,
-    FixtureCall, JudgeSpec, ResultCheck, SimulatedUser, StructuredCheck, Task, TaskKind, TaskSet,
-    ToolName, UserTurn,
+    FixtureCall, JudgeSpec, ResultCheck, ServerPrompt, SimulatedUser, StructuredCheck, Task,
+    TaskKind, TaskSet, ToolName, UserTurn,
 };

@@ -207,6 +207,50 @@ pub struct Expectations {
     /// `answer_contains` and `answer_not_contains` compare case.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub case_sensitive: bool,
+    /// Resources the trial must have read (the model through the host's resource tool, or
+    /// attached to the prompt): each a URI, or a pattern with `*` (any characters).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resources_read: Vec<String>,
+    /// Resources it must not have read (URIs or patterns).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resources_not_read: Vec<String>,
+    /// Server prompts the trial must have started from (their `prompts/get` answered).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prompts_used: Vec<String>,
+    /// Server prompts it must not have used.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prompts_not_used: Vec<String>,
+}
+
+impl Expectations {
+    /// Whether any of the graders of what the host showed besides tools is set (resources read,
+    /// prompts used).
+    pub fn grades_exposure(&self) -> bool {
+        !(self.resources_read.is_empty()
+            && self.resources_not_read.is_empty()
+            && self.prompts_used.is_empty()
+            && self.prompts_not_used.is_empty())
+    }
+}
+
+/// `prompt: {server_prompt: NAME, args: {…}}`: the task starts from a server prompt, whose
+/// messages (`prompts/get`) open the conversation as a host's slash command does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerPrompt {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub args: BTreeMap<String, String>,
+}
+
+impl ServerPrompt {
+    /// How the task's prompt reads where a text is shown (`/triage_issue id=5`).
+    pub fn shown(&self) -> String {
+        let args: Vec<String> = self.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        match args.is_empty() {
+            true => format!("/{}", self.name),
+            false => format!("/{} {}", self.name, args.join(" ")),
+        }
+    }
 }
 
 /// `judge: {rubric, host}`: the rubric a judge model grades the trial against, and the host
@@ -423,6 +467,13 @@ pub struct Task {
     /// graders of them (`sampling:`, `elicitation:`, `expect.sampled`, `expect.elicited`).
     #[serde(default, skip_serializing_if = "super::asks::TaskAsks::is_empty")]
     pub asks: super::asks::TaskAsks,
+    /// Resources put into the first user message, as an app attaches them (`attach:`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attach: Vec<String>,
+    /// The server prompt the task starts from (`prompt: {server_prompt: …}`); `prompt` then
+    /// reads `/NAME k=v`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_prompt: Option<ServerPrompt>,
 }
 
 /// `user: {host, persona, goal, max_turns, done_when}`: a model plays the user, from the task's
@@ -468,6 +519,24 @@ impl Task {
         std::iter::once(&self.expect)
             .chain(self.turns.iter().filter_map(|t| t.expect.as_ref()))
             .chain(done_when)
+    }
+
+    /// What of a server the task needs its host to show besides tools: `resources` to attach
+    /// or to grade reads of, `prompts` to start from or grade.
+    pub fn needs_exposed(&self) -> Vec<crate::config::Exposed> {
+        use crate::config::Exposed;
+        let mut needs = Vec::new();
+        let expects = || self.all_expectations();
+        let reads =
+            expects().any(|e| !e.resources_read.is_empty() || !e.resources_not_read.is_empty());
+        if !self.attach.is_empty() || reads {
+            needs.push(Exposed::Resources);
+        }
+        let used = expects().any(|e| !e.prompts_used.is_empty() || !e.prompts_not_used.is_empty());
+        if self.server_prompt.is_some() || used {
+            needs.push(Exposed::Prompts);
+        }
+        needs
     }
 
     /// Whether the task is a conversation of several user messages (`turns:`, or a simulated

@@ -21,6 +21,22 @@ const WHOLE_ONLY: &[(&str, &str)] = &[
         "judge",
         "a judge reads the whole conversation: put it in the task's `expect`",
     ),
+    (
+        "resources_read",
+        "resources are graded over the whole conversation: put it in the task's `expect`",
+    ),
+    (
+        "resources_not_read",
+        "resources are graded over the whole conversation: put it in the task's `expect`",
+    ),
+    (
+        "prompts_used",
+        "prompts are graded over the whole conversation: put it in the task's `expect`",
+    ),
+    (
+        "prompts_not_used",
+        "prompts are graded over the whole conversation: put it in the task's `expect`",
+    ),
 ];
 
 /// `turns:` — a non-empty list of `{prompt, expect, max_turns}`. `expectations` validates a turn's

@@ -36,6 +36,7 @@ const TASK_KEYS: &[&str] = &[
     "user",
     "sampling",
     "elicitation",
+    "attach",
 ];
 const EXPECT_KEYS: &[&str] = &[
     "calls",
@@ -52,6 +53,17 @@ const EXPECT_KEYS: &[&str] = &[
     "after",
     "sampled",
     "elicited",
+    "resources_read",
+    "resources_not_read",
+    "prompts_used",
+    "prompts_not_used",
+];
+/// The graders of what the host showed besides tools (`expect`).
+const EXPOSURE_KEYS: &[&str] = &[
+    "resources_read",
+    "resources_not_read",
+    "prompts_used",
+    "prompts_not_used",
 ];
 const JUDGE_KEYS: &[&str] = &["rubric", "host"];
 /// The providers a `PROVIDER:MODEL` host spec may name.
@@ -78,6 +90,7 @@ const NOT_FOR_CALLS: &[(&str, &str)] = &[
     ("turns", "no user talks to a model"),
     ("stop_on_failure", "no user talks to a model"),
     ("user", "no user talks to a model"),
+    ("attach", "no model reads an attachment"),
 ];
 /// Trials per side of a call task unless `trials:` says otherwise.
 const DEFAULT_CALL_TRIALS: u32 = 1;
@@ -165,11 +178,16 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                                turn's `prompt` is the user's first message";
                 checker.error(key, message);
             }
-            Some(String::new())
+            Some((String::new(), None))
         }
         None => required(checker, &fields, "prompt", "task")
-            .and_then(|v| checker.non_empty_string(v, "prompt")),
+            .and_then(|v| super::exposure::prompt(checker, v)),
     };
+    let (prompt, server_prompt) = match prompt {
+        Some((text, server_prompt)) => (Some(text), server_prompt),
+        None => (None, None),
+    };
+    let attach = super::exposure::attach(checker, &fields);
     let default_set = defaults.set.unwrap_or(TaskSet::Regression);
     let set = optional(&fields, "set", default_set, |v| {
         checker.choice(v, "set", SETS)
@@ -229,6 +247,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             Some(stop_on_failure),
             Some(user),
             Some(asks),
+            Some(attach),
         ) = (
             &id,
             prompt,
@@ -241,6 +260,7 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
             stop_on_failure,
             user,
             asks,
+            attach,
         ) {
             expect.no_tool |= kind == TaskKind::NoTool;
             let turn_calls = turns.iter().filter_map(|t| t.expect.as_ref());
@@ -279,6 +299,8 @@ fn task(checker: &mut Checker<'_>, node: &Node, defaults: &Defaults) -> Checked 
                 stop_on_failure,
                 user,
                 asks,
+                attach,
+                server_prompt,
             });
         }
     }
@@ -453,6 +475,8 @@ fn call_task(
         stop_on_failure: false,
         user: None,
         asks: asks?,
+        attach: Vec::new(),
+        server_prompt: None,
     })
 }
 
@@ -649,6 +673,18 @@ fn expectations(
     if let Some((_, value)) = fields.get("judge") {
         expect.judge = judge(checker, value, judge_host);
     }
+    for key in EXPOSURE_KEYS {
+        let Some((_, value)) = fields.get(key) else {
+            continue;
+        };
+        let list = super::exposure::names(checker, value, key).unwrap_or_default();
+        match *key {
+            "resources_read" => expect.resources_read = list,
+            "resources_not_read" => expect.resources_not_read = list,
+            "prompts_used" => expect.prompts_used = list,
+            _ => expect.prompts_not_used = list,
+        }
+    }
     if let Some((_, calls)) = fields.get("calls") {
         check_positions(checker, &expect, calls);
     }
@@ -665,6 +701,7 @@ fn expectations(
         || !expect.answer_not_contains.is_empty()
         || expect.max_latency_ms.is_some()
         || expect.judge.is_some()
+        || expect.grades_exposure()
         || fields.get("after").is_some()
         || fields.get("sampled").is_some()
         || fields.get("elicited").is_some()

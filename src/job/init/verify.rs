@@ -211,6 +211,8 @@ async fn one_trial(
         stop_on_failure: task.stop_on_failure,
         kind: task.kind,
         user: None,
+        attach: &task.attach,
+        server_prompt: task.server_prompt.as_ref(),
     };
     let mut output = run_trial(&input, &server.connection).await;
     if let Some(copies) = copies {

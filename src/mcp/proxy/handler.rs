@@ -329,7 +329,9 @@ impl ServerHandler for ProxyServer {
             .list_resources()
             .await
             .map_err(|e| unreachable_base(&e))?;
-        Ok(ListResourcesResult::with_all_items(items))
+        Ok(ListResourcesResult::with_all_items(
+            self.shared.overlay.resources(items),
+        ))
     }
 
     async fn list_resource_templates(
@@ -343,7 +345,9 @@ impl ServerHandler for ProxyServer {
             .list_resource_templates()
             .await
             .map_err(|e| unreachable_base(&e))?;
-        Ok(ListResourceTemplatesResult::with_all_items(items))
+        Ok(ListResourceTemplatesResult::with_all_items(
+            self.shared.overlay.resource_templates(items),
+        ))
     }
 
     async fn list_prompts(
@@ -367,6 +371,12 @@ impl ServerHandler for ProxyServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if self.hides_resource(&request.uri, &context).await? {
+            // To the client the overlay's hidden resource does not exist.
+            let message = format!("resource `{}` not found", request.uri);
+            let data = Some(serde_json::json!({ "uri": request.uri }));
+            return Err(ErrorData::resource_not_found(message, data));
+        }
         let calls = self.calls(&context).await?;
         tokio::select! {
             answer = calls.read_resource(request, &self.shared.loss) => answer,
@@ -379,6 +389,10 @@ impl ServerHandler for ProxyServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if self.shared.overlay.hides_prompt(&request.name) {
+            let message = format!("unknown prompt `{}`", request.name);
+            return Err(ErrorData::invalid_params(message, None));
+        }
         let calls = self.calls(&context).await?;
         tokio::select! {
             answer = calls.get_prompt(request, &self.shared.loss) => answer,
@@ -406,6 +420,30 @@ impl ServerHandler for ProxyServer {
             answer = calls.call_tool(request, &self.shared.loss, &context.peer) => answer,
             () = context.ct.cancelled() => Err(cancelled()),
         }
+    }
+}
+
+impl ProxyServer {
+    /// Whether the overlay hides the resource `uri` (the shown templates are asked of the base
+    /// only when a hidden template could serve it).
+    async fn hides_resource(
+        &self,
+        uri: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<bool, ErrorData> {
+        let overlay = &self.shared.overlay;
+        if overlay.resources.is_empty() && overlay.resource_templates.is_empty() {
+            return Ok(false);
+        }
+        let templates = match overlay.resource_templates.values().any(|(c, _)| c.hide) {
+            true => {
+                let base = self.base(context).await?;
+                let listed = base.list_resource_templates().await;
+                overlay.resource_templates(listed.map_err(|e| unreachable_base(&e))?)
+            }
+            false => Vec::new(),
+        };
+        Ok(overlay.hides_uri(uri, &templates))
     }
 }
 

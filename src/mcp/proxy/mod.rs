@@ -10,7 +10,7 @@ mod replay;
 mod serve;
 
 pub use handler::{Calls, ProxyServer};
-pub use overlay::{Overlay, OverlayError};
+pub use overlay::{uri_template_matches, Overlay, OverlayError};
 pub use recorded::{serve_recorded_stdio, RecordedServer};
 pub use replay::{Replay, ReplaySession, UNMATCHED_META};
 pub use serve::{serve_http, serve_stdio, spawn_http, start, ProxyError, ProxyHttpServer};

@@ -1,11 +1,12 @@
 //! The overlay file: changes put over a server's lists (descriptions, titles, parameter
-//! descriptions, annotations, instructions, a tool renamed or hidden; `null` removes a key the
-//! base has), read with file:line errors, checked against the base's lists, and applied to them.
+//! descriptions, annotations, instructions, a tool renamed or hidden; a resource, resource
+//! template or prompt described anew or hidden; `null` removes a key the base has), read with
+//! file:line errors, checked against the base's lists, and applied to them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use rmcp::model::{Prompt, Tool, ToolAnnotations};
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool, ToolAnnotations};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
@@ -84,6 +85,24 @@ pub struct AnnotationChange {
 pub struct PromptChange {
     #[serde(default, deserialize_with = "present")]
     pub description: Set<String>,
+    /// Leave the prompt out of the list (getting it is an unknown prompt).
+    #[serde(default)]
+    pub hide: bool,
+}
+
+/// The changes of one resource (keyed by its `uri`) or resource template (by its
+/// `uriTemplate`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceChange {
+    #[serde(default, deserialize_with = "present")]
+    pub description: Set<String>,
+    #[serde(default, deserialize_with = "present")]
+    pub title: Set<String>,
+    /// Leave it out of the list; reading it (a URI of a hidden template) is "resource not
+    /// found", as from a server without it.
+    #[serde(default)]
+    pub hide: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,6 +115,10 @@ struct OverlayFile {
     tools: BTreeMap<String, Spanned<ToolChange>>,
     #[serde(default)]
     prompts: BTreeMap<String, Spanned<PromptChange>>,
+    #[serde(default)]
+    resources: BTreeMap<String, Spanned<ResourceChange>>,
+    #[serde(default, rename = "resourceTemplates")]
+    resource_templates: BTreeMap<String, Spanned<ResourceChange>>,
 }
 
 /// An overlay as read: empty (a bridge) when no file is given or the file is empty.
@@ -107,6 +130,10 @@ pub struct Overlay {
     /// Tool name (as the base lists it) → its changes and the line they start on.
     pub tools: BTreeMap<String, (ToolChange, u64)>,
     pub prompts: BTreeMap<String, (PromptChange, u64)>,
+    /// Resource URI → its changes and their line.
+    pub resources: BTreeMap<String, (ResourceChange, u64)>,
+    /// Resource template (`uriTemplate`) → its changes and their line.
+    pub resource_templates: BTreeMap<String, (ResourceChange, u64)>,
 }
 
 impl Overlay {
@@ -175,12 +202,22 @@ impl Overlay {
             prompts: (file.prompts.into_iter())
                 .map(|(k, v)| (k, (v.value, v.defined.line())))
                 .collect(),
+            resources: (file.resources.into_iter())
+                .map(|(k, v)| (k, (v.value, v.defined.line())))
+                .collect(),
+            resource_templates: (file.resource_templates.into_iter())
+                .map(|(k, v)| (k, (v.value, v.defined.line())))
+                .collect(),
         })
     }
 
     /// True when the overlay changes nothing (the server is bridged as it is).
     pub fn is_empty(&self) -> bool {
-        self.instructions.is_none() && self.tools.is_empty() && self.prompts.is_empty()
+        self.instructions.is_none()
+            && self.tools.is_empty()
+            && self.prompts.is_empty()
+            && self.resources.is_empty()
+            && self.resource_templates.is_empty()
     }
 
     fn invalid(&self, line: u64, message: String) -> OverlayError {
@@ -189,6 +226,36 @@ impl Overlay {
             line: line.max(1),
             message,
         }
+    }
+
+    /// Checks the overlay's resources and resource templates against the base's lists: each
+    /// one it names is listed.
+    pub fn check_resources(
+        &self,
+        resources: &[Resource],
+        templates: &[ResourceTemplate],
+    ) -> Result<(), OverlayError> {
+        for (uri, (_, line)) in &self.resources {
+            if !resources.iter().any(|r| r.uri == *uri) {
+                let listed: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+                let message = format!(
+                    "resource `{uri}` is not listed by the base server (it lists: {})",
+                    listed.join(", ")
+                );
+                return Err(self.invalid(*line, message));
+            }
+        }
+        for (template, (_, line)) in &self.resource_templates {
+            if !templates.iter().any(|t| t.uri_template == *template) {
+                let listed: Vec<&str> = templates.iter().map(|t| t.uri_template.as_str()).collect();
+                let message = format!(
+                    "resource template `{template}` is not listed by the base server (it lists: {})",
+                    listed.join(", ")
+                );
+                return Err(self.invalid(*line, message));
+            }
+        }
+        Ok(())
     }
 
     /// Checks the overlay against the base's lists: every tool, parameter and prompt it names
@@ -266,6 +333,7 @@ impl Overlay {
     pub fn prompts(&self, prompts: Vec<Prompt>) -> Vec<Prompt> {
         prompts
             .into_iter()
+            .filter(|p| !self.hides_prompt(&p.name))
             .map(|mut prompt| {
                 if let Some((change, _)) = self.prompts.get(&prompt.name) {
                     if let Some(description) = &change.description {
@@ -275,6 +343,63 @@ impl Overlay {
                 prompt
             })
             .collect()
+    }
+
+    /// Whether the overlay hides the prompt `name`.
+    pub fn hides_prompt(&self, name: &str) -> bool {
+        self.prompts.get(name).is_some_and(|(c, _)| c.hide)
+    }
+
+    /// The base's resources as the overlay shows them.
+    pub fn resources(&self, resources: Vec<Resource>) -> Vec<Resource> {
+        (resources.into_iter())
+            .filter_map(|mut r| match self.resources.get(&r.uri) {
+                Some((change, _)) if change.hide => None,
+                Some((change, _)) => {
+                    if let Some(description) = &change.description {
+                        r.description = description.clone();
+                    }
+                    if let Some(title) = &change.title {
+                        r.title = title.clone();
+                    }
+                    Some(r)
+                }
+                None => Some(r),
+            })
+            .collect()
+    }
+
+    /// The base's resource templates as the overlay shows them.
+    pub fn resource_templates(&self, templates: Vec<ResourceTemplate>) -> Vec<ResourceTemplate> {
+        (templates.into_iter())
+            .filter_map(|mut t| match self.resource_templates.get(&t.uri_template) {
+                Some((change, _)) if change.hide => None,
+                Some((change, _)) => {
+                    if let Some(description) = &change.description {
+                        t.description = description.clone();
+                    }
+                    if let Some(title) = &change.title {
+                        t.title = title.clone();
+                    }
+                    Some(t)
+                }
+                None => Some(t),
+            })
+            .collect()
+    }
+
+    /// Whether reading `uri` is refused: it is a hidden resource, or a URI of a hidden template
+    /// that no shown resource or template serves.
+    pub fn hides_uri(&self, uri: &str, shown_templates: &[ResourceTemplate]) -> bool {
+        if let Some((change, _)) = self.resources.get(uri) {
+            return change.hide;
+        }
+        let hidden = (self.resource_templates.iter())
+            .any(|(template, (c, _))| c.hide && uri_template_matches(template, uri));
+        hidden
+            && !shown_templates
+                .iter()
+                .any(|t| uri_template_matches(&t.uri_template, uri))
     }
 
     /// The name under which the base knows the tool listed as `name`, or `None` when the overlay
@@ -290,6 +415,33 @@ impl Overlay {
             _ => Some(name),
         }
     }
+}
+
+/// Whether `uri` is one of the URIs a URI template (RFC 6570) expands to: a `{name}` stands for
+/// one path segment or more characters without `/`, `{+name}` and `{#name}` for any characters,
+/// `{?…}` and `{&…}` for an optional query.
+pub fn uri_template_matches(template: &str, uri: &str) -> bool {
+    let mut pattern = String::from("^");
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        pattern.push_str(&regex::escape(&rest[..open]));
+        let Some(close) = rest[open..].find('}') else {
+            pattern.push_str(&regex::escape(&rest[open..]));
+            rest = "";
+            break;
+        };
+        let expression = &rest[open + 1..open + close];
+        pattern.push_str(match expression.chars().next() {
+            Some('+') | Some('#') => ".*",
+            Some('?') | Some('&') => r"(?:[?&].*)?",
+            Some('/') => "(?:/[^?#]*)?",
+            _ => "[^/?#]+",
+        });
+        rest = &rest[open + close + 1..];
+    }
+    pattern.push_str(&regex::escape(rest));
+    pattern.push('$');
+    regex::Regex::new(&pattern).is_ok_and(|r| r.is_match(uri))
 }
 
 impl ToolChange {
@@ -446,6 +598,63 @@ mod tests {
         assert_eq!(b["annotations"], json!({"readOnlyHint": true}));
         assert_eq!(shown[2].description.as_deref(), Some("old"));
         assert_eq!(parse("overlay: 1\n").unwrap().instructions, None);
+    }
+
+    #[test]
+    fn resources_templates_and_prompts_are_described_anew_or_hidden() {
+        let overlay = parse(
+            "overlay: 1\nresources:\n  tracker://projects:\n    description: All projects.\n\
+             resourceTemplates:\n  tracker://issues/{id}:\n    hide: true\n\
+             prompts:\n  triage:\n    hide: true\n",
+        )
+        .unwrap();
+        let resources = vec![Resource::new("tracker://projects", "projects")];
+        let templates = vec![ResourceTemplate::new("tracker://issues/{id}", "issue")];
+        overlay.check_resources(&resources, &templates).unwrap();
+        let shown = overlay.resources(resources);
+        assert_eq!(shown[0].description.as_deref(), Some("All projects."));
+        let shown_templates = overlay.resource_templates(templates.clone());
+        assert!(shown_templates.is_empty());
+        assert!(overlay.hides_uri("tracker://issues/5", &shown_templates));
+        assert!(!overlay.hides_uri("tracker://projects", &shown_templates));
+        let prompts = vec![Prompt::new("triage", None::<String>, None)];
+        assert!(overlay.prompts(prompts).is_empty());
+        assert!(overlay.hides_prompt("triage"));
+        let wrong = parse("overlay: 1\nresourceTemplates:\n  x://{y}:\n    hide: true\n").unwrap();
+        let err = wrong
+            .check_resources(&[], &templates)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("w.yaml:4: resource template `x://{y}` is not listed"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn uri_templates_match_the_uris_they_expand_to() {
+        assert!(uri_template_matches(
+            "tracker://issues/{id}",
+            "tracker://issues/5"
+        ));
+        assert!(!uri_template_matches(
+            "tracker://issues/{id}",
+            "tracker://issues/5/comments"
+        ));
+        assert!(!uri_template_matches(
+            "tracker://issues/{id}",
+            "tracker://issues/"
+        ));
+        assert!(uri_template_matches("file:///{+path}", "file:///a/b.txt"));
+        assert!(uri_template_matches(
+            "search://q{?query,page}",
+            "search://q?query=x"
+        ));
+        assert!(uri_template_matches("a.b://{x}.json", "a.b://y.json"));
+        assert!(
+            !uri_template_matches("a.b://{x}.json", "aXb://y.json"),
+            "literals are escaped"
+        );
     }
 
     #[test]

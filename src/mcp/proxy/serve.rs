@@ -51,6 +51,15 @@ pub async fn start(
         let tools = connection.list_tools().await.map_err(ProxyError::Base)?;
         let prompts = connection.list_prompts().await.map_err(ProxyError::Base)?;
         overlay.check(&tools, &prompts)?;
+        if !(overlay.resources.is_empty() && overlay.resource_templates.is_empty()) {
+            let resources = connection
+                .list_resources()
+                .await
+                .map_err(ProxyError::Base)?;
+            let templates =
+                (connection.list_resource_templates().await).map_err(ProxyError::Base)?;
+            overlay.check_resources(&resources, &templates)?;
+        }
     }
     Ok(ProxyServer::new(base, overlay, connection, replay))
 }

@@ -94,6 +94,7 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         sampling_input_tokens: 0,
         sampling_output_tokens: 0,
         asks: Vec::new(),
+        host_calls: Vec::new(),
     };
     let tools: &[&str] = match kind {
         TaskKind::Tool => &["search_issues"],
