@@ -520,4 +520,56 @@ mod tests {
         assert_eq!(texts[0].after, Some(long("Etc/UTC")));
         assert!(s.describe_changes()[1].contains("description_changed"));
     }
+
+    #[test]
+    fn exposed_resources_and_prompts_trigger_and_pick_the_tasks_that_read_them() {
+        let mut reader = task("reader", TaskKind::Tool, TaskSet::Capability, &[]);
+        reader.expect.resources_read = vec!["tracker://issues/5".into()];
+        let mut starter = task("starter", TaskKind::Tool, TaskSet::Capability, &[]);
+        starter.server_prompt = Some(crate::suite::ServerPrompt {
+            name: "triage_issue".into(),
+            args: Default::default(),
+        });
+        let other = task("other", TaskKind::Tool, TaskSet::Capability, &["get_issue"]);
+        let tasks = [reader, starter, other];
+        let mut described = Change::new(
+            "resourceTemplates",
+            "tracker://issues/{id}",
+            ChangeKind::DescriptionChanged,
+        );
+        described.affects_models = false;
+        let prompt = Change::new("prompts", "triage_issue", ChangeKind::DescriptionChanged);
+        let d = diff(vec![described, prompt]);
+        let none = select(&d, &tasks, &[]);
+        assert_eq!(
+            none.triggering.len(),
+            1,
+            "the prompt's change affects models by itself"
+        );
+        assert!(
+            ids(&none).is_empty(),
+            "no task is picked without exposure: {none:?}"
+        );
+        let shown = select(
+            &d,
+            &tasks,
+            &[Exposed::Tools, Exposed::Resources, Exposed::Prompts],
+        );
+        assert_eq!(shown.triggering.len(), 2);
+        assert_eq!(
+            shown.tasks,
+            [
+                (
+                    "reader".to_owned(),
+                    vec!["reads changed resource `tracker://issues/{id}`".to_owned()]
+                ),
+                (
+                    "starter".to_owned(),
+                    vec!["starts from changed prompt `triage_issue`".to_owned()]
+                ),
+            ]
+        );
+        assert!(touches(&shown.triggering[0], &tasks[0]));
+        assert!(!touches(&shown.triggering[0], &tasks[2]));
+    }
 }

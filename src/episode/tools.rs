@@ -258,6 +258,51 @@ mod tests {
     }
 
     #[test]
+    fn exposed_resources_add_the_hosts_two_tools_apart_from_the_servers() {
+        let profile = HostProfile {
+            expose: vec![Exposed::Tools, Exposed::Resources],
+            max_tools: Some(1),
+            ..HostProfile::default()
+        };
+        let view = ToolView::new(
+            &[tool("a"), tool("read_resource")],
+            &profile,
+            &Offer::fixed(),
+        );
+        let names: Vec<&str> = view.specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a", "list_resources", "read_resource"]);
+        assert_eq!(
+            view.host_tool("list_resources"),
+            Some(HostTool::ListResources)
+        );
+        assert_eq!(view.offered(), "a", "the host's tools are not the server's");
+        assert_eq!(view.server_name("list_resources"), None);
+        // A server tool of the same name keeps its name; the host's gives way.
+        let view = ToolView::new(&[tool("read_resource")], &profile, &Offer::fixed());
+        let names: Vec<&str> = view.specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["read_resource", "list_resources", "host_read_resource"]
+        );
+        assert_eq!(
+            view.host_tool("host_read_resource"),
+            Some(HostTool::ReadResource)
+        );
+        assert_eq!(view.host_tool("read_resource"), None);
+        let only = HostProfile {
+            expose: vec![Exposed::Resources],
+            ..HostProfile::default()
+        };
+        let view = ToolView::new(&[tool("a")], &only, &Offer::fixed());
+        assert_eq!(
+            view.offered(),
+            "",
+            "without `tools` no server tool is shown"
+        );
+        assert_eq!(view.specs.len(), 2);
+    }
+
+    #[test]
     fn a_tool_limit_shows_the_first_tools_only() {
         let tools = [tool("a"), tool("b"), tool("c")];
         let profile = HostProfile {

@@ -35,7 +35,7 @@ pub(super) fn prompt(
     Some((prompt.shown(), Some(prompt)))
 }
 
-/// `attach: [URI, …]`: non-empty URIs, each once.
+/// `attach: [URI, …]`: non-empty URIs (as any string list), each once.
 pub(super) fn attach(checker: &mut Checker<'_>, fields: &Fields<'_>) -> Option<Vec<String>> {
     let Some((_, value)) = fields.get("attach") else {
         return Some(Vec::new());
@@ -47,10 +47,7 @@ pub(super) fn attach(checker: &mut Checker<'_>, fields: &Fields<'_>) -> Option<V
     };
     let mut ok = true;
     for (i, (uri, item)) in uris.iter().zip(items).enumerate() {
-        if uri.trim().is_empty() {
-            checker.error(item, "`attach` holds an empty URI");
-            ok = false;
-        } else if uris[..i].contains(uri) {
+        if uris[..i].contains(uri) {
             checker.error(item, format!("`{uri}` is attached twice"));
             ok = false;
         }
@@ -59,12 +56,7 @@ pub(super) fn attach(checker: &mut Checker<'_>, fields: &Fields<'_>) -> Option<V
 }
 
 /// One of `resources_read`, `resources_not_read`, `prompts_used`, `prompts_not_used`: a list of
-/// non-empty texts.
+/// non-empty texts (URIs or names, `*` for any characters).
 pub(super) fn names(checker: &mut Checker<'_>, value: &Node, key: &str) -> Option<Vec<String>> {
-    let list = checker.string_list(value, key)?;
-    if list.iter().any(|n| n.trim().is_empty()) {
-        checker.error(value, format!("`{key}` holds an empty entry"));
-        return None;
-    }
-    Some(list)
+    checker.string_list(value, key)
 }

@@ -782,3 +782,71 @@ fn a_simulated_user_is_read_and_its_mistakes_refused_with_the_valid_keys() {
         "{found:?}"
     );
 }
+
+#[test]
+fn a_task_may_start_from_a_server_prompt_attach_resources_and_grade_them() {
+    let [task] = &tasks(
+        "- id: t\n  prompt: {server_prompt: triage_issue, args: {id: \"5\"}}\n  \
+         attach: [\"tracker://issues/5\"]\n  expect:\n    resources_read: [\"tracker://issues/*\"]\n    \
+         prompts_used: [triage_issue]\n",
+    )[..] else {
+        panic!("one task")
+    };
+    let prompt = task.server_prompt.as_ref().unwrap();
+    assert_eq!(
+        (prompt.name.as_str(), prompt.args["id"].as_str()),
+        ("triage_issue", "5")
+    );
+    assert_eq!(task.prompt, "/triage_issue id=5");
+    assert_eq!(task.attach, ["tracker://issues/5"]);
+    assert_eq!(task.expect.resources_read, ["tracker://issues/*"]);
+    assert_eq!(task.expect.prompts_used, ["triage_issue"]);
+    assert_eq!(
+        task.needs_exposed(),
+        [
+            crate::config::Exposed::Resources,
+            crate::config::Exposed::Prompts
+        ]
+    );
+}
+
+#[test]
+fn exposure_keys_are_refused_where_they_mean_nothing() {
+    let cases = [
+        (
+            "- id: t\n  prompt: {server_prompt: 5}\n  expect: {prompts_used: [x]}\n",
+            "2:",
+        ),
+        (
+            "- id: t\n  prompt: {name: x}\n  expect: {prompts_used: [x]}\n",
+            "unknown key `name`",
+        ),
+        (
+            "- id: t\n  prompt: {server_prompt: x, args: {id: 5}}\n  expect: {prompts_used: [x]}\n",
+            "prompt.args.id",
+        ),
+        (
+            "- id: t\n  prompt: p\n  attach: [a, a]\n  expect: {no_tool: true}\n",
+            "`a` is attached twice",
+        ),
+        (
+            "- id: t\n  kind: call\n  call: {resource: u}\n  attach: [u]\n  expect: {is_error: false}\n",
+            "attach",
+        ),
+        (
+            "- id: t\n  turns:\n    - prompt: p\n      expect: {resources_read: [u]}\n",
+            "whole conversation",
+        ),
+        (
+            "- id: t\n  prompt: p\n  expect: {resources_read: [\"\"]}\n",
+            "empty string in `resources_read`",
+        ),
+    ];
+    for (yaml, wanted) in cases {
+        let found = problems(yaml);
+        assert!(
+            found.iter().any(|p| p.contains(wanted)),
+            "{yaml}: wanted `{wanted}` in {found:?}"
+        );
+    }
+}

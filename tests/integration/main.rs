@@ -30,6 +30,7 @@ mod diagnostics;
 mod estimate;
 mod exit_codes;
 mod explain;
+mod exposure;
 mod false_alarm;
 mod faults;
 mod fixtures;

@@ -74,6 +74,12 @@ pub struct Case {
     pub teardown: Vec<Fixture>,
     /// Checks of the state the trial left (`expect.after`).
     pub after: Vec<After>,
+    /// Resources the trial must (not) read and prompts it must (not) use: URIs, names or `*`
+    /// patterns (`expect.resources_read`, …; run with `--expose`).
+    pub resources_read: Vec<String>,
+    pub resources_not_read: Vec<String>,
+    pub prompts_used: Vec<String>,
+    pub prompts_not_used: Vec<String>,
     /// What did not convert, each with why.
     pub not_converted: Vec<String>,
     /// What converted with a difference in meaning.
@@ -329,6 +335,10 @@ impl Case {
             || self.max_latency_ms.is_some()
             || !self.rubrics.is_empty()
             || !self.after.is_empty()
+            || !self.resources_read.is_empty()
+            || !self.resources_not_read.is_empty()
+            || !self.prompts_used.is_empty()
+            || !self.prompts_not_used.is_empty()
     }
 
     /// Whether the expected calls must come in order (`ordered: true`).

@@ -361,10 +361,9 @@ fn assertions_of(assertions: &Value, case: &mut Case) {
                 }
             }
             "callOrder" => call_order(value, case),
-            "resourcesRead" | "resourcesNotRead" | "promptsUsed" | "promptsNotUsed" => case
-                .not_converted(format!(
-                    "`{key}` (mcpeval's tasks check tool calls, not resource reads or prompts)"
-                )),
+            "resourcesRead" | "resourcesNotRead" | "promptsUsed" | "promptsNotUsed" => {
+                exposure_assertion(key, value, case)
+            }
             "skillsLoaded" | "skillsNotLoaded" => {
                 case.not_converted(format!("`{key}` (mcpeval does not see an agent's skills)"))
             }
@@ -376,6 +375,82 @@ fn assertions_of(assertions: &Value, case: &mut Case) {
             other => case.not_converted(format!("assertion `{other}` (unknown to the importer)")),
         }
     }
+}
+
+/// `resourcesRead` / `resourcesNotRead` (`{uri}` or `{uriPattern}`) and `promptsUsed` /
+/// `promptsNotUsed` (`{prompt}` or `{promptPattern}`; neither: any): mcpeval's
+/// `resources_read` … graders, whose patterns are `*` globs. An unanchored regex made of
+/// literal text and `.*` converts (`*` around it, as mcpchecker matches anywhere); others are
+/// not converted.
+fn exposure_assertion(key: &str, value: &Value, case: &mut Case) {
+    let (name_key, pattern_key) = match key {
+        "resourcesRead" | "resourcesNotRead" => ("uri", "uriPattern"),
+        _ => ("prompt", "promptPattern"),
+    };
+    let mut converted = Vec::new();
+    for item in items(value) {
+        let named = item.get(name_key).and_then(Value::as_str);
+        let pattern = item.get(pattern_key).and_then(Value::as_str);
+        match (named, pattern) {
+            (Some(name), _) => converted.push(name.to_owned()),
+            (None, Some(pattern)) => match glob_of(pattern) {
+                Some(glob) => {
+                    case.note(format!(
+                        "`{key}` pattern /{pattern}/ (a regex matched anywhere) is the glob `{glob}`"
+                    ));
+                    converted.push(glob);
+                }
+                None => case.not_converted(format!(
+                    "`{key}` pattern /{pattern}/ (mcpeval's patterns are globs with `*`)"
+                )),
+            },
+            (None, None) => converted.push("*".to_owned()),
+        }
+    }
+    let list = match key {
+        "resourcesRead" => &mut case.resources_read,
+        "resourcesNotRead" => &mut case.resources_not_read,
+        "promptsUsed" => &mut case.prompts_used,
+        _ => &mut case.prompts_not_used,
+    };
+    list.extend(converted);
+    if !list.is_empty() {
+        case.note(format!(
+            "`{key}` is graded when the run shows resources or prompts (`--expose \
+             tools,resources,prompts`)"
+        ));
+    }
+}
+
+/// An unanchored regex of literal text, escaped characters (`\.`) and `.*` as a glob (`*` for `.*`,
+/// `*` at an end that is not anchored); `None` for any other regex.
+fn glob_of(pattern: &str) -> Option<String> {
+    let (start, body) = match pattern.strip_prefix('^') {
+        Some(rest) => (String::new(), rest),
+        None => ("*".to_owned(), pattern),
+    };
+    let (body, end) = match body.strip_suffix('$') {
+        Some(rest) => (rest, ""),
+        None => (body, "*"),
+    };
+    let mut glob = start;
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '.' if chars.peek() == Some(&'*') => {
+                chars.next();
+                glob.push('*');
+            }
+            '\\' => glob.push(chars.next().filter(|e| !e.is_alphanumeric())?),
+            c if "[](){}|+?^$.*".contains(c) => return None,
+            c => glob.push(c),
+        }
+    }
+    glob.push_str(end);
+    while glob.contains("**") {
+        glob = glob.replace("**", "*");
+    }
+    Some(glob)
 }
 
 /// The entries of an assertion's list (a single mapping counts as one).

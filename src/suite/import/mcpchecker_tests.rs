@@ -60,6 +60,13 @@ config:
         maxToolCalls: 6
         resourcesRead:
           - {server: tracker, uri: "tracker://x"}
+          - {server: tracker, uriPattern: "issues/.*"}
+        resourcesNotRead:
+          - {server: tracker, uriPattern: "(a|b)"}
+        promptsUsed:
+          - {server: tracker, prompt: triage_issue}
+        promptsNotUsed:
+          - {server: tracker}
         noDuplicateCalls: true
 "#,
     );
@@ -89,12 +96,18 @@ config:
         case.rubrics,
         ["The final answer contains this information, in any wording: issue 1 is about login"]
     );
+    assert_eq!(case.resources_read, ["tracker://x", "*issues/*"]);
+    assert!(case.resources_not_read.is_empty());
+    assert_eq!(
+        (&case.prompts_used[..], &case.prompts_not_used[..]),
+        (&["triage_issue".to_owned()][..], &["*".to_owned()][..])
+    );
     let missed = case.not_converted.join("\n");
     for what in [
         "`setup`",
         "verify step `http`",
         "`toolsNotUsed` pattern",
-        "`resourcesRead`",
+        "`resourcesNotRead` pattern /(a|b)/",
         "`noDuplicateCalls`",
     ] {
         assert!(missed.contains(what), "{what}: {missed}");

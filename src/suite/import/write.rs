@@ -182,6 +182,10 @@ fn expect(yaml: &mut String, pad: &str, case: &Case, judge_host: &str) {
     if let Some(ms) = case.max_latency_ms {
         let _ = writeln!(yaml, "{pad}max_latency_ms: {ms}");
     }
+    list(yaml, "resources_read", &case.resources_read);
+    list(yaml, "resources_not_read", &case.resources_not_read);
+    list(yaml, "prompts_used", &case.prompts_used);
+    list(yaml, "prompts_not_used", &case.prompts_not_used);
     if !case.after.is_empty() {
         let _ = writeln!(yaml, "{pad}after:");
         for after in &case.after {
