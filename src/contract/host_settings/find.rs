@@ -214,7 +214,12 @@ mod tests {
             command: Some(vec!["npx".into(), "other-server".into()]),
             url: None,
         };
-        assert!(shown(&entries, &UnderTest::default(), &[other.clone()]).is_empty());
+        assert!(shown(
+            &entries,
+            &UnderTest::default(),
+            std::slice::from_ref(&other)
+        )
+        .is_empty());
         // The same entry, when it runs the server under test, is tied.
         let own = UnderTest {
             commands: vec![vec!["npx".into(), "other-server".into()]],
