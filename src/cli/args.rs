@@ -402,6 +402,15 @@ pub struct CheckArgs {
     /// max_tool_tokens_increase, else reported only].
     #[arg(long, value_name = "LIMIT")]
     pub max_tool_tokens_increase: Option<crate::config::TokenIncrease>,
+    /// Host settings files whose entries name tools (Claude Code's .claude/settings.json
+    /// permissions, Gemini CLI's includeTools/excludeTools, Codex's enabled_tools, VS Code's
+    /// *.toolsets.jsonc): an entry naming a tool the candidate renamed or removed fails the
+    /// contract stage, at its file and line; a file that does not parse is a warning, one that
+    /// does not exist an error (exit 2) [default: the config's [check] host_settings, else
+    /// those found in the current directory]. The config's [host.NAME] allowed_tools are
+    /// always read. More: docs/check.md (Host settings that name tools).
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub host_settings: Vec<PathBuf>,
     /// The protocol versions the candidate must list in supportedVersions, comma-separated
     /// [default: the config's [check] protocol_versions, else not checked].
     #[arg(long, value_name = "V,V", value_delimiter = ',')]
@@ -434,7 +443,7 @@ pub struct CheckArgs {
         "config", "baseline", "baseline_snapshot", "candidate", "suite", "host", "stages", "out",
         "expected_failures", "all", "stop_on_breaking", "write_baseline", "client_profile",
         "conformance", "fail_on_new_deprecations", "fail_on_description_risks", "protocol_versions", "trials", "protocol_era",
-        "tool_order", "allow_skipped", "record", "max_tool_tokens_increase",
+        "tool_order", "allow_skipped", "record", "max_tool_tokens_increase", "host_settings",
     ])]
     pub resume: Option<PathBuf>,
     #[command(flatten)]
@@ -457,7 +466,10 @@ skipped with its reason when it cannot apply):
                 against the stored snapshot (--baseline-snapshot) or the baseline server's; a change
                 that breaks clients fails; supportedVersions against --protocol-versions, and the
                 -32022 error's data.supported against supportedVersions; the tool list's tokens
-                (o200k_base) against the baseline's, failing past --max-tool-tokens-increase
+                (o200k_base) against the baseline's, failing past --max-tool-tokens-increase;
+                host settings (--host-settings, else .claude/settings.json, .gemini/settings.json,
+                .codex/config.toml, .vscode/*.toolsets.jsonc here, and the config's
+                allowed_tools): an entry naming a tool the candidate renamed or removed fails
   conformance   the MCP conformance suite (npm @modelcontextprotocol/conformance, Node >= 22) over
                 HTTP, once per requirement set the candidate supports (2025-11-25, 2026-07-28),
                 judged against --expected-failures: a failure not listed fails, a WARNING counts
@@ -1096,6 +1108,7 @@ impl CheckArgs {
             fail_on_new_deprecations: self.fail_on_new_deprecations,
             fail_on_description_risks: self.fail_on_description_risks,
             max_tool_tokens_increase: self.max_tool_tokens_increase,
+            host_settings: self.host_settings.clone(),
             protocol_versions: (!self.protocol_versions.is_empty())
                 .then(|| self.protocol_versions.clone()),
             allow_skipped: self.allow_skipped,
@@ -1141,6 +1154,7 @@ impl CheckArgs {
         }
         self.suite.iter().for_each(|s| flag("suite", path(s)));
         self.host.iter().for_each(|h| flag("host", h.clone()));
+        (self.host_settings.iter()).for_each(|p| flag("host-settings", path(p)));
         (self.client_profile.iter()).for_each(|p| flag("client-profile", p.to_string()));
         if !self.stages.is_empty() {
             flag(

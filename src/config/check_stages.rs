@@ -50,6 +50,10 @@ pub struct CheckFile {
     /// Fail the contract stage when the tool list's `o200k_base` tokens grow past this: a per
     /// cent (`"10%"`) or a number of tokens [default: none: reported only].
     pub max_tool_tokens_increase: Option<super::TokenIncrease>,
+    /// Host settings files whose entries name tools (Claude Code's, Gemini CLI's, Codex's,
+    /// VS Code tool sets), checked against the candidate's renames and removals [default: those
+    /// found in the current directory].
+    pub host_settings: Option<Vec<PathBuf>>,
 }
 
 impl CheckFile {
@@ -59,9 +63,11 @@ impl CheckFile {
         let table = super::check::read_config(path)?.check;
         let base = path.parent().unwrap_or(Path::new(""));
         Ok(table.map(|mut t| {
+            let listed = t.host_settings.iter_mut().flatten();
             for p in [&mut t.baseline_snapshot, &mut t.expected_failures]
                 .into_iter()
                 .flatten()
+                .chain(listed)
             {
                 if p.is_relative() {
                     *p = base.join(&*p);
@@ -70,6 +76,13 @@ impl CheckFile {
             t
         }))
     }
+}
+
+/// The server label the config file at `path` sets in `[profile] server_label`, if it sets one:
+/// the label of the server under test in hosts' settings (`mcp__LABEL__TOOL`).
+pub fn explicit_server_label(path: &Path) -> Result<Option<String>, ConfigError> {
+    let file = super::check::read_config(path)?;
+    Ok(file.profile.and_then(|p| p.server_label))
 }
 
 #[cfg(test)]
@@ -82,11 +95,20 @@ mod tests {
         let path = dir.path().join("c.toml");
         std::fs::write(
             &path,
-            "[check]\nbaseline_snapshot = \"contract\"\nclient_profiles = [\"bare\", \"full\"]\n",
+            "[profile]\nserver_label = \"demo\"\n[check]\nbaseline_snapshot = \"contract\"\n\
+             client_profiles = [\"bare\", \"full\"]\nhost_settings = [\".claude/settings.json\"]\n",
         )
         .unwrap();
         let table = CheckFile::read(&path).unwrap().unwrap();
         assert_eq!(table.baseline_snapshot, Some(dir.path().join("contract")));
+        assert_eq!(
+            table.host_settings,
+            Some(vec![dir.path().join(".claude/settings.json")])
+        );
+        assert_eq!(
+            explicit_server_label(&path).unwrap().as_deref(),
+            Some("demo")
+        );
         assert_eq!(
             table.client_profiles,
             Some(vec![ClientProfile::Bare, ClientProfile::Full])

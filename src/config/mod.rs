@@ -20,7 +20,7 @@ mod writes;
 
 pub use app::{AppKind, AppSettings, DEFAULT_TIMEOUT_S};
 pub use budget::{Budget, Price};
-pub use check_stages::{CheckFile, CONFORMANCE_PACKAGE};
+pub use check_stages::{explicit_server_label, CheckFile, CONFORMANCE_PACKAGE};
 pub use file::{AuthFile, ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
 pub use host_request::{check_extra_body, ToolChoice};
 pub use nightly::{NightlyFile, NightlySettings};

@@ -9,6 +9,7 @@ pub mod deprecations;
 mod diff;
 mod eras;
 mod group;
+pub mod host_settings;
 pub mod marked;
 mod mcp_header;
 mod model;

@@ -153,6 +153,10 @@ pub enum JobError {
         diff.display()
     )]
     NothingToExplain { dir: PathBuf, diff: PathBuf },
+    /// A host settings file named for `check` (`--host-settings`, `[check] host_settings`)
+    /// that is not there: the check would pass without reading it.
+    #[error("host settings file `{}` does not exist (named by {by})", path.display())]
+    NoHostSettings { path: PathBuf, by: &'static str },
     /// The run itself failed (its event sinks, its tables).
     #[error("the run failed")]
     Run(#[source] Source),
@@ -189,7 +193,8 @@ impl Coded for JobError {
             | Self::Stats(_)
             | Self::Writes(_)
             | Self::Compare(_)
-            | Self::NothingToExplain { .. } => Exit::Usage,
+            | Self::NothingToExplain { .. }
+            | Self::NoHostSettings { .. } => Exit::Usage,
             Self::RunInfo(e) => e.exit(),
             Self::Judge { source, .. }
             | Self::User { source, .. }

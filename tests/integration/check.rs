@@ -2,7 +2,8 @@
 //! reasons in check.json, summary.md and junit.xml; the contract per client profile and the
 //! protocol-version checks; deprecations from a server that uses a deprecated feature; the real
 //! MCP conformance suite over HTTP against an expected-failures file (a new failure, a stale
-//! entry, an unknown scenario, `--write-baseline`); a stage skipped with its reason.
+//! entry, an unknown scenario, `--write-baseline`); a stage skipped with its reason; host
+//! settings that name a tool the candidate renamed, at their file and line.
 
 use std::path::Path;
 use std::process::Output;
@@ -655,4 +656,81 @@ fn each_auth_profile_is_snapshotted_and_diffed_in_its_own_folder() {
             file.display()
         );
     }
+}
+
+#[test]
+fn host_settings_naming_a_renamed_or_removed_tool_fail_the_contract_at_their_line() {
+    // A project as a user has it: Claude Code's settings found in the current directory, the
+    // label `demo` tied to the server under test by the config.
+    let dir = temp_dir();
+    let project = dir.path();
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        "{\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(cargo test)\",\n      \
+         \"mcp__demo__get_issue\",\n      \"mcp__demo__*\"\n    ]\n  }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("mcpeval.toml"),
+        "[profile]\nserver_label = \"demo\"\n",
+    )
+    .unwrap();
+    let check_here = |name: &str, baseline: &str, candidate: &str, extra: &[&str]| {
+        let out = project.join(name);
+        let output = std::process::Command::new(bin())
+            .args(["check", "--config", "mcpeval.toml", "--stages", "contract"])
+            .args(["--baseline", baseline, "--candidate", candidate])
+            .args(extra)
+            .args(["--out", out.to_str().unwrap()])
+            .current_dir(project)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .expect("mcpeval runs");
+        (output, out)
+    };
+
+    // 2.0.0 renames get_issue to fetch_issue (and removes add_comment).
+    let (output, out) = check_here("breaking", "demo:1.5.0", "demo:2.0.0", &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let (status, reason) = stage(&out, "contract");
+    assert_eq!(status, "failed");
+    assert!(
+        reason.contains("1 host setting(s) name a renamed or removed tool"),
+        "{reason}"
+    );
+    let finding = ".claude/settings.json:5: `mcp__demo__get_issue` names `get_issue`, which the \
+                   candidate renamed to `fetch_issue`";
+    let page = summary(&out);
+    assert!(page.contains(&format!("  - {finding}\n")), "{page}");
+    // Only the entry naming the tool: the whole server's pattern still matches.
+    assert_eq!(page.matches("` names `").count(), 1, "{page}");
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("name=\"host settings: .claude/settings.json:5\""),
+        "{junit}"
+    );
+
+    // 1.5.0 renames and removes nothing: the same entry is fine.
+    let (output, out) = check_here("compatible", "demo:1.4.0", "demo:1.5.0", &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let page = summary(&out);
+    assert!(
+        page.contains(
+            "- host settings (.claude/settings.json, mcpeval.toml): 2 entries name tools; none \
+             names a tool the candidate renamed or removed"
+        ),
+        "{page}"
+    );
+
+    // A file named that is not there is the user's mistake, before any stage runs.
+    let missing = ["--host-settings", "gone/settings.json"];
+    let (output, out) = check_here("missing", "demo:1.5.0", "demo:2.0.0", &missing);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        text(&output).contains("host settings file `gone/settings.json` does not exist"),
+        "{}",
+        text(&output)
+    );
+    assert!(!out.join("check.json").exists());
 }

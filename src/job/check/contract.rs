@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::{profile_dir, step, Ctx, Outcome, Stage, StepError};
 use crate::config::{resolve_server, ClientProfile, ServerSpec};
+use crate::contract::host_settings::ToolChanges;
 use crate::contract::versions::sides;
 use crate::contract::words;
 use crate::contract::{counts_line, diff_snapshots, group, take, Diff, Snapshot};
@@ -63,6 +64,8 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
     let mut list_tokens: Option<String> = None;
     // The failed cases the token threshold made: one per profile past it.
     let mut token_cases = 0;
+    // The first profile's renamed and removed tools, for the host settings.
+    let mut tool_changes = None;
     for (i, profile) in wanted.iter().enumerate() {
         let label = label(profile);
         let cand_dir = profile_dir(
@@ -114,22 +117,31 @@ pub(super) async fn run(ctx: &mut Ctx) -> StageRecord {
         affecting += m;
         breaking_cases += cases;
         if i == 0 {
+            tool_changes = Some(ToolChanges::of(&diff.changes, &cand.tools));
             ctx.diff_path = Some(path);
             ctx.baseline_snapshot = Some(base);
             ctx.candidate_snapshot = Some(cand);
         }
     }
+    // An entry naming a renamed or removed tool comes with a change that breaks clients (the
+    // rename or removal), so `breaking` already covers it.
+    let stale =
+        (tool_changes.as_ref()).map_or(0, |c| super::host_settings::report(ctx, c, &mut out));
     ctx.breaking = breaking > 0;
     if let Some(cand) = ctx.candidate_snapshot.clone() {
         versions(ctx, &cand, &mut out);
     }
+    let known = breaking_cases + token_cases + stale;
     let summary = format!(
-        "{breaking} change(s) break clients, {affecting} affect models{}{}",
+        "{breaking} change(s) break clients, {affecting} affect models{}{}{}",
         list_tokens.map_or(String::new(), |t| format!("; {t}")),
-        match out.failures() {
+        match stale {
             0 => String::new(),
-            n if n <= breaking_cases + token_cases => String::new(),
-            n => format!("; {} other failure(s)", n - breaking_cases - token_cases),
+            n => format!("; {n} host setting(s) name a renamed or removed tool"),
+        },
+        match out.failures() {
+            n if n <= known => String::new(),
+            n => format!("; {} other failure(s)", n - known),
         }
     );
     out.judged(summary)

@@ -7,6 +7,7 @@ mod conformance;
 mod contract;
 mod deprecations;
 mod evaluation;
+mod host_settings;
 mod nested;
 mod resume;
 mod served;
@@ -125,6 +126,9 @@ pub struct CheckRequest {
     pub fail_on_description_risks: bool,
     /// Fail the contract stage when the tool list's tokens grow past this.
     pub max_tool_tokens_increase: Option<crate::config::TokenIncrease>,
+    /// Host settings files to read for entries naming renamed or removed tools [default:
+    /// `[check] host_settings`, else those found in the current directory].
+    pub host_settings: Vec<PathBuf>,
     pub protocol_versions: Option<Vec<String>>,
     /// A stage named in `stages` that is skipped passes instead of making the check exit 3.
     pub allow_skipped: bool,
@@ -239,6 +243,11 @@ pub(super) struct Settings {
     pub fail_on_new_deprecations: bool,
     pub fail_on_description_risks: bool,
     pub max_tool_tokens_increase: Option<crate::config::TokenIncrease>,
+    /// The host settings files named; `None`: those found in the current directory.
+    pub host_settings: Option<host_settings::Named>,
+    /// `[profile] server_label` when the config sets it: that label in host settings is the
+    /// server under test.
+    pub server_label: Option<String>,
     pub conformance: Option<String>,
     pub http_command: Option<String>,
     pub http_url: Option<String>,
@@ -267,11 +276,20 @@ pub async fn check(
     face: &dyn Face,
     log: Box<dyn Fn(&str) + Sync + Send>,
 ) -> Result<Checked, JobError> {
-    let table = match &request.overrides.config {
-        Some(path) => CheckFile::read(path)?.unwrap_or_default(),
-        None => CheckFile::default(),
+    let (table, server_label) = match &request.overrides.config {
+        Some(path) => (
+            CheckFile::read(path)?.unwrap_or_default(),
+            crate::config::explicit_server_label(path)?,
+        ),
+        None => (CheckFile::default(), None),
     };
-    let settings = settings(request, table);
+    let settings = Settings {
+        server_label,
+        ..settings(request, table)
+    };
+    if let Some(named) = &settings.host_settings {
+        named.ensure_exist()?;
+    }
     let (config, has_baseline) = resolve_servers(&request.overrides, settings.stored.is_some())?;
     let tasks = Tasks::of(&config)?;
     // No stage starts on a suite that could write to a server's real state unasked.
@@ -471,6 +489,8 @@ fn settings(request: &CheckRequest, table: CheckFile) -> Settings {
             || table.fail_on_description_risks.unwrap_or(false),
         max_tool_tokens_increase: (request.max_tool_tokens_increase)
             .or(table.max_tool_tokens_increase),
+        host_settings: host_settings::Named::of(&request.host_settings, table.host_settings),
+        server_label: None,
         conformance: request.conformance.clone().or(table.conformance),
         http_command: table.http_command,
         http_url: table.http_url,
