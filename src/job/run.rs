@@ -101,6 +101,7 @@ pub async fn preflight(
             // Counted while the trials run (see `run_trials`): building the tokenizer takes
             // ~0.2 s, which a run's start should not wait for.
             tool_tokens: None,
+            tools_ttl_ms: server.tools_ttl_ms,
         });
         servers[i] = Some(server);
     }
