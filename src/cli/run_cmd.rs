@@ -56,8 +56,12 @@ impl Face for Console {
                 .map(|i| (i.name.as_str(), i.version.as_str()));
             crate::contract::versions::headed(reported, &own.spec, &other.spec)
         };
+        let window = match config.stale_list {
+            true => " (the stale-list window: its trials are offered the baseline's tool list)",
+            false => "",
+        };
         errln!(
-            "baseline {} → candidate {}",
+            "baseline {} → candidate {}{window}",
             side(base, cand),
             side(cand, base)
         );

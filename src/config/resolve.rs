@@ -101,6 +101,8 @@ pub struct Overrides {
     pub recover_text_calls: bool,
     /// `--replay-user-turns`: candidate trials' simulated users send the baseline's messages.
     pub replay_user_turns: bool,
+    /// `--stale-list`: the candidate's trials are offered the baseline's tool list.
+    pub stale_list: bool,
 }
 
 /// How the command line lets trials touch the servers' state.
@@ -360,6 +362,11 @@ pub struct RunConfig {
     /// first (`--replay-user-turns`); its candidate trial runs after its baseline trial.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replay_user_turns: bool,
+    /// The candidate side is the stale-list window of a deploy (`--stale-list`): its trials are
+    /// offered the tool list the baseline gave, as a client that cached it still offers it, and
+    /// every call goes to the candidate under the name the model used.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale_list: bool,
 }
 
 /// One config file, checked: every problem of it at once (`super::check`).
@@ -639,6 +646,7 @@ fn build(
         renames: checked_renames(&file.renames)?,
         allow_writes: over.writes.allow_writes || file.allow_writes.unwrap_or(false),
         replay_user_turns: over.replay_user_turns,
+        stale_list: over.stale_list,
     })
 }
 

@@ -411,7 +411,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         }
         config.renames = crate::config::checked_renames(&config.renames)?;
     }
-    if !config.renames.is_empty() {
+    if !config.renames.is_empty() && !config.stale_list {
         let pairs: Vec<String> = (config.renames.iter())
             .map(|(old, new)| format!("`{old}` → `{new}`"))
             .collect();
@@ -446,6 +446,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         }
         (None, None) => None,
     };
+    super::stale::prepare(&config, &mut suite, &mut notes)?;
     super::snapshots::prepare(&mut suite, request.update_snapshots)?;
     let cache = (!request.no_cache).then(|| {
         let results = results_dir(request, &config);
