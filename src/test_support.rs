@@ -90,6 +90,7 @@ pub(crate) fn sample_info() -> crate::rundir::RunInfo {
         info: None,
         tools: Vec::new(),
         tool_tokens: None,
+        tools_ttl_ms: None,
     };
     crate::rundir::RunInfo {
         format_version: crate::rundir::FORMAT_VERSION.into(),

@@ -7,6 +7,7 @@ mod comparison;
 pub mod diagnosis;
 mod numbers;
 mod policy;
+pub mod stale_list;
 pub mod tool_shift;
 mod verdict;
 

@@ -244,8 +244,20 @@ pub struct RunArgs {
     /// --adaptive. More: docs/task-format.md (Simulated user).
     #[arg(long, conflicts_with = "adaptive")]
     pub replay_user_turns: bool,
+    /// Make the candidate side the stale-list window of a deploy: each candidate trial is
+    /// offered the baseline's tool list (names, descriptions, schemas), as a client whose cached
+    /// tools/list has not yet expired (its ttlMs) still offers it, while every call goes to the
+    /// candidate under the name the model used; the server instructions stay the candidate's.
+    /// Compared with the baseline and gated as usual, [renames] not followed. The report counts,
+    /// per task, the calls to tools the candidate no longer lists, its answers to them (-32602
+    /// …) and the failed trials, and shows the baseline's ttlMs as the window's length (and the
+    /// candidate's, for the next deploy). Call tasks are left out (they are offered no list);
+    /// not with app hosts or replay: servers (exit 2). More: docs/hosts.md (The stale-list
+    /// window).
+    #[arg(long)]
+    pub stale_list: bool,
     /// Finish a cut-short run in DIR without repeating its finished trials.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order", "recover_text_calls", "replay_user_turns", "expose"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order", "recover_text_calls", "replay_user_turns", "expose", "stale_list"])]
     pub resume: Option<PathBuf>,
     /// Adaptive trials ([stats] adaptive = true): each task runs in looks of [stats] look_every
     /// trials per side (5) up to --max-trials, and stops once its verdict is settled (futility,
@@ -1242,6 +1254,7 @@ impl RunArgs {
             recover_text_calls: self.recover_text_calls,
             expose: self.expose.clone(),
             replay_user_turns: self.replay_user_turns,
+            stale_list: self.stale_list,
         }
     }
 }

@@ -21,6 +21,7 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, Failure> {
     {
         crate::cli::out::outln!("{line}");
     }
-    print_verdict(&compared.comparison, &compared.out, compared.simulated);
+    let (comparison, out) = (&compared.comparison, &compared.out);
+    print_verdict(comparison, out, compared.simulated, &compared.stale_list);
     Ok(compared.comparison.outcome().exit())
 }

@@ -56,8 +56,12 @@ impl Face for Console {
                 .map(|i| (i.name.as_str(), i.version.as_str()));
             crate::contract::versions::headed(reported, &own.spec, &other.spec)
         };
+        let window = match config.stale_list {
+            true => " (the stale-list window: its trials are offered the baseline's tool list)",
+            false => "",
+        };
         errln!(
-            "baseline {} → candidate {}",
+            "baseline {} → candidate {}{window}",
             side(base, cand),
             side(cand, base)
         );
@@ -117,6 +121,7 @@ impl Face for Console {
             cache,
             simulated,
             tool_shift: _,
+            stale_list,
         } = finished;
         let info = &end.info;
         if end.cancelled {
@@ -130,7 +135,10 @@ impl Face for Console {
         {
             outln!("{line}");
         }
-        print_verdict(&end.comparison, dir, !simulated.is_empty());
+        let stale: Vec<String> = (stale_list.iter())
+            .flat_map(|w| crate::report::stale_list_lines(info, w))
+            .collect();
+        print_verdict(&end.comparison, dir, !simulated.is_empty(), &stale);
         let counts = crate::report::TaskCounts::of(info, &end.comparison);
         if counts.short() {
             outln!("tasks: {}{}", counts.words(), counts.never_ran_cause());
@@ -207,9 +215,14 @@ impl Face for Console {
     }
 }
 
-/// The verdict table and where the reports are.
-/// A verdict of the simulated model says so on its outcome line.
-pub(super) fn print_verdict(comparison: &Comparison, dir: &Path, simulated: bool) {
+/// The verdict table, the lines that explain it (`after`: the stale-list window's) and where the
+/// reports are. A verdict of the simulated model says so on its outcome line.
+pub(super) fn print_verdict(
+    comparison: &Comparison,
+    dir: &Path,
+    simulated: bool,
+    after: &[String],
+) {
     let colors = std::io::stdout().is_terminal() && console::colors_enabled();
     let table = verdict_table(comparison, colors);
     match simulated {
@@ -217,6 +230,9 @@ pub(super) fn print_verdict(comparison: &Comparison, dir: &Path, simulated: bool
         false => out!("{table}"),
     }
     out!("{}", crate::report::verdict_notes(comparison));
+    for line in after {
+        outln!("{line}");
+    }
     print_report_paths(dir);
 }
 

@@ -103,6 +103,8 @@ pub struct Overrides {
     pub replay_user_turns: bool,
     /// `--expose`: what of the server every host shows its model, over the config's profiles.
     pub expose: Option<Vec<super::Exposed>>,
+    /// `--stale-list`: the candidate's trials are offered the baseline's tool list.
+    pub stale_list: bool,
 }
 
 /// How the command line lets trials touch the servers' state.
@@ -362,6 +364,11 @@ pub struct RunConfig {
     /// first (`--replay-user-turns`); its candidate trial runs after its baseline trial.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replay_user_turns: bool,
+    /// The candidate side is the stale-list window of a deploy (`--stale-list`): its trials are
+    /// offered the tool list the baseline gave, as a client that cached it still offers it, and
+    /// every call goes to the candidate under the name the model used.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale_list: bool,
 }
 
 /// One config file, checked: every problem of it at once (`super::check`).
@@ -649,6 +656,7 @@ fn build(
         renames: checked_renames(&file.renames)?,
         allow_writes: over.writes.allow_writes || file.allow_writes.unwrap_or(false),
         replay_user_turns: over.replay_user_turns,
+        stale_list: over.stale_list,
     })
 }
 

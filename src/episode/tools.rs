@@ -78,6 +78,14 @@ impl Offer<'_> {
         }
     }
 
+    /// A trial of `seed` with no renamed tool (the baseline's side).
+    pub fn seeded(seed: u64) -> Offer<'static> {
+        Offer {
+            seed,
+            ..Offer::fixed()
+        }
+    }
+
     /// The name both sides know `name` by.
     fn shared<'n>(&'n self, name: &'n str) -> &'n str {
         self.renamed

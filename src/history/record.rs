@@ -252,6 +252,7 @@ mod tests {
             info: None,
             tools: Vec::new(),
             tool_tokens: None,
+            tools_ttl_ms: None,
         };
         let other = server.clone();
         assert_eq!(version(&server, &other), "node build/index.js");

@@ -10,7 +10,7 @@ use super::{JobError, Note};
 use crate::analysis::{Collector, Comparison};
 use crate::config::InvalidSetting;
 use crate::episode::Side;
-use crate::report::{read_tool_shift, write_reports, write_tool_shift, Report};
+use crate::report::{read_stale_list, read_tool_shift, write_reports, write_tool_shift, Report};
 use crate::rundir::{rebuild_tables, scan_facts, table_is_current, RunInfo, EPISODES_JSONL};
 use crate::stats::Adjustment;
 
@@ -38,6 +38,8 @@ pub struct Compared {
     pub notes: Vec<Note>,
     /// A host of the run was the simulated model.
     pub simulated: bool,
+    /// The stale-list window's console lines (`--stale-list`; empty for a run without it).
+    pub stale_list: Vec<String>,
 }
 
 /// Compares the run `request` names and writes the reports.
@@ -80,11 +82,14 @@ pub fn compare(request: &CompareRequest) -> Result<Compared, JobError> {
     let shift = read_tool_shift(baseline_dir, &request.run, stats.alpha, info.seed)
         .and_then(|shift| write_tool_shift(&shift, &out).map(|()| shift))
         .map_err(|e| JobError::write(&out, e))?;
+    let stale =
+        read_stale_list(baseline_dir, &request.run, &info).map_err(|e| JobError::write(&out, e))?;
     let report = Report {
         info: &info,
         baseline_run: against.as_ref(),
         comparison: &comparison,
         tool_shift: Some(&shift),
+        stale_list: stale.as_ref(),
     };
     write_reports(&report, &out).map_err(|e| JobError::write(&out, e))?;
     Ok(Compared {
@@ -92,6 +97,9 @@ pub fn compare(request: &CompareRequest) -> Result<Compared, JobError> {
         out,
         notes,
         simulated: info.hosts.iter().any(|h| h.simulated),
+        stale_list: (stale.iter())
+            .flat_map(|window| crate::report::stale_list_lines(&info, window))
+            .collect(),
     })
 }
 

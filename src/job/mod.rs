@@ -21,6 +21,7 @@ mod run;
 mod samplers;
 mod served;
 mod snapshots;
+mod stale;
 mod trigger;
 pub mod writes;
 

@@ -10,13 +10,16 @@ use std::sync::Arc;
 use super::hosts::{add_direct_host, build_hosts, build_judges, build_users, cached, rate_limited};
 use super::trigger::{self, AutoDiff};
 use super::{preflight, JobError, RunEnd, RunJob, Stop};
+use crate::analysis::stale_list::StaleWindow;
 use crate::analysis::tool_shift::ToolShiftFacts;
 use crate::analysis::RunDesign;
 use crate::config::{resolve, Overrides, RunConfig};
 use crate::error::Exit;
 use crate::host::aimd::Congestion;
 use crate::host::cache::{ResponseCache, CACHE_DIR};
-use crate::report::{read_tool_shift, write_reports_with, write_tool_shift, Report};
+use crate::report::{
+    read_stale_list, read_tool_shift, write_reports_with, write_tool_shift, Report,
+};
 use crate::rundir::{RunInfo, Shard};
 use crate::runner::EventSink;
 
@@ -194,6 +197,9 @@ pub struct Finished {
     /// The tool-choice shift of the finished run (its `tool_shift.csv`), once [`run`] has read
     /// it from the episodes; `None` before.
     pub tool_shift: Option<ToolShiftFacts>,
+    /// The stale-list window's counts (`--stale-list`), once [`run`] has read them from the
+    /// episodes; `None` before, and for a run without it.
+    pub stale_list: Option<StaleWindow>,
 }
 
 impl Finished {
@@ -291,15 +297,18 @@ pub async fn run(
     let shift = read_tool_shift(dir, dir, info.config.stats.alpha, info.seed)
         .and_then(|shift| write_tool_shift(&shift, dir).map(|()| shift))
         .map_err(|e| JobError::write(dir, e))?;
+    let stale = read_stale_list(dir, dir, info).map_err(|e| JobError::write(dir, e))?;
     let report = Report {
         info,
         baseline_run: None,
         comparison: &finished.end.comparison,
         tool_shift: Some(&shift),
+        stale_list: stale.as_ref(),
     };
     write_reports_with(&report, dir, !request.no_step_summary)
         .map_err(|e| JobError::write(dir, e))?;
     finished.tool_shift = Some(shift);
+    finished.stale_list = stale;
     face.finished(&finished);
     Ok(RunOutcome::Finished(Box::new(finished)))
 }
@@ -326,6 +335,7 @@ impl ReadyRun {
             cache: self.cache,
             simulated: self.simulated,
             tool_shift: None,
+            stale_list: None,
         })
     }
 }
@@ -443,7 +453,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         }
         config.renames = crate::config::checked_renames(&config.renames)?;
     }
-    if !config.renames.is_empty() {
+    if !config.renames.is_empty() && !config.stale_list {
         let pairs: Vec<String> = (config.renames.iter())
             .map(|(old, new)| format!("`{old}` → `{new}`"))
             .collect();
@@ -484,6 +494,7 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
         }
         (None, None) => None,
     };
+    super::stale::prepare(&config, &mut suite, &mut notes)?;
     super::snapshots::prepare(&mut suite, request.update_snapshots)?;
     let cache = (!request.no_cache).then(|| {
         let results = results_dir(request, &config);

@@ -101,6 +101,7 @@ pub async fn preflight(
             // Counted while the trials run (see `run_trials`): building the tokenizer takes
             // ~0.2 s, which a run's start should not wait for.
             tool_tokens: None,
+            tools_ttl_ms: server.tools_ttl_ms,
         });
         servers[i] = Some(server);
     }
@@ -328,7 +329,14 @@ impl RunJob {
                 Driver::App(_) | Driver::Direct => None,
             })
             .collect();
-        let candidate_tasks = self.suite.renamed_for_candidate(&config.renames);
+        // A stale list offers the candidate's trials the baseline's names: they are graded by
+        // the tasks as written, and `[renames]` are not followed (docs/hosts.md).
+        let candidate_tasks = match config.stale_list {
+            true => None,
+            false => self.suite.renamed_for_candidate(&config.renames),
+        };
+        let stale_list =
+            (config.stale_list).then(|| runner::StaleList::new(self.preflight.tools().0.to_vec()));
         let recording = self.recording;
         let cassette_redactor = redactor.clone();
         let runner = Runner {
@@ -351,6 +359,7 @@ impl RunJob {
             recorders: recording.as_ref().map_or([None, None], Recording::sides),
             policy,
             samplers: self.samplers,
+            stale_list,
         };
         let ran = runner::run(runner, tx).await;
         // Written once the trials are over, however they ended: a run cut short keeps what its

@@ -515,7 +515,7 @@ impl McpConnection {
     }
 
     /// A connection error, with the stderr tail once the server has had a moment to write it.
-    async fn failure(&self, reason: String) -> McpError {
+    pub(super) async fn failure(&self, reason: String) -> McpError {
         McpError::Connection {
             server: self.server.clone(),
             reason,

@@ -7,6 +7,7 @@ mod discover;
 mod era;
 mod handshake;
 pub mod http;
+mod listing;
 pub mod proxy;
 mod recording;
 pub mod sandbox;
@@ -16,3 +17,4 @@ pub use asks::{
     misfit, AskPlan, AskRecord, ElicitedUser, Sampled, Sampler, SamplingFailed, SamplingRequest,
 };
 pub use client::{CallOutcome, HandshakeFacts, McpConnection, McpError, ServerInfo};
+pub use listing::ListedTools;

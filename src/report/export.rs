@@ -6,6 +6,7 @@ use anyhow::Context;
 use polars_io::prelude::{CsvWriter, ParquetWriter, SerWriter};
 
 use super::frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
+use crate::analysis::stale_list::StaleWindow;
 use crate::analysis::tool_shift::ToolShiftFacts;
 use crate::analysis::Comparison;
 use crate::rundir::RunInfo;
@@ -23,6 +24,10 @@ pub struct Report<'a> {
     /// The tool-choice shift read from the episodes on disk ([`super::read_tool_shift`]), shown
     /// in summary.md and report.html; `None` while a run goes (the live reports).
     pub tool_shift: Option<&'a ToolShiftFacts>,
+    /// The stale-list window's counts read from the episodes on disk
+    /// ([`super::read_stale_list`]); `None` for a run without `--stale-list`, and while a run
+    /// goes (the live reports).
+    pub stale_list: Option<&'a StaleWindow>,
 }
 
 impl Report<'_> {

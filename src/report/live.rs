@@ -89,6 +89,7 @@ impl LiveReports {
                 baseline_run: None,
                 comparison: &comparison,
                 tool_shift: None,
+                stale_list: None,
             };
             // Not appended to $GITHUB_STEP_SUMMARY: only the final summary goes there.
             write_reports_with(&report, &dir, false)?;

@@ -38,6 +38,7 @@ pub fn summary(report: &Report) -> String {
     ));
     facts(&mut out, report);
     super::triggered::markdown(&mut out, report.info);
+    super::stale_list::markdown(&mut out, report);
     suite(&mut out, c);
     broken(&mut out, c);
     regressed(&mut out, c);
@@ -504,7 +505,11 @@ fn facts(out: &mut String, report: &Report) {
         let _ = writeln!(out, "| baseline run | `{}` (compare --against) |", b.run_id);
     }
     let _ = writeln!(out, "| baseline | {} |", server(&base.baseline));
-    let _ = writeln!(out, "| candidate | {} |", server(&info.candidate));
+    let window = match info.config.stale_list {
+        true => " — **the stale-list window**: offered the baseline's tool list (`--stale-list`)",
+        false => "",
+    };
+    let _ = writeln!(out, "| candidate | {}{window} |", server(&info.candidate));
     let hosts: Vec<String> = info
         .hosts
         .iter()
@@ -575,11 +580,11 @@ fn facts(out: &mut String, report: &Report) {
         let pairs: Vec<String> = (info.config.renames.iter())
             .map(|(old, new)| format!("`{old}` → `{new}`"))
             .collect();
-        let _ = writeln!(
-            out,
-            "| renames | {} (the candidate side's tasks expect, forbid and call the new names) |",
-            pairs.join(", ")
-        );
+        let meant = match info.config.stale_list {
+            true => "not followed: the stale-list window offers the baseline's names",
+            false => "the candidate side's tasks expect, forbid and call the new names",
+        };
+        let _ = writeln!(out, "| renames | {} ({meant}) |", pairs.join(", "));
     }
     if let Some(line) = state_line(&info.config) {
         let _ = writeln!(out, "| server state | {line} |");

@@ -13,6 +13,7 @@ mod junit;
 mod live;
 mod markdown;
 mod marked;
+mod stale_list;
 mod tool_choice;
 mod tool_shift;
 mod tool_tokens;
@@ -35,6 +36,7 @@ pub use frame::{comparison_frame, COMPARISON_CSV, COMPARISON_PARQUET};
 pub use html::{HtmlReport, REPORT_HTML};
 pub use live::{lock as lock_collector, LiveReports, REFRESH_EVERY};
 pub use marked::{refresh as refresh_sections, AGREEMENT_MD, WHY_MD};
+pub use stale_list::{console as stale_list_lines, read_stale_list};
 pub use tool_choice::{
     all_calls as tool_choice_all_calls, lines as tool_choice_lines, TOOL_CHOICE,
 };

@@ -13,16 +13,22 @@ pub(super) fn lines(info: &RunInfo, usage: &[UsageTotal]) -> Vec<String> {
     let count = |tokens: &Option<std::collections::BTreeMap<String, u64>>| {
         tokens.as_ref()?.get("o200k_base").copied()
     };
-    let (Some(before), Some(after)) = (
-        count(&info.baseline.tool_tokens),
-        count(&info.candidate.tool_tokens),
-    ) else {
+    // The stale-list window's candidate trials were sent the baseline's list.
+    let sent = match info.config.stale_list {
+        true => &info.baseline.tool_tokens,
+        false => &info.candidate.tool_tokens,
+    };
+    let (Some(before), Some(after)) = (count(&info.baseline.tool_tokens), count(sent)) else {
         return Vec::new();
     };
     let list = Counted::new(Some(before), Some(after));
+    let window = match info.config.stale_list {
+        true => " (the stale-list window: the candidate's trials were sent the baseline's list)",
+        false => "",
+    };
     let mut out = vec![format!(
         "Tool list sent with every model request (`o200k_base`, as the OpenAI chat `tools` \
-         array): {before} → {after} tokens, {}.",
+         array): {before} → {after} tokens, {}{window}.",
         list.list_words()
     )];
     let hosts: Vec<&str> = {

@@ -134,6 +134,10 @@ pub struct ServerRecord {
     /// counts it; absent in runs from before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_tokens: Option<std::collections::BTreeMap<String, u64>>,
+    /// The `ttlMs` its `tools/list` answer advertised (SEP-2549: how long a client may keep the
+    /// list); absent when it advertised none, and in runs from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_ttl_ms: Option<u64>,
 }
 
 /// A host of the run.

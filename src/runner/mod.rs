@@ -10,6 +10,7 @@ mod pool;
 mod run;
 pub mod sandboxed;
 mod schedule;
+mod stale;
 mod user_scripts;
 
 pub use budget::{cost, episode_cost, price_for, BudgetGuard, Spent};
@@ -19,3 +20,4 @@ pub use policy::{allocate, StoppingRule};
 pub use pool::{Server, ServerPool};
 pub use run::{grade_output, run, DoneKey, HostRuntime, Ran, Runner, StoppedHost};
 pub use schedule::{schedule, trial_seed, TrialKey};
+pub use stale::StaleList;

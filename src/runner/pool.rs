@@ -17,12 +17,38 @@ use crate::suite::AskCapabilities;
 pub struct Server {
     pub connection: McpConnection,
     pub tools: Vec<rmcp::model::Tool>,
+    /// The `ttlMs` its `tools/list` answer advertised (`None`: none).
+    pub tools_ttl_ms: Option<u64>,
     pub info: ServerInfo,
     /// How long its start took: the process started, the handshake and the listing.
     pub started_in: std::time::Duration,
-    /// The tools as each host shows them (by host index), made on a host's first trial here and
-    /// shared by its later ones: a trial copies no schema.
-    views: std::sync::Mutex<HashMap<usize, Arc<ToolView>>>,
+    views: Views,
+}
+
+/// The tools of one list as each host shows them (by host index), made on a host's first trial
+/// and shared by its later ones: a trial copies no schema.
+#[derive(Default)]
+pub struct Views(std::sync::Mutex<HashMap<usize, Arc<ToolView>>>);
+
+impl Views {
+    /// `tools` as the host with this index and profile shows them to its model in a trial
+    /// `offer` describes; made once per host unless the profile shuffles them per trial.
+    pub fn of(
+        &self,
+        tools: &[rmcp::model::Tool],
+        host: usize,
+        profile: &HostProfile,
+        offer: &Offer<'_>,
+    ) -> Arc<ToolView> {
+        if profile.tool_order == ToolOrder::Shuffle {
+            return Arc::new(ToolView::new(tools, profile, offer));
+        }
+        let mut views = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        views
+            .entry(host)
+            .or_insert_with(|| Arc::new(ToolView::new(tools, profile, offer)))
+            .clone()
+    }
 }
 
 impl Server {
@@ -37,28 +63,22 @@ impl Server {
         if let Some(recorder) = recorder {
             connection.record_into(recorder).await?;
         }
-        let tools = connection.list_tools().await?;
+        let listed = connection.list_tools_with_ttl().await?;
         let info = connection.server_info().clone();
         Ok(Self {
             connection,
-            tools,
+            tools: listed.tools,
+            tools_ttl_ms: listed.ttl_ms,
             info,
             started_in: start.elapsed(),
-            views: std::sync::Mutex::default(),
+            views: Views::default(),
         })
     }
 
     /// The tools as the host with this index and profile shows them to its model in a trial
     /// `offer` describes; made once per host unless the profile shuffles them per trial.
     pub fn view(&self, host: usize, profile: &HostProfile, offer: &Offer<'_>) -> Arc<ToolView> {
-        if profile.tool_order == ToolOrder::Shuffle {
-            return Arc::new(ToolView::new(&self.tools, profile, offer));
-        }
-        let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
-        views
-            .entry(host)
-            .or_insert_with(|| Arc::new(ToolView::new(&self.tools, profile, offer)))
-            .clone()
+        self.views.of(&self.tools, host, profile, offer)
     }
 }
 

@@ -99,6 +99,8 @@ pub struct Runner {
     pub earlier_user_scripts: HashMap<(String, String, u32), Vec<String>>,
     /// The models of the tasks' `sampling: {host}` (not `sim`), by the host spec they name.
     pub samplers: BTreeMap<String, Arc<dyn Model>>,
+    /// `--stale-list`: the baseline's tools, which the candidate's trials are offered.
+    pub stale_list: Option<super::StaleList>,
 }
 
 impl Runner {
@@ -677,13 +679,17 @@ async fn attempt(
         trial_context(task, key),
         seed,
     );
-    let renamed = match key.side {
-        Side::Candidate => &runner.config.renames,
-        Side::Baseline => Offer::fixed().renamed,
+    let profile = &host.config.profile;
+    let view = match (key.side, &runner.stale_list) {
+        (Side::Candidate, Some(stale)) => stale.view(key.host, profile, seed),
+        (Side::Candidate, None) => {
+            let renamed = &runner.config.renames;
+            lease
+                .server
+                .view(key.host, profile, &Offer { seed, renamed })
+        }
+        (Side::Baseline, _) => lease.server.view(key.host, profile, &Offer::seeded(seed)),
     };
-    let view = lease
-        .server
-        .view(key.host, &host.config.profile, &Offer { seed, renamed });
     let timeout = shared.pool.spec(key.side).call_timeout;
     let copies = lease.server.connection.sandbox();
     let sandboxed =

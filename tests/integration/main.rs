@@ -69,6 +69,7 @@ mod shard;
 mod sim_real_args;
 mod slow_models;
 mod slow_start;
+mod stale_list;
 mod tasks_check;
 mod tasks_import;
 mod tasks_lint;

@@ -77,6 +77,17 @@ pub fn instructions(release: Release) -> &'static str {
     }
 }
 
+/// The `ttlMs` a release's list answers advertise (SEP-2549: how long a client may keep a list
+/// before asking again). 2.0.0, the breaking release, says a minute, so that the window of a
+/// deploy (`run --stale-list`) has a length to show; the older releases say nothing, as servers
+/// written before SEP-2549 do (in a 2026-07-28 session rmcp then sends `ttlMs: 0`).
+pub fn list_ttl_ms(release: Release) -> Option<u64> {
+    match release {
+        Release::V1_4_0 | Release::V1_5_0 => None,
+        Release::V2_0_0 => Some(60_000),
+    }
+}
+
 /// The tools of a release, in the order `tools/list` returns them.
 pub fn tools(release: Release) -> Vec<Tool> {
     catalogue(release).to_vec()

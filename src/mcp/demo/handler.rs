@@ -17,7 +17,9 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
 use super::args::Args;
-use super::catalogue::{created_fields, instructions, tool, tools, Release, SERVER_NAME};
+use super::catalogue::{
+    created_fields, instructions, list_ttl_ms, tool, tools, Release, SERVER_NAME,
+};
 use super::data::{Changes, ToolError, Tracker};
 use super::extras;
 use super::quirks;
@@ -170,7 +172,9 @@ impl ServerHandler for DemoServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools(self.release)))
+        let mut listed = ListToolsResult::with_all_items(tools(self.release));
+        listed.ttl_ms = list_ttl_ms(self.release);
+        Ok(listed)
     }
 
     async fn list_resources(
@@ -178,7 +182,9 @@ impl ServerHandler for DemoServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(extras::resources()))
+        let mut listed = ListResourcesResult::with_all_items(extras::resources());
+        listed.ttl_ms = list_ttl_ms(self.release);
+        Ok(listed)
     }
 
     async fn list_resource_templates(
@@ -186,9 +192,9 @@ impl ServerHandler for DemoServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(ListResourceTemplatesResult::with_all_items(
-            extras::resource_templates(),
-        ))
+        let mut listed = ListResourceTemplatesResult::with_all_items(extras::resource_templates());
+        listed.ttl_ms = list_ttl_ms(self.release);
+        Ok(listed)
     }
 
     async fn read_resource(
@@ -205,7 +211,9 @@ impl ServerHandler for DemoServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(extras::prompts()))
+        let mut listed = ListPromptsResult::with_all_items(extras::prompts());
+        listed.ttl_ms = list_ttl_ms(self.release);
+        Ok(listed)
     }
 
     async fn get_prompt(

@@ -56,7 +56,15 @@ async fn check_contract(conn: &McpConnection, release: Release, era: ProtocolEra
     );
     assert_eq!(info.instructions.as_deref(), Some(instructions(release)));
 
-    let listed = conn.list_tools().await.unwrap();
+    let listed = conn.list_tools_with_ttl().await.unwrap();
+    // 2.0.0 says how long its list stays fresh; rmcp says 0 for the others in a modern session.
+    let ttl = match (release, info.era.as_str()) {
+        (Release::V2_0_0, _) => Some(60_000),
+        (_, "modern") => Some(0),
+        _ => None,
+    };
+    assert_eq!(listed.ttl_ms, ttl, "{release} in {era:?}");
+    let listed = listed.tools;
     assert_eq!(listed, tools(release));
     let expected = match release {
         Release::V1_4_0 | Release::V2_0_0 => 6,

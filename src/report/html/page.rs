@@ -452,6 +452,7 @@ pub(crate) mod tests {
             baseline_run: None,
             comparison: &c,
             tool_shift: None,
+            stale_list: None,
         };
         String::from_utf8(HtmlReport.render_in(&report, dir).unwrap()).unwrap()
     }

@@ -209,6 +209,7 @@ fn server(release: &str) -> ServerRecord {
             "create_issue".into(),
         ],
         tool_tokens: None,
+        tools_ttl_ms: None,
     }
 }
 
