@@ -43,14 +43,42 @@ pub fn undo(change: &Change) -> Undo {
             text_undo(path, before(), &tool)
         }
         ("tools", ChangeKind::AnnotationsChanged) => annotations_undo(path, before(), &tool),
-        ("prompts" | "resources" | "resourceTemplates", _) => Undo::NotTried(
-            "the run showed the model no prompts or resources, so no overlay key undoes this"
-                .into(),
-        ),
+        ("prompts" | "resources" | "resourceTemplates", kind) => shown_undo(change, kind),
         (_, kind) => Undo::NotTried(format!(
             "a {} changes what the server lists or accepts: an overlay cannot undo it on the \
              candidate",
             kind.as_str()
+        )),
+    }
+}
+
+/// A resource's, template's or prompt's change (what a host shows with `expose`): a new
+/// description or title is set back, an added one hidden; what the candidate dropped or moved
+/// an overlay cannot bring back.
+fn shown_undo(change: &Change, kind: ChangeKind) -> Undo {
+    let keys = |keys: Value| {
+        let mut overlay = json!({"overlay": 1});
+        overlay[change.list.as_str()] = json!({ change.name.as_str(): keys });
+        Undo::Overlay(overlay)
+    };
+    let before = change.before.clone().unwrap_or(Value::Null);
+    match (kind, change.path.as_deref()) {
+        (ChangeKind::DescriptionChanged, Some("description")) => {
+            keys(json!({"description": before}))
+        }
+        (ChangeKind::TitleChanged, Some("title")) if change.list != "prompts" => {
+            keys(json!({"title": before}))
+        }
+        (
+            ChangeKind::PromptAdded | ChangeKind::ResourceAdded | ChangeKind::ResourceTemplateAdded,
+            _,
+        ) => keys(json!({"hide": true})),
+        _ => Undo::NotTried(format!(
+            "a {} of {} `{}` is not one an overlay undoes (it sets a description or title, or \
+             hides what was added)",
+            kind.as_str(),
+            change.list,
+            change.name
         )),
     }
 }
@@ -227,7 +255,18 @@ mod tests {
             ChangeKind::DescriptionChanged,
             Some("description"),
         );
-        assert!(matches!(undo(&prompt), Undo::NotTried(_)));
+        let o = overlay(undo(&prompt));
+        assert!(o.prompts.contains_key("p"), "{o:?}");
+        let template = change(
+            "resourceTemplates",
+            "tracker://issues/{id}",
+            ChangeKind::ResourceTemplateAdded,
+            None,
+        );
+        let o = overlay(undo(&template));
+        assert!(o.resource_templates["tracker://issues/{id}"].0.hide);
+        let gone = change("resources", "u", ChangeKind::ResourceRemoved, None);
+        assert!(matches!(undo(&gone), Undo::NotTried(why) if why.contains("resource_removed")));
     }
 
     #[test]
