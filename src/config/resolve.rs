@@ -600,7 +600,7 @@ fn build(
             .for_each(|h| h.profile.expose = expose.clone());
     }
     for host in &hosts {
-        check_exposure(host).map_err(|why| invalid(format!("host `{}`: {why}", host.name)))?;
+        check_exposure(host)?;
     }
     let mut stats = file.stats.clone().unwrap_or_default().resolve();
     if let Some(correction) = over.correction {
@@ -1047,13 +1047,14 @@ fn is_var_name(name: &str) -> bool {
 
 /// What a host's profile shows besides tools must be something it can show: an app host decides
 /// itself what its model sees; the resource tools need two names of their own.
-fn check_exposure(host: &HostConfig) -> Result<(), String> {
+fn check_exposure(host: &HostConfig) -> Result<(), ConfigError> {
     let profile = &host.profile;
+    let refuse = |why: String| Err(ConfigError::Invalid(format!("host `{}`: {why}", host.name)));
     if profile.expose.is_empty() {
-        return Err("`expose` is empty: list at least one of tools, resources, prompts".into());
+        return refuse("`expose` is empty: list at least one of tools, resources, prompts".into());
     }
     if host.provider == Provider::App && profile.exposes_more_than_tools() {
-        return Err(format!(
+        return refuse(format!(
             "expose = {:?} is a setting of API hosts: an app host decides itself what of a \
              server its model sees (its resources, its prompts), so mcpeval cannot show them",
             profile
@@ -1065,7 +1066,7 @@ fn check_exposure(host: &HostConfig) -> Result<(), String> {
     }
     let (list, read) = (&profile.list_resources_tool, &profile.read_resource_tool);
     if list.trim().is_empty() || read.trim().is_empty() || list == read {
-        return Err(format!(
+        return refuse(format!(
             "list_resources_tool (`{list}`) and read_resource_tool (`{read}`) must be two \
              different, non-empty names"
         ));

@@ -259,7 +259,7 @@ fn reads(task: &Task, name: &str) -> bool {
     let named: Vec<&String> = task.attach.iter().chain(graded).collect();
     named.iter().any(|uri| {
         uri.as_str() == name
-            || crate::grade::uri_matches(uri, name)
+            || crate::suite::glob_matches(uri, name)
             || crate::mcp::proxy::uri_template_matches(name, uri)
     })
 }

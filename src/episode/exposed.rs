@@ -55,7 +55,7 @@ pub async fn opening(
                 }
                 Err(why) => {
                     out.failure = Some(format!("server prompt `{}`: {why}", asked.name));
-                    record.result = why;
+                    record.result = why.to_string();
                 }
             }
             out.records.push(record);
@@ -219,14 +219,24 @@ fn resource_text(outcome: &CallOutcome) -> String {
     texts.join("\n")
 }
 
+/// Why a server prompt cannot open a conversation.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    /// The server's error, or no answer in time.
+    #[error("{0}")]
+    Refused(String),
+    #[error("the prompt has no messages")]
+    NoMessages,
+}
+
 /// A `prompts/get` answer's messages as the conversation's, or why there are none.
-fn prompt_messages(outcome: &CallOutcome) -> Result<Vec<Message>, String> {
+fn prompt_messages(outcome: &CallOutcome) -> Result<Vec<Message>, Unusable> {
     let result = match outcome {
         CallOutcome::Result {
             structured: Some(result),
             ..
         } => result,
-        other => return Err(outcome_text(other)),
+        other => return Err(Unusable::Refused(outcome_text(other))),
     };
     let messages = result.get("messages").and_then(Value::as_array);
     let messages: Vec<Message> = (messages.into_iter().flatten())
@@ -243,7 +253,7 @@ fn prompt_messages(outcome: &CallOutcome) -> Result<Vec<Message>, String> {
         })
         .collect();
     match messages.is_empty() {
-        true => Err("the prompt has no messages".to_owned()),
+        true => Err(Unusable::NoMessages),
         false => Ok(messages),
     }
 }
@@ -307,7 +317,7 @@ mod tests {
             data: None,
         };
         assert_eq!(
-            prompt_messages(&refused).unwrap_err(),
+            prompt_messages(&refused).unwrap_err().to_string(),
             "Error -32602: unknown prompt `x`"
         );
         let empty = result(serde_json::json!({"messages": []}));

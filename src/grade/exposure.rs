@@ -3,21 +3,28 @@
 //! (`prompts_used`, `prompts_not_used`), from the trial's host calls.
 
 use super::Check;
-use crate::episode::ToolCallRecord;
-use crate::suite::Expectations;
+use crate::suite::{glob_matches, Expectations};
+
+/// One request the host made for the trial: its label (`resource:URI`, `prompt:NAME`,
+/// `resources/list`) and whether the server refused it.
+#[derive(Debug, Clone, Copy)]
+pub struct HostRequest<'a> {
+    pub label: &'a str,
+    pub is_error: bool,
+}
 
 /// The checks of `expect`'s exposure graders over the trial's host calls (a read counts when
 /// the server answered it, whether the model asked for it or the task attached it), and a
 /// failed check when the trial could not start from its server prompt.
 pub fn exposure_checks(
     expect: &Expectations,
-    host_calls: &[ToolCallRecord],
+    host_calls: &[HostRequest<'_>],
     opening_failure: Option<&str>,
 ) -> Vec<Check> {
     let answered = |prefix: &str| -> Vec<&str> {
         (host_calls.iter())
             .filter(|c| !c.is_error)
-            .filter_map(|c| c.tool.strip_prefix(prefix))
+            .filter_map(|c| c.label.strip_prefix(prefix))
             .collect()
     };
     let (read, used) = (answered("resource:"), answered("prompt:"));
@@ -67,7 +74,7 @@ pub fn exposure_checks(
 /// Each of `wanted` (a name, or a pattern with `*`) matches something in `got`.
 fn all_found(grader: &str, wanted: &[String], got: &[&str], what: &str) -> Check {
     let missing: Vec<String> = (wanted.iter())
-        .filter(|w| !got.iter().any(|g| matches(w, g)))
+        .filter(|w| !got.iter().any(|g| glob_matches(w, g)))
         .map(|w| format!("`{w}`"))
         .collect();
     match missing.is_empty() {
@@ -91,7 +98,7 @@ fn all_found(grader: &str, wanted: &[String], got: &[&str], what: &str) -> Check
 /// None of `forbidden` matches anything in `got`.
 fn none_found(grader: &str, forbidden: &[String], got: &[&str], what: &str) -> Check {
     let found: Vec<String> = (got.iter())
-        .filter(|g| forbidden.iter().any(|f| matches(f, g)))
+        .filter(|g| forbidden.iter().any(|f| glob_matches(f, g)))
         .map(|g| format!("`{g}`"))
         .collect();
     match found.is_empty() {
@@ -119,27 +126,6 @@ fn listed(got: &[&str]) -> String {
     }
 }
 
-/// Whether `name` is `pattern`, where `*` in the pattern stands for any characters (none
-/// included) and everything else for itself.
-pub fn matches(pattern: &str, name: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = name.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
-        return rest.is_empty();
-    };
-    for part in middle {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
-}
-
 fn check(grader: &str, passed: bool, explanation: String) -> Check {
     Check {
         grader: grader.to_owned(),
@@ -153,32 +139,8 @@ fn check(grader: &str, passed: bool, explanation: String) -> Check {
 mod tests {
     use super::*;
 
-    fn host_call(tool: &str, is_error: bool) -> ToolCallRecord {
-        ToolCallRecord {
-            index: 0,
-            tool: tool.to_owned(),
-            arguments: "{}".into(),
-            is_error,
-            error_code: is_error.then_some(-32002),
-            error_kind: is_error.then(|| "protocol".into()),
-            latency_ms: 1.0,
-            result: String::new(),
-            replay_unmatched: false,
-            recovered: false,
-            user_turn: 1,
-        }
-    }
-
-    #[test]
-    fn patterns_match_whole_names_with_stars_for_any_text() {
-        assert!(matches("tracker://issues/5", "tracker://issues/5"));
-        assert!(!matches("tracker://issues/5", "tracker://issues/50"));
-        assert!(matches("tracker://issues/*", "tracker://issues/50"));
-        assert!(matches("*://issues/*", "tracker://issues/5"));
-        assert!(!matches("tracker://issues/*", "tracker://projects"));
-        assert!(matches("a*b*c", "abc"));
-        assert!(!matches("a*bc", "abc-"));
-        assert!(!matches("ab*b", "ab"), "the parts may not overlap");
+    fn host_call(label: &str, is_error: bool) -> HostRequest<'_> {
+        HostRequest { label, is_error }
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod snapshot;
 use serde::{Deserialize, Serialize};
 
 pub use call::{grade_call, CallAnswer};
-pub use exposure::{exposure_checks, matches as uri_matches};
+pub use exposure::{exposure_checks, HostRequest};
 pub use graders::{grade, grade_expect};
 pub use judge::{JudgeRecord, Judged};
 pub use snapshot::{same_text, short_diff};

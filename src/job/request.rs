@@ -30,13 +30,21 @@ fn refuse_unexposed(
     suite: &crate::suite::Suite,
     hosts: &[crate::runner::HostRuntime],
 ) -> Result<(), JobError> {
+    use crate::config::Exposed;
     for task in suite.tasks.iter().filter(|t| t.kind.has_model()) {
-        for part in task.needs_exposed() {
+        let needs = [
+            (task.needs_resources(), Exposed::Resources),
+            (task.needs_prompts(), Exposed::Prompts),
+        ];
+        for part in needs
+            .into_iter()
+            .filter_map(|(needed, part)| needed.then_some(part))
+        {
             let Some(host) = hosts.iter().find(|h| !h.config.profile.exposes(part)) else {
                 continue;
             };
             let why = match part {
-                crate::config::Exposed::Resources => "attaches or grades resources",
+                Exposed::Resources => "attaches or grades resources",
                 _ => "starts from or grades a server prompt",
             };
             return Err(crate::config::ConfigError::Invalid(format!(

@@ -1117,11 +1117,14 @@ fn build_episode(
 /// all of the conversation's calls and every answer the model gave in it.
 pub fn grade_output(task: &Task, output: &TrialOutput) -> Grade {
     let mut grade = grade_model(task, output);
-    let exposure = crate::grade::exposure_checks(
-        &task.expect,
-        &output.host_calls,
-        output.opening_failure.as_deref(),
-    );
+    let requests: Vec<crate::grade::HostRequest> = (output.host_calls.iter())
+        .map(|c| crate::grade::HostRequest {
+            label: &c.tool,
+            is_error: c.is_error,
+        })
+        .collect();
+    let opening = output.opening_failure.as_deref();
+    let exposure = crate::grade::exposure_checks(&task.expect, &requests, opening);
     if !exposure.is_empty() {
         let passed = exposure.iter().all(|c| c.passed);
         // A task whose only graders are these has no other check to have passed.

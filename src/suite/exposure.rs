@@ -60,3 +60,41 @@ pub(super) fn attach(checker: &mut Checker<'_>, fields: &Fields<'_>) -> Option<V
 pub(super) fn names(checker: &mut Checker<'_>, value: &Node, key: &str) -> Option<Vec<String>> {
     checker.string_list(value, key)
 }
+
+/// Whether `name` is `pattern`, where `*` in the pattern stands for any characters (none
+/// included) and everything else for itself.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_matches as matches;
+
+    #[test]
+    fn patterns_match_whole_names_with_stars_for_any_text() {
+        assert!(matches("tracker://issues/5", "tracker://issues/5"));
+        assert!(!matches("tracker://issues/5", "tracker://issues/50"));
+        assert!(matches("tracker://issues/*", "tracker://issues/50"));
+        assert!(matches("*://issues/*", "tracker://issues/5"));
+        assert!(!matches("tracker://issues/*", "tracker://projects"));
+        assert!(matches("a*b*c", "abc"));
+        assert!(!matches("a*bc", "abc-"));
+        assert!(!matches("ab*b", "ab"), "the parts may not overlap");
+    }
+}

@@ -26,6 +26,7 @@ mod tests;
 pub use asks::{AskCapabilities, Elicitation, Sampling, TaskAsks};
 pub(crate) use check::regex_error_summary;
 pub use demo::{is_embedded_fallback, load_or_embedded, DEMO_SUITE};
+pub use exposure::glob_matches;
 pub use lint::{lint, named_in, warning_line};
 pub use load::{load_sources, load_suite, Diagnostic, Suite, SuiteError};
 pub use position::position_words;

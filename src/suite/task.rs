@@ -521,22 +521,20 @@ impl Task {
             .chain(done_when)
     }
 
-    /// What of a server the task needs its host to show besides tools: `resources` to attach
-    /// or to grade reads of, `prompts` to start from or grade.
-    pub fn needs_exposed(&self) -> Vec<crate::config::Exposed> {
-        use crate::config::Exposed;
-        let mut needs = Vec::new();
-        let expects = || self.all_expectations();
-        let reads =
-            expects().any(|e| !e.resources_read.is_empty() || !e.resources_not_read.is_empty());
-        if !self.attach.is_empty() || reads {
-            needs.push(Exposed::Resources);
-        }
-        let used = expects().any(|e| !e.prompts_used.is_empty() || !e.prompts_not_used.is_empty());
-        if self.server_prompt.is_some() || used {
-            needs.push(Exposed::Prompts);
-        }
-        needs
+    /// Whether the task needs its host to show the server's resources: it attaches some or
+    /// grades what was read.
+    pub fn needs_resources(&self) -> bool {
+        let reads = (self.all_expectations())
+            .any(|e| !e.resources_read.is_empty() || !e.resources_not_read.is_empty());
+        !self.attach.is_empty() || reads
+    }
+
+    /// Whether it needs its host to show the server's prompts: it starts from one or grades
+    /// their use.
+    pub fn needs_prompts(&self) -> bool {
+        let used = (self.all_expectations())
+            .any(|e| !e.prompts_used.is_empty() || !e.prompts_not_used.is_empty());
+        self.server_prompt.is_some() || used
     }
 
     /// Whether the task is a conversation of several user messages (`turns:`, or a simulated

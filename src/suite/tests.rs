@@ -801,13 +801,7 @@ fn a_task_may_start_from_a_server_prompt_attach_resources_and_grade_them() {
     assert_eq!(task.attach, ["tracker://issues/5"]);
     assert_eq!(task.expect.resources_read, ["tracker://issues/*"]);
     assert_eq!(task.expect.prompts_used, ["triage_issue"]);
-    assert_eq!(
-        task.needs_exposed(),
-        [
-            crate::config::Exposed::Resources,
-            crate::config::Exposed::Prompts
-        ]
-    );
+    assert!(task.needs_resources() && task.needs_prompts());
 }
 
 #[test]

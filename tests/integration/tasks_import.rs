@@ -61,8 +61,9 @@ fn an_mcpchecker_eval_imports_into_tasks_that_pass_check() {
             "host: sim",
             "- id: comment-on-issue-7\n",
             "      - tool: get_issue\n      - tool: add_comment\n    ordered: true\n",
-            // What did not convert is above its task too.
-            "# not converted: `resourcesRead`",
+            // mcpchecker's resource assertion, as a glob (its regex matched anywhere).
+            "resources_read: [\"*tracker://*\"]",
+            "# note: `resourcesRead` pattern /tracker://.*/",
         ],
     );
     // Per case, what did not convert; per file, where the servers are and who judges.
@@ -72,7 +73,7 @@ fn an_mcpchecker_eval_imports_into_tasks_that_pass_check() {
             "-> ",
             "eval.yaml: 2 task(s), 0 case(s) left out",
             "login-issues: not converted: verify step `script`",
-            "login-issues: not converted: `resourcesRead`",
+            "`resourcesRead` pattern /tracker://.*/ (a regex matched anywhere) is the glob `*tracker://*`",
             // Issue 37: the legacy setup script is named with why it does not convert
             // (mcpeval's `setup` makes MCP tool calls only), no longer "`setup` steps".
             "comment-on-issue-7: not converted: the `setup` script (mcpeval's `setup` makes MCP tool calls",
