@@ -530,19 +530,7 @@ async fn execute_call(
     call: &ToolCallRequest,
     index: u32,
 ) -> Result<(ToolCallRecord, String), crate::mcp::McpError> {
-    let mut record = ToolCallRecord {
-        index,
-        tool: call.name.clone(),
-        arguments: call.arguments.clone(),
-        is_error: true,
-        error_code: None,
-        error_kind: Some("model".into()),
-        latency_ms: 0.0,
-        result: String::new(),
-        replay_unmatched: false,
-        recovered: false,
-        user_turn: 1,
-    };
+    let mut record = ToolCallRecord::refused(index, &call.name, &call.arguments);
     let Some(tool) = input.tools.server_name(&call.name) else {
         let known: Vec<&str> = input.tools.specs.iter().map(|s| s.name.as_str()).collect();
         let reply = format!(

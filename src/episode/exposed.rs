@@ -123,7 +123,7 @@ pub async fn host_call(
                 .and_then(|a| a.get("uri").and_then(Value::as_str).map(str::to_owned));
             let Some(uri) = uri.filter(|u| !u.trim().is_empty()) else {
                 let reply = format!("Error: `{}` needs a `uri` (a string)", call.name);
-                let mut record = model_error(index, &call.name, &call.arguments);
+                let mut record = ToolCallRecord::refused(index, &call.name, &call.arguments);
                 record.result = reply.clone();
                 return Ok((record, reply));
             };
@@ -138,28 +138,12 @@ pub async fn host_call(
             latency_ms: started.elapsed().as_secs_f64() * 1000.0,
             is_error: false,
             error_kind: None,
-            ..model_error(index, &label, &call.arguments)
+            ..ToolCallRecord::refused(index, &label, &call.arguments)
         },
     };
     record.index = index;
     record.result = super::agent::recorded_result(&reply);
     Ok((record, reply))
-}
-
-fn model_error(index: u32, tool: &str, arguments: &str) -> ToolCallRecord {
-    ToolCallRecord {
-        index,
-        tool: tool.to_owned(),
-        arguments: arguments.to_owned(),
-        is_error: true,
-        error_code: None,
-        error_kind: Some("model".into()),
-        latency_ms: 0.0,
-        result: String::new(),
-        replay_unmatched: false,
-        recovered: false,
-        user_turn: 1,
-    }
 }
 
 /// A host call's record from the server's answer.
@@ -169,7 +153,7 @@ fn record(
     started: Instant,
     outcome: &CallOutcome,
 ) -> ToolCallRecord {
-    let mut record = model_error(0, &label, &arguments);
+    let mut record = ToolCallRecord::refused(0, &label, &arguments);
     record.latency_ms = started.elapsed().as_secs_f64() * 1000.0;
     (record.is_error, record.error_code, record.error_kind) = match outcome {
         CallOutcome::Result { is_error, .. } => (*is_error, None, is_error.then(|| "tool".into())),

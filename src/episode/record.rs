@@ -70,6 +70,24 @@ fn is_first_turn(turn: &u32) -> bool {
 }
 
 impl ToolCallRecord {
+    /// A call refused before it reached the server (an unknown tool, arguments that are not an
+    /// object): the model's error, its result to be filled in.
+    pub fn refused(index: u32, tool: &str, arguments: &str) -> Self {
+        Self {
+            index,
+            tool: tool.to_owned(),
+            arguments: arguments.to_owned(),
+            is_error: true,
+            error_code: None,
+            error_kind: Some("model".into()),
+            latency_ms: 0.0,
+            result: String::new(),
+            replay_unmatched: false,
+            recovered: false,
+            user_turn: 1,
+        }
+    }
+
     /// Whether a result's text carries a replay server's "no recorded answer" (how a call through an
     /// app host, whose results mcpeval reads as text, is known to be unmatched).
     pub fn says_no_record(is_error: bool, result: &str) -> bool {

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::matchers::{case_note, json_equal, show_value, texts_in_case};
-use super::{snapshot, Check, Grade};
+use super::{check, snapshot, Check, Grade};
 use crate::mcp::CallOutcome;
 use crate::suite::{CallExpectations, StructuredCheck};
 
@@ -78,14 +78,6 @@ pub fn grade_call(expect: &CallExpectations, answer: &CallAnswer<'_>) -> Grade {
     Grade { success, checks }
 }
 
-fn check(grader: &str, passed: bool, explanation: String) -> Check {
-    Check {
-        grader: grader.to_owned(),
-        passed,
-        explanation,
-        turn: None,
-    }
-}
 
 /// What the answer was, in words: "a result", "a result with isError: true", "JSON-RPC error
 /// -32602 (unknown tool)", "no answer in time".

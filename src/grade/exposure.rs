@@ -2,7 +2,7 @@
 //! (`resources_read`, `resources_not_read`) and the server prompts it started from
 //! (`prompts_used`, `prompts_not_used`), from the trial's host calls.
 
-use super::Check;
+use super::{check, Check};
 use crate::suite::{glob_matches, Expectations};
 
 /// One request the host made for the trial: its label (`resource:URI`, `prompt:NAME`,
@@ -126,14 +126,6 @@ fn listed(got: &[&str]) -> String {
     }
 }
 
-fn check(grader: &str, passed: bool, explanation: String) -> Check {
-    Check {
-        grader: grader.to_owned(),
-        passed,
-        explanation,
-        turn: None,
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,7 @@ use super::matchers::{
     assignment, case_note, describe_call, show_value, subsequence, texts_in_case, CallMatcher,
 };
 use super::position;
-use super::{Check, Grade, Observed, ObservedCall};
+use super::{check, Check, Grade, Observed, ObservedCall};
 use crate::suite::{position_words, regex_error_summary, Expectations, Task, TaskKind};
 
 /// How many observed calls a message lists before "and N more".
@@ -119,14 +119,6 @@ fn max_latency_ms(max: u64, latency_ms: Option<f64>) -> Check {
     )
 }
 
-fn check(grader: &str, passed: bool, explanation: String) -> Check {
-    Check {
-        grader: grader.to_owned(),
-        passed,
-        explanation,
-        turn: None,
-    }
-}
 
 /// `expected_calls`: each expected call is matched by a distinct observed call (the one at its
 /// `position`, when it has one); when `ordered`, the matches must come in order (a greedy

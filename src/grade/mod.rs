@@ -34,6 +34,16 @@ pub struct Check {
     pub turn: Option<u32>,
 }
 
+/// A check of the whole trial (no turn of its own).
+fn check(grader: &str, passed: bool, explanation: String) -> Check {
+    Check {
+        grader: grader.to_owned(),
+        passed,
+        explanation,
+        turn: None,
+    }
+}
+
 /// Every grader's outcome; success means every one passed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Grade {
