@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use super::conversation::{grade_calls, Author, UserTurnRecord};
 use super::record::ToolCallRecord;
-use super::tools::{system_prompt, ToolView};
+use super::tools::{system_prompt, HostTool, ToolView};
 use crate::error::chain;
 use crate::host::{
     Completion, CompletionRequest, HostProfile, Message, Model, ToolCallRequest, Usage,
@@ -96,6 +96,8 @@ pub struct TrialOutput {
     /// The trial could not start as its task says (its server prompt was refused): it fails
     /// with this reason, no model turn taken.
     pub opening_failure: Option<String>,
+    /// The searches for tools the model made (`tool_search`); `None` without tool search.
+    pub tool_search: Option<super::search::SearchLog>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without
@@ -113,7 +115,10 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
         seed: input.seed,
         context: input.context.clone(),
     };
-    let mut out = TrialOutput::default();
+    let mut out = TrialOutput {
+        tool_search: input.profile.tool_search.map(|_| Default::default()),
+        ..TrialOutput::default()
+    };
     let opening = super::exposed::opening(
         input.prompt,
         input.attach,
@@ -391,15 +396,35 @@ async fn take_turns(
         if calls.is_empty() {
             out.final_answer = Some(content.clone().unwrap_or_default());
         }
+        if let Some(log) = &mut out.tool_search {
+            super::search::provider_searches(input.tools, completion.searches, log);
+            let searching =
+                |c: &ToolCallRequest| input.tools.host_tool(&c.name) == Some(HostTool::SearchTools);
+            log.search_turns += u32::from(!calls.is_empty() && calls.iter().all(searching));
+        }
         request.messages.push(Message::Assistant {
             content,
             tool_calls: calls.clone(),
             reasoning: completion.reasoning,
+            server_blocks: completion.server_blocks,
         });
         if calls.is_empty() {
             return;
         }
         for call in &calls {
+            if let (Some(HostTool::SearchTools), Some(log)) =
+                (input.tools.host_tool(&call.name), &mut out.tool_search)
+            {
+                let (k, index) = (input.profile.tool_search_k, out.host_calls.len() as u32);
+                let (record, reply) =
+                    super::search::search_call(input.tools, call, k, index, request, log);
+                out.host_calls.push(record);
+                request.messages.push(Message::Tool {
+                    tool_call_id: call.id.clone(),
+                    content: reply,
+                });
+                continue;
+            }
             if let Some(tool) = input.tools.host_tool(&call.name) {
                 let index = out.host_calls.len() as u32;
                 match super::exposed::host_call(tool, call, server, index).await {
@@ -418,7 +443,8 @@ async fn take_turns(
                 }
                 continue;
             }
-            match execute_call(input, server, call, out.calls.len() as u32).await {
+            let offered = &request.tools;
+            match execute_call(input, server, call, out.calls.len() as u32, offered).await {
                 Ok((mut record, reply)) => {
                     record.recovered = recovered;
                     out.calls.push(record);
@@ -521,14 +547,16 @@ fn add_usage(total: &mut Usage, turn: &Usage) {
     total.reasoning_tokens += turn.reasoning_tokens;
 }
 
-/// Executes one tool call. A call to an unknown tool or with arguments that are not a JSON object
-/// is the model's error: it is recorded and sent back as an error result, as a real host does.
-/// `Err` only when the server itself failed (an infrastructure error).
+/// Executes one tool call. A call to a tool not offered (unknown, or held back until a search
+/// loads it) or with arguments that are not a JSON object is the model's error: it is recorded
+/// and sent back as an error result, as a real host does. `Err` only when the server itself
+/// failed (an infrastructure error).
 async fn execute_call(
     input: &TrialInput<'_>,
     server: &McpConnection,
     call: &ToolCallRequest,
     index: u32,
+    offered: &[crate::host::ToolSpec],
 ) -> Result<(ToolCallRecord, String), crate::mcp::McpError> {
     let mut record = ToolCallRecord {
         index,
@@ -543,8 +571,9 @@ async fn execute_call(
         recovered: false,
         user_turn: 1,
     };
-    let Some(tool) = input.tools.server_name(&call.name) else {
-        let known: Vec<&str> = input.tools.specs.iter().map(|s| s.name.as_str()).collect();
+    let is_offered = offered.iter().any(|s| s.name == call.name);
+    let Some(tool) = (input.tools.server_name(&call.name)).filter(|_| is_offered) else {
+        let known: Vec<&str> = offered.iter().map(|s| s.name.as_str()).collect();
         let reply = format!(
             "Error: there is no tool named `{}`. Available tools: {}",
             call.name,

@@ -218,9 +218,22 @@ impl JsonEndpoint {
     }
 
     /// The endpoint's headers and a request's own.
+    /// The endpoint's headers with a request's own: a request header the host sets too is
+    /// joined to the host's value as a list (`anthropic-beta: the-hosts,advanced-tool-use-…`),
+    /// so neither beta is lost.
     fn headers_with(&self, extra: &HeaderMap) -> HeaderMap {
         let mut headers = self.headers.clone();
-        headers.extend(extra.clone());
+        for (name, value) in extra {
+            let joined = (headers.get(name))
+                .and_then(|had| Some((had.to_str().ok()?, value.to_str().ok()?)))
+                .filter(|(had, new)| !had.split(',').any(|v| v.trim() == *new))
+                .and_then(|(had, new)| HeaderValue::from_str(&format!("{had},{new}")).ok());
+            match joined {
+                Some(joined) => headers.insert(name, joined),
+                None if headers.contains_key(name) => continue,
+                None => headers.insert(name, value.clone()),
+            };
+        }
         headers
     }
 
