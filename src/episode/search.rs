@@ -158,6 +158,114 @@ impl ToolSearchFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::episode::{HostTool, Offer};
+    use crate::host::HostProfile;
+
+    fn view() -> ToolView {
+        let tool = |name: &str, description: &str| {
+            let schema = serde_json::json!({"type": "object"});
+            let schema = std::sync::Arc::new(schema.as_object().unwrap().clone());
+            rmcp::model::Tool::new(name.to_owned(), description.to_owned(), schema)
+        };
+        let tools = [
+            tool("get_issue", "Get one issue by its id."),
+            tool("add_comment", "Add a comment to an issue."),
+            tool("list_projects", "List every project."),
+        ];
+        let profile = HostProfile {
+            tool_search: Some(ToolSearch::Emulated),
+            ..HostProfile::default()
+        };
+        ToolView::new(&tools, &profile, &Offer::fixed())
+    }
+
+    fn call(arguments: &str) -> ToolCallRequest {
+        ToolCallRequest {
+            id: "c1".into(),
+            name: "search_tools".into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn emulated_search_offers_only_its_tool_until_a_search_loads_the_best_k() {
+        let view = view();
+        let names: Vec<&str> = view.specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["search_tools"]);
+        assert_eq!(view.host_tool("search_tools"), Some(HostTool::SearchTools));
+        assert_eq!(view.offered(), "get_issue,add_comment,list_projects");
+        let mut request = CompletionRequest {
+            tools: view.specs.clone(),
+            ..Default::default()
+        };
+        let mut log = SearchLog::default();
+        let (record, reply) = search_call(
+            &view,
+            &call(r#"{"query": "comment on an issue"}"#),
+            1,
+            0,
+            &mut request,
+            &mut log,
+        );
+        assert!(!record.is_error);
+        assert_eq!(record.tool, SEARCH_LABEL);
+        let reply: Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(reply["tools"][0]["name"], "add_comment");
+        assert_eq!(reply["tools"].as_array().unwrap().len(), 1);
+        let names: Vec<&str> = request.tools.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["search_tools", "add_comment"],
+            "loaded after the offered"
+        );
+        assert_eq!(log.searches[0].ranked, ["add_comment", "get_issue"]);
+        assert_eq!(log.searches[0].returned, 1);
+        // The same tool again is not offered twice.
+        search_call(
+            &view,
+            &call(r#"{"query": "comment"}"#),
+            1,
+            1,
+            &mut request,
+            &mut log,
+        );
+        assert_eq!(request.tools.len(), 2);
+    }
+
+    #[test]
+    fn a_search_without_a_query_is_the_models_error_and_one_that_finds_nothing_is_empty() {
+        let view = view();
+        let mut request = CompletionRequest::default();
+        let mut log = SearchLog::default();
+        for bad in [
+            "{}",
+            r#"{"query": "  "}"#,
+            r#"{"query": 3}"#,
+            "not json",
+            "",
+        ] {
+            let (record, reply) = search_call(&view, &call(bad), 5, 0, &mut request, &mut log);
+            assert!(record.is_error, "{bad}");
+            assert_eq!(record.error_kind.as_deref(), Some("model"));
+            assert!(
+                reply.starts_with("Error: `search_tools` needs a `query`"),
+                "{reply}"
+            );
+        }
+        assert!(log.searches.is_empty());
+        let (record, reply) = search_call(
+            &view,
+            &call(r#"{"query": "zebra"}"#),
+            5,
+            0,
+            &mut request,
+            &mut log,
+        );
+        assert!(!record.is_error);
+        assert_eq!(reply, r#"{"tools":[]}"#);
+        assert!(request.tools.is_empty());
+        assert_eq!(log.searches[0].returned, 0);
+    }
 
     fn search(ranked: &[&str], returned: usize) -> Search {
         Search {
