@@ -1087,17 +1087,17 @@ fn check_exposure(host: &HostConfig) -> Result<(), String> {
 
 /// A host's tool search must be one it can run: an app host searches (or not) its own way,
 /// Anthropic's own search needs Anthropic's API, and the search tool needs a name of its own.
-fn check_tool_search(host: &HostConfig) -> Result<(), String> {
+fn check_tool_search(host: &HostConfig) -> Result<(), InvalidSetting> {
     let profile = &host.profile;
     let Some(search) = profile.tool_search else {
         return Ok(());
     };
     if host.provider == Provider::App {
-        return Err(format!(
+        return Err(InvalidSetting(format!(
             "tool_search = \"{}\" is a setting of API hosts: an app host loads its tools its own \
              way (Claude Code searches MCP tools on demand by itself), so mcpeval cannot set it",
             search.as_str()
-        ));
+        )));
     }
     if search == super::ToolSearch::Native && host.provider != Provider::Anthropic {
         return Err(
@@ -1112,9 +1112,9 @@ fn check_tool_search(host: &HostConfig) -> Result<(), String> {
     let name = &profile.search_tools_tool;
     let resource_tools = [&profile.list_resources_tool, &profile.read_resource_tool];
     if name.trim().is_empty() || resource_tools.contains(&name) {
-        return Err(format!(
+        return Err(InvalidSetting(format!(
             "search_tools_tool (`{name}`) must be a non-empty name apart from the resource tools'"
-        ));
+        )));
     }
     Ok(())
 }
