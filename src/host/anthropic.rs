@@ -9,6 +9,8 @@ mod stream;
 pub(crate) mod wire;
 
 #[cfg(test)]
+mod search_tests;
+#[cfg(test)]
 mod tests;
 
 use std::fmt;

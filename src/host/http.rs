@@ -875,6 +875,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_request_header_the_host_sets_too_is_joined_to_its_value() {
+        let mut host = HeaderMap::new();
+        host.insert(
+            "anthropic-beta",
+            HeaderValue::from_static("files-api-2025-04-14"),
+        );
+        host.insert("x-other", HeaderValue::from_static("a"));
+        let endpoint = JsonEndpoint::new("http://127.0.0.1:9/v1".into(), host, Vec::new()).unwrap();
+        let mut extra = HeaderMap::new();
+        extra.insert(
+            "anthropic-beta",
+            HeaderValue::from_static("advanced-tool-use-2025-11-20"),
+        );
+        extra.insert("x-new", HeaderValue::from_static("b"));
+        let sent = endpoint.headers_with(&extra);
+        assert_eq!(
+            sent["anthropic-beta"],
+            "files-api-2025-04-14,advanced-tool-use-2025-11-20"
+        );
+        assert_eq!(
+            (sent["x-other"].as_ref(), sent["x-new"].as_ref()),
+            (&b"a"[..], &b"b"[..])
+        );
+        // Already there: sent once.
+        let again = JsonEndpoint::new("http://127.0.0.1:9/v1".into(), sent, Vec::new()).unwrap();
+        let twice = again.headers_with(&extra);
+        assert_eq!(
+            twice["anthropic-beta"],
+            "files-api-2025-04-14,advanced-tool-use-2025-11-20"
+        );
+    }
+
+    #[test]
     fn error_bodies_of_both_providers_are_read() {
         let openai = br#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#;
         let s = HttpStatus::read(429, openai, excerpt_text);
