@@ -62,17 +62,10 @@ pub(super) fn decide(request: &CompletionRequest, turn: u64, cfg: &SimConfig) ->
         unreachable!("found by rposition")
     };
     let steps = split_steps(user);
-    // Under tool search the server's tools come from a search: the sim searches first, once per
-    // request, and the search is no step of the request.
+    // Under tool search the server's tools come from a search: the search is no step of the
+    // request.
     let search = super::search::search_tool(&request.tools);
     let search_name = search.map(|i| request.tools[i].name.as_str());
-    if let Some(tool) = search.filter(|_| {
-        !super::search::searched(&messages[user_at + 1..], search_name.unwrap_or_default())
-    }) {
-        let query = super::search::search_query(user);
-        let arguments = serde_json::json!({ "query": query }).to_string();
-        return Action::Call { tool, arguments };
-    }
     let progress = progress(&messages[user_at + 1..], search_name);
     let summary = || summarise(&progress.served, cfg.max_result_chars);
     if progress.failures >= 2 || progress.calls >= steps.len() * 2 + 2 {
@@ -90,6 +83,16 @@ pub(super) fn decide(request: &CompletionRequest, turn: u64, cfg: &SimConfig) ->
     }
     if utt.is_greeting() && progress.served.is_empty() {
         return Action::Answer("Hello! How can I help you today?".into());
+    }
+    // A request to act on: the sim searches first, once per user message, with the whole
+    // message (the search loads the tools for every step of it).
+    let since_user = &messages[user_at + 1..];
+    if let Some(tool) =
+        search.filter(|_| !super::search::searched(since_user, search_name.unwrap_or_default()))
+    {
+        let query = super::search::search_query(user);
+        let arguments = serde_json::json!({ "query": query }).to_string();
+        return Action::Call { tool, arguments };
     }
     // An id for "the first one" comes from this request's last step served, else from the
     // conversation's last good result before it (an earlier user turn's).

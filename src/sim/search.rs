@@ -43,6 +43,78 @@ pub(super) fn searched(since_user: &[Message], name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::CompletionRequest;
+    use crate::sim::{SimConfig, SimModel};
+
+    fn spec(name: &str, description: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            input_schema: serde_json::json!({"type": "object",
+                "properties": {"id": {"type": "integer", "description": "The issue number"}},
+                "required": ["id"]}),
+            deferred: false,
+        }
+    }
+
+    #[test]
+    fn given_the_search_tool_the_sim_searches_first_then_calls_what_it_loaded() {
+        let finder = spec(
+            "find_tools",
+            &format!("{SEARCH_TOOLS_PURPOSE} `tracker` by what they do."),
+        );
+        let sim = SimModel::new(SimConfig::default());
+        let mut request = CompletionRequest {
+            messages: vec![Message::User {
+                content: "Show me issue 3".into(),
+            }],
+            tools: vec![finder.clone()].into(),
+            seed: 3,
+            ..Default::default()
+        };
+        let first = sim.respond(&request);
+        assert_eq!(
+            first.tool_calls[0].name, "find_tools",
+            "known by its description"
+        );
+        let query: serde_json::Value =
+            serde_json::from_str(&first.tool_calls[0].arguments).unwrap();
+        assert!(query["query"]
+            .as_str()
+            .unwrap()
+            .starts_with("Show me issue 3"));
+        request.messages.push(Message::Assistant {
+            content: None,
+            tool_calls: first.tool_calls.clone(),
+            reasoning: None,
+            server_blocks: Vec::new(),
+        });
+        request.messages.push(Message::Tool {
+            tool_call_id: first.tool_calls[0].id.clone(),
+            content: r#"{"tools":[{"name":"get_issue"}]}"#.into(),
+        });
+        request.tools = vec![
+            finder.clone(),
+            spec("get_issue", "Get one issue by its id."),
+        ]
+        .into();
+        let second = sim.respond(&request);
+        assert_eq!(second.tool_calls[0].name, "get_issue", "{second:?}");
+        // Loaded nothing that fits: it answers, and does not search again.
+        request.tools = vec![finder.clone()].into();
+        let third = sim.respond(&request);
+        assert!(third.tool_calls.is_empty(), "{third:?}");
+        // A greeting needs no tool: no search.
+        let hello = CompletionRequest {
+            messages: vec![Message::User {
+                content: "Hello!".into(),
+            }],
+            tools: vec![finder].into(),
+            ..Default::default()
+        };
+        assert!(sim.respond(&hello).tool_calls.is_empty());
+    }
 
     #[test]
     fn the_query_is_the_request_with_the_other_words_for_its_action() {
