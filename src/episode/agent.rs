@@ -396,12 +396,7 @@ async fn take_turns(
         if calls.is_empty() {
             out.final_answer = Some(content.clone().unwrap_or_default());
         }
-        if let Some(log) = &mut out.tool_search {
-            super::search::provider_searches(input.tools, completion.searches, log);
-            let searching =
-                |c: &ToolCallRequest| input.tools.host_tool(&c.name) == Some(HostTool::SearchTools);
-            log.search_turns += u32::from(!calls.is_empty() && calls.iter().all(searching));
-        }
+        note_searches(input, out, &calls, completion.searches);
         request.messages.push(Message::Assistant {
             content,
             tool_calls: calls.clone(),
@@ -412,69 +407,99 @@ async fn take_turns(
             return;
         }
         for call in &calls {
-            if let (Some(HostTool::SearchTools), Some(log)) =
-                (input.tools.host_tool(&call.name), &mut out.tool_search)
-            {
-                let (k, index) = (input.profile.tool_search_k, out.host_calls.len() as u32);
-                let (record, reply) =
-                    super::search::search_call(input.tools, call, k, index, request, log);
+            if !answer_call(input, server, request, out, call, recovered).await {
+                return;
+            }
+        }
+    }
+}
+
+/// Counts a turn's searches for tools (`tool_search`): the provider's own, from its answer, and
+/// the turn itself when every call it made was a search.
+fn note_searches(
+    input: &TrialInput<'_>,
+    out: &mut TrialOutput,
+    calls: &[ToolCallRequest],
+    provider: Vec<crate::host::tool_search::Search>,
+) {
+    let Some(log) = &mut out.tool_search else {
+        return;
+    };
+    super::search::provider_searches(input.tools, provider, log);
+    let searching =
+        |c: &ToolCallRequest| input.tools.host_tool(&c.name) == Some(HostTool::SearchTools);
+    log.search_turns += u32::from(!calls.is_empty() && calls.iter().all(searching));
+}
+
+/// Answers one call of the model's turn, its result added to the conversation: a search for
+/// tools from the view, another host tool from the server's lists, a server tool by the server.
+/// `false` when the trial cannot go on (the server failed: an infrastructure error).
+async fn answer_call(
+    input: &TrialInput<'_>,
+    server: &McpConnection,
+    request: &mut CompletionRequest,
+    out: &mut TrialOutput,
+    call: &ToolCallRequest,
+    recovered: bool,
+) -> bool {
+    let reply = |request: &mut CompletionRequest, content: String| {
+        request.messages.push(Message::Tool {
+            tool_call_id: call.id.clone(),
+            content,
+        });
+    };
+    if let (Some(HostTool::SearchTools), Some(log)) =
+        (input.tools.host_tool(&call.name), &mut out.tool_search)
+    {
+        let (k, index) = (input.profile.tool_search_k, out.host_calls.len() as u32);
+        let (record, text) = super::search::search_call(input.tools, call, k, index, request, log);
+        out.host_calls.push(record);
+        reply(request, text);
+        return true;
+    }
+    if let Some(tool) = input.tools.host_tool(&call.name) {
+        let index = out.host_calls.len() as u32;
+        return match super::exposed::host_call(tool, call, server, index).await {
+            Ok((record, text)) => {
                 out.host_calls.push(record);
-                request.messages.push(Message::Tool {
-                    tool_call_id: call.id.clone(),
-                    content: reply,
-                });
-                continue;
+                reply(request, text);
+                true
             }
-            if let Some(tool) = input.tools.host_tool(&call.name) {
-                let index = out.host_calls.len() as u32;
-                match super::exposed::host_call(tool, call, server, index).await {
-                    Ok((record, reply)) => {
-                        out.host_calls.push(record);
-                        request.messages.push(Message::Tool {
-                            tool_call_id: call.id.clone(),
-                            content: reply,
-                        });
-                    }
-                    Err(e) => {
-                        out.server_failed = Some(format!("the host's `{}`", call.name));
-                        out.infra_error = Some(chain(&e));
-                        return;
-                    }
-                }
-                continue;
+            Err(e) => {
+                out.server_failed = Some(format!("the host's `{}`", call.name));
+                out.infra_error = Some(chain(&e));
+                false
             }
-            let offered = &request.tools;
-            match execute_call(input, server, call, out.calls.len() as u32, offered).await {
-                Ok((mut record, reply)) => {
-                    record.recovered = recovered;
-                    out.calls.push(record);
-                    request.messages.push(Message::Tool {
-                        tool_call_id: call.id.clone(),
-                        content: reply,
-                    });
-                }
-                Err(e) => {
-                    // The call was made and failed with the server: kept in the record, so that
-                    // a side whose server dies counts the call and its error.
-                    let tool = input.tools.server_name(&call.name).unwrap_or(&call.name);
-                    out.calls.push(ToolCallRecord {
-                        index: out.calls.len() as u32,
-                        tool: tool.to_owned(),
-                        arguments: call.arguments.clone(),
-                        is_error: true,
-                        error_code: None,
-                        error_kind: Some("server".into()),
-                        latency_ms: 0.0,
-                        result: chain(&e),
-                        replay_unmatched: false,
-                        recovered,
-                        user_turn: 1,
-                    });
-                    out.server_failed = Some(format!("tools/call `{tool}`"));
-                    out.infra_error = Some(chain(&e));
-                    return;
-                }
-            }
+        };
+    }
+    let offered = &request.tools;
+    match execute_call(input, server, call, out.calls.len() as u32, offered).await {
+        Ok((mut record, text)) => {
+            record.recovered = recovered;
+            out.calls.push(record);
+            reply(request, text);
+            true
+        }
+        Err(e) => {
+            // The call was made and failed with the server: kept in the record, so that a side
+            // whose server dies counts the call and its error.
+            let tool = input.tools.server_name(&call.name).unwrap_or(&call.name);
+            out.calls.push(ToolCallRecord {
+                index: out.calls.len() as u32,
+                tool: tool.to_owned(),
+                arguments: call.arguments.clone(),
+                is_error: true,
+                error_code: None,
+                error_kind: Some("server".into()),
+                latency_ms: 0.0,
+                result: chain(&e),
+                replay_unmatched: false,
+                recovered,
+                user_turn: 1,
+            });
+            out.server_failed = Some(format!("tools/call `{tool}`"));
+            out.infra_error = Some(chain(&e));
+            false
         }
     }
 }
