@@ -66,6 +66,7 @@ fn main() {
                         ttft_ms: None,
                         failure: "".into(),
                         unprepared_requests: 0,
+                        found_at_k: None,
                     };
                     looks.add(side, &facts);
                 }

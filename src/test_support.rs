@@ -75,6 +75,7 @@ pub(crate) fn episode(
         sampling_output_tokens: 0,
         asks: Vec::new(),
         host_calls: Vec::new(),
+        tool_search: None,
     }
 }
 

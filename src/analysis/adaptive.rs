@@ -523,6 +523,7 @@ mod tests {
             ttft_ms: None,
             failure: "".into(),
             unprepared_requests: 0,
+            found_at_k: None,
         }
     }
 

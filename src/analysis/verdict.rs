@@ -204,11 +204,18 @@ pub struct Level {
 
 impl Level {
     pub fn new(stats: &StatsConfig, hosts: usize) -> Self {
+        Self::with_found_at_k(stats, hosts, false)
+    }
+
+    /// The level of a run whose episodes searched for tools (`tool_search`) when `found_at_k`:
+    /// its found@k task rows are one more gated family per host where they are gated.
+    pub fn with_found_at_k(stats: &StatsConfig, hosts: usize, found_at_k: bool) -> Self {
         let task_families = stats
             .gated
             .iter()
             .filter(|m| Metric::TESTED.contains(m))
-            .count();
+            .count()
+            + usize::from(found_at_k && found_at_k_gated(stats));
         let suite_family = usize::from(
             stats
                 .gated
@@ -221,6 +228,13 @@ impl Level {
             family_alpha: stats.alpha / families as f64,
         }
     }
+}
+
+/// Whether the found@k rows of a run with tool search fail it: gated like success (when `gated`
+/// lists `success`, or `found_at_k` itself), since a tool a search no longer finds is a task
+/// the model can no longer do.
+pub fn found_at_k_gated(stats: &StatsConfig) -> bool {
+    (stats.gated.iter()).any(|m| matches!(m, Metric::Success | Metric::FoundAtK))
 }
 
 /// Metrics that exist only as suite rows.
@@ -308,5 +322,12 @@ mod tests {
             ..StatsConfig::default()
         };
         assert_eq!(Level::new(&only_rates, 1).families, 1);
+        // A run with tool search: its found@k rows are one more gated family per host.
+        assert_eq!(Level::with_found_at_k(&stats, 2, true).families, 12);
+        let ungated = StatsConfig {
+            gated: vec![Metric::ToolCalls],
+            ..StatsConfig::default()
+        };
+        assert_eq!(Level::with_found_at_k(&ungated, 1, true).families, 2);
     }
 }

@@ -256,8 +256,22 @@ pub struct RunArgs {
     /// window).
     #[arg(long)]
     pub stale_list: bool,
+    /// How each API host's model finds the servers' tools: native (Anthropic's tool-search
+    /// tool, every server tool sent with defer_loading: true; anthropic hosts only) or emulated
+    /// (mcpeval's search_tools host tool over a BM25 index of the tools' names, titles and
+    /// descriptions; no server tool is offered until a search loads it). Each episode records
+    /// the searches made, found_rank and found_at_k; the comparison gets a gated found_at_k row
+    /// per task. App hosts are refused [default: off, or the config's [profile] tool_search].
+    /// More: docs/hosts.md (Tool search).
+    #[arg(long, value_name = "MODE")]
+    pub tool_search: Option<crate::config::ToolSearch>,
+    /// With --tool-search: a task's tool counts as found when a search ranks it within N; an
+    /// emulated search returns and loads N tools [default: 5, or the config's [profile]
+    /// tool_search_k].
+    #[arg(long, value_name = "N", requires = "tool_search")]
+    pub tool_search_k: Option<usize>,
     /// Finish a cut-short run in DIR without repeating its finished trials.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order", "recover_text_calls", "replay_user_turns", "expose", "stale_list"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "baseline", "candidate", "suite", "host", "trials", "seed", "out", "trigger", "auto_trigger", "adaptive", "max_trials", "trial_budget", "tool_order", "recover_text_calls", "replay_user_turns", "expose", "stale_list", "tool_search", "tool_search_k"])]
     pub resume: Option<PathBuf>,
     /// Adaptive trials ([stats] adaptive = true): each task runs in looks of [stats] look_every
     /// trials per side (5) up to --max-trials, and stops once its verdict is settled (futility,
@@ -1255,6 +1269,8 @@ impl RunArgs {
             expose: self.expose.clone(),
             replay_user_turns: self.replay_user_turns,
             stale_list: self.stale_list,
+            tool_search: self.tool_search,
+            tool_search_k: self.tool_search_k,
         }
     }
 }

@@ -109,6 +109,11 @@ pub struct ProfileFile {
     pub expose: Option<Vec<crate::config::Exposed>>,
     pub list_resources_tool: Option<String>,
     pub read_resource_tool: Option<String>,
+    /// How the model finds the server's tools: `native` or `emulated` (API hosts).
+    pub tool_search: Option<crate::config::ToolSearch>,
+    pub tool_search_k: Option<usize>,
+    pub tool_search_variant: Option<crate::config::SearchVariant>,
+    pub search_tools_tool: Option<String>,
 }
 
 /// `[servers.NAME]`: one server version.
@@ -325,6 +330,10 @@ impl ProfileFile {
             expose: over.expose.or(self.expose),
             list_resources_tool: over.list_resources_tool.or(self.list_resources_tool),
             read_resource_tool: over.read_resource_tool.or(self.read_resource_tool),
+            tool_search: over.tool_search.or(self.tool_search),
+            tool_search_k: over.tool_search_k.or(self.tool_search_k),
+            tool_search_variant: over.tool_search_variant.or(self.tool_search_variant),
+            search_tools_tool: over.search_tools_tool.or(self.search_tools_tool),
         }
     }
 
@@ -362,6 +371,18 @@ impl ProfileFile {
         }
         if let Some(v) = &self.read_resource_tool {
             profile.read_resource_tool = v.clone();
+        }
+        if let Some(v) = self.tool_search {
+            profile.tool_search = Some(v);
+        }
+        if let Some(v) = self.tool_search_k {
+            profile.tool_search_k = v;
+        }
+        if let Some(v) = self.tool_search_variant {
+            profile.tool_search_variant = v;
+        }
+        if let Some(v) = &self.search_tools_tool {
+            profile.search_tools_tool = v.clone();
         }
     }
 }

@@ -24,7 +24,9 @@ pub use check_stages::{explicit_server_label, CheckFile, CONFORMANCE_PACKAGE};
 pub use file::{AuthFile, ConfigFile, HostFile, Isolation, ProfileFile, ServerFile};
 pub use host_request::{check_extra_body, ToolChoice};
 pub use nightly::{NightlyFile, NightlySettings};
-pub use profile::{Exposed, HostProfile, ToolNaming, ToolOrder};
+pub use profile::{
+    Exposed, HostProfile, SearchVariant, ToolNaming, ToolOrder, ToolSearch, DEFAULT_TOOL_SEARCH_K,
+};
 pub use resolve::{
     checked_renames, config_targets, env_reference, expand_value, resolve, resolve_server,
     ConfigError, ConfigTargets, HostConfig, HostSettings, InvalidSetting, Overrides, Provider,

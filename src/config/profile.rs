@@ -93,6 +93,69 @@ impl std::str::FromStr for Exposed {
 pub const LIST_RESOURCES_TOOL: &str = "list_resources";
 pub const READ_RESOURCE_TOOL: &str = "read_resource";
 
+/// How a host finds the tools it offers (`tool_search`, `--tool-search`): instead of putting every
+/// definition into the prompt, the model searches for the tools it needs and only those it finds
+/// are loaded, as Anthropic's tool-search tool and Claude Code's on-demand MCP tools do. Then a
+/// description is first a search key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolSearch {
+    /// Anthropic's own tool-search tool (`anthropic` hosts): every server tool sent with
+    /// `defer_loading: true`, the search run by the API.
+    Native,
+    /// mcpeval's host tool `search_tools(query)` over a BM25 index of the server's tools (any
+    /// API host): the tools a search returns are offered from the next request on.
+    Emulated,
+}
+
+impl ToolSearch {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Emulated => "emulated",
+        }
+    }
+}
+
+impl std::str::FromStr for ToolSearch {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "native" => Ok(Self::Native),
+            "emulated" => Ok(Self::Emulated),
+            other => Err(format!(
+                "unknown tool search `{other}` (expected native or emulated)"
+            )),
+        }
+    }
+}
+
+/// Which of Anthropic's two tool-search tools a `native` search sends
+/// (`tool_search_variant`): natural-language queries ranked by BM25, or regular expressions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchVariant {
+    #[default]
+    Bm25,
+    Regex,
+}
+
+impl SearchVariant {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Bm25 => "bm25",
+            Self::Regex => "regex",
+        }
+    }
+}
+
+/// Tools a tool search returns (and, emulated, loads) at most, unless `tool_search_k` says
+/// otherwise: Anthropic's search returns three to five.
+pub const DEFAULT_TOOL_SEARCH_K: usize = 5;
+
+/// The name of mcpeval's own search tool under `tool_search = "emulated"`.
+pub const SEARCH_TOOLS_TOOL: &str = "search_tools";
+
 fn tools_only(expose: &[Exposed]) -> bool {
     expose == [Exposed::Tools]
 }
@@ -135,6 +198,40 @@ pub struct HostProfile {
     pub list_resources_tool: String,
     #[serde(default = "read_resource_tool", skip_serializing_if = "is_read_tool")]
     pub read_resource_tool: String,
+    /// How the model finds the server's tools (`tool_search`): off (every tool offered, the
+    /// default), `native` or `emulated`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_search: Option<ToolSearch>,
+    /// The rank within which a search must return a task's tool for it to count as found
+    /// (`found_at_k`); emulated, also how many tools each search returns and loads.
+    #[serde(default = "tool_search_k", skip_serializing_if = "is_default_k")]
+    pub tool_search_k: usize,
+    /// Anthropic's tool-search tool a `native` search sends.
+    #[serde(default, skip_serializing_if = "is_bm25")]
+    pub tool_search_variant: SearchVariant,
+    /// The name of the host's search tool under `emulated` (`search_tools_tool`).
+    #[serde(default = "search_tools_tool", skip_serializing_if = "is_search_tool")]
+    pub search_tools_tool: String,
+}
+
+fn tool_search_k() -> usize {
+    DEFAULT_TOOL_SEARCH_K
+}
+
+fn is_default_k(k: &usize) -> bool {
+    *k == DEFAULT_TOOL_SEARCH_K
+}
+
+fn is_bm25(variant: &SearchVariant) -> bool {
+    *variant == SearchVariant::Bm25
+}
+
+fn search_tools_tool() -> String {
+    SEARCH_TOOLS_TOOL.to_owned()
+}
+
+fn is_search_tool(name: &str) -> bool {
+    name == SEARCH_TOOLS_TOOL
 }
 
 fn list_resources_tool() -> String {
@@ -181,6 +278,10 @@ impl Default for HostProfile {
             expose: default_expose(),
             list_resources_tool: list_resources_tool(),
             read_resource_tool: read_resource_tool(),
+            tool_search: None,
+            tool_search_k: DEFAULT_TOOL_SEARCH_K,
+            tool_search_variant: SearchVariant::Bm25,
+            search_tools_tool: search_tools_tool(),
         }
     }
 }

@@ -105,6 +105,11 @@ pub struct Overrides {
     pub expose: Option<Vec<super::Exposed>>,
     /// `--stale-list`: the candidate's trials are offered the baseline's tool list.
     pub stale_list: bool,
+    /// `--tool-search`: how every host's model finds the server's tools, over the config's
+    /// profiles.
+    pub tool_search: Option<super::ToolSearch>,
+    /// `--tool-search-k`: every host's `tool_search_k`.
+    pub tool_search_k: Option<usize>,
 }
 
 /// How the command line lets trials touch the servers' state.
@@ -599,8 +604,15 @@ fn build(
             .iter_mut()
             .for_each(|h| h.profile.expose = expose.clone());
     }
+    if let Some(search) = over.tool_search {
+        (hosts.iter_mut()).for_each(|h| h.profile.tool_search = Some(search));
+    }
+    if let Some(k) = over.tool_search_k {
+        (hosts.iter_mut()).for_each(|h| h.profile.tool_search_k = k);
+    }
     for host in &hosts {
         check_exposure(host)?;
+        check_tool_search(host).map_err(|why| invalid(format!("host `{}`: {why}", host.name)))?;
     }
     let mut stats = file.stats.clone().unwrap_or_default().resolve();
     if let Some(correction) = over.correction {
@@ -1070,6 +1082,40 @@ fn check_exposure(host: &HostConfig) -> Result<(), ConfigError> {
             "list_resources_tool (`{list}`) and read_resource_tool (`{read}`) must be two \
              different, non-empty names"
         ));
+    }
+    Ok(())
+}
+
+/// A host's tool search must be one it can run: an app host searches (or not) its own way,
+/// Anthropic's own search needs Anthropic's API, and the search tool needs a name of its own.
+fn check_tool_search(host: &HostConfig) -> Result<(), InvalidSetting> {
+    let profile = &host.profile;
+    let Some(search) = profile.tool_search else {
+        return Ok(());
+    };
+    if host.provider == Provider::App {
+        return Err(InvalidSetting(format!(
+            "tool_search = \"{}\" is a setting of API hosts: an app host loads its tools its own \
+             way (Claude Code searches MCP tools on demand by itself), so mcpeval cannot set it",
+            search.as_str()
+        )));
+    }
+    if search == super::ToolSearch::Native && host.provider != Provider::Anthropic {
+        return Err(
+            "tool_search = \"native\" is Anthropic's tool-search tool and needs an `anthropic` \
+             host; use \"emulated\" (mcpeval's search_tools over a BM25 index) on any other"
+                .into(),
+        );
+    }
+    if profile.tool_search_k == 0 {
+        return Err("tool_search_k must be at least 1".into());
+    }
+    let name = &profile.search_tools_tool;
+    let resource_tools = [&profile.list_resources_tool, &profile.read_resource_tool];
+    if name.trim().is_empty() || resource_tools.contains(&name) {
+        return Err(InvalidSetting(format!(
+            "search_tools_tool (`{name}`) must be a non-empty name apart from the resource tools'"
+        )));
     }
     Ok(())
 }

@@ -28,6 +28,9 @@ pub enum Metric {
     FalseCallRate,
     /// Suite only: share of tool episodes in which no tool was called.
     MissedCallRate,
+    /// Under tool search: share of episodes in which a search ranked one of the task's
+    /// expected tools within `tool_search_k` (task rows; gated when `success` is).
+    FoundAtK,
 }
 
 impl Metric {
@@ -44,7 +47,7 @@ impl Metric {
         Metric::LatencyMs,
     ];
 
-    pub const ALL: [Metric; 13] = [
+    pub const ALL: [Metric; 14] = [
         Metric::Success,
         Metric::ToolCalls,
         Metric::ToolErrors,
@@ -58,6 +61,7 @@ impl Metric {
         Metric::PassHatK,
         Metric::FalseCallRate,
         Metric::MissedCallRate,
+        Metric::FoundAtK,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -75,12 +79,16 @@ impl Metric {
             Metric::PassHatK => "pass_hat_k",
             Metric::FalseCallRate => "false_call_rate",
             Metric::MissedCallRate => "missed_call_rate",
+            Metric::FoundAtK => "found_at_k",
         }
     }
 
     /// Success and pass rates get better as they rise; every other metric as it falls.
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Success | Metric::PassAtK | Metric::PassHatK)
+        matches!(
+            self,
+            Metric::Success | Metric::PassAtK | Metric::PassHatK | Metric::FoundAtK
+        )
     }
 
     /// Rates in [0, 1], judged with the absolute success margin; the rest with the relative one.
@@ -92,6 +100,7 @@ impl Metric {
                 | Metric::PassHatK
                 | Metric::FalseCallRate
                 | Metric::MissedCallRate
+                | Metric::FoundAtK
         )
     }
 }

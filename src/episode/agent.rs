@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use super::conversation::{grade_calls, Author, UserTurnRecord};
 use super::record::ToolCallRecord;
-use super::tools::{system_prompt, ToolView};
+use super::tools::{system_prompt, HostTool, ToolView};
 use crate::error::chain;
 use crate::host::{
     Completion, CompletionRequest, HostProfile, Message, Model, ToolCallRequest, Usage,
@@ -96,6 +96,8 @@ pub struct TrialOutput {
     /// The trial could not start as its task says (its server prompt was refused): it fails
     /// with this reason, no model turn taken.
     pub opening_failure: Option<String>,
+    /// The searches for tools the model made (`tool_search`); `None` without tool search.
+    pub tool_search: Option<super::search::SearchLog>,
 }
 
 /// Runs the loop: system prompt, task prompt, then model ↔ tools until the model answers without
@@ -113,7 +115,10 @@ pub async fn run_trial(input: &TrialInput<'_>, server: &McpConnection) -> TrialO
         seed: input.seed,
         context: input.context.clone(),
     };
-    let mut out = TrialOutput::default();
+    let mut out = TrialOutput {
+        tool_search: input.profile.tool_search.map(|_| Default::default()),
+        ..TrialOutput::default()
+    };
     let opening = super::exposed::opening(
         input.prompt,
         input.attach,
@@ -391,64 +396,110 @@ async fn take_turns(
         if calls.is_empty() {
             out.final_answer = Some(content.clone().unwrap_or_default());
         }
+        note_searches(input, out, &calls, completion.searches);
         request.messages.push(Message::Assistant {
             content,
             tool_calls: calls.clone(),
             reasoning: completion.reasoning,
+            server_blocks: completion.server_blocks,
         });
         if calls.is_empty() {
             return;
         }
         for call in &calls {
-            if let Some(tool) = input.tools.host_tool(&call.name) {
-                let index = out.host_calls.len() as u32;
-                match super::exposed::host_call(tool, call, server, index).await {
-                    Ok((record, reply)) => {
-                        out.host_calls.push(record);
-                        request.messages.push(Message::Tool {
-                            tool_call_id: call.id.clone(),
-                            content: reply,
-                        });
-                    }
-                    Err(e) => {
-                        out.server_failed = Some(format!("the host's `{}`", call.name));
-                        out.infra_error = Some(chain(&e));
-                        return;
-                    }
-                }
-                continue;
+            if !answer_call(input, server, request, out, call, recovered).await {
+                return;
             }
-            match execute_call(input, server, call, out.calls.len() as u32).await {
-                Ok((mut record, reply)) => {
-                    record.recovered = recovered;
-                    out.calls.push(record);
-                    request.messages.push(Message::Tool {
-                        tool_call_id: call.id.clone(),
-                        content: reply,
-                    });
-                }
-                Err(e) => {
-                    // The call was made and failed with the server: kept in the record, so that
-                    // a side whose server dies counts the call and its error.
-                    let tool = input.tools.server_name(&call.name).unwrap_or(&call.name);
-                    out.calls.push(ToolCallRecord {
-                        index: out.calls.len() as u32,
-                        tool: tool.to_owned(),
-                        arguments: call.arguments.clone(),
-                        is_error: true,
-                        error_code: None,
-                        error_kind: Some("server".into()),
-                        latency_ms: 0.0,
-                        result: chain(&e),
-                        replay_unmatched: false,
-                        recovered,
-                        user_turn: 1,
-                    });
-                    out.server_failed = Some(format!("tools/call `{tool}`"));
-                    out.infra_error = Some(chain(&e));
-                    return;
-                }
+        }
+    }
+}
+
+/// Counts a turn's searches for tools (`tool_search`): the provider's own, from its answer, and
+/// the turn itself when every call it made was a search.
+fn note_searches(
+    input: &TrialInput<'_>,
+    out: &mut TrialOutput,
+    calls: &[ToolCallRequest],
+    provider: Vec<crate::host::tool_search::Search>,
+) {
+    let Some(log) = &mut out.tool_search else {
+        return;
+    };
+    super::search::provider_searches(input.tools, provider, log);
+    let searching =
+        |c: &ToolCallRequest| input.tools.host_tool(&c.name) == Some(HostTool::SearchTools);
+    log.search_turns += u32::from(!calls.is_empty() && calls.iter().all(searching));
+}
+
+/// Answers one call of the model's turn, its result added to the conversation: a search for
+/// tools from the view, another host tool from the server's lists, a server tool by the server.
+/// `false` when the trial cannot go on (the server failed: an infrastructure error).
+async fn answer_call(
+    input: &TrialInput<'_>,
+    server: &McpConnection,
+    request: &mut CompletionRequest,
+    out: &mut TrialOutput,
+    call: &ToolCallRequest,
+    recovered: bool,
+) -> bool {
+    let reply = |request: &mut CompletionRequest, content: String| {
+        request.messages.push(Message::Tool {
+            tool_call_id: call.id.clone(),
+            content,
+        });
+    };
+    if let (Some(HostTool::SearchTools), Some(log)) =
+        (input.tools.host_tool(&call.name), &mut out.tool_search)
+    {
+        let (k, index) = (input.profile.tool_search_k, out.host_calls.len() as u32);
+        let (record, text) = super::search::search_call(input.tools, call, k, index, request, log);
+        out.host_calls.push(record);
+        reply(request, text);
+        return true;
+    }
+    if let Some(tool) = input.tools.host_tool(&call.name) {
+        let index = out.host_calls.len() as u32;
+        return match super::exposed::host_call(tool, call, server, index).await {
+            Ok((record, text)) => {
+                out.host_calls.push(record);
+                reply(request, text);
+                true
             }
+            Err(e) => {
+                out.server_failed = Some(format!("the host's `{}`", call.name));
+                out.infra_error = Some(chain(&e));
+                false
+            }
+        };
+    }
+    let offered = &request.tools;
+    match execute_call(input, server, call, out.calls.len() as u32, offered).await {
+        Ok((mut record, text)) => {
+            record.recovered = recovered;
+            out.calls.push(record);
+            reply(request, text);
+            true
+        }
+        Err(e) => {
+            // The call was made and failed with the server: kept in the record, so that a side
+            // whose server dies counts the call and its error.
+            let tool = input.tools.server_name(&call.name).unwrap_or(&call.name);
+            out.calls.push(ToolCallRecord {
+                index: out.calls.len() as u32,
+                tool: tool.to_owned(),
+                arguments: call.arguments.clone(),
+                is_error: true,
+                error_code: None,
+                error_kind: Some("server".into()),
+                latency_ms: 0.0,
+                result: chain(&e),
+                replay_unmatched: false,
+                recovered,
+                user_turn: 1,
+            });
+            out.server_failed = Some(format!("tools/call `{tool}`"));
+            out.infra_error = Some(chain(&e));
+            false
         }
     }
 }
@@ -521,18 +572,21 @@ fn add_usage(total: &mut Usage, turn: &Usage) {
     total.reasoning_tokens += turn.reasoning_tokens;
 }
 
-/// Executes one tool call. A call to an unknown tool or with arguments that are not a JSON object
-/// is the model's error: it is recorded and sent back as an error result, as a real host does.
-/// `Err` only when the server itself failed (an infrastructure error).
+/// Executes one tool call. A call to a tool not offered (unknown, or held back until a search
+/// loads it) or with arguments that are not a JSON object is the model's error: it is recorded
+/// and sent back as an error result, as a real host does. `Err` only when the server itself
+/// failed (an infrastructure error).
 async fn execute_call(
     input: &TrialInput<'_>,
     server: &McpConnection,
     call: &ToolCallRequest,
     index: u32,
+    offered: &[crate::host::ToolSpec],
 ) -> Result<(ToolCallRecord, String), crate::mcp::McpError> {
     let mut record = ToolCallRecord::refused(index, &call.name, &call.arguments);
-    let Some(tool) = input.tools.server_name(&call.name) else {
-        let known: Vec<&str> = input.tools.specs.iter().map(|s| s.name.as_str()).collect();
+    let is_offered = offered.iter().any(|s| s.name == call.name);
+    let Some(tool) = (input.tools.server_name(&call.name)).filter(|_| is_offered) else {
+        let known: Vec<&str> = offered.iter().map(|s| s.name.as_str()).collect();
         let reply = format!(
             "Error: there is no tool named `{}`. Available tools: {}",
             call.name,

@@ -131,6 +131,13 @@ pub async fn host_call(
             let reply = resource_text(&outcome);
             (format!("resource:{uri}"), reply, Some(outcome))
         }
+        // Answered by the agent loop from the tool view (`search::search_call`), never here.
+        HostTool::SearchTools => {
+            let reply = format!("Error: `{}` cannot search here", call.name);
+            let mut record = ToolCallRecord::refused(index, &call.name, &call.arguments);
+            record.result = reply.clone();
+            return Ok((record, reply));
+        }
     };
     let mut record = match &outcome {
         Some(outcome) => record(label, call.arguments.clone(), started, outcome),
@@ -231,6 +238,7 @@ fn prompt_messages(outcome: &CallOutcome) -> Result<Vec<Message>, Unusable> {
                     content: Some(text),
                     tool_calls: Vec::new(),
                     reasoning: None,
+                    server_blocks: Vec::new(),
                 },
                 _ => Message::User { content: text },
             }
@@ -324,6 +332,7 @@ mod tests {
             content: Some("hi".into()),
             tool_calls: Vec::new(),
             reasoning: None,
+            server_blocks: Vec::new(),
         }];
         attach_to_first_user_message(&mut none, "A");
         assert_eq!(

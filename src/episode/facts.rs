@@ -56,6 +56,9 @@ pub struct EpisodeFacts<'a> {
     /// The server's requests the task did not say how to answer (`sampling:`, `elicitation:`),
     /// answered "method not found" (read as 0 from tables written before the column).
     pub unprepared_requests: u32,
+    /// Whether a search for tools ranked one of the task's within k (`tool_search`); `None`
+    /// without tool search or for a task that expects no tool.
+    pub found_at_k: Option<bool>,
 }
 
 /// A server error's first line (without the stderr tail that follows it), as a failure's reason.
@@ -100,6 +103,7 @@ impl<'a> EpisodeFacts<'a> {
                 None => Cow::Owned(e.grade.failure_summary()),
             },
             unprepared_requests: e.unprepared_requests,
+            found_at_k: e.tool_search.as_ref().and_then(|s| s.found_at_k),
         }
     }
 
@@ -115,7 +119,11 @@ impl<'a> EpisodeFacts<'a> {
             Metric::ReasoningTokens => self.reasoning_tokens as f64,
             Metric::Turns => f64::from(self.turns),
             Metric::LatencyMs => self.latency_ms,
-            Metric::PassAtK | Metric::PassHatK | Metric::FalseCallRate | Metric::MissedCallRate => {
+            Metric::PassAtK
+            | Metric::PassHatK
+            | Metric::FalseCallRate
+            | Metric::MissedCallRate
+            | Metric::FoundAtK => {
                 unreachable!("only the tested metrics are kept per episode")
             }
         }

@@ -225,6 +225,10 @@ pub struct Episode {
     /// among `calls`, `tool_calls` or `tools_called`, which count the server's tools.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host_calls: Vec<ToolCallRecord>,
+    /// The trial's searches for tools, and whether they found the task's (`tool_search`);
+    /// absent without tool search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_search: Option<super::ToolSearchFacts>,
 }
 
 /// How one model turn's answer arrived.
@@ -257,6 +261,13 @@ impl Episode {
     /// `tool_calls` as calls, and apart here.
     pub fn recovered_calls(&self) -> u32 {
         self.text_calls.recovered
+    }
+
+    /// The searches for tools the trial made (0 without tool search).
+    pub fn tool_searches(&self) -> u32 {
+        self.tool_search
+            .as_ref()
+            .map_or(0, |s| s.searches.len() as u32)
     }
 }
 

@@ -105,6 +105,7 @@ mod tests {
             title: None,
             description: Some(text.into()),
             input_schema: json!({"type": "object"}),
+            deferred: false,
         };
         let bare = Counter::Real.input(&messages, &[]);
         assert_eq!(bare, MESSAGE_OVERHEAD + Counter::Real.text(text));

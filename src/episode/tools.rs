@@ -4,16 +4,29 @@ use std::collections::HashMap;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::config::{Exposed, ToolNaming, ToolOrder};
+use crate::config::{Exposed, ToolNaming, ToolOrder, ToolSearch};
+use crate::host::tool_search::{ToolIndex, SEARCH_TOOLS_PURPOSE};
 use crate::host::{HostProfile, ToolSpec};
 
 /// The tools as shown to the model, with the way back to the server's names.
 #[derive(Debug, Clone, Default)]
 pub struct ToolView {
+    /// The tools offered with the trial's first request.
     pub specs: std::sync::Arc<[ToolSpec]>,
     to_server: HashMap<String, String>,
-    /// The host's own tools among `specs` (`expose` with `resources`), by the name shown.
+    /// The host's own tools among `specs` (`expose` with `resources`, `tool_search`), by the
+    /// name shown.
     host_tools: HashMap<String, HostTool>,
+    /// Under `tool_search = "emulated"`: the server's tools, held back until a search loads
+    /// them, and their index.
+    held: Option<std::sync::Arc<Held>>,
+}
+
+/// The server's tools as they would be shown, not offered until a search returns them.
+#[derive(Debug)]
+struct Held {
+    tools: Vec<ToolSpec>,
+    index: ToolIndex,
 }
 
 /// A tool the host offers itself and mcpeval answers (from the server's lists and reads), not
@@ -25,10 +38,13 @@ pub enum HostTool {
     ListResources,
     /// One resource by its URI (`resources/read`).
     ReadResource,
+    /// A search of the server's tools (`tool_search = "emulated"`): answered from mcpeval's
+    /// index, and the tools it returns are offered from the next request on.
+    SearchTools,
 }
 
 impl HostTool {
-    fn spec(self, name: String, label: &str) -> ToolSpec {
+    fn spec(self, name: String, label: &str, k: usize) -> ToolSpec {
         let (description, schema) = match self {
             Self::ListResources => (
                 format!(
@@ -49,14 +65,38 @@ impl HostTool {
                     "required": ["uri"],
                 }),
             ),
+            Self::SearchTools => (
+                format!(
+                    "{SEARCH_TOOLS_PURPOSE} `{label}` by what they do. None of its tools can be \
+                     called before a search finds it: this returns the {k} tools that match the \
+                     query best (their names and descriptions), and those can be called from \
+                     then on."
+                ),
+                serde_json::json!({
+                    "type": "object",
+                    "properties": {"query": {"type": "string",
+                        "description": "What the tool you need does, in a few words."}},
+                    "required": ["query"],
+                }),
+            ),
         };
         ToolSpec {
             name,
             title: None,
             description: Some(description),
             input_schema: schema,
+            deferred: false,
         }
     }
+}
+
+/// What a search of the held-back tools found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Found {
+    /// Every tool the query matched, best first, by its server name.
+    pub ranked: Vec<String>,
+    /// The first `k` of them as the model is shown them: returned, and loaded.
+    pub returned: Vec<ToolSpec>,
 }
 
 /// What a trial's tool list is ordered by beside the profile: the trial's seed (`shuffle`), and
@@ -145,26 +185,55 @@ impl ToolView {
                     title: if profile.pass_title { title } else { None },
                     description: tool.description.as_ref().map(|d| d.to_string()),
                     input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
+                    deferred: false,
                 }
             })
             .collect();
-        let mut host_tools = HashMap::new();
-        if profile.exposes(Exposed::Resources) {
-            let wanted = [
-                (HostTool::ListResources, &profile.list_resources_tool),
-                (HostTool::ReadResource, &profile.read_resource_tool),
-            ];
-            for (tool, name) in wanted {
-                let name = free_name(name, |n| to_server.contains_key(n));
-                specs.push(tool.spec(name.clone(), &profile.server_label));
-                host_tools.insert(name, tool);
+        let mut held = None;
+        match profile.tool_search {
+            None => {}
+            Some(ToolSearch::Native) => specs.iter_mut().for_each(|s| s.deferred = true),
+            Some(ToolSearch::Emulated) => {
+                let tools = std::mem::take(&mut specs);
+                let index = ToolIndex::new(&tools);
+                held = Some(std::sync::Arc::new(Held { tools, index }));
             }
+        }
+        let mut host_tools = HashMap::new();
+        let mut wanted = Vec::new();
+        if held.is_some() {
+            wanted.push((HostTool::SearchTools, &profile.search_tools_tool));
+        }
+        if profile.exposes(Exposed::Resources) {
+            wanted.push((HostTool::ListResources, &profile.list_resources_tool));
+            wanted.push((HostTool::ReadResource, &profile.read_resource_tool));
+        }
+        for (tool, name) in wanted {
+            let name = free_name(name, |n| to_server.contains_key(n));
+            let label = &profile.server_label;
+            specs.push(tool.spec(name.clone(), label, profile.tool_search_k));
+            host_tools.insert(name, tool);
         }
         Self {
             specs: specs.into(),
             to_server,
             host_tools,
+            held,
         }
+    }
+
+    /// Searches the tools held back for `query` (`tool_search = "emulated"`): every match by
+    /// server name, best first, and the first `k` as shown. `None` when no tool is held back.
+    pub fn search(&self, query: &str, k: usize) -> Option<Found> {
+        let held = self.held.as_ref()?;
+        let order = held.index.rank(query);
+        let shown = |i: usize| &held.tools[i];
+        let ranked = (order.iter())
+            .map(|&i| self.server_name(&shown(i).name).unwrap_or(&shown(i).name))
+            .map(str::to_owned)
+            .collect();
+        let returned = order.iter().take(k).map(|&i| shown(i).clone()).collect();
+        Some(Found { ranked, returned })
     }
 
     /// The host tool the model called by this name, if it is one.
@@ -173,11 +242,10 @@ impl ToolView {
     }
 
     /// The offered tools' server names in the order the model saw them, joined by `,` (the
-    /// episode's `tools_offered`).
+    /// episode's `tools_offered`); under emulated tool search, the tools a search could load.
     pub fn offered(&self) -> String {
-        let names: Vec<&str> = self
-            .specs
-            .iter()
+        let held = self.held.as_ref().map(|h| h.tools.as_slice());
+        let names: Vec<&str> = (held.unwrap_or(&self.specs).iter())
             .filter(|s| !self.host_tools.contains_key(&s.name))
             .map(|s| self.server_name(&s.name).unwrap_or(&s.name))
             .collect();

@@ -78,7 +78,6 @@ pub fn grade_call(expect: &CallExpectations, answer: &CallAnswer<'_>) -> Grade {
     Grade { success, checks }
 }
 
-
 /// What the answer was, in words: "a result", "a result with isError: true", "JSON-RPC error
 /// -32602 (unknown tool)", "no answer in time".
 pub fn describe(outcome: &CallOutcome) -> String {

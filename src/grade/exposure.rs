@@ -126,7 +126,6 @@ fn listed(got: &[&str]) -> String {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -119,7 +119,6 @@ fn max_latency_ms(max: u64, latency_ms: Option<f64>) -> Check {
     )
 }
 
-
 /// `expected_calls`: each expected call is matched by a distinct observed call (the one at its
 /// `position`, when it has one); when `ordered`, the matches must come in order (a greedy
 /// subsequence of the observed calls).

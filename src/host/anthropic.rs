@@ -9,6 +9,8 @@ mod stream;
 pub(crate) mod wire;
 
 #[cfg(test)]
+mod search_tests;
+#[cfg(test)]
 mod tests;
 
 use std::fmt;
@@ -41,6 +43,8 @@ pub struct AnthropicModel {
     stream: bool,
     /// `tool_choice` of the host (`[host.NAME]`), see [`crate::host::choice`].
     tool_choice: Option<crate::config::ToolChoice>,
+    /// The tool-search tool sent with deferred tools (`tool_search_variant`).
+    tool_search: crate::config::SearchVariant,
     /// `…/v1/messages`, with the key in `x-api-key` (marked sensitive, and taken out of every
     /// error text), under the retry policy.
     endpoint: JsonEndpoint,
@@ -131,6 +135,7 @@ impl AnthropicModel {
             thinking_budget: None,
             stream: true,
             tool_choice: None,
+            tool_search: crate::config::SearchVariant::Bm25,
             endpoint,
         })
     }
@@ -167,6 +172,13 @@ impl AnthropicModel {
         self
     }
 
+    /// Which of Anthropic's tool-search tools a request with deferred tools carries
+    /// (`tool_search = "native"`; bm25 by default).
+    pub fn with_tool_search(mut self, variant: crate::config::SearchVariant) -> Self {
+        self.tool_search = variant;
+        self
+    }
+
     /// The provider's model name.
     pub fn model(&self) -> &str {
         &self.model
@@ -193,11 +205,17 @@ impl Model for AnthropicModel {
             thinking_budget: self.thinking_budget,
             stream: self.stream,
             tool_choice: super::choice::for_request(self.tool_choice.as_ref(), request),
+            tool_search: self.tool_search,
         };
+        let mut headers = HeaderMap::new();
+        if wire::searches(request) {
+            let beta = super::tool_search::NATIVE_BETA;
+            headers.insert("anthropic-beta", HeaderValue::from_static(beta));
+        }
         self.endpoint
             .complete(
                 &request_body(settings, request, &names),
-                &HeaderMap::new(),
+                &headers,
                 self.stream,
                 EventReader::default,
                 |value| parse_response(value, &names, &self.model),

@@ -342,6 +342,7 @@ mod tests {
                     "type": "object",
                     "properties": {"query": {"type": "string"}}
                 }),
+                deferred: false,
             }]
             .into(),
             seed,

@@ -218,9 +218,22 @@ impl JsonEndpoint {
     }
 
     /// The endpoint's headers and a request's own.
+    /// The endpoint's headers with a request's own: a request header the host sets too is
+    /// joined to the host's value as a list (`anthropic-beta: the-hosts,advanced-tool-use-…`),
+    /// so neither beta is lost.
     fn headers_with(&self, extra: &HeaderMap) -> HeaderMap {
         let mut headers = self.headers.clone();
-        headers.extend(extra.clone());
+        for (name, value) in extra {
+            let joined = (headers.get(name))
+                .and_then(|had| Some((had.to_str().ok()?, value.to_str().ok()?)))
+                .filter(|(had, new)| !had.split(',').any(|v| v.trim() == *new))
+                .and_then(|(had, new)| HeaderValue::from_str(&format!("{had},{new}")).ok());
+            match joined {
+                Some(joined) => headers.insert(name, joined),
+                None if headers.contains_key(name) => continue,
+                None => headers.insert(name, value.clone()),
+            };
+        }
         headers
     }
 
@@ -860,6 +873,39 @@ impl std::error::Error for Attempts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_header_the_host_sets_too_is_joined_to_its_value() {
+        let mut host = HeaderMap::new();
+        host.insert(
+            "anthropic-beta",
+            HeaderValue::from_static("files-api-2025-04-14"),
+        );
+        host.insert("x-other", HeaderValue::from_static("a"));
+        let endpoint = JsonEndpoint::new("http://127.0.0.1:9/v1".into(), host, Vec::new()).unwrap();
+        let mut extra = HeaderMap::new();
+        extra.insert(
+            "anthropic-beta",
+            HeaderValue::from_static("advanced-tool-use-2025-11-20"),
+        );
+        extra.insert("x-new", HeaderValue::from_static("b"));
+        let sent = endpoint.headers_with(&extra);
+        assert_eq!(
+            sent["anthropic-beta"],
+            "files-api-2025-04-14,advanced-tool-use-2025-11-20"
+        );
+        assert_eq!(
+            (sent["x-other"].as_ref(), sent["x-new"].as_ref()),
+            (&b"a"[..], &b"b"[..])
+        );
+        // Already there: sent once.
+        let again = JsonEndpoint::new("http://127.0.0.1:9/v1".into(), sent, Vec::new()).unwrap();
+        let twice = again.headers_with(&extra);
+        assert_eq!(
+            twice["anthropic-beta"],
+            "files-api-2025-04-14,advanced-tool-use-2025-11-20"
+        );
+    }
 
     #[test]
     fn error_bodies_of_both_providers_are_read() {

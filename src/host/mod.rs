@@ -12,6 +12,7 @@ mod names;
 pub mod openai;
 pub mod retry;
 pub(crate) mod tokens;
+pub mod tool_search;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,10 @@ pub struct ToolSpec {
     pub description: Option<String>,
     /// JSON Schema of the arguments (an object schema).
     pub input_schema: serde_json::Value,
+    /// Held back until the provider's own tool search finds it (`tool_search = "native"`:
+    /// Anthropic's `defer_loading: true`); a provider without one never gets such a tool.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deferred: bool,
 }
 
 /// A tool call as the model made it. `arguments` is the raw text the model produced: it may not
@@ -65,6 +70,11 @@ pub enum Message {
         /// `thinking` blocks).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning: Option<Reasoning>,
+        /// The blocks of the provider's own tools in this answer, as they came (Anthropic's
+        /// `server_tool_use` and `tool_search_tool_result` of its tool search): sent back
+        /// unchanged to the provider that made them, ignored by any other.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        server_blocks: Vec<serde_json::Value>,
     },
     Tool {
         tool_call_id: String,
@@ -158,6 +168,13 @@ pub struct Completion {
     /// `thinking` blocks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Reasoning>,
+    /// The blocks of the provider's own tools (see `Message::Assistant`), to send back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_blocks: Vec<serde_json::Value>,
+    /// The searches the provider's tool search made for this answer, in order, each the tools
+    /// it returned best first (by the names the model is shown).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub searches: Vec<tool_search::Search>,
     /// The answer stopped at the output cap (`finish_reason: "length"`, Anthropic's
     /// `stop_reason: "max_tokens"`): what came back is all the model said.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

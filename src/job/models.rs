@@ -87,6 +87,7 @@ pub fn build(host: &HostConfig, sim: &SimConfig, concurrency: usize) -> Result<B
                 .with_breaker(breaker.clone())
                 .with_stream(settings.stream.unwrap_or(true))
                 .with_tool_choice(settings.tool_choice.clone())
+                .with_tool_search(host.profile.tool_search_variant)
                 .with_extra_body(extra_body(settings));
             if let Some(budget) = settings.thinking_budget {
                 // Thinking counts towards max_tokens: the default leaves the answer its own 1024.

@@ -156,6 +156,29 @@ fn task_lines(out: &mut String, c: &Comparison, color: bool) {
                 .collect(),
         });
     }
+    // Under tool search, the trials whose search ranked the task's tool within k, per side: a
+    // description that hides a tool from search reads here before it reads in success.
+    if c.tasks
+        .iter()
+        .any(|t| t.baseline.found_at_k.or(t.candidate.found_at_k).is_some())
+    {
+        let found = |side: &crate::analysis::SideOutcome| match side.found_at_k {
+            Some((found, n)) => format!("{found}/{n}"),
+            None => "–".to_owned(),
+        };
+        columns.insert(
+            1,
+            Pairs {
+                header: "found@k b → c",
+                cells: (c.tasks.iter())
+                    .map(|t| {
+                        let any = t.baseline.found_at_k.or(t.candidate.found_at_k);
+                        any.map(|_| (found(&t.baseline), found(&t.candidate)))
+                    })
+                    .collect(),
+            },
+        );
+    }
     let words: Vec<String> = (c.tasks.iter())
         .map(|t| format::task_verdict_short(c, t))
         .collect();

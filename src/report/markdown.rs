@@ -42,6 +42,7 @@ pub fn summary(report: &Report) -> String {
     suite(&mut out, c);
     broken(&mut out, c);
     regressed(&mut out, c);
+    super::tool_search::markdown(&mut out, c);
     turns(&mut out, c);
     others(&mut out, c);
     super::tool_choice::markdown(&mut out, report);

@@ -15,6 +15,7 @@ mod markdown;
 mod marked;
 mod stale_list;
 mod tool_choice;
+mod tool_search;
 mod tool_shift;
 mod tool_tokens;
 mod triggered;

@@ -25,6 +25,8 @@ pub(super) struct Num<T>(std::marker::PhantomData<T>);
 /// A number of polars type `T`, or null.
 pub(super) struct MaybeNum<T>(std::marker::PhantomData<T>);
 pub(super) struct Bool;
+/// True, false or null.
+pub(super) struct MaybeBool;
 
 impl Kind for Text {
     type Builder = StringChunkedBuilder;
@@ -90,6 +92,20 @@ impl Kind for Bool {
     }
     fn append(builder: &mut Self::Builder, value: bool) {
         builder.append_value(value);
+    }
+    fn finish(builder: Self::Builder) -> Column {
+        builder.finish().into_column()
+    }
+}
+
+impl Kind for MaybeBool {
+    type Builder = BooleanChunkedBuilder;
+    type Value<'a> = Option<bool>;
+    fn builder(name: &str, capacity: usize) -> Self::Builder {
+        BooleanChunkedBuilder::new(name.into(), capacity)
+    }
+    fn append(builder: &mut Self::Builder, value: Option<bool>) {
+        builder.append_option(value);
     }
     fn finish(builder: Self::Builder) -> Column {
         builder.finish().into_column()
@@ -187,6 +203,10 @@ table!(
         unprepared_requests: Num<UInt32Type> = e.unprepared_requests,
         sampling_input_tokens: Num<UInt64Type> = e.sampling_input_tokens,
         sampling_output_tokens: Num<UInt64Type> = e.sampling_output_tokens,
+        tool_searches: Num<UInt32Type> = e.tool_searches(),
+        found_rank: MaybeNum<UInt32Type> = e.tool_search.as_ref().and_then(|s| s.found_rank),
+        found_at_k: MaybeBool = e.tool_search.as_ref().and_then(|s| s.found_at_k),
+        search_turns: Num<UInt32Type> = e.tool_search.as_ref().map_or(0, |s| s.search_turns),
     }
 );
 
@@ -291,8 +311,18 @@ mod tests {
         // 39 since `tools_offered` (issue 50: the order the tools were listed in); 41 since
         // `recovered_calls` and `unparsed_text_calls` (issue 51: calls written as text); 46
         // since the server's requests (issue 52: sampling, elicitation), 47 since `user_turns`
-        // (issue 52: conversations).
-        assert_eq!(df.width(), 47);
+        // (issue 52: conversations), 51 since tool search (issue 53: `tool_searches`,
+        // `found_rank`, `found_at_k`, `search_turns`).
+        assert_eq!(df.width(), 51);
+        assert_eq!(
+            df.get_column_names()[47..],
+            ["tool_searches", "found_rank", "found_at_k", "search_turns"],
+            "new columns go at the end"
+        );
+        assert_eq!(dtype(&df, "found_rank"), DataType::UInt32);
+        assert_eq!(dtype(&df, "found_at_k"), DataType::Boolean);
+        let nulls = df.column("found_at_k").unwrap().null_count();
+        assert_eq!(nulls, 2, "no tool search: no found@k");
         let nulls_of = |df: &DataFrame, name: &str| df.column(name).unwrap().null_count();
         assert_eq!(
             nulls_of(&df, "user_turns"),

@@ -241,7 +241,7 @@ const READ_CHUNK: usize = 65_536;
 
 /// Columns a comparison reads that tables written before them lack (read as 0, false or empty
 /// there).
-const NEWER_FACT_COLUMNS: [&str; 10] = [
+const NEWER_FACT_COLUMNS: [&str; 11] = [
     "reasoning_tokens",
     "truncated",
     "timed_out",
@@ -252,6 +252,7 @@ const NEWER_FACT_COLUMNS: [&str; 10] = [
     "recovered_calls",
     "user_turns",
     "unprepared_requests",
+    "found_at_k",
 ];
 
 /// The columns a comparison reads (see [`EpisodeFacts`]), besides [`NEWER_FACT_COLUMNS`].
@@ -405,6 +406,9 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
     let server = optional("server_error")
         .map(|c| c.str().cloned())
         .transpose()?;
+    let found = optional("found_at_k")
+        .map(|c| c.bool().cloned())
+        .transpose()?;
     let bad = |what: &str, value: Option<&str>| polars_err!(ComputeError: "unknown {what} `{}`", value.unwrap_or("null"));
     for i in 0..df.height() {
         let side = match side.get(i) {
@@ -462,6 +466,7 @@ fn facts_of(df: &DataFrame, each: &mut impl FnMut(Side, &EpisodeFacts)) -> Polar
                 None => failures.get(i).unwrap_or(""),
             }),
             unprepared_requests: unprepared.as_ref().and_then(|c| c.get(i)).unwrap_or(0),
+            found_at_k: found.as_ref().and_then(|c| c.get(i)),
         };
         each(side, &facts);
     }

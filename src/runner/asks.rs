@@ -37,6 +37,7 @@ impl Sampler for ModelSampler {
                     content: Some(text.clone()),
                     tool_calls: Vec::new(),
                     reasoning: None,
+                    server_blocks: Vec::new(),
                 },
                 _ => Message::User {
                     content: text.clone(),

@@ -1004,6 +1004,7 @@ fn build_episode(
     }
     let asks = std::mem::take(&mut output.asks);
     let host_calls = std::mem::take(&mut output.host_calls);
+    let tool_search = output.tool_search.take();
     let count = |sampling: bool| asks.iter().filter(|a| a.is_sampling() == sampling).count();
     let tool_errors = output.calls.iter().filter(|c| c.is_error).count() as u32;
     let protocol_errors = output
@@ -1109,7 +1110,32 @@ fn build_episode(
                 c
             })
             .collect(),
+        tool_search: search_facts(
+            host.config.profile.tool_search,
+            host.config.profile.tool_search_k,
+            tool_search,
+            runner.task_for(key.task, key.side),
+        ),
     }
+}
+
+/// What the episode keeps of its trial's searches for tools: `found_rank` and `found_at_k`
+/// for the tools the side's task expects called (its own `expect`'s and its turns').
+fn search_facts(
+    mode: Option<crate::config::ToolSearch>,
+    k: usize,
+    log: Option<crate::episode::SearchLog>,
+    task: &Task,
+) -> Option<crate::episode::ToolSearchFacts> {
+    let (mode, log) = (mode?, log?);
+    let turns = task.turns.iter().filter_map(|t| t.expect.as_ref());
+    let expected: Vec<&crate::suite::ToolName> = (std::iter::once(&task.expect).chain(turns))
+        .flat_map(|e| e.calls.iter().map(|c| &c.tool))
+        .collect();
+    let matches = |tool: &str| expected.iter().any(|e| e.matches(tool));
+    let matches: &dyn Fn(&str) -> bool = &matches;
+    let expected = (!expected.is_empty()).then_some(matches);
+    Some(crate::episode::ToolSearchFacts::of(mode, k, log, expected))
 }
 
 /// Grades a model's trial from its output, as the run records it. A conversation's grade holds

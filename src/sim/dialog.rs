@@ -62,7 +62,11 @@ pub(super) fn decide(request: &CompletionRequest, turn: u64, cfg: &SimConfig) ->
         unreachable!("found by rposition")
     };
     let steps = split_steps(user);
-    let progress = progress(&messages[user_at + 1..]);
+    // Under tool search the server's tools come from a search: the search is no step of the
+    // request.
+    let search = super::search::search_tool(&request.tools);
+    let search_name = search.map(|i| request.tools[i].name.as_str());
+    let progress = progress(&messages[user_at + 1..], search_name);
     let summary = || summarise(&progress.served, cfg.max_result_chars);
     if progress.failures >= 2 || progress.calls >= steps.len() * 2 + 2 {
         return Action::Answer(give_up(&progress, summary()));
@@ -80,11 +84,22 @@ pub(super) fn decide(request: &CompletionRequest, turn: u64, cfg: &SimConfig) ->
     if utt.is_greeting() && progress.served.is_empty() {
         return Action::Answer("Hello! How can I help you today?".into());
     }
+    // A request to act on: the sim searches first, once per user message, with the whole
+    // message (the search loads the tools for every step of it).
+    let since_user = &messages[user_at + 1..];
+    if let Some(tool) =
+        search.filter(|_| !super::search::searched(since_user, search_name.unwrap_or_default()))
+    {
+        let query = super::search::search_query(user);
+        let arguments = serde_json::json!({ "query": query }).to_string();
+        return Action::Call { tool, arguments };
+    }
     // An id for "the first one" comes from this request's last step served, else from the
     // conversation's last good result before it (an earlier user turn's).
     let prior = (progress.served.last().map(|(_, result)| *result))
         .or_else(|| earlier_result(&messages[..user_at]));
-    let scored = score_all(&utt, &request.tools, &rules, prior, cfg);
+    let mut scored = score_all(&utt, &request.tools, &rules, prior, cfg);
+    scored.retain(|s| Some(s.tool) != search);
     if let Some(failed) = &progress.last_failed {
         return retry(failed, &scored, &request.tools, cfg)
             .unwrap_or_else(|| Action::Answer(give_up(&progress, summary())));
@@ -122,14 +137,18 @@ fn system_text(messages: &[Message]) -> String {
     parts.join("\n")
 }
 
-/// Reads the calls made since the user's message: each successful one serves a step.
-fn progress(since_user: &[Message]) -> Progress<'_> {
+/// Reads the calls made since the user's message: each successful one serves a step (a search
+/// for tools, `search`, serves none).
+fn progress<'a>(since_user: &'a [Message], search: Option<&str>) -> Progress<'a> {
     let mut p = Progress::default();
     for (k, m) in since_user.iter().enumerate() {
         let Message::Assistant { tool_calls, .. } = m else {
             continue;
         };
-        for c in tool_calls {
+        for c in tool_calls
+            .iter()
+            .filter(|c| Some(c.name.as_str()) != search)
+        {
             let result = since_user[k + 1..].iter().find_map(|m| match m {
                 Message::Tool {
                     tool_call_id,

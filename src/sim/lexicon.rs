@@ -193,6 +193,13 @@ pub(super) fn concepts(stemmed: &str) -> Concepts {
     LEXICON.concepts.get(stemmed).copied().unwrap_or(0)
 }
 
+/// The everyday words of the action-verb groups in `verbs`, in the groups' order.
+pub(super) fn verb_words(verbs: Concepts) -> impl Iterator<Item = &'static str> {
+    (VERB_GROUPS.iter())
+        .filter(move |(bit, _)| verbs & bit != 0)
+        .flat_map(|(_, words)| words.iter().copied())
+}
+
 /// True for a lower-case word without content of its own.
 pub(super) fn is_stopword(lower: &str) -> bool {
     LEXICON.stopwords.contains(lower)

@@ -15,6 +15,7 @@ mod params;
 mod request;
 mod rules;
 mod score;
+mod search;
 mod text;
 
 pub mod server;
@@ -34,6 +35,7 @@ use crate::host::{
 };
 pub(crate) use dialog::looks_like_error;
 use dialog::Action;
+pub(crate) use search::search_query;
 
 pub use crate::config::SimConfig;
 

@@ -233,6 +233,7 @@ mod tests {
             title: None,
             description: None,
             input_schema: serde_json::json!({"type": "object"}),
+            deferred: false,
         }
     }
 

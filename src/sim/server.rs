@@ -20,6 +20,7 @@ mod responses_tests;
 mod scripted;
 #[cfg(test)]
 mod tests;
+mod tool_search;
 mod wire;
 
 use std::io::Write;
@@ -310,11 +311,19 @@ async fn messages_route(
         Ok(go) => go,
         Err(refused) => return refused,
     };
-    let (request, value) = match anthropic_request(&headers, &body) {
+    let (mut request, value) = match anthropic_request(&headers, &body) {
         Ok(parsed) => parsed,
         Err(BadRequest(message)) => return anthropic_bad_request(&message),
     };
+    // Anthropic's tool search, run as the API runs it, before the model answers.
+    let search = match tool_search::read(&value, &headers, &request.tools) {
+        Ok(search) => search,
+        Err(BadRequest(message)) => return anthropic_bad_request(&message),
+    };
+    let seed = request.seed;
+    let searched = search.map(|s| s.run(&mut request, seed));
     let mut completion = state.respond(&request);
+    completion.server_blocks = searched.unwrap_or_default();
     if fault == Some(Fault::Ramble) {
         return rambling(&state, ramble::Api::Messages, &value, &completion).await;
     }

@@ -19,6 +19,7 @@ pub(super) fn tool(name: &str, title: &str, description: &str, schema: Value) ->
         title: (!title.is_empty()).then(|| title.into()),
         description: Some(description.into()),
         input_schema: schema,
+        deferred: false,
     }
 }
 
@@ -291,6 +292,7 @@ pub(super) fn play(mut req: CompletionRequest, results: &[&str]) -> Vec<Completi
             reasoning: None,
             content: c.content.clone(),
             tool_calls: c.tool_calls.clone(),
+            server_blocks: Vec::new(),
         });
         let done = c.tool_calls.is_empty();
         for call in &c.tool_calls {
@@ -375,6 +377,7 @@ fn tokens_count_what_was_sent() {
             name: "search_issues".into(),
             arguments: "{}".into(),
         }],
+        server_blocks: Vec::new(),
     });
     assert!(sim().respond(&more).usage.input_tokens > long.input_tokens);
 }
@@ -413,6 +416,7 @@ proptest::proptest! {
                 content: c.content,
                 tool_calls: calls.clone(),
                 reasoning: None,
+                server_blocks: Vec::new(),
             });
             for call in calls {
                 req.messages.push(Message::Tool { tool_call_id: call.id, content: result.clone() });

@@ -344,6 +344,7 @@ async fn bench_retry_overhead() {
             title: None,
             description: t.description.as_ref().map(|d| d.to_string()),
             input_schema: serde_json::Value::Object((*t.input_schema).clone()),
+            deferred: false,
         })
         .collect();
     let request = |seed: u64| CompletionRequest {

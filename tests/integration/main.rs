@@ -76,6 +76,7 @@ mod tasks_lint;
 mod text_tool_calls;
 mod tokens;
 mod tool_order;
+mod tool_search;
 mod tool_shift;
 mod trust;
 mod user_meant;

@@ -72,12 +72,13 @@ fn shuffle_keeps_shared_tools_in_one_order_per_pair_and_moves_them_across_trials
     let info = std::fs::read_to_string(run.join("run.json")).unwrap();
     assert!(info.contains("\"tool_order\": \"shuffle\""), "{info}");
     let csv = std::fs::read_to_string(run.join("episodes.csv")).unwrap();
-    // `tools_offered` comes after the older columns, before issue 51's two (calls written as text)
-    // and issue 52's six (a conversation's user turns, the server's sampling and elicitation
-    // requests).
+    // `tools_offered` comes after the older columns, before issue 51's two (calls written as text),
+    // issue 52's six (a conversation's user turns, the server's sampling and elicitation
+    // requests) and issue 53's four (tool search).
     assert!(csv.lines().next().unwrap().ends_with(
         ",tools_offered,recovered_calls,unparsed_text_calls,user_turns,sampling_requests,\
-         elicitation_requests,unprepared_requests,sampling_input_tokens,sampling_output_tokens"
+         elicitation_requests,unprepared_requests,sampling_input_tokens,sampling_output_tokens,\
+         tool_searches,found_rank,found_at_k,search_turns"
     ));
 }
 

@@ -154,7 +154,10 @@ impl Collector {
         let model_hosts = (self.hosts.values())
             .filter(|cells| cells.values().any(|c| c.kind.has_model()))
             .count();
-        let level = Level::new(stats, model_hosts);
+        let searched = (self.hosts.values())
+            .flat_map(BTreeMap::values)
+            .any(Cell::has_found_at_k);
+        let level = Level::with_found_at_k(stats, model_hosts, searched);
         let mut planner = Planner::new(stats);
         let design = match &self.adaptive {
             Some(_) => Some(Design::new(stats, model_hosts)?),

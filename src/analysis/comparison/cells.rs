@@ -186,6 +186,9 @@ pub(super) struct SideValues {
     /// User messages a simulated user wrote, and those that were the baseline's, replayed.
     written: u32,
     replayed: u32,
+    /// Under tool search: the episodes whose search ranked a tool of the task within k, of
+    /// those that record it (`found_at_k`).
+    found: (u64, u64),
 }
 
 impl SideValues {
@@ -205,6 +208,11 @@ impl SideValues {
         self.called
     }
 
+    /// (episodes that found the task's tool within k, episodes that record it): tool search.
+    pub fn found_at_k(&self) -> (u64, u64) {
+        self.found
+    }
+
     /// The values of a tested metric ([`Metric::TESTED`]), in the order the episodes came.
     pub fn metric(&self, metric: Metric) -> Cow<'_, [f64]> {
         let i = Metric::TESTED
@@ -222,6 +230,9 @@ impl SideValues {
     fn add(&mut self, e: &EpisodeFacts) {
         let values = Metric::TESTED.map(|m| e.value(m));
         self.recovered_calls += e.recovered_calls;
+        if let Some(found) = e.found_at_k {
+            self.found = (self.found.0 + u64::from(found), self.found.1 + 1);
+        }
         let user = &e.turns_of_user;
         if self.turns.len() < user.successes.len() {
             self.turns.resize(user.successes.len(), (0, 0));
@@ -276,6 +287,7 @@ impl SideValues {
             recovered_calls: self.recovered_calls,
             user_written: self.written,
             user_replayed: self.replayed,
+            found_at_k: (self.found.1 > 0).then_some((self.found.0 as u32, self.found.1 as u32)),
             failures,
         }
     }
@@ -365,6 +377,11 @@ impl Cell {
             true => self.server_failed.iter().map(Vec::len).sum(),
             false => 0,
         }
+    }
+
+    /// Whether an episode of either side searched for tools and recorded `found_at_k`.
+    pub fn has_found_at_k(&self) -> bool {
+        self.sides.iter().any(|s| s.found.1 > 0)
     }
 
     /// Whether both sides have usable episodes.
@@ -474,6 +491,7 @@ mod tests {
             ttft_ms: None,
             failure: failure.into(),
             unprepared_requests: 0,
+            found_at_k: None,
         };
         for i in 0..MAX_FAILURES + 50 {
             side.add(&facts(format!("got `search`(q={i})")));

@@ -105,6 +105,10 @@ pub struct SideOutcome {
     pub user_written: u32,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub user_replayed: u32,
+    /// Under tool search: (trials whose search ranked the task's tool within k, trials that
+    /// recorded it); absent without tool search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found_at_k: Option<(u32, u32)>,
     /// Distinct grade explanations of failed trials, with how many trials gave each, most first.
     pub failures: Vec<(String, u32)>,
 }

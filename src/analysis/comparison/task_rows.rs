@@ -52,6 +52,40 @@ pub(super) fn exact_rows(ctx: &Context, task: &str, cell: &Cell) -> Vec<Pending>
     vec![Pending::untested(row)]
 }
 
+/// The found@k row of a task under tool search: the share of trials whose search ranked one of
+/// the task's expected tools within k, compared as success is (Fisher's exact test, the success
+/// margin) and gated when success is: a description that no longer leads a search to its tool
+/// is a regression even where no full-list run shows it.
+fn found_row(ctx: &Context, task: &str, cell: &Cell) -> Result<Pending, StatsError> {
+    let [(fb, nb), (fc, nc)] = [cell.sides[0].found_at_k(), cell.sides[1].found_at_k()];
+    let rate = |found: u64, n: u64| (n > 0).then(|| found as f64 / n as f64);
+    let n = (nb as usize, nc as usize);
+    let mut row = ctx.row(
+        task,
+        Scope::Task,
+        Metric::FoundAtK,
+        n,
+        (rate(fb, nb), rate(fc, nc)),
+    );
+    row.gated = crate::analysis::verdict::found_at_k_gated(ctx.stats);
+    if nb == 0 || nc == 0 {
+        return Ok(Pending::untested(row));
+    }
+    let (pb, pc) = (Proportion::new(fb, nb), Proportion::new(fc, nc));
+    let row = with_delta(
+        row,
+        compare_success(pb, pc, ctx.stats.alpha)?,
+        TestName::FisherExact,
+    );
+    Ok(Pending {
+        row,
+        plan: Plan::Fisher {
+            p0: fb as f64 / nb as f64,
+            n: (nb, nc),
+        },
+    })
+}
+
 pub(super) fn task_rows(
     ctx: &Context,
     task: &str,
@@ -100,6 +134,9 @@ pub(super) fn task_rows(
             }
         };
         rows.push(pending);
+    }
+    if cell.has_found_at_k() {
+        rows.push(found_row(ctx, task, cell)?);
     }
     for metric in [Metric::PassAtK, Metric::PassHatK] {
         let k = u64::from(ctx.stats.pass_k).min(sizes.0).min(sizes.1);

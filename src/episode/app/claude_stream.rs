@@ -140,6 +140,7 @@ impl<'a> Reader<'a> {
             content: Some(text).filter(|t| !t.is_empty()),
             tool_calls: calls,
             reasoning: None,
+            server_blocks: Vec::new(),
         });
     }
 

@@ -159,6 +159,7 @@ impl<'a> Reader<'a> {
                     content: None,
                     tool_calls: vec![request],
                     reasoning: None,
+                    server_blocks: Vec::new(),
                 });
             }
         }
@@ -213,6 +214,7 @@ impl<'a> Reader<'a> {
                     content: Some(text.to_owned()).filter(|t| !t.is_empty()),
                     tool_calls: Vec::new(),
                     reasoning: None,
+                    server_blocks: Vec::new(),
                 });
             }
             // Warnings such as "Model metadata for `sim` not found": the trial goes on.

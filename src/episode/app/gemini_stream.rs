@@ -124,6 +124,7 @@ impl<'a> Reader<'a> {
                 content: None,
                 tool_calls: Vec::new(),
                 reasoning: None,
+                server_blocks: Vec::new(),
             });
         }
         let last = self.out.messages.len() - 1;

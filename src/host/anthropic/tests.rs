@@ -18,6 +18,7 @@ fn tool(name: &str, description: &str) -> ToolSpec {
         title: Some("A title".into()),
         description: Some(description.into()),
         input_schema: json!({"type": "object", "properties": {"query": {"type": "string"}}}),
+        deferred: false,
     }
 }
 
@@ -37,6 +38,7 @@ fn settings() -> Settings<'static> {
         max_tokens: 1024,
         temperature: None,
         tool_choice: None,
+        tool_search: crate::config::SearchVariant::Bm25,
     }
 }
 
@@ -73,6 +75,7 @@ fn conversation() -> CompletionRequest {
                     call("toolu_01", "notes.search", r#"{"query":"rust"}"#),
                     call("call.2", "notes_search", "{query: rust"),
                 ],
+                server_blocks: Vec::new(),
             },
             tool_result("toolu_01", "3 notes"),
             tool_result("call.2", "Error: the arguments are not valid JSON"),
@@ -80,6 +83,7 @@ fn conversation() -> CompletionRequest {
                 reasoning: None,
                 content: None,
                 tool_calls: vec![call("toolu_03", LONG, "[1]")],
+                server_blocks: Vec::new(),
             },
             tool_result("toolu_03", ""),
             Message::User {
@@ -179,6 +183,7 @@ fn roles_alternate_and_nothing_empty_is_sent() {
                 reasoning: None,
                 content: Some(String::new()),
                 tool_calls: Vec::new(),
+                server_blocks: Vec::new(),
             },
         ],
         tools: vec![ToolSpec {
@@ -186,6 +191,7 @@ fn roles_alternate_and_nothing_empty_is_sent() {
             title: None,
             description: None,
             input_schema: json!({"properties": {}}),
+            deferred: false,
         }]
         .into(),
         seed: 1,
@@ -553,6 +559,7 @@ fn thinking_is_read_and_sent_back_signed_before_the_answer() {
                 content: c.content.clone(),
                 tool_calls: vec![call("toolu_1", "notes.search", "{}")],
                 reasoning: c.reasoning.clone(),
+                server_blocks: Vec::new(),
             },
             tool_result("toolu_1", "none"),
         ],

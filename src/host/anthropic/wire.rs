@@ -7,11 +7,15 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::config::SearchVariant;
 use crate::host::choice::TurnChoice;
 use crate::host::lenient::estimated_tokens;
 use crate::host::lenient::excerpt_text;
 use crate::host::lenient::{as_count, excerpt, model_name};
 use crate::host::names::clean;
+use crate::host::tool_search::{
+    Search, NATIVE_BM25_NAME, NATIVE_BM25_TYPE, NATIVE_REGEX_NAME, NATIVE_REGEX_TYPE,
+};
 use crate::host::{
     Completion, CompletionRequest, HostError, Message, Reasoning, ToolCallRequest, Usage,
 };
@@ -39,6 +43,8 @@ pub(crate) struct Settings<'a> {
     pub stream: bool,
     /// This request's tool choice (see [`crate::host::choice`]).
     pub tool_choice: Option<TurnChoice<'a>>,
+    /// Anthropic's tool-search tool sent with deferred tools (`tool_search = "native"`).
+    pub tool_search: SearchVariant,
 }
 
 /// The Messages API request body. The system messages become `system`; the rest become
@@ -65,11 +71,36 @@ pub(crate) struct RequestBody<'a> {
 }
 
 #[derive(Debug, Serialize)]
-struct WireTool<'a> {
-    name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<&'a str>,
-    input_schema: Cow<'a, Value>,
+#[serde(untagged)]
+enum WireTool<'a> {
+    Client {
+        name: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<&'a str>,
+        input_schema: Cow<'a, Value>,
+        /// Found by the tool search before it is loaded.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        defer_loading: bool,
+    },
+    /// Anthropic's own tool-search tool: a type and a name, no schema.
+    Search {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        name: &'static str,
+    },
+}
+
+/// The tool-search tool of a variant, as the API takes it.
+pub(crate) fn search_tool(variant: SearchVariant) -> (&'static str, &'static str) {
+    match variant {
+        SearchVariant::Bm25 => (NATIVE_BM25_TYPE, NATIVE_BM25_NAME),
+        SearchVariant::Regex => (NATIVE_REGEX_TYPE, NATIVE_REGEX_NAME),
+    }
+}
+
+/// Whether a request defers tools to the API's tool search (and so carries its tool and beta).
+pub(crate) fn searches(req: &CompletionRequest) -> bool {
+    req.tools.iter().any(|t| t.deferred)
 }
 
 pub(crate) fn request_body<'a>(
@@ -77,15 +108,20 @@ pub(crate) fn request_body<'a>(
     req: &'a CompletionRequest,
     names: &ToolNames,
 ) -> RequestBody<'a> {
-    let tools = req
+    let mut tools: Vec<WireTool> = req
         .tools
         .iter()
-        .map(|t| WireTool {
+        .map(|t| WireTool::Client {
             name: names.wire(&t.name),
             description: t.description.as_deref().filter(|d| !d.is_empty()),
             input_schema: input_schema(&t.input_schema),
+            defer_loading: t.deferred,
         })
         .collect();
+    if searches(req) {
+        let (kind, name) = search_tool(settings.tool_search);
+        tools.insert(0, WireTool::Search { kind, name });
+    }
     RequestBody {
         model: settings.model,
         max_tokens: settings.max_tokens,
@@ -139,11 +175,15 @@ fn messages(conversation: &[Message], names: &ToolNames) -> Vec<Value> {
                 content,
                 tool_calls,
                 reasoning,
+                server_blocks,
             } => {
                 let thinking = reasoning.iter().flat_map(thinking_blocks);
                 let text = content.as_deref().and_then(text_block);
+                // The tool search ran before the calls it made possible: its blocks go back,
+                // unchanged, between the text and the calls.
+                let server = server_blocks.iter().cloned();
                 let calls = tool_calls.iter().map(|c| tool_use(c, names));
-                let blocks = thinking.chain(text).chain(calls).collect();
+                let blocks = thinking.chain(text).chain(server).chain(calls).collect();
                 ("assistant", blocks)
             }
             Message::Tool {
@@ -232,6 +272,8 @@ pub(crate) fn parse_response(
     let mut text = String::new();
     let mut tool_calls = Vec::new();
     let mut reasoning = Reasoning::default();
+    let mut server_blocks = Vec::new();
+    let mut searches = Vec::new();
     let field = |block: &Value, key: &str| {
         block
             .get(key)
@@ -251,6 +293,11 @@ pub(crate) fn parse_response(
                     .map(str::to_owned);
             }
             Some("redacted_thinking") => reasoning.redacted.push(field(block, "data")),
+            Some("server_tool_use") => server_blocks.push(block.clone()),
+            Some("tool_search_tool_result") => {
+                searches.push(search_of(block, &blocks, names));
+                server_blocks.push(block.clone());
+            }
             _ => {}
         }
     }
@@ -277,9 +324,37 @@ pub(crate) fn parse_response(
         },
         model: model_name(body, fallback_model),
         reasoning,
+        server_blocks,
+        searches,
         truncated: stop_reason == Some("max_tokens"),
         ..Default::default()
     })
+}
+
+/// A `tool_search_tool_result` block as the search it reports: the query (or pattern) of its
+/// `server_tool_use` block, and the tools its `tool_reference`s name, in order (an error result
+/// returned none).
+fn search_of(result: &Value, blocks: &[Value], names: &ToolNames) -> Search {
+    let id = result.get("tool_use_id").and_then(Value::as_str);
+    let input = (blocks.iter())
+        .find(|b| b["type"] == "server_tool_use" && b.get("id").and_then(Value::as_str) == id)
+        .map(|b| &b["input"]);
+    let query = input
+        .and_then(|i| i.get("query").or_else(|| i.get("pattern")))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let references = result
+        .pointer("/content/tool_references")
+        .and_then(Value::as_array);
+    let ranked: Vec<String> = (references.into_iter().flatten())
+        .filter_map(|r| r.get("tool_name").and_then(Value::as_str))
+        .map(|name| names.original(name))
+        .collect();
+    Search {
+        query: query.to_owned(),
+        returned: ranked.len(),
+        ranked,
+    }
 }
 
 fn tool_call(i: usize, block: &Value, names: &ToolNames) -> Result<ToolCallRequest, HostError> {

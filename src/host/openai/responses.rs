@@ -252,6 +252,7 @@ mod tests {
             title: None,
             description: Some("Get an issue.".into()),
             input_schema: json!({"type": "object"}),
+            deferred: false,
         }]
         .into();
         let names = ToolNames::new(tools.iter().map(|t| t.name.as_str()));
@@ -272,6 +273,7 @@ mod tests {
                     content: Some("Looking.".into()),
                     tool_calls: vec![call],
                     reasoning: None,
+                    server_blocks: Vec::new(),
                 },
                 Message::Tool {
                     tool_call_id: "c1".into(),

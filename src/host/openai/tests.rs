@@ -24,6 +24,7 @@ fn tool(name: &str, description: &str, schema: Value) -> ToolSpec {
         title: None,
         description: Some(description.into()),
         input_schema: schema,
+        deferred: false,
     }
 }
 
@@ -172,6 +173,7 @@ async fn through_sim_server_equals_the_sim() {
                     reasoning: None,
                     content: None,
                     tool_calls: direct.tool_calls.clone(),
+                    server_blocks: Vec::new(),
                 });
                 req.messages.push(Message::Tool {
                     tool_call_id: call.id.clone(),

@@ -230,6 +230,7 @@ mod tests {
                 name: name.into(),
                 arguments: args.into(),
             }],
+            server_blocks: Vec::new(),
         }
     }
 

@@ -128,6 +128,7 @@ mod tests {
             title: None,
             description: Some(description.into()),
             input_schema: serde_json::json!({"type": "object"}),
+            deferred: false,
         }
     }
 

@@ -120,6 +120,7 @@ pub(super) fn parse_request(body: &Value, seed: u64) -> Result<Parsed, BadReques
                         .and_then(Value::as_str)
                         .map(str::to_owned),
                     input_schema: schema,
+                    deferred: false,
                 });
             }
         }
@@ -197,6 +198,7 @@ fn read_content(
                 content: Some(text).filter(|t| !t.is_empty()),
                 tool_calls,
                 reasoning: None,
+                server_blocks: Vec::new(),
             });
         }
         "user" => {

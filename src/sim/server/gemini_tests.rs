@@ -113,7 +113,8 @@ fn a_call_and_its_mcp_error_read_back_as_the_servers_text() {
                     name: "mcp__t__get_issue".into(),
                     arguments: r#"{"id":4}"#.into()
                 }
-            ]
+            ],
+            server_blocks: Vec::new(),
         }
     );
     assert_eq!(

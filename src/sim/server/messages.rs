@@ -203,11 +203,13 @@ fn read_assistant(blocks: &[Value]) -> Result<Message, BadRequest> {
         content: Some(text).filter(|t| !t.is_empty()),
         tool_calls,
         reasoning: None,
+        server_blocks: Vec::new(),
     })
 }
 
-/// A client tool (`name`, `description`, `input_schema`); server tools (`web_search_…`, which
-/// have a `type` and no schema) are not the sim's to call.
+/// A client tool (`name`, `description`, `input_schema`, `defer_loading`); server tools
+/// (`web_search_…`, the tool search tool, which have a `type` and no schema) are not the sim's
+/// to call.
 fn tool(t: &Value) -> Option<ToolSpec> {
     let name = t.get("name").and_then(Value::as_str)?;
     let schema = t.get("input_schema")?;
@@ -219,13 +221,14 @@ fn tool(t: &Value) -> Option<ToolSpec> {
             .and_then(Value::as_str)
             .map(str::to_owned),
         input_schema: schema.clone(),
+        deferred: t.get("defer_loading").and_then(Value::as_bool) == Some(true),
     })
 }
 
-/// The content blocks of a completion: text, then one `tool_use` per call (`input` must be a
-/// JSON object; arguments that are not one go as `{}`).
+/// The content blocks of a completion: the tool search's blocks, text, then one `tool_use` per
+/// call (`input` must be a JSON object; arguments that are not one go as `{}`).
 fn content_blocks(c: &Completion) -> Vec<Value> {
-    let mut blocks = Vec::new();
+    let mut blocks = c.server_blocks.clone();
     if let Some(text) = c.content.as_deref().filter(|t| !t.is_empty()) {
         blocks.push(json!({"type": "text", "text": text}));
     }
@@ -304,7 +307,9 @@ pub(super) fn stream_body(c: &Completion, model: Option<&str>) -> String {
     );
     for (index, block) in content_blocks(c).into_iter().enumerate() {
         let (empty, delta) = match block["type"].as_str() {
-            Some("tool_use") => {
+            // A search's result arrives whole, in its start event.
+            Some("tool_search_tool_result") => (block, Value::Null),
+            Some("tool_use" | "server_tool_use") => {
                 let mut empty = block.clone();
                 empty["input"] = json!({});
                 let partial = block["input"].to_string();
@@ -323,11 +328,13 @@ pub(super) fn stream_body(c: &Completion, model: Option<&str>) -> String {
             "content_block_start",
             &json!({"type": "content_block_start", "index": index, "content_block": empty}),
         );
-        event(
-            &mut out,
-            "content_block_delta",
-            &json!({"type": "content_block_delta", "index": index, "delta": delta}),
-        );
+        if !delta.is_null() {
+            event(
+                &mut out,
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            );
+        }
         event(
             &mut out,
             "content_block_stop",

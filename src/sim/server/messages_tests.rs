@@ -70,6 +70,7 @@ fn tool_results_errors_and_reminders_after_them() {
                     name: "get_issue".into(),
                     arguments: r#"{"id":3}"#.into(),
                 }],
+                server_blocks: Vec::new(),
             },
             Message::Tool {
                 tool_call_id: "toolu_1".into(),

@@ -160,6 +160,7 @@ fn function_tool(t: &Value, namespace: Option<&str>) -> Option<ToolSpec> {
             .get("parameters")
             .cloned()
             .unwrap_or_else(|| json!({"type": "object"})),
+        deferred: false,
     })
 }
 
@@ -219,6 +220,7 @@ fn read_item(
                     content: Some(text).filter(|t| !t.is_empty()),
                     tool_calls: Vec::new(),
                     reasoning: None,
+                    server_blocks: Vec::new(),
                 }),
                 other => return Err(BadRequest(format!("unknown role `{other}`"))),
             }
@@ -251,6 +253,7 @@ fn read_item(
                     content: None,
                     tool_calls: vec![call],
                     reasoning: None,
+                    server_blocks: Vec::new(),
                 }),
             }
         }

@@ -66,6 +66,7 @@ fn message(m: &Value) -> Result<Message, BadRequest> {
                 content: content.filter(|c| !c.is_empty()),
                 tool_calls,
                 reasoning: None,
+                server_blocks: Vec::new(),
             }
         }
         "tool" => Message::Tool {
@@ -119,6 +120,7 @@ fn tool(t: &Value) -> Result<ToolSpec, BadRequest> {
             .get("parameters")
             .cloned()
             .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+        deferred: false,
     })
 }
 

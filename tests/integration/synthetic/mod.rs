@@ -95,6 +95,7 @@ pub fn episode(run_id: &str, task: &TaskDef, side: Side, trial: u32) -> Episode 
         sampling_output_tokens: 0,
         asks: Vec::new(),
         host_calls: Vec::new(),
+        tool_search: None,
     };
     let tools: &[&str] = match kind {
         TaskKind::Tool => &["search_issues"],
