@@ -143,9 +143,7 @@ pub async fn host_call(
         Some(outcome) => record(label, call.arguments.clone(), started, outcome),
         None => ToolCallRecord {
             latency_ms: started.elapsed().as_secs_f64() * 1000.0,
-            is_error: false,
-            error_kind: None,
-            ..ToolCallRecord::refused(index, &label, &call.arguments)
+            ..ToolCallRecord::made(index, &label, &call.arguments)
         },
     };
     record.index = index;

@@ -70,6 +70,15 @@ fn is_first_turn(turn: &u32) -> bool {
 }
 
 impl ToolCallRecord {
+    /// A call made, its outcome to be filled in.
+    pub fn made(index: u32, tool: &str, arguments: &str) -> Self {
+        Self {
+            is_error: false,
+            error_kind: None,
+            ..Self::refused(index, tool, arguments)
+        }
+    }
+
     /// A call refused before it reached the server (an unknown tool, arguments that are not an
     /// object): the model's error, its result to be filled in.
     pub fn refused(index: u32, tool: &str, arguments: &str) -> Self {

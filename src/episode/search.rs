@@ -40,19 +40,7 @@ pub fn search_call(
     request: &mut CompletionRequest,
     log: &mut SearchLog,
 ) -> (ToolCallRecord, String) {
-    let mut record = ToolCallRecord {
-        index,
-        tool: SEARCH_LABEL.to_owned(),
-        arguments: call.arguments.clone(),
-        is_error: false,
-        error_code: None,
-        error_kind: None,
-        latency_ms: 0.0,
-        result: String::new(),
-        replay_unmatched: false,
-        recovered: false,
-        user_turn: 1,
-    };
+    let mut record = ToolCallRecord::made(index, SEARCH_LABEL, &call.arguments);
     let query = serde_json::from_str::<Value>(&call.arguments)
         .ok()
         .and_then(|a| a.get("query").and_then(Value::as_str).map(str::to_owned));
