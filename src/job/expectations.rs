@@ -19,8 +19,9 @@ use crate::suite::{suggestion, Diagnostic, FixtureCall, Suite, Task, ToolName};
 pub struct Found {
     pub problems: Vec<Diagnostic>,
     pub warnings: Vec<Diagnostic>,
-    /// The tools only the baseline lists that tasks expect, by warning (index into `warnings`).
-    baseline_only: Vec<(usize, String)>,
+    /// The tools only the baseline lists that tasks expect, by warning (index into `warnings`),
+    /// with the task.
+    baseline_only: Vec<(usize, String, String)>,
 }
 
 impl Found {
@@ -28,7 +29,7 @@ impl Found {
     /// what the candidate did to it: removed, or renamed to `x`.
     pub fn naming_changes(mut self, diff: Option<&crate::contract::Diff>) -> Self {
         let Some(diff) = diff else { return self };
-        for (i, tool) in &self.baseline_only {
+        for (i, tool, _) in &self.baseline_only {
             let change = diff.changes.iter().find_map(|c| {
                 use crate::contract::ChangeKind;
                 match c.kind {
@@ -50,6 +51,25 @@ impl Found {
             });
             if let (Some(change), Some(w)) = (change, self.warnings.get_mut(*i)) {
                 w.message.push_str(&format!(" ({change})"));
+            }
+        }
+        self
+    }
+
+    /// In a `--stale-list` run the candidate's trials are offered the baseline's list: a tool
+    /// only the baseline lists is offered there too and called on the candidate, which is what
+    /// the run measures, and no rename is to be followed.
+    pub fn in_stale_window(mut self, stale: bool) -> Self {
+        if !stale {
+            return self;
+        }
+        for (i, tool, task) in &self.baseline_only {
+            if let Some(w) = self.warnings.get_mut(*i) {
+                w.message = format!(
+                    "task `{task}` expects `{tool}`, which only the baseline lists: in the \
+                     stale-list window the model is offered it and its calls reach the \
+                     candidate, which the run measures"
+                );
             }
         }
         self
@@ -339,7 +359,9 @@ fn expected_tools(task: &Task, listed: &Listed<'_>, place: &Place, found: &mut F
                     task.id
                 );
                 let i = found.warnings.len();
-                found.baseline_only.push((i, name.to_owned()));
+                found
+                    .baseline_only
+                    .push((i, name.to_owned(), task.id.clone()));
                 found.warnings.push(place.at(at, message));
             }
             _ => {}

@@ -545,7 +545,8 @@ pub async fn prepare(request: &RunRequest) -> Result<Prepared, JobError> {
     let (baseline_tools, candidate_tools) = preflight.tools();
     let found =
         super::expectations::check(&suite, baseline_tools, candidate_tools, &config.renames)
-            .naming_changes(known_diff.as_ref());
+            .naming_changes(known_diff.as_ref())
+            .in_stale_window(config.stale_list);
     if !found.problems.is_empty() {
         return Err(crate::suite::SuiteError::Invalid(found.problems).into());
     }

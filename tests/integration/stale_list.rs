@@ -96,6 +96,14 @@ fn the_window_counts_calls_to_the_old_names_and_shows_the_candidate_s_ttl() {
     ]
     .join("\n");
     assert!(stdout.contains(&console), "{}", text(&out));
+    // The warning about a tool only the baseline lists says what the window does with it, and
+    // offers no rename to follow.
+    let said = text(&out);
+    assert!(
+        said.contains("in the stale-list window the model is offered it"),
+        "{said}"
+    );
+    assert!(!said.contains("--follow-renames"), "{said}");
 
     let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
     assert!(summary.contains("## Stale-list window"), "{summary}");
