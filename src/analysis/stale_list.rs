@@ -146,17 +146,9 @@ mod tests {
 
     fn call(tool: &str, error_code: Option<i64>, is_error: bool) -> ToolCallRecord {
         ToolCallRecord {
-            index: 0,
-            tool: tool.into(),
-            arguments: "{}".into(),
             is_error,
             error_code,
-            error_kind: None,
-            latency_ms: 0.0,
-            result: String::new(),
-            replay_unmatched: false,
-            recovered: false,
-            user_turn: 1,
+            ..ToolCallRecord::made(0, tool, "{}")
         }
     }
 

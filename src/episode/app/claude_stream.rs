@@ -158,19 +158,11 @@ impl<'a> Reader<'a> {
                 at,
             },
         );
-        self.out.calls.push(ToolCallRecord {
-            index: self.out.calls.len() as u32,
-            tool,
-            arguments: arguments.clone(),
-            is_error: false,
-            error_code: None,
-            error_kind: None,
-            latency_ms: 0.0,
-            result: String::new(),
-            replay_unmatched: false,
-            recovered: false,
-            user_turn: 1,
-        });
+        self.out.calls.push(ToolCallRecord::made(
+            self.out.calls.len() as u32,
+            &tool,
+            &arguments,
+        ));
         ToolCallRequest {
             id: id.to_owned(),
             name: name.to_owned(),

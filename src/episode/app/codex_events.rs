@@ -132,19 +132,9 @@ impl<'a> Reader<'a> {
             format!("mcp__{server}__{tool}")
         };
         let index = self.out.calls.len();
-        self.out.calls.push(ToolCallRecord {
-            index: index as u32,
-            tool: name,
-            arguments: arguments.clone(),
-            is_error: false,
-            error_code: None,
-            error_kind: None,
-            latency_ms: 0.0,
-            result: String::new(),
-            replay_unmatched: false,
-            recovered: false,
-            user_turn: 1,
-        });
+        self.out
+            .calls
+            .push(ToolCallRecord::made(index as u32, &name, &arguments));
         let request = ToolCallRequest {
             id: id.to_owned(),
             name: format!("mcp__{server}__{tool}"),

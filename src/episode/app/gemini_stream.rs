@@ -151,19 +151,9 @@ impl<'a> Reader<'a> {
         let bare = self.server_tool(name);
         let tool = called_tool(&mut self.facts, bare, name);
         let index = self.out.calls.len();
-        self.out.calls.push(ToolCallRecord {
-            index: index as u32,
-            tool,
-            arguments: arguments.clone(),
-            is_error: false,
-            error_code: None,
-            error_kind: None,
-            latency_ms: 0.0,
-            result: String::new(),
-            replay_unmatched: false,
-            recovered: false,
-            user_turn: 1,
-        });
+        self.out
+            .calls
+            .push(ToolCallRecord::made(index as u32, &tool, &arguments));
         self.pending.insert(id.to_owned(), (index, at));
         if let Message::Assistant { tool_calls, .. } = self.step() {
             tool_calls.push(ToolCallRequest {
